@@ -1,0 +1,17 @@
+"""ir_passes: a small compiler from LLVM IR to LLVM IR that synthesizes derivatives.
+
+It knows nothing about Numba or NumPy: it reads LLVM assembly, analyses it, and adds
+gradient functions. See docs/internals.md for the interface.
+"""
+from .errors import UnsupportedError
+from .ir.parser import parse_module
+from .ir.printer import print_module
+
+
+def reverse_mode(module, fn_name, activity, out_name, **options):
+    """Add the reverse-mode gradient of `fn_name` to `module` as `out_name` (docs/internals.md)."""
+    from .transforms.reverse import reverse_mode as run
+    return run(module, fn_name, activity, out_name, **options)
+
+
+__all__ = ["UnsupportedError", "parse_module", "print_module", "reverse_mode"]

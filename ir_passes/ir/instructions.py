@@ -1,0 +1,85 @@
+"""Instructions. One class; the opcode says which fields matter.
+
+Operand conventions (`ops`):
+  binary ops, icmp/fcmp: [a, b]           fneg, casts, freeze: [a]
+  select: [cond, a, b]                    phi: ops[k] comes from blocks[k]
+  load: [ptr]                             store: [value, ptr]
+  getelementptr: [base, idx...]           alloca: [] or [count]
+  call: the arguments (callee separate)   ret: [] or [value]
+  br: [] or [cond], targets [t] / [t, f]  switch: [cond], cases [(const, block)], targets [default]
+  extractvalue: [agg]                     insertvalue: [agg, value]
+"""
+from __future__ import annotations
+
+from .types import Type, void
+from .values import Value
+
+BINARY = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",
+          "xor", "fadd", "fsub", "fmul", "fdiv", "frem"}
+CASTS = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptoui", "fptosi", "uitofp", "sitofp",
+         "ptrtoint", "inttoptr", "bitcast", "addrspacecast"}
+TERMINATORS = {"ret", "br", "switch", "unreachable", "indirectbr", "invoke", "resume"}
+
+
+class Instruction(Value):
+    def __init__(self, opcode: str, type: Type = void, ops: list[Value] | None = None, name: str = "",
+                 **fields):
+        self.opcode = opcode
+        self.type = type
+        self.ops: list[Value] = list(ops or [])
+        self.name = name
+        self.block = None            # the Block holding it
+        self.flags: list[str] = []   # nsw, nuw, exact, inbounds, fast-math flags, ...
+        self.pred = ""               # icmp/fcmp predicate
+        self.blocks: list = []       # phi incoming blocks
+        self.targets: list = []      # br/switch successors
+        self.cases: list = []        # switch: [(ConstInt, Block)]
+        self.source_type: Type | None = None  # gep source element type, alloca type
+        self.align: int | None = None
+        self.indices: list[int] = []  # extractvalue/insertvalue
+        self.callee: Value | None = None
+        self.fnty_text = ""          # call: explicit function type, for varargs callees
+        self.tail = ""               # call: tail / musttail / notail
+        self.cconv = ""              # call: calling convention
+        self.ret_attrs = ""          # call: return attributes
+        self.arg_attrs: list[str] = []  # call: attributes per argument
+        self.fn_attrs = ""           # call: function attributes (#0, nounwind...)
+        self.volatile = False
+        self.meta = ""               # trailing metadata other than !dbg, as text
+        self.dbg = ""                # the !dbg attachment id, e.g. "!47"
+        self.raw = ""                # opaque: the text, with {0} {1} ... for operands
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+    # --- queries
+    @property
+    def is_terminator(self) -> bool:
+        return self.opcode in TERMINATORS
+
+    @property
+    def callee_name(self) -> str:
+        c = self.callee
+        return c.name if c is not None and c.ref().startswith("@") else ""
+
+    def successors(self) -> list:
+        if self.opcode == "switch":
+            return [self.targets[0]] + [b for _, b in self.cases]
+        return list(self.targets)
+
+    def replace_successor(self, old, new) -> None:
+        self.targets = [new if t is old else t for t in self.targets]
+        self.cases = [(c, new if b is old else b) for c, b in self.cases]
+
+    def incoming(self, block) -> Value:
+        """The phi's value coming from `block`."""
+        for v, b in zip(self.ops, self.blocks):
+            if b is block:
+                return v
+        raise KeyError(f"phi {self.ref()} has no incoming value from %{block.name}")
+
+    def __repr__(self) -> str:
+        from .printer import format_instruction
+        try:
+            return f"<Instruction {format_instruction(self)}>"
+        except Exception:  # noqa: BLE001 - repr must never fail
+            return f"<Instruction {self.opcode} {self.name}>"
