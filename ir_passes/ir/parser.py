@@ -304,8 +304,9 @@ class FunctionParser:
             while ts.accept("["):
                 vals.append(self.value(ts, t)); ts.expect(",")
                 blocks.append(self.block(unquote(ts.next()[1:]))); ts.expect("]")
-                if not ts.accept(","):
+                if not (ts.peek() == "," and ts.peek(1) == "["):
                     break
+                ts.next()
             return Instruction(op, t, vals, flags=flags, blocks=blocks)
         if op == "load":
             vol = ts.accept("volatile")
