@@ -1,0 +1,43 @@
+"""Clean a captured module into compact SSA with LLVM's own passes.
+
+Callees are marked `alwaysinline` (so Numba's allocation helpers inline too) and
+made internal (so they disappear once inlined); then LLVM's O2 module pipeline
+runs with vectorization, unrolling and interleaving off, followed by NRT's
+refcount pruner. The kernel keeps its name and signature.
+
+Debug records (`#dbg_value`) are dropped: they carry variable locations, which AD
+does not use. `!dbg` line locations stay, so errors can name the Python line.
+"""
+import re
+
+import llvmlite.binding as llvm
+from numba.core.registry import cpu_target
+
+
+def cleanup(text: str, fn_name: str) -> str:
+    """Return `text` after inlining callees into `fn_name` and running O2."""
+    module = llvm.parse_assembly(text)
+    for fn in module.functions:
+        if fn.is_declaration or fn.name == fn_name:
+            continue
+        fn.add_function_attribute("alwaysinline")
+        fn.linkage = llvm.Linkage.internal
+    _run_pipeline(module)
+    module.verify()
+    return _DEBUG_RECORD.sub("", str(module))
+
+
+_DEBUG_RECORD = re.compile(r"^[ \t]+#dbg_\w+\(.*\n", re.M)
+
+
+def _run_pipeline(module: llvm.ModuleRef) -> None:
+    tm = cpu_target.target_context.codegen()._tm
+    pto = llvm.create_pipeline_tuning_options(speed_level=2)
+    pto.loop_vectorization = False
+    pto.slp_vectorization = False
+    pto.loop_unrolling = False
+    pto.loop_interleaving = False
+    pb = llvm.create_pass_builder(tm, pto)
+    mpm = pb.getModulePassManager()
+    mpm.add_refprune_pass()
+    mpm.run(module, pb)
