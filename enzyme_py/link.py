@@ -1,0 +1,187 @@
+"""Compile a generated gradient into Numba and build a callable entry point.
+
+The gradient module is compiled by Numba's own codegen (O3) into a code
+library. A Numba `@intrinsic` declares the gradient function, flattens the
+primal arguments exactly as Numba's calling convention does, passes the shadow
+pointers and derivative slots, and turns the returned status back into a Numba
+status so the kernel's exceptions reach the caller unchanged. An `@njit` entry
+point wraps the intrinsic: it is callable from Python and from other @njit code.
+"""
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import llvmlite.binding as llvm
+import numba
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.registry import cpu_target
+from numba.extending import intrinsic
+
+from .convention import returns_float
+
+
+@dataclass(frozen=True)
+class GradientSpec:
+    """How to call one generated gradient.
+
+    `argtypes`, `restype`: the kernel's Numba signature. `kinds`: per argument,
+    "const", "dup" or "active". `name`: the gradient function's symbol, with
+    the parameters documented in docs/internals.md. `dup_positions`,
+    `active_positions`: the argument positions of each kind (derived).
+    """
+    argtypes: tuple
+    restype: Any
+    kinds: tuple
+    name: str
+    dup_positions: tuple = field(init=False)
+    active_positions: tuple = field(init=False)
+
+    def __post_init__(self):
+        kinds = tuple(self.kinds)
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "dup_positions",
+                           tuple(i for i, k in enumerate(kinds) if k == "dup"))
+        object.__setattr__(self, "active_positions",
+                           tuple(i for i, k in enumerate(kinds) if k == "active"))
+
+
+def gradient_name(fn_name: str, argtypes, activity) -> str:
+    """A symbol unique to (kernel, signature, activity)."""
+    key = "|".join([fn_name, ",".join(map(str, argtypes)), ",".join(activity)])
+    return "__enzyme_py_grad_" + hashlib.sha1(key.encode()).hexdigest()[:20]
+
+
+def prepare_module(text: str, grad_name: str) -> str:
+    """Give every defined function but `grad_name` internal linkage; verify.
+
+    Internal helpers cannot clash with the same functions in other libraries.
+    Returns the verified module text.
+    """
+    module = llvm.parse_assembly(text)
+    found = False
+    for fn in module.functions:
+        if fn.name == grad_name:
+            found = not fn.is_declaration
+        elif not fn.is_declaration:
+            fn.linkage = llvm.Linkage.internal
+    if not found:
+        raise ValueError(f"the generated module does not define @{grad_name}")
+    module.verify()
+    return str(module)
+
+
+def compile_library(text: str, name: str):
+    """Compile verified module text with Numba's codegen (O3) into a code library."""
+    from numba.core.runtime import rtsys
+
+    codegen = cpu_target.target_context.codegen()
+    with global_compiler_lock:
+        library = codegen.create_library(f"enzyme_py.{name}")
+        library.add_llvm_module(llvm.parse_assembly(text))
+        library.add_linking_library(rtsys.library)     # NRT_incref & co.
+        library.finalize()
+    return library
+
+
+def _param_names(spec: GradientSpec) -> list:
+    """Parameter names of the entry and the intrinsic: primal, shadows, seed."""
+    return ([f"a{i}" for i in range(len(spec.argtypes))]
+            + [f"s{i}" for i in spec.dup_positions] + ["seed"])
+
+
+def make_gradient_call(spec: GradientSpec, library):
+    """An @intrinsic `f(*primal_args, *shadows, seed)` -> tuple of derivatives."""
+    out_type = types.Tuple([spec.argtypes[i] for i in spec.active_positions])
+
+    def typer(args):
+        nargs = len(spec.argtypes)
+        primal, shadows, seed = args[:nargs], args[nargs:-1], args[-1]
+        if tuple(primal) != tuple(spec.argtypes) or \
+                not isinstance(seed, (types.Float, types.Integer)):
+            return None
+        for i, sty in zip(spec.dup_positions, shadows):
+            pty = spec.argtypes[i]
+            if not isinstance(sty, types.Array) or \
+                    (sty.dtype, sty.ndim) != (pty.dtype, pty.ndim):
+                return None
+        return out_type(*args), _codegen(spec, library)
+
+    # Numba lowers `*args` of an intrinsic as one tuple: spell the params out.
+    params = ", ".join(_param_names(spec))
+    src = (f"def gradient_call(typingctx, {params}):\n"
+           f"    return typer(({params},))\n")
+    scope = {"typer": typer}
+    exec(compile(src, f"<enzyme_py intrinsic {spec.name}>", "exec"), scope)
+    return intrinsic(scope["gradient_call"])
+
+
+def _codegen(spec: GradientSpec, library):
+    def codegen(context, builder, sig, llargs):
+        nargs = len(spec.argtypes)
+        call_conv = context.call_conv
+        primal_fnty = call_conv.get_function_type(spec.restype, list(spec.argtypes))
+        retptr = cgutils.alloca_once(builder, primal_fnty.args[0].pointee)
+        builder.store(cgutils.get_null_value(retptr.type.pointee), retptr)
+        excinfo = cgutils.alloca_once(builder, primal_fnty.args[1].pointee)
+        builder.store(cgutils.get_null_value(excinfo.type.pointee), excinfo)
+        flat = list(context.get_arg_packer(spec.argtypes).as_arguments(
+            builder, llargs[:nargs]))
+        shadows = _shadow_pointers(context, builder, spec, sig, llargs, retptr)
+        outs = [_zeroed_slot(context, builder, spec.argtypes[i])
+                for i in spec.active_positions]
+        fnty = ir.FunctionType(ir.IntType(32), list(primal_fnty.args)
+                               + [p.type for p in shadows + outs])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, spec.name)
+        code = builder.call(fn, [retptr, excinfo] + flat + shadows + outs)
+        status = call_conv._get_return_status(builder, code, builder.load(excinfo))
+        with cgutils.if_unlikely(builder, status.is_error):
+            call_conv.return_status_propagate(builder, status)
+        _release_return_value(context, builder, spec.restype, retptr)
+        context.active_code_library.add_linking_library(library)
+        values = [builder.load(out) for out in outs]
+        return context.make_tuple(builder, sig.return_type, values)
+
+    return codegen
+
+
+def _shadow_pointers(context, builder, spec, sig, llargs, retptr):
+    """Shadow pointers in parameter order: the seed slot for %retptr, then arrays."""
+    nargs = len(spec.argtypes)
+    pointers = []
+    if returns_float(spec.restype):
+        seed = context.cast(builder, llargs[-1], sig.args[-1], spec.restype)
+        slot = cgutils.alloca_once(builder, retptr.type.pointee)
+        builder.store(seed, slot)
+        pointers.append(slot)
+    for k, sty in enumerate(sig.args[nargs:-1]):
+        ary = context.make_array(sty)(context, builder, value=llargs[nargs + k])
+        pointers.append(ary.data)
+    return pointers
+
+
+def _zeroed_slot(context, builder, ty):
+    slot = cgutils.alloca_once(builder, context.get_value_type(ty))
+    builder.store(context.get_constant(ty, 0), slot)
+    return slot
+
+
+def _release_return_value(context, builder, restype, retptr):
+    """Drop the reference a non-float return value (e.g. an array) holds."""
+    if returns_float(restype) or restype == types.none:
+        return
+    value = context.get_returned_value(builder, restype, builder.load(retptr))
+    context.nrt.decref(builder, restype, value)
+
+
+def make_entry(spec: GradientSpec, library):
+    """The @njit entry `entry(*primal_args, *shadows, seed)` -> tuple of derivatives.
+
+    The tuple holds one derivative per Active argument, in argument order.
+    """
+    params = ", ".join(_param_names(spec))
+    src = f"def entry({params}):\n    return gradient_call({params})\n"
+    scope = {"gradient_call": make_gradient_call(spec, library)}
+    exec(compile(src, f"<enzyme_py entry {spec.name}>", "exec"), scope)
+    return numba.njit(scope["entry"])
