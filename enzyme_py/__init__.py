@@ -1,0 +1,22 @@
+"""enzyme_py: reverse-mode automatic differentiation of Numba @njit kernels,
+done on their LLVM IR the way Enzyme does it.
+
+    from enzyme_py import autodiff, Active, Duplicated
+    autodiff(kernel, Duplicated(x, dx), Active(a))   # -> (None, da)
+"""
+from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, Forward, Reverse
+from .api import autodiff, clear_cache, compile_count, compile_gradient, inspect
+from .errors import UnsupportedError
+
+__all__ = [
+    "autodiff", "compile_gradient", "inspect", "compile_count", "clear_cache",
+    "Const", "Active", "Duplicated", "DuplicatedNoNeed", "Reverse", "Forward",
+    "UnsupportedError",
+]
+
+try:
+    from .check import check_gradient
+    __all__.append("check_gradient")
+except ModuleNotFoundError as exc:     # enzyme_py.check is written separately
+    if exc.name != f"{__name__}.check":
+        raise

@@ -1,0 +1,60 @@
+"""Argument annotations and mode markers for `autodiff`.
+
+- `Const(v)`: `v` is not differentiated. A bare (unannotated) value means Const.
+- `Active(x)`: `x` is a float passed by value; its derivative is returned.
+- `Duplicated(a, da)`: `a` is a float array; the derivative is *added* into the
+  shadow `da` (same shape, dtype and strides as `a`). A shadow of memory the kernel
+  writes holds the seed for that memory's final value on entry; the reverse sweep
+  consumes it (overwritten locations come back zeroed).
+- `DuplicatedNoNeed(a, da)`: like Duplicated, but the caller does not need the
+  primal result in `a`. (Today the primal is still computed.)
+"""
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Const:
+    """A value that is not differentiated."""
+    value: Any
+
+
+@dataclass(frozen=True)
+class Active:
+    """A float scalar passed by value whose derivative `autodiff` returns."""
+    value: Any
+
+
+@dataclass(frozen=True)
+class Duplicated:
+    """A float array `value` with a shadow array `shadow` that receives its derivative."""
+    value: Any
+    shadow: Any
+
+
+@dataclass(frozen=True)
+class DuplicatedNoNeed:
+    """Duplicated, but the caller does not need the primal result."""
+    value: Any
+    shadow: Any
+
+
+class Mode:
+    """A differentiation mode marker (`Reverse` or `Forward`)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+Reverse = Mode("Reverse")
+Forward = Mode("Forward")
+
+
+def as_annotation(arg: Any):
+    """Return `arg` if it is an annotation, else `Const(arg)`."""
+    if isinstance(arg, (Const, Active, Duplicated, DuplicatedNoNeed)):
+        return arg
+    return Const(arg)

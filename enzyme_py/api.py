@@ -1,0 +1,257 @@
+"""The user API: `autodiff`, `compile_gradient`, `inspect`.
+
+`autodiff(kernel, *args)` differentiates a Numba kernel in reverse mode. Each
+argument is annotated (`Const`, `Active`, `Duplicated`, `DuplicatedNoNeed`;
+a bare value means Const). The gradient is built once per (kernel, Numba
+signature, activity pattern) and cached; later calls cost one @njit call.
+"""
+import inspect as _pyinspect
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+
+from .annotations import (Active, Const, Duplicated, DuplicatedNoNeed, Forward,
+                          Reverse, as_annotation)
+from .capture import capture
+from .cleanup import cleanup
+from .convention import build_activity
+from .link import (GradientSpec, compile_library, gradient_name, make_entry,
+                   prepare_module)
+
+
+@dataclass(frozen=True)
+class CompiledGradient:
+    """A compiled gradient and the IR texts that produced it.
+
+    `entry` is an @njit function `entry(*primal_args, *shadows, seed)` returning
+    a tuple with the derivative of each Active argument, in argument order;
+    `shadows` are those of the Duplicated arguments, in argument order. It can
+    be called from Python or from other @njit code (with the same Numba types).
+
+    Texts, for debugging: `captured` (the linked, unoptimized module),
+    `cleaned` (after inlining and O2: the input of ir_passes), `generated`
+    (ir_passes' output), `verified` (what Numba compiled).
+    """
+    entry: Any
+    spec: GradientSpec
+    activity: tuple
+    kernel_name: str
+    captured: str
+    cleaned: str
+    generated: str
+    verified: str
+
+    @property
+    def name(self) -> str:
+        """The gradient function's symbol."""
+        return self.spec.name
+
+
+def differentiate(text, fn_name, activity, out_name, cache="minimal") -> str:
+    """Run ir_passes' reverse mode on module `text`; return the new module text."""
+    from ir_passes import parse_module, print_module, reverse_mode
+
+    module = parse_module(text)
+    if "cache" in _pyinspect.signature(reverse_mode).parameters:
+        reverse_mode(module, fn_name, list(activity), out_name, cache=cache)
+    elif cache != "minimal":
+        raise ValueError(f"cache={cache!r} is not supported; use 'minimal'")
+    else:
+        reverse_mode(module, fn_name, list(activity), out_name)
+    return print_module(module)
+
+
+_lock = threading.RLock()
+_gradients = weakref.WeakKeyDictionary()   # dispatcher -> {key: CompiledGradient}
+_jitted = weakref.WeakKeyDictionary()      # plain function -> its njit dispatcher
+_stats = {"compiles": 0}
+
+
+def compile_count() -> int:
+    """How many gradients have been built (cache misses) in this process."""
+    return _stats["compiles"]
+
+
+def clear_cache() -> None:
+    """Forget every compiled gradient (the next call rebuilds)."""
+    with _lock:
+        _gradients.clear()
+
+
+def autodiff(kernel, *args, mode=Reverse, seed=1.0, cache="minimal"):
+    """Differentiate `kernel(*args)` in reverse mode.
+
+    Returns a tuple with one entry per argument: the derivative (a float) for
+    an Active argument, None otherwise. Derivatives of Duplicated arrays are
+    added into their shadows. If the kernel returns a float, `seed` multiplies
+    its derivative (the adjoint of the return value).
+    """
+    grad, annotated = _prepare(kernel, args, mode, cache)
+    primal = [a.value for a in annotated]
+    shadows = [a.shadow for a in annotated
+               if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    derivs = grad.entry(*primal, *shadows, float(seed))
+    result = [None] * len(args)
+    for pos, d in zip(grad.spec.active_positions, derivs):
+        result[pos] = d
+    return tuple(result)
+
+
+def compile_gradient(kernel, *args, mode=Reverse, cache="minimal") -> CompiledGradient:
+    """Build (or fetch from the cache) the gradient for these annotated arguments.
+
+    Use `.entry` to call the gradient from @njit code.
+    """
+    return _prepare(kernel, args, mode, cache)[0]
+
+
+def inspect(kernel, *args, mode=Reverse, cache="minimal") -> CompiledGradient:
+    """The CompiledGradient for these arguments, with its IR texts
+    (`.captured`, `.cleaned`, `.generated`, `.verified`)."""
+    return compile_gradient(kernel, *args, mode=mode, cache=cache)
+
+
+def _prepare(kernel, args, mode, cache):
+    if mode is not Reverse:
+        if mode is Forward:
+            raise NotImplementedError(
+                "forward mode is not implemented yet; use mode=Reverse")
+        raise ValueError(f"mode must be enzyme_py.Reverse or Forward, not {mode!r}")
+    dispatcher = _as_dispatcher(kernel)
+    annotated = [as_annotation(a) for a in args]
+    kinds = tuple([_validate(i, a) for i, a in enumerate(annotated)])
+    if kinds.count("dup") > 0:
+        _check_aliasing(annotated)
+    key = (kinds, cache) + tuple([_type_key(a.value) for a in annotated])
+    per_kernel = _gradients.get(dispatcher)
+    grad = per_kernel.get(key) if per_kernel is not None else None
+    if grad is None:
+        with _lock:
+            per_kernel = _gradients.setdefault(dispatcher, {})
+            grad = per_kernel.get(key)
+            if grad is None:
+                argtypes = tuple(numba.typeof(a.value) for a in annotated)
+                grad = per_kernel[key] = _build(dispatcher, argtypes, kinds, cache)
+    return grad, annotated
+
+
+def _type_key(value):
+    """A cheap key that determines `numba.typeof(value)` (typeof of an array is slow)."""
+    if type(value) is np.ndarray:
+        f = value.flags
+        return (value.dtype, value.ndim, f.c_contiguous, f.f_contiguous,
+                f.writeable, f.aligned)
+    return numba.typeof(value)
+
+
+def _as_dispatcher(kernel):
+    if isinstance(kernel, Dispatcher):
+        return kernel
+    jitted = _jitted.get(kernel)
+    if jitted is not None:
+        return jitted
+    if callable(kernel) and hasattr(kernel, "__code__"):
+        with _lock:
+            return _jitted.setdefault(kernel, numba.njit(kernel))
+    raise TypeError(
+        f"autodiff needs a Numba @njit function or a plain Python function, "
+        f"not {type(kernel).__name__}")
+
+
+def _build(dispatcher, argtypes, kinds, cache) -> CompiledGradient:
+    cap = capture(dispatcher, argtypes)
+    cleaned = cleanup(cap.text, cap.fn_name)
+    activity = build_activity(cap.argtypes, cap.restype, kinds)
+    name = gradient_name(cap.fn_name, cap.argtypes, activity)
+    generated = differentiate(cleaned, cap.fn_name, activity, name, cache)
+    verified = prepare_module(generated, name)
+    library = compile_library(verified, name)
+    spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
+    _stats["compiles"] += 1
+    return CompiledGradient(
+        entry=make_entry(spec, library), spec=spec, activity=tuple(activity),
+        kernel_name=cap.fn_name, captured=cap.text, cleaned=cleaned,
+        generated=generated, verified=verified)
+
+
+# ---- validation -----------------------------------------------------------
+
+def _validate(pos, ann) -> str:
+    """Check one annotated argument; return its kind ("const", "dup", "active")."""
+    where = f"argument {pos}"
+    if isinstance(ann, Const):
+        return "const"
+    if isinstance(ann, Active):
+        _check_active(where, ann.value)
+        return "active"
+    _check_duplicated(where, ann.value, ann.shadow)
+    return "dup"
+
+
+def _check_active(where, value):
+    if isinstance(value, np.ndarray):
+        raise TypeError(
+            f"{where}: Active is for float scalars; for an array use "
+            f"Duplicated(array, shadow) with a zeroed shadow of the same shape")
+    if not isinstance(value, (float, np.floating)):
+        raise TypeError(
+            f"{where}: Active needs a real float scalar, got "
+            f"{type(value).__name__} {value!r}; pass float(x) or mark it Const")
+
+
+def _check_duplicated(where, value, shadow):
+    if not isinstance(value, np.ndarray):
+        raise TypeError(
+            f"{where}: Duplicated is for float arrays, got "
+            f"{type(value).__name__}; use Active(x) for a float scalar")
+    if value.dtype.kind != "f":
+        raise TypeError(
+            f"{where}: only float arrays can be differentiated, got dtype "
+            f"{value.dtype}; mark it Const")
+    if not isinstance(shadow, np.ndarray):
+        raise TypeError(
+            f"{where}: the shadow must be a NumPy array, got "
+            f"{type(shadow).__name__}; use np.zeros_like(x)")
+    if shadow.dtype.kind != "f":
+        raise TypeError(
+            f"{where}: the shadow must be a float array, got dtype {shadow.dtype}")
+    for what in ("dtype", "shape", "strides"):
+        if getattr(value, what) != getattr(shadow, what):
+            raise ValueError(
+                f"{where}: the shadow's {what} {getattr(shadow, what)} differs "
+                f"from the array's {getattr(value, what)}; use np.zeros_like(x)")
+    if not shadow.flags.writeable:
+        raise ValueError(f"{where}: the shadow is read-only; derivatives are "
+                         f"added into it, so it must be writeable")
+
+
+def _check_aliasing(annotated):
+    """Reject shadows that alias primal memory, and one memory with two shadows."""
+    dups = [(i, a) for i, a in enumerate(annotated)
+            if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    arrays = [(i, a.value) for i, a in enumerate(annotated)
+              if isinstance(a.value, np.ndarray)]
+    for i, d in dups:
+        for j, arr in arrays:
+            if np.may_share_memory(d.shadow, arr):
+                raise ValueError(
+                    f"argument {i}: its shadow shares memory with the array of "
+                    f"argument {j}; shadows need memory of their own")
+    for n, (i, a) in enumerate(dups):
+        for j, b in dups[n + 1:]:
+            if np.may_share_memory(a.value, b.value) and not _same_shadow(a, b):
+                raise ValueError(
+                    f"arguments {i} and {j} are the same (or overlapping) "
+                    f"memory but have different shadows; pass the same shadow")
+
+
+def _same_shadow(a, b) -> bool:
+    """Whether overlapping primals a, b have shadows laid out like them."""
+    offset = b.value.ctypes.data - a.value.ctypes.data
+    return (b.shadow.ctypes.data - a.shadow.ctypes.data == offset
+            and np.may_share_memory(a.shadow, b.shadow))
