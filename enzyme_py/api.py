@@ -5,10 +5,10 @@ argument is annotated (`Const`, `Active`, `Duplicated`, `DuplicatedNoNeed`;
 a bare value means Const). The gradient is built once per (kernel, Numba
 signature, activity pattern) and cached; later calls cost one @njit call.
 """
-import inspect as _pyinspect
 import threading
 import weakref
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any
 
 import numba
@@ -57,12 +57,13 @@ def differentiate(text, fn_name, activity, out_name, cache="minimal") -> str:
     from ir_passes import parse_module, print_module, reverse_mode
 
     module = parse_module(text)
-    if "cache" in _pyinspect.signature(reverse_mode).parameters:
-        reverse_mode(module, fn_name, list(activity), out_name, cache=cache)
-    elif cache != "minimal":
-        raise ValueError(f"cache={cache!r} is not supported; use 'minimal'")
-    else:
-        reverse_mode(module, fn_name, list(activity), out_name)
+    options = {} if cache == "minimal" else {"cache": cache}
+    try:
+        reverse_mode(module, fn_name, list(activity), out_name, **options)
+    except TypeError as exc:
+        if options and "cache" in str(exc):
+            raise ValueError(f"cache={cache!r} is not supported") from exc
+        raise
     return print_module(module)
 
 
@@ -152,12 +153,12 @@ def _type_key(value):
 def _as_dispatcher(kernel):
     if isinstance(kernel, Dispatcher):
         return kernel
-    jitted = _jitted.get(kernel)
-    if jitted is not None:
+    if isinstance(kernel, FunctionType):
+        jitted = _jitted.get(kernel)
+        if jitted is None:
+            with _lock:
+                jitted = _jitted.setdefault(kernel, numba.njit(kernel))
         return jitted
-    if callable(kernel) and hasattr(kernel, "__code__"):
-        with _lock:
-            return _jitted.setdefault(kernel, numba.njit(kernel))
     raise TypeError(
         f"autodiff needs a Numba @njit function or a plain Python function, "
         f"not {type(kernel).__name__}")

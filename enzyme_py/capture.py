@@ -135,6 +135,7 @@ def _as_linkonce(text: str) -> str:
 
 _ATTR_LINE = re.compile(r"^(define |attributes #)")
 _NOINLINE = re.compile(r"\b(noinline|optnone)\b ?")
+_EMPTY_GROUP = re.compile(r"\{\s*\}$")     # LLVM rejects an empty attribute group
 
 
 def strip_noinline(text: str) -> str:
@@ -144,7 +145,7 @@ def strip_noinline(text: str) -> str:
         if _ATTR_LINE.match(line) and ("noinline" in line or "optnone" in line):
             parts = line.split('"')     # even parts lie outside quoted names
             parts[::2] = [_NOINLINE.sub("", p) for p in parts[::2]]
-            lines[i] = '"'.join(parts)
+            lines[i] = _EMPTY_GROUP.sub('{ "enzyme-py-inlinable" }', '"'.join(parts))
     return "\n".join(lines)
 
 
