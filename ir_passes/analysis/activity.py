@@ -1,0 +1,129 @@
+"""Activity analysis.
+
+- A pointer is *shadowed* when it is derived from a "dup" parameter: its memory has a shadow.
+- A value is *varying* when it depends on an active input: an "active" parameter, a float loaded
+  from shadowed memory, or an operation on a varying value.
+- A value is *useful* when it can reach an active output: a float stored into shadowed memory, or
+  an operand of a useful operation.
+- A value is *active* when it is varying, useful and holds floats. Only active values get adjoint
+  code. Integers, Const parameters and anything that cannot reach an output produce none.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UnsupportedError
+from ..ir.values import Argument, Constant
+from .types import kind
+
+PROPAGATE = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "select", "phi",
+             "call", "freeze", "extractvalue", "insertvalue", "bitcast", "load"}
+SHADOW_OPS = {"getelementptr", "bitcast", "addrspacecast", "select", "phi"}
+
+
+class ConstantMemoryError(UnsupportedError):
+    """Active data is stored into memory that has no shadow (a Const argument)."""
+
+    def __init__(self, param_index, instruction="", location=None):
+        self.param_index = param_index
+        super().__init__("active data is stored into constant memory (a Const argument)",
+                         instruction, location,
+                         "Pass that array as Duplicated(array, shadow) so its derivative has a home.")
+
+
+@dataclass
+class Activity:
+    shadowed: set = field(default_factory=set)   # ids of pointer values with a shadow
+    varying: set = field(default_factory=set)
+    useful: set = field(default_factory=set)
+    active_params: set = field(default_factory=set)
+
+    def has_shadow(self, v) -> bool:
+        return id(v) in self.shadowed
+
+    def is_active(self, v) -> bool:
+        if isinstance(v, Constant) or kind(v.type) != "float":
+            return False
+        return id(v) in self.varying and id(v) in self.useful
+
+
+def float_args(inst) -> bool:
+    return any(kind(o.type) == "float" for o in inst.ops)
+
+
+def activity_analysis(fn, activity: list[str]) -> Activity:
+    act = Activity()
+    insts = list(fn.instructions())
+    for a, mode in zip(fn.params, activity):
+        if mode == "dup":
+            act.shadowed.add(id(a))
+        elif mode == "active":
+            act.varying.add(id(a))
+            act.active_params.add(id(a))
+    _forward(insts, act)
+    _backward(insts, act)
+    return act
+
+
+def _forward(insts, act: Activity) -> None:
+    changed = True
+    while changed:
+        changed = False
+        for i in insts:
+            if kind(i.type) == "ptr" and i.opcode in SHADOW_OPS and id(i) not in act.shadowed:
+                srcs = i.ops[1:] if i.opcode == "select" else (i.ops if i.opcode == "phi" else i.ops[:1])
+                if any(id(s) in act.shadowed for s in srcs):
+                    act.shadowed.add(id(i))
+                    changed = True
+            if id(i) in act.varying or i.opcode not in PROPAGATE:
+                continue
+            if i.opcode == "load":
+                hit = kind(i.type) == "float" and id(i.ops[0]) in act.shadowed
+            elif i.opcode == "select":
+                hit = any(id(o) in act.varying for o in i.ops[1:])
+            else:
+                hit = any(id(o) in act.varying for o in i.ops)
+            if hit:
+                act.varying.add(id(i))
+                changed = True
+
+
+def _backward(insts, act: Activity) -> None:
+    changed = True
+    while changed:
+        changed = False
+        for i in reversed(insts):
+            if i.opcode == "store" and id(i.ops[1]) in act.shadowed:
+                targets = [i.ops[0]]
+            elif id(i) in act.useful and i.opcode in PROPAGATE:
+                targets = i.ops[1:] if i.opcode == "select" else list(i.ops)
+            else:
+                continue
+            for o in targets:
+                if id(o) not in act.useful and not isinstance(o, Constant):
+                    act.useful.add(id(o))
+                    changed = True
+
+
+def check_constant_stores(fn, act: Activity, locate) -> None:
+    """Refuse active data stored into memory without a shadow (Enzyme's 'constant memory is
+    stored to a differentiable variable')."""
+    from ..ir.printer import format_instruction
+    from .types import roots
+    for i in fn.instructions():
+        if i.opcode != "store" or id(i.ops[1]) in act.shadowed:
+            continue
+        v = i.ops[0]
+        if kind(v.type) == "float" and id(v) in act.varying:
+            param = next((r.index for r in roots(i.ops[1]) if isinstance(r, Argument)), None)
+            raise ConstantMemoryError(param, format_instruction(i), locate(i))
+
+
+def print_activity(fn, activity: list[str]) -> str:
+    act = activity_analysis(fn, activity)
+    out = []
+    for i in fn.instructions():
+        if i.name:
+            tag = "active" if act.is_active(i) else ("shadowed" if act.has_shadow(i) else "const")
+            out.append(f"%{i.name}: {tag}")
+    return "\n".join(out)

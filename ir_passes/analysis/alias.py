@@ -1,0 +1,76 @@
+"""Alias and mod/ref analysis: may a write change the memory a load read?
+
+Pointers are traced to their roots (parameters, allocas, calls, globals). Two different roots are
+disjoint when one is an alloca or an allocation, when a parameter carries LLVM's `noalias`, or when
+the caller promised that distinct pointer parameters do not overlap (`noalias_params`). A load is
+*unchanged* when no instruction of the function may write memory that may alias it: then the
+reverse sweep can load it again instead of caching it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir.values import Argument, Global
+from .types import roots
+
+WRITES_NOTHING = ("llvm.lifetime", "llvm.assume", "llvm.dbg", "llvm.experimental.noalias",
+                  "NRT_incref", "NRT_decref", "llvm.smax", "llvm.smin", "llvm.umax", "llvm.umin")
+
+
+@dataclass
+class AliasInfo:
+    fn: object
+    noalias_params: bool = False
+    writes: list = field(default_factory=list)   # (instruction, pointer written or None = unknown)
+
+    def may_alias_roots(self, a, b) -> bool:
+        if a is b:
+            return True
+        for x, y in ((a, b), (b, a)):
+            if getattr(x, "opcode", None) == "alloca":
+                return False
+            if isinstance(x, Argument) and "noalias" in x.attrs.split():
+                return False
+        if isinstance(a, Argument) and isinstance(b, Argument):
+            return not self.noalias_params
+        if isinstance(a, Global) and isinstance(b, Global):
+            return a.name == b.name
+        return True
+
+    def may_alias(self, p, q) -> bool:
+        return any(self.may_alias_roots(a, b) for a in roots(p) for b in roots(q))
+
+    def clobbers(self, load) -> list:
+        """The writes that may change what `load` read."""
+        p = load.ops[0]
+        return [w for w, q in self.writes if q is None or self.may_alias(p, q)]
+
+    def unchanged(self, load) -> bool:
+        return not self.clobbers(load)
+
+
+def alias_analysis(fn, noalias_params: bool = False) -> AliasInfo:
+    info = AliasInfo(fn, noalias_params)
+    for i in fn.instructions():
+        if i.opcode == "store":
+            info.writes.append((i, i.ops[1]))
+        elif i.opcode == "call":
+            name = i.callee_name
+            if name.startswith("llvm.memset") or name.startswith("llvm.memcpy") or name.startswith("llvm.memmove"):
+                info.writes.append((i, i.ops[0]))
+            elif not name.startswith(WRITES_NOTHING) and _may_write(i):
+                info.writes.append((i, None))
+        elif i.opcode == "opaque" and i.flags and i.flags[0] in ("atomicrmw", "cmpxchg", "fence"):
+            info.writes.append((i, i.ops[0] if i.ops else None))
+    return info
+
+
+def _may_write(call) -> bool:
+    """A call writes memory unless it is a pure math function of scalars."""
+    return any(o.type.is_ptr for o in call.ops) or "memory(none)" not in call.fn_attrs and \
+        not _is_math(call.callee_name)
+
+
+def _is_math(name: str) -> bool:
+    from ..rules.registry import lookup
+    return lookup(name) is not None

@@ -1,0 +1,71 @@
+"""Dominator tree (Cooper, Harvey and Kennedy's iterative algorithm)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def reverse_postorder(fn) -> list:
+    seen, order = set(), []
+    stack = [(fn.entry, iter(fn.entry.successors()))]
+    seen.add(fn.entry)
+    while stack:
+        block, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            stack.pop()
+            order.append(block)
+        elif nxt not in seen:
+            seen.add(nxt)
+            stack.append((nxt, iter(nxt.successors())))
+    return order[::-1]
+
+
+@dataclass
+class Dominators:
+    idom: dict = field(default_factory=dict)
+    order: list = field(default_factory=list)  # reverse postorder of reachable blocks
+
+    def dominates(self, a, b) -> bool:
+        """Does block a dominate block b?"""
+        while b is not None:
+            if b is a:
+                return True
+            nxt = self.idom.get(b)
+            b = None if nxt is b else nxt
+        return False
+
+    def reachable(self, b) -> bool:
+        return b in self.idom
+
+
+def dominators(fn) -> Dominators:
+    order = reverse_postorder(fn)
+    index = {b: k for k, b in enumerate(order)}
+    preds = fn.predecessors()
+    idom = {fn.entry: fn.entry}
+
+    def intersect(a, b):
+        while a is not b:
+            while index[a] > index[b]:
+                a = idom[a]
+            while index[b] > index[a]:
+                b = idom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for b in order[1:]:
+            ps = [p for p in preds[b] if p in idom]
+            new = ps[0]
+            for p in ps[1:]:
+                new = intersect(p, new)
+            if idom.get(b) is not new:
+                idom[b] = new
+                changed = True
+    return Dominators(idom, order)
+
+
+def print_dominators(fn) -> str:
+    d = dominators(fn)
+    return "\n".join(f"{b.name}: idom {d.idom[b].name}" for b in d.order)

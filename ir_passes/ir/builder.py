@@ -1,0 +1,172 @@
+"""Builder: appends instructions to a block. Methods carry the LLVM opcode's name."""
+from __future__ import annotations
+
+from . import types as T
+from .instructions import Instruction
+from .values import ConstFloat, ConstInt, Global, Value
+
+
+def const(t: T.Type, v) -> Value:
+    if isinstance(t, T.FloatType):
+        return ConstFloat(t, v)
+    if isinstance(t, T.IntType):
+        return ConstInt(t, v)
+    raise TypeError(f"no numeric constant of type {t}")
+
+
+class Builder:
+    def __init__(self, module, block=None, fmf: tuple[str, ...] = ()):
+        self.module = module
+        self.block = block
+        self.fmf = list(fmf)  # fast-math flags put on float arithmetic the builder creates
+
+    def position(self, block) -> "Builder":
+        self.block = block
+        return self
+
+    def emit(self, inst: Instruction, name: str = "") -> Instruction:
+        """Append inst; operands that are still lazy primal values are fetched first."""
+        inst.ops = [o.resolve() if hasattr(o, "resolve") else o for o in inst.ops]
+        if name:
+            inst.name = name
+        return self.block.append(inst)
+
+    # --- float arithmetic (constants folded where it is free)
+    def _fbin(self, op, a, b, name=""):
+        return self.emit(Instruction(op, a.type, [a, b], flags=list(self.fmf)), name)
+
+    def fadd(self, a, b, name=""):
+        if _is_zero(a):
+            return b
+        if _is_zero(b):
+            return a
+        return self._fbin("fadd", a, b, name)
+
+    def fsub(self, a, b, name=""):
+        if _is_zero(b):
+            return a
+        return self._fbin("fsub", a, b, name)
+
+    def fmul(self, a, b, name=""):
+        if _is_one(a):
+            return b
+        if _is_one(b):
+            return a
+        return self._fbin("fmul", a, b, name)
+
+    def fdiv(self, a, b, name=""):
+        if _is_one(b):
+            return a
+        return self._fbin("fdiv", a, b, name)
+
+    def fneg(self, a, name=""):
+        return self.emit(Instruction("fneg", a.type, [a], flags=list(self.fmf)), name)
+
+    def fconst(self, t, v) -> Value:
+        return ConstFloat(t, v)
+
+    # --- integer arithmetic
+    def _ibin(self, op, a, b, name="", flags=()):
+        return self.emit(Instruction(op, a.type, [a, b], flags=list(flags)), name)
+
+    def add(self, a, b, name="", flags=()):
+        return self._ibin("add", a, b, name, flags)
+
+    def sub(self, a, b, name="", flags=()):
+        return self._ibin("sub", a, b, name, flags)
+
+    def mul(self, a, b, name="", flags=()):
+        return self._ibin("mul", a, b, name, flags)
+
+    def binop(self, op, a, b, name="", flags=()):
+        return self.emit(Instruction(op, a.type, [a, b], flags=list(flags)), name)
+
+    # --- comparisons, select, casts
+    def icmp(self, pred, a, b, name=""):
+        return self.emit(Instruction("icmp", T.i1, [a, b], pred=pred), name)
+
+    def fcmp(self, pred, a, b, name=""):
+        return self.emit(Instruction("fcmp", T.i1, [a, b], pred=pred), name)
+
+    def select(self, c, a, b, name=""):
+        return self.emit(Instruction("select", a.type, [c, a, b]), name)
+
+    def cast(self, op, v, t, name=""):
+        if v.type == t:
+            return v
+        return self.emit(Instruction(op, t, [v]), name)
+
+    # --- memory
+    def alloca(self, t, name="", count=None):
+        ops = [count] if count is not None else []
+        return self.emit(Instruction("alloca", T.ptr, ops, source_type=t, align=8), name)
+
+    def load(self, t, p, name="", align=None):
+        return self.emit(Instruction("load", t, [p], align=align), name)
+
+    def store(self, v, p, align=None):
+        return self.emit(Instruction("store", T.void, [v, p], align=align))
+
+    def gep(self, source_type, base, indices, name="", flags=()):
+        return self.emit(Instruction("getelementptr", T.ptr, [base, *indices], source_type=source_type,
+                                     flags=list(flags)), name)
+
+    # --- calls
+    def call(self, name: str, ret: T.Type, args: list, result_name="", attrs: str = "") -> Value:
+        fn = self.module.declare(name, ret, [a.type for a in args], attrs)
+        return self.emit(Instruction("call", ret, args, callee=Global(T.ptr, fn.name),
+                                     arg_attrs=["" for _ in args], flags=[]), result_name)
+
+    def intrinsic(self, base: str, args: list, name="") -> Value:
+        """Call a float intrinsic such as llvm.cos overloaded on its first argument's type."""
+        t = args[0].type
+        return self.call(f"llvm.{base}.{t.suffix}", t, args, name)
+
+    # --- control flow
+    def br(self, target):
+        return self.emit(Instruction("br", targets=[target]))
+
+    def cbr(self, cond, a, b):
+        return self.emit(Instruction("br", T.void, [cond], targets=[a, b]))
+
+    def switch(self, v, default, cases):
+        return self.emit(Instruction("switch", T.void, [v], targets=[default], cases=cases))
+
+    def ret(self, v=None):
+        return self.emit(Instruction("ret", T.void, [v] if v is not None else []))
+
+    def phi(self, t, incoming, name=""):
+        inst = Instruction("phi", t, [v for v, _ in incoming], blocks=[b for _, b in incoming])
+        return self.emit(inst, name)
+
+    def unreachable(self):
+        return self.emit(Instruction("unreachable"))
+
+
+def _is_zero(v) -> bool:
+    return isinstance(v, ConstFloat) and v.value == 0.0 and str(v.value)[0] != "-"
+
+
+def _is_one(v) -> bool:
+    return isinstance(v, ConstFloat) and v.value == 1.0
+
+
+class MathBuilder(Builder):
+    """A Builder with the helpers derivative rules use."""
+
+    def iconst(self, t, v):
+        return ConstInt(t, v)
+
+    def powi(self, x, n):
+        return self.call(f"llvm.powi.{x.type.suffix}.{n.type}", x.type, [x, n])
+
+    def libm(self, name, args):
+        t = args[0].type
+        return self.call(name + ("f" if t.bits == 32 else ""), t, args)
+
+    def digamma(self, x):
+        from ..transforms.runtime import ensure
+        ensure(self.module, "enzpy.digamma")
+        wide = self.cast("fpext", x, T.f64)
+        r = self.call("enzpy.digamma", T.f64, [wide])
+        return self.cast("fptrunc", r, x.type)

@@ -1,0 +1,58 @@
+"""Rules for LLVM float intrinsics. See registry.py for the contract."""
+import math
+
+from .registry import define, zero
+
+
+def c(b, d, v):
+    """A float constant of d's type."""
+    return b.fconst(d.type, v)
+
+
+def sq(b, v):
+    return b.fmul(v, v)
+
+
+define("llvm.sin", lambda b, d, x, y: b.fmul(d, b.intrinsic("cos", [x[0]])))
+define("llvm.cos", lambda b, d, x, y: b.fneg(b.fmul(d, b.intrinsic("sin", [x[0]]))))
+define("llvm.tan", lambda b, d, x, y: b.fmul(d, b.fadd(c(b, d, 1.0), sq(b, y))))
+define("llvm.exp", lambda b, d, x, y: b.fmul(d, y))
+define("llvm.exp2", lambda b, d, x, y: b.fmul(b.fmul(d, y), c(b, d, math.log(2.0))))
+define("llvm.exp10", lambda b, d, x, y: b.fmul(b.fmul(d, y), c(b, d, math.log(10.0))))
+define("llvm.log", lambda b, d, x, y: b.fdiv(d, x[0]))
+define("llvm.log2", lambda b, d, x, y: b.fdiv(d, b.fmul(x[0], c(b, d, math.log(2.0)))))
+define("llvm.log10", lambda b, d, x, y: b.fdiv(d, b.fmul(x[0], c(b, d, math.log(10.0)))))
+define("llvm.sqrt", lambda b, d, x, y: b.fdiv(d, b.fmul(c(b, d, 2.0), y)))
+define("llvm.fabs", lambda b, d, x, y: b.fmul(d, b.intrinsic("copysign", [c(b, d, 1.0), x[0]])))
+define("llvm.copysign",
+       lambda b, d, x, y: b.fmul(d, b.fmul(b.intrinsic("copysign", [c(b, d, 1.0), x[0]]),
+                                           b.intrinsic("copysign", [c(b, d, 1.0), x[1]]))),
+       None)
+# pow(a, e): d e a^(e-1) and d y log(a)
+define("llvm.pow",
+       lambda b, d, x, y: b.fmul(d, b.fmul(x[1], b.intrinsic("pow", [x[0], b.fsub(x[1], c(b, d, 1.0))]))),
+       lambda b, d, x, y: b.fmul(d, b.fmul(y, b.intrinsic("log", [x[0]]))))
+# powi(a, n) with an integer n: d n a^(n-1)
+define("llvm.powi",
+       lambda b, d, x, y: b.fmul(d, b.fmul(b.cast("sitofp", x[1], d.type),
+                                           b.powi(x[0], b.sub(x[1], b.iconst(x[1].type, 1))))),
+       None)
+define("llvm.fma", lambda b, d, x, y: b.fmul(d, x[1]), lambda b, d, x, y: b.fmul(d, x[0]),
+       lambda b, d, x, y: d, spellings=("llvm.fmuladd",))
+
+
+def pick_first(pred):
+    """min/max: the adjoint goes to the operand that was chosen (the first on ties)."""
+    def first(b, d, x, y):
+        return b.select(b.fcmp(pred, x[0], x[1]), d, c(b, d, 0.0))
+
+    def second(b, d, x, y):
+        return b.select(b.fcmp(pred, x[0], x[1]), c(b, d, 0.0), d)
+    return first, second
+
+
+define("llvm.minnum", *pick_first("ole"), spellings=("llvm.minimum", "llvm.minimumnum", "fmin", "fminf"))
+define("llvm.maxnum", *pick_first("oge"), spellings=("llvm.maximum", "llvm.maximumnum", "fmax", "fmaxf"))
+
+for name in ("floor", "ceil", "round", "trunc", "rint", "nearbyint", "roundeven"):
+    zero(f"llvm.{name}", spellings=(name, name + "f"))

@@ -1,0 +1,84 @@
+"""The derivative rule table: one record per opcode, intrinsic or libm family.
+
+How to add a rule
+-----------------
+Register it in one of the rule modules (`arithmetic.py`, `intrinsics.py`, `libm.py`) with
+`define(key, *partials, spellings=...)`:
+
+- `key` is the LLVM opcode (`fdiv`), the intrinsic without its type suffix (`llvm.sin`), or the libm
+  name (`tanh`). `spellings` lists other callee names that mean the same function (`tanhf`).
+- Each entry of `partials` is the reverse expression for one operand: a function
+  `(b, d, x, y) -> Value | None` that returns d * (partial derivative of y w.r.t. that operand).
+  `b` is a Builder positioned in the reverse sweep, `d` the adjoint of the result, `x[k]` the primal
+  value of operand k and `y` the primal result. `x` and `y` are fetched only when a rule reads them,
+  so the tape holds exactly what the rules use. Return None for an operand with no derivative
+  (an integer exponent, a condition).
+- Every partial must be linear in `d`: forward mode derives the tangent rule as
+  sum_k partial_k(d = tangent of operand k).
+- `zero(key)` declares a function whose derivative is zero everywhere it is defined (floor).
+
+A call or opcode with float data and no rule raises UnsupportedError naming it; it never gets a
+zero derivative by accident.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+Partial = Callable[..., object]
+
+
+@dataclass(frozen=True)
+class Rule:
+    key: str
+    partials: tuple[Partial | None, ...]
+    zero: bool = False
+
+    def partial(self, k: int) -> Partial | None:
+        return self.partials[k] if k < len(self.partials) else None
+
+
+RULES: dict[str, Rule] = {}
+
+
+def define(key: str, *partials: Partial | None, spellings: tuple[str, ...] = ()) -> Rule:
+    rule = Rule(key, tuple(partials))
+    for name in (key, *spellings):
+        RULES[name] = rule
+    return rule
+
+
+def zero(key: str, spellings: tuple[str, ...] = ()) -> Rule:
+    rule = Rule(key, (), zero=True)
+    for name in (key, *spellings):
+        RULES[name] = rule
+    return rule
+
+
+_SUFFIX = re.compile(r"^(f16|f32|f64|f80|f128|bf16|i\d+|v\d+\w+|p\d+)$")
+
+
+def intrinsic_key(name: str) -> str:
+    """`llvm.powi.f64.i32` -> `llvm.powi`."""
+    if not name.startswith("llvm."):
+        return name
+    parts = name.split(".")
+    while len(parts) > 2 and _SUFFIX.match(parts[-1]):
+        parts.pop()
+    return ".".join(parts)
+
+
+def lookup(opcode_or_callee: str) -> Rule | None:
+    _load()
+    return RULES.get(intrinsic_key(opcode_or_callee))
+
+
+_loaded = False
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        from . import arithmetic, intrinsics, libm  # noqa: F401 - registers the rules

@@ -1,0 +1,177 @@
+"""Getting primal values and shadow pointers in the reverse sweep.
+
+A primal value the reverse sweep needs is, in order of preference:
+- a constant or a parameter: used as it is;
+- defined outside every loop: kept in a stack slot (free after SROA);
+- cheap and pure with operands that are themselves available (integer and pointer arithmetic,
+  comparisons, casts, an induction variable rebuilt from the loop counter): recomputed;
+- a load whose memory alias analysis proves unchanged until the reverse sweep: loaded again;
+- otherwise: cached on the tape, indexed by the loop iteration.
+"""
+from __future__ import annotations
+
+from ..errors import UnsupportedError
+from ..ir import types as T
+from ..ir.instructions import Instruction
+from ..ir.values import Argument, Constant, ConstInt, Global
+
+CHEAP = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp", "fcmp", "select",
+         "getelementptr", "trunc", "zext", "sext", "sitofp", "uitofp", "fptosi", "fptoui", "fpext",
+         "fptrunc", "bitcast", "ptrtoint", "inttoptr", "fneg", "fadd", "fsub", "fmul", "freeze",
+         "extractvalue"}
+
+
+class Lazy:
+    """A primal value fetched only when generated code uses it (see Builder.emit)."""
+
+    def __init__(self, type, thunk):
+        self.type, self._thunk, self._value = type, thunk, None
+
+    def resolve(self):
+        if self._value is None:
+            self._value = self._thunk()
+        return self._value
+
+
+class Operands:
+    """The primal operands of an instruction, fetched on first use by a rule."""
+
+    def __init__(self, avail, inst, block, b):
+        self.avail, self.inst, self.block, self.b = avail, inst, block, b
+
+    def __getitem__(self, k):
+        return self.avail.primal(self.inst.ops[k], self.block, self.b)
+
+    def operand_type(self, k):
+        return self.inst.ops[k].type
+
+
+class Availability:
+    def __init__(self, gradient):
+        self.g = gradient
+        self.memo: dict = {}
+        self.strategy: dict = {}
+
+    # --- primal values
+    def primal(self, v, block, b):
+        """The value v had at the forward point matching reverse code for primal block `block`."""
+        if isinstance(v, (Constant, Global)):
+            return v
+        if isinstance(v, Argument):
+            return self.g.params[v.index]
+        key = (id(b.block), id(v))
+        if key not in self.memo:
+            self.memo[key] = self._fetch(v, block, b)
+        return self.memo[key]
+
+    def _fetch(self, v, block, b):
+        how = self.plan(v)
+        if how == "recompute":
+            return self._recompute(v, block, b)
+        if how == "induction":
+            return self._induction(v, block, b)
+        if how == "reload":
+            return b.load(v.type, self.primal(v.ops[0], block, b), align=v.align)
+        home = self.g.loops.loop_of(v.block)
+        reason = "defined in a loop" if home else ""
+        e = self.g.tape.entry(v, v.type, home, reason, source=v)
+        self.g.cache_sites.setdefault(e, v)
+        return self.g.tape.read(b, e, block)
+
+    def plan(self, v) -> str:
+        """How the reverse sweep gets v: recompute, induction, reload or cache."""
+        if v in self.strategy:
+            return self.strategy[v]
+        self.strategy[v] = "cache"  # breaks cycles through phis
+        home = self.g.loops.loop_of(v.block)
+        how = "cache"
+        if home is not None and self.g.cache_mode != "always":
+            if self._induction_parts(v) is not None:
+                how = "induction"
+            elif v.opcode in CHEAP and all(self._free(o) for o in v.ops):
+                how = "recompute"
+            elif v.opcode == "load" and self.g.alias.unchanged(v) and self._free(v.ops[0]):
+                how = "reload"
+        self.strategy[v] = how
+        return how
+
+    def _free(self, v) -> bool:
+        """Can v be had in reverse without a tape?"""
+        if isinstance(v, (Constant, Global, Argument)):
+            return True
+        if self.g.loops.loop_of(v.block) is None:
+            return True
+        return self.plan(v) in ("recompute", "induction", "reload")
+
+    def _recompute(self, v, block, b):
+        import copy
+        c = copy.copy(v)
+        c.ops = [self.primal(o, block, b) for o in v.ops]
+        for f in ("flags", "blocks", "targets", "cases", "arg_attrs", "indices"):
+            setattr(c, f, list(getattr(v, f)))
+        c.name, c.dbg, c.meta = v.name + ".re" if v.name else "", "", ""
+        return b.emit(c)
+
+    # --- induction variables: phi [init, outside], [phi + step, latch]
+    def _induction_parts(self, v):
+        if v.opcode != "phi" or not isinstance(v.type, T.IntType):
+            return None
+        loop = self.g.loops.header_loop(v.block)
+        if loop is None or len(v.ops) != 2:
+            return None
+        outside = [k for k, blk in enumerate(v.blocks) if blk not in loop.blocks]
+        if len(outside) != 1:
+            return None
+        init, nxt = v.ops[outside[0]], v.ops[1 - outside[0]]
+        if not (isinstance(nxt, Instruction) and nxt.opcode == "add" and v in nxt.ops):
+            return None
+        step = nxt.ops[1] if nxt.ops[0] is v else nxt.ops[0]
+        if not isinstance(step, ConstInt):
+            return None
+        if not self._free_outside(init, loop):
+            return None
+        return loop, init, step
+
+    def _free_outside(self, v, loop) -> bool:
+        if isinstance(v, (Constant, Global, Argument)):
+            return True
+        return v.block not in loop.blocks
+
+    def _induction(self, v, block, b):
+        loop, init, step = self._induction_parts(v)
+        k = b.sub(self.g.tape.index(b, loop, block in loop.blocks), self.g.loop_start(loop, block, b))
+        k = b.cast("trunc", k, v.type) if v.type.bits < 64 else k
+        return b.add(self.primal(init, block, b), b.mul(k, ConstInt(v.type, step.value)))
+
+    # --- shadow pointers
+    def shadow(self, p, block, b):
+        """The shadow of pointer p, built in reverse code with the primal's offsets."""
+        if isinstance(p, Argument):
+            s = self.g.shadow_params.get(p.index)
+            if s is None:
+                raise UnsupportedError(f"pointer %{p.name} has no shadow")
+            return s
+        if isinstance(p, Constant):
+            return p
+        key = (id(b.block), "shadow", id(p))
+        if key in self.memo:
+            return self.memo[key]
+        op = p.opcode
+        if op == "getelementptr":
+            ops = [self.shadow(p.ops[0], block, b)] + [self.primal(o, block, b) for o in p.ops[1:]]
+            out = b.gep(p.source_type, ops[0], ops[1:], flags=p.flags)
+        elif op in ("bitcast", "addrspacecast"):
+            out = b.cast(op, self.shadow(p.ops[0], block, b), p.type)
+        elif op == "select":
+            out = b.select(self.primal(p.ops[0], block, b), self.shadow(p.ops[1], block, b),
+                           self.shadow(p.ops[2], block, b))
+        elif op == "phi":
+            home = self.g.loops.loop_of(p.block)
+            e = self.g.tape.entry(("shadow", p), T.ptr, home, "shadow pointer phi", source=p)
+            self.g.shadow_cache_sites.setdefault(e, p)
+            out = self.g.tape.read(b, e, block)
+        else:
+            raise UnsupportedError(f"a pointer into differentiable memory comes from `{op}`",
+                                   self.g.describe(p), self.g.locate(p))
+        self.memo[key] = out
+        return out

@@ -1,0 +1,213 @@
+"""The augmented forward sweep: the primal, cloned, plus what the reverse sweep needs.
+
+- every instruction is cloned; pointers into shadowed memory get a shadow twin;
+- loop counters move on the edges that end an iteration, and the tape is reserved on the edges
+  that start one (tape.py);
+- values the reverse sweep reads from the tape are stored where they are defined;
+- a successful `ret` jumps to the reverse sweep; an error `ret` frees the tape and returns.
+"""
+from __future__ import annotations
+
+import copy
+
+from ..errors import UnsupportedError
+from ..ir import types as T
+from ..ir.builder import MathBuilder
+from ..ir.module import Block
+from ..ir.values import Argument, Constant, ConstInt
+
+LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
+SHADOW_POSITIONS = {"getelementptr": (0,), "bitcast": (0,), "addrspacecast": (0,), "select": (1, 2)}
+
+
+def clone(inst, name_suffix=""):
+    c = copy.copy(inst)
+    for f in LIST_FIELDS:
+        setattr(c, f, list(getattr(inst, f)))
+    c.name = inst.name + name_suffix if inst.name else ""
+    c.dbg = ""
+    return c
+
+
+class ForwardSweep:
+    def __init__(self, g):
+        self.g = g
+        self.fb: dict = {}            # primal block -> forward block
+        self.vmap: dict = {}          # primal value -> forward value
+        self.smap: dict = {}          # primal pointer -> forward shadow pointer
+        self.clones: list = []        # (clone, original, shadow positions)
+        self.pred_block: dict = {}    # (primal P, primal S) -> forward block that jumps into S
+
+    # --- step 1: clone every reachable block
+    def clone_blocks(self) -> None:
+        g = self.g
+        for a in g.primal.params:
+            self.vmap[a] = g.params[a.index]
+        for blk in g.dom.order:
+            self.fb[blk] = g.fn.add_block("fwd." + blk.name)
+        for blk in g.dom.order:
+            for inst in blk.instructions:
+                c = self.fb[blk].append(clone(inst))
+                self.vmap[inst] = c
+                self.clones.append((c, inst, ()))
+                if g.act.has_shadow(inst):
+                    s = self.fb[blk].append(clone(inst, ".shadow"))
+                    pos = tuple(range(len(inst.ops))) if inst.opcode == "phi" else SHADOW_POSITIONS[inst.opcode]
+                    self.smap[inst] = s
+                    self.clones.append((s, inst, pos))
+        # shadow twins of phis must sit with the phis
+        for blk in self.fb.values():
+            phis = [i for i in blk.instructions if i.opcode == "phi"]
+            rest = [i for i in blk.instructions if i.opcode != "phi"]
+            blk.instructions = phis + rest
+
+    def forward_shadow(self, p):
+        if isinstance(p, Argument):
+            s = self.g.shadow_params.get(p.index)
+            if s is not None:
+                return s
+        if isinstance(p, Constant):
+            return p
+        if p in self.smap:
+            return self.smap[p]
+        raise UnsupportedError("a pointer mixes differentiable and constant memory",
+                               self.g.describe(p) if hasattr(p, "opcode") else p.ref())
+
+    def which_pred(self, blk):
+        """An i32 phi in the forward block saying which predecessor control came from."""
+        preds = self.g.preds[blk]
+        phi = self.fb[blk].insert(0, clone_phi(preds))
+        phi.name = f"from.{blk.name}"
+        self.clones.append((phi, None, ()))
+        return phi
+
+    # --- step 2, after the reverse sweep: operands, edges, tape writes, returns
+    def finish(self, rev) -> None:
+        self.remap_operands()
+        self.write_tape()
+        self.link_edges()
+        self.fix_phis()
+        self.returns(rev)
+
+    def remap_operands(self) -> None:
+        for c, orig, shadow_pos in self.clones:
+            for k, o in enumerate(c.ops):
+                c.ops[k] = self.forward_shadow(o) if k in shadow_pos else self.vmap.get(o, o)
+            if c.opcode == "call" and c.callee is not None:
+                c.callee = self.vmap.get(c.callee, c.callee)
+
+    def write_tape(self) -> None:
+        g = self.g
+        for e in list(g.tape.entries.values()):
+            key = e.key
+            if isinstance(key, tuple) and key[0] == "start":
+                continue  # written on loop entry edges
+            if isinstance(key, tuple) and key[0] == "shadow":
+                value = self.smap[key[1]]
+            elif isinstance(key, tuple) and key[0] == "from":
+                value = key[2]
+            else:
+                value = self.vmap[key]
+            self.insert_after(value, lambda b, v=value, e=e: g.tape.write(b, e, v))
+
+    def insert_after(self, inst, emit) -> None:
+        blk = inst.block
+        k = blk.instructions.index(inst) + 1
+        while k < len(blk.instructions) and blk.instructions[k].opcode == "phi":
+            k += 1
+        tmp = Block("tmp")
+        emit(MathBuilder(self.g.module, tmp))
+        for j, i in enumerate(tmp.instructions):
+            blk.insert(k + j, i)
+
+    def link_edges(self) -> None:
+        g = self.g
+        for blk in g.dom.order:
+            term = self.fb[blk].terminator
+            for succ in dict.fromkeys(blk.successors()):
+                end = self.edge(blk, succ)
+                if end is None:
+                    term.replace_successor(succ, self.fb[succ])
+                    self.pred_block[(blk, succ)] = self.fb[blk]
+                else:
+                    first, last = end
+                    term.replace_successor(succ, first)
+                    self.pred_block[(blk, succ)] = last
+
+    def edge(self, src, dst):
+        """Emit the counter and tape work of edge src -> dst; None when there is none."""
+        g = self.g
+        exited = g.loops.loops_exited(src, dst)
+        header = g.loops.header_loop(dst)
+        back = header if header is not None and src in header.blocks else None
+        entered = header if header is not None and src not in header.blocks else None
+        if not (exited or back or entered):
+            return None
+        first = g.fn.add_block(f"edge.{src.name}.{dst.name}")
+        b = MathBuilder(g.module, first)
+        for lp in exited:
+            g.tape.step(b, lp, +1)
+        if back is not None:
+            g.tape.step(b, back, +1)
+            g.tape.reserve(b, back)
+        if entered is not None:
+            if entered in g.starts:
+                g.tape.write(b, g.starts[entered], b.load(T.i64, g.tape.counter(entered)))
+            g.tape.reserve(b, entered)
+        b.br(self.fb[dst])
+        return first, b.block
+
+    def fix_phis(self) -> None:
+        for c, orig, _ in self.clones:
+            if c.opcode == "phi":
+                dst = self.primal_block_of(c)
+                c.blocks = [self.pred_block[(p, dst)] for p in c.blocks]
+
+    def primal_block_of(self, fwd_inst):
+        for blk, f in self.fb.items():
+            if f is fwd_inst.block:
+                return blk
+        raise KeyError(fwd_inst)
+
+    def returns(self, rev) -> None:
+        g = self.g
+        for blk in g.dom.order:
+            f = self.fb[blk]
+            term = f.terminator
+            if term is None or term.opcode != "ret":
+                continue
+            f.instructions.pop()
+            b = MathBuilder(g.module, f)
+            status = term.ops[0] if term.ops else None
+            if status is not None:
+                b.store(status, rev.status_slot)
+            ok = success_test(b, status, g.success_codes)
+            if ok is True:
+                b.br(rev.rb[blk])
+            else:
+                err = g.fn.add_block(f"error.{blk.name}")
+                if ok is False:
+                    b.br(err)
+                else:
+                    b.cbr(ok, rev.rb[blk], err)
+                eb = MathBuilder(g.module, err)
+                g.tape.free_all(eb)
+                eb.ret(status)
+
+
+def success_test(b, status, codes):
+    """True / False when known, else an i1 value: is this return a success?"""
+    if status is None or not isinstance(status.type, T.IntType):
+        return True
+    if isinstance(status, ConstInt):
+        return status.value in codes
+    test = None
+    for c in codes:
+        eq = b.icmp("eq", status, ConstInt(status.type, c))
+        test = eq if test is None else b.binop("or", test, eq)
+    return test
+
+
+def clone_phi(preds):
+    from ..ir.instructions import Instruction
+    return Instruction("phi", T.i32, [ConstInt(T.i32, k) for k in range(len(preds))], blocks=list(preds))

@@ -1,0 +1,106 @@
+"""The state one gradient synthesis shares: the primal, the new function, analyses and maps."""
+from __future__ import annotations
+
+from ..analysis.activity import activity_analysis, check_constant_stores
+from ..analysis.alias import alias_analysis
+from ..analysis.dominators import dominators
+from ..analysis.loops import loop_info
+from ..analysis.types import type_analysis
+from ..errors import UnsupportedError
+from ..ir import types as T
+from ..ir.builder import MathBuilder
+from ..ir.module import Function
+from ..ir.printer import format_instruction
+from ..ir.values import Argument, Constant, ConstFloat
+
+
+class Gradient:
+    def __init__(self, module, primal, activity, out_name, cache_mode="minimal", noalias=False):
+        if len(activity) != len(primal.params):
+            raise ValueError(f"activity has {len(activity)} entries, @{primal.name} has "
+                             f"{len(primal.params)} parameters")
+        self.module, self.primal, self.activity = module, primal, list(activity)
+        self.cache_mode = cache_mode
+        self.loops = loop_info(primal)
+        self.dom = dominators(primal)
+        self.types = type_analysis(primal)
+        self.act = activity_analysis(primal, activity)
+        self.alias = alias_analysis(primal, noalias_params=noalias)
+        check_constant_stores(primal, self.act, self.locate)
+        self.null_ptr = Constant(T.ptr, "null")
+        self._make_function(out_name)
+        self.adjoints: dict = {}      # id(primal value) -> alloca of its adjoint
+        self.cache_sites: dict = {}   # tape Entry -> primal instruction whose value it holds
+        self.shadow_cache_sites: dict = {}
+        from .availability import Availability
+        from .tape import Tape
+        self.tape = Tape(self)
+        self.avail = Availability(self)
+        self.starts: dict = {}        # Loop -> tape key of its start counter
+
+    def _make_function(self, out_name: str) -> None:
+        p = self.primal
+        params = [Argument(a.type, a.name or f"arg{k}", "", k) for k, a in enumerate(p.params)]
+        self.shadow_params, self.dout_params = {}, {}
+        for k, mode in enumerate(self.activity):
+            if mode == "dup":
+                a = Argument(T.ptr, f"{params[k].name}.shadow", "", len(params))
+                self.shadow_params[k] = a
+                params.append(a)
+        for k, mode in enumerate(self.activity):
+            if mode == "active":
+                a = Argument(T.ptr, f"{params[k].name}.dout", "", len(params))
+                self.dout_params[k] = a
+                params.append(a)
+        self.params = params
+        self.fn = Function(out_name, p.ret_type, params, prefix="define")
+        self.fn.generated = True  # type: ignore[attr-defined]
+        self.module.add_function(self.fn)
+        self.alloca_block = self.fn.add_block("alloca")
+        self.alloca_builder = MathBuilder(self.module, self.alloca_block)
+
+    # --- adjoints
+    def adjoint_slot(self, v):
+        if id(v) not in self.adjoints:
+            b = self.alloca_builder
+            slot = b.alloca(v.type, f"d.{v.name or 'v'}")
+            b.store(ConstFloat(v.type, 0.0), slot)
+            self.adjoints[id(v)] = slot
+        return self.adjoints[id(v)]
+
+    def add_adjoint(self, b, v, d) -> None:
+        """adj[v] += d, for an active v (anything else has no adjoint)."""
+        if d is None or not self.act.is_active(v):
+            return
+        if d.type != v.type:
+            raise UnsupportedError(f"adjoint type {d.type} does not match {v.type}")
+        slot = self.adjoint_slot(v)
+        b.store(b.fadd(b.load(v.type, slot), d), slot)
+
+    def take_adjoint(self, b, v):
+        """Read adj[v] and reset it to zero: each definition consumes its adjoint."""
+        slot = self.adjoint_slot(v)
+        d = b.load(v.type, slot)
+        b.store(ConstFloat(v.type, 0.0), slot)
+        return d
+
+    # --- loops
+    def loop_start(self, loop, block, b):
+        """The value of c_L when the most recent entry into `loop` happened."""
+        e = self.tape.entry(("start", loop), T.i64, loop.parent, "loop start")
+        self.starts[loop] = e
+        return self.tape.read(b, e, block)
+
+    # --- messages
+    def locate(self, inst):
+        chain = self.module.location(inst)
+        return chain[0] if chain else None
+
+    def describe(self, inst) -> str:
+        try:
+            return format_instruction(inst)
+        except Exception:  # noqa: BLE001 - a message must never fail
+            return inst.opcode
+
+    def unsupported(self, what: str, inst, hint: str = "") -> UnsupportedError:
+        return UnsupportedError(what, self.describe(inst), self.locate(inst), hint)

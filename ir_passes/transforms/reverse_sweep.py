@@ -1,0 +1,96 @@
+"""The reverse sweep: the primal's blocks walked backwards, each with its instructions reversed.
+
+Control flow is reversed edge by edge. Leaving the reverse of block S, control goes to the reverse
+of the predecessor the forward sweep came from:
+- a loop header with one entry edge and one latch compares the loop counter with its value at
+  loop entry: equal means this was the first iteration;
+- any other block with several predecessors reads which one it was (an i32 the forward sweep
+  recorded, on the tape when inside a loop).
+Each reversed edge P -> S moves the adjoints of S's phis to their incoming values from P and
+steps back the counters of the loops the edge left or looped back to.
+"""
+from __future__ import annotations
+
+from ..ir import types as T
+from ..ir.builder import MathBuilder
+from ..ir.values import ConstInt
+from .adjoints import reverse_instruction
+
+
+class ReverseSweep:
+    def __init__(self, g, fwd):
+        self.g, self.fwd = g, fwd
+        self.rb = {blk: g.fn.add_block("rev." + blk.name) for blk in g.dom.order}
+        self.finish_block = None
+        rt = g.fn.ret_type
+        self.status_slot = None if isinstance(rt, T.VoidType) else g.alloca_builder.alloca(rt, "status")
+
+    def build(self, reaches_success) -> None:
+        g = self.g
+        for blk in g.dom.order:
+            b = MathBuilder(g.module, self.rb[blk])
+            if blk not in reaches_success:
+                b.unreachable()
+                continue
+            for inst in reversed(blk.instructions):
+                reverse_instruction(g, inst, blk, b)
+            self.dispatch(blk, b)
+        self.finish()
+
+    def dispatch(self, blk, b) -> None:
+        g = self.g
+        preds = g.preds[blk]
+        if blk is g.primal.entry or not preds:
+            b.br(self.finish_target())
+            return
+        loop = g.loops.header_loop(blk)
+        if loop is not None:
+            outside = [p for p in preds if p not in loop.blocks]
+            latches = [p for p in preds if p in loop.blocks]
+            if len(outside) == 1 and len(latches) == 1:
+                c = b.load(T.i64, g.tape.counter(loop))
+                first = b.icmp("eq", c, g.loop_start(loop, blk, b))
+                b.cbr(first, self.edge(outside[0], blk), self.edge(latches[0], blk))
+                return
+        if len(preds) == 1:
+            b.br(self.edge(preds[0], blk))
+            return
+        phi = self.fwd.which_pred(blk)
+        home = g.loops.loop_of(blk)
+        e = g.tape.entry(("from", blk, phi), T.i32, home, "which predecessor")
+        w = g.tape.read(b, e, blk)
+        targets = [self.edge(p, blk) for p in preds]
+        b.switch(w, targets[0], [(ConstInt(T.i32, k), t) for k, t in enumerate(targets) if k])
+
+    def edge(self, src, dst):
+        """The reverse of edge src -> dst: phi adjoints and counters, then the reverse of src."""
+        g = self.g
+        blk = g.fn.add_block(f"rev.edge.{dst.name}.{src.name}")
+        b = MathBuilder(g.module, blk)
+        moved = [(phi, g.take_adjoint(b, phi)) for phi in dst.phis() if g.act.is_active(phi)]
+        for phi, d in moved:
+            g.add_adjoint(b, phi.incoming(src), d)
+        for lp in g.loops.loops_exited(src, dst):
+            g.tape.step(b, lp, -1)
+        header = g.loops.header_loop(dst)
+        if header is not None and src in header.blocks:
+            g.tape.step(b, header, -1)
+        b.br(self.rb[src])
+        return blk
+
+    def finish_target(self):
+        if self.finish_block is None:
+            self.finish_block = self.g.fn.add_block("finish")
+        return self.finish_block
+
+    def finish(self) -> None:
+        g = self.g
+        b = MathBuilder(g.module, self.finish_target())
+        for k, out in g.dout_params.items():
+            a = g.primal.params[k]
+            if not g.act.is_active(a):
+                continue
+            d = b.load(a.type, g.adjoint_slot(a))
+            b.store(b.fadd(b.load(a.type, out), d), out)
+        g.tape.free_all(b)
+        b.ret(b.load(g.fn.ret_type, self.status_slot) if self.status_slot is not None else None)
