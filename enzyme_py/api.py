@@ -9,7 +9,7 @@ import threading
 import weakref
 from dataclasses import dataclass
 from types import FunctionType
-from typing import Any
+from typing import Any, Optional
 
 import numba
 import numpy as np
@@ -35,21 +35,26 @@ class CompiledGradient:
 
     Texts, for debugging: `captured` (the linked, unoptimized module),
     `cleaned` (after inlining and O2: the input of ir_passes), `generated`
-    (ir_passes' output), `verified` (what Numba compiled).
+    (ir_passes' output), `verified` (what Numba compiled). `activity` is the
+    per-LLVM-parameter list given to ir_passes.
+
+    Only `inspect` returns a failed build: then `error` is the exception,
+    `entry` and `spec` are None, and the texts stop at the failing stage.
     """
     entry: Any
-    spec: GradientSpec
+    spec: Optional[GradientSpec]
     activity: tuple
     kernel_name: str
-    captured: str
-    cleaned: str
-    generated: str
-    verified: str
+    captured: str = ""
+    cleaned: str = ""
+    generated: str = ""
+    verified: str = ""
+    error: Optional[BaseException] = None
 
     @property
-    def name(self) -> str:
+    def name(self) -> Optional[str]:
         """The gradient function's symbol."""
-        return self.spec.name
+        return self.spec.name if self.spec else None
 
 
 def differentiate(text, fn_name, activity, out_name, cache="minimal") -> str:
@@ -113,11 +118,17 @@ def compile_gradient(kernel, *args, mode=Reverse, cache="minimal") -> CompiledGr
 
 def inspect(kernel, *args, mode=Reverse, cache="minimal") -> CompiledGradient:
     """The CompiledGradient for these arguments, with its IR texts
-    (`.captured`, `.cleaned`, `.generated`, `.verified`)."""
-    return compile_gradient(kernel, *args, mode=mode, cache=cache)
+    (`.captured`, `.cleaned`, `.generated`, `.verified`).
+
+    Unlike `compile_gradient`, a failure after capture (in cleanup, ir_passes
+    or compilation) is not raised: it is returned in `.error`, with the texts
+    produced before it. Validation and Numba typing errors still raise.
+    """
+    return _prepare(kernel, args, mode, cache, keep_failure=True)[0]
 
 
-def _prepare(kernel, args, mode, cache):
+def _prepare(kernel, args, mode, cache, keep_failure=False):
+    """Validate the arguments; return (cached or new CompiledGradient, annotations)."""
     if mode is not Reverse:
         if mode is Forward:
             raise NotImplementedError(
@@ -126,7 +137,7 @@ def _prepare(kernel, args, mode, cache):
     dispatcher = _as_dispatcher(kernel)
     annotated = [as_annotation(a) for a in args]
     kinds = tuple([_validate(i, a) for i, a in enumerate(annotated)])
-    if kinds.count("dup") > 0:
+    if "dup" in kinds:
         _check_aliasing(annotated)
     key = (kinds, cache) + tuple([_type_key(a.value) for a in annotated])
     per_kernel = _gradients.get(dispatcher)
@@ -137,7 +148,9 @@ def _prepare(kernel, args, mode, cache):
             grad = per_kernel.get(key)
             if grad is None:
                 argtypes = tuple(numba.typeof(a.value) for a in annotated)
-                grad = per_kernel[key] = _build(dispatcher, argtypes, kinds, cache)
+                grad = _build(dispatcher, argtypes, kinds, cache, keep_failure)
+                if grad.error is None:
+                    per_kernel[key] = grad
     return grad, annotated
 
 
@@ -164,20 +177,28 @@ def _as_dispatcher(kernel):
         f"not {type(kernel).__name__}")
 
 
-def _build(dispatcher, argtypes, kinds, cache) -> CompiledGradient:
+def _build(dispatcher, argtypes, kinds, cache, keep_failure) -> CompiledGradient:
+    """Run the pipeline of docs/internals.md for one (kernel, signature, activity)."""
     cap = capture(dispatcher, argtypes)
-    cleaned = cleanup(cap.text, cap.fn_name)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
-    name = gradient_name(cap.fn_name, cap.argtypes, activity)
-    generated = differentiate(cleaned, cap.fn_name, activity, name, cache)
-    verified = prepare_module(generated, name)
-    library = compile_library(verified, name)
-    spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
+    texts = {"captured": cap.text}
+    try:
+        texts["cleaned"] = cleanup(cap.text, cap.fn_name)
+        name = gradient_name(cap.fn_name, cap.argtypes, activity)
+        texts["generated"] = differentiate(
+            texts["cleaned"], cap.fn_name, activity, name, cache)
+        texts["verified"] = prepare_module(texts["generated"], name)
+        library = compile_library(texts["verified"], name)
+        spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
+        entry = make_entry(spec, library)
+    except Exception as exc:
+        if not keep_failure:
+            raise
+        return CompiledGradient(entry=None, spec=None, activity=tuple(activity),
+                                kernel_name=cap.fn_name, error=exc, **texts)
     _stats["compiles"] += 1
-    return CompiledGradient(
-        entry=make_entry(spec, library), spec=spec, activity=tuple(activity),
-        kernel_name=cap.fn_name, captured=cap.text, cleaned=cleaned,
-        generated=generated, verified=verified)
+    return CompiledGradient(entry=entry, spec=spec, activity=tuple(activity),
+                            kernel_name=cap.fn_name, **texts)
 
 
 # ---- validation -----------------------------------------------------------

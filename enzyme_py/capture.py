@@ -7,13 +7,14 @@ the text of every module Numba adds, and `capture` compiles a private copy of th
 kernel and links the recorded texts of the kernel and all its @njit callees.
 """
 import re
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.binding as llvm
 import numba
 from numba.core import cgutils, codegen
-from numba.core.errors import NumbaError
+from numba.core.errors import NumbaDebugInfoWarning, NumbaError
 from numba.core.registry import cpu_target
 
 _RECORD_ATTR = "_enzyme_py_ir_texts"
@@ -68,19 +69,38 @@ def capture(kernel, argtypes) -> Captured:
 
     Raises TypeError when Numba cannot compile the kernel for these types.
     """
-    copy = numba.njit(**_copy_options(kernel))(kernel.py_func)
     try:
-        copy.compile(tuple(argtypes))
+        copy = _compile_copy(kernel, argtypes)
     except NumbaError as exc:
-        types = ", ".join(str(t) for t in argtypes)
-        raise TypeError(
-            f"Numba cannot compile {kernel.py_func.__qualname__} for argument "
-            f"types ({types}):\n{exc}") from exc
+        if "re-entrant" not in str(exc):
+            raise _cannot_compile(kernel, argtypes, exc) from exc
+        # A recursive kernel calls the user's dispatcher, which must not be
+        # compiling the same signature while the copy is: compile it first.
+        try:
+            kernel.compile(tuple(argtypes))
+            copy = _compile_copy(kernel, argtypes)
+        except NumbaError as exc2:
+            raise _cannot_compile(kernel, argtypes, exc2) from exc2
     (cres,) = copy.overloads.values()
     module = link_texts(library_texts(cres.library))
     return Captured(text=str(module), fn_name=cres.fndesc.mangled_name,
                     argtypes=tuple(cres.signature.args),
                     restype=cres.signature.return_type, dispatcher=copy)
+
+
+def _compile_copy(kernel, argtypes):
+    copy = numba.njit(**_copy_options(kernel))(kernel.py_func)
+    with warnings.catch_warnings():
+        # debug=True is our choice, not the user's: hide its complaints.
+        warnings.simplefilter("ignore", NumbaDebugInfoWarning)
+        copy.compile(tuple(argtypes))
+    return copy
+
+
+def _cannot_compile(kernel, argtypes, exc) -> TypeError:
+    types = ", ".join(str(t) for t in argtypes)
+    return TypeError(f"Numba cannot compile {kernel.py_func.__qualname__} for "
+                     f"argument types ({types}):\n{exc}")
 
 
 def _copy_options(kernel) -> dict:

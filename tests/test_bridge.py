@@ -210,6 +210,17 @@ def test_capture_falls_back_to_final_ir_of_unrecorded_callee():
     assert _defined(cleaned) == [cap.fn_name]
 
 
+def test_capture_of_recursive_kernel_not_yet_compiled():
+    @numba.njit
+    def power(n, x):
+        if n <= 0:
+            return 1.0
+        return x * power(n - 1, x)
+
+    cap = capture(power, _types(3, 2.0))        # the copy calls the user's `power`
+    assert len(_defined(cleanup(cap.text, cap.fn_name))) == 2
+
+
 def test_capture_rejects_types_numba_cannot_compile():
     with pytest.raises(TypeError, match="Numba cannot compile square"):
         capture(square, (types.int64, types.int64))
@@ -390,6 +401,41 @@ def test_inspect_exposes_ir_texts(fake_ir_passes):
     assert info.kernel_name in info.captured and info.kernel_name in info.cleaned
     assert f"@{info.name}(" in info.generated and f"@{info.name}(" in info.verified
     assert info.activity.count("dup") == 2
+
+
+def test_inspect_returns_failed_build_with_texts(monkeypatch):
+    def failing(text, fn_name, activity, out_name, cache="minimal"):
+        raise enzyme_py.UnsupportedError("some construct", "  %x = frem double %a, %b")
+
+    monkeypatch.setattr(api, "differentiate", failing)
+    enzyme_py.clear_cache()
+    x = np.arange(3.0)
+    args = (Duplicated(x, np.zeros(3)), Duplicated(x.copy(), np.ones(3)))
+    info = enzyme_py.inspect(square, *args)
+    assert isinstance(info.error, enzyme_py.UnsupportedError)
+    assert info.entry is None and info.cleaned and not info.generated
+    with pytest.raises(enzyme_py.UnsupportedError, match="some construct"):
+        enzyme_py.autodiff(square, *args)
+
+
+def test_returned_array_is_released(fake_ir_passes):
+    from numba.core.runtime import _nrt_python, rtsys
+
+    @numba.njit
+    def doubled(x):
+        return x * 2.0
+
+    _nrt_python.memsys_enable_stats()
+    try:
+        x = np.arange(3.0)
+        enzyme_py.autodiff(doubled, Duplicated(x, np.zeros(3)))
+        before = rtsys.get_allocation_stats()
+        for _ in range(10):
+            enzyme_py.autodiff(doubled, Duplicated(x, np.zeros(3)))
+        after = rtsys.get_allocation_stats()
+    finally:
+        _nrt_python.memsys_disable_stats()
+    assert after.alloc - before.alloc == after.free - before.free >= 10
 
 
 @pytest.mark.parametrize("kernel, x, error, message", [
