@@ -2,21 +2,21 @@
 from .registry import define
 
 
-define("fadd", lambda b, d, x, y: d, lambda b, d, x, y: d)
-define("fsub", lambda b, d, x, y: d, lambda b, d, x, y: b.fneg(d))
-define("fmul", lambda b, d, x, y: b.fmul(d, x[1]), lambda b, d, x, y: b.fmul(d, x[0]))
+define("fadd", lambda b, d, x, y: d, lambda b, d, x, y: d, linear=True)
+define("fsub", lambda b, d, x, y: d, lambda b, d, x, y: b.fneg(d), linear=True)
+define("fmul", lambda b, d, x, y: b.fmul(d, x[1]), lambda b, d, x, y: b.fmul(d, x[0]), linear=True)
 define("fdiv",
        lambda b, d, x, y: b.fdiv(d, x[1]),
        lambda b, d, x, y: b.fneg(b.fmul(b.fdiv(d, x[1]), y)))
-define("fneg", lambda b, d, x, y: b.fneg(d))
+define("fneg", lambda b, d, x, y: b.fneg(d), linear=True)
 # fmod(a, c) = a - c * trunc(a / c)
 define("frem",
        lambda b, d, x, y: d,
        lambda b, d, x, y: b.fneg(b.fmul(d, b.intrinsic("trunc", [b.fdiv(x[0], x[1])]))))
-define("fpext", lambda b, d, x, y: b.cast("fptrunc", d, x.operand_type(0)))
-define("fptrunc", lambda b, d, x, y: b.cast("fpext", d, x.operand_type(0)))
+define("fpext", lambda b, d, x, y: b.cast("fptrunc", d, x.operand_type(0)), linear=True)
+define("fptrunc", lambda b, d, x, y: b.cast("fpext", d, x.operand_type(0)), linear=True)
 define("select",
        None,
        lambda b, d, x, y: b.select(x[0], d, b.fconst(d.type, 0.0)),
-       lambda b, d, x, y: b.select(x[0], b.fconst(d.type, 0.0), d))
-define("freeze", lambda b, d, x, y: d)
+       lambda b, d, x, y: b.select(x[0], b.fconst(d.type, 0.0), d), linear=True)
+define("freeze", lambda b, d, x, y: d, linear=True)

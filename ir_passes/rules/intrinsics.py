@@ -1,7 +1,7 @@
 """Rules for LLVM float intrinsics. See registry.py for the contract."""
 import math
 
-from .registry import define, zero
+from .registry import ZERO, define, zero
 
 
 def c(b, d, v):
@@ -13,32 +13,32 @@ def sq(b, v):
     return b.fmul(v, v)
 
 
-define("llvm.sin", lambda b, d, x, y: b.fmul(d, b.intrinsic("cos", [x[0]])))
-define("llvm.cos", lambda b, d, x, y: b.fneg(b.fmul(d, b.intrinsic("sin", [x[0]]))))
-define("llvm.tan", lambda b, d, x, y: b.fmul(d, b.fadd(c(b, d, 1.0), sq(b, y))))
-define("llvm.exp", lambda b, d, x, y: b.fmul(d, y))
-define("llvm.exp2", lambda b, d, x, y: b.fmul(b.fmul(d, y), c(b, d, math.log(2.0))))
+define("llvm.sin", lambda b, d, x, y: b.fmul(d, b.intrinsic("cos", [x[0]])), spellings=("sin", "sinf"))
+define("llvm.cos", lambda b, d, x, y: b.fneg(b.fmul(d, b.intrinsic("sin", [x[0]]))), spellings=("cos", "cosf"))
+define("llvm.tan", lambda b, d, x, y: b.fmul(d, b.fadd(c(b, d, 1.0), sq(b, y))), spellings=("tan", "tanf"))
+define("llvm.exp", lambda b, d, x, y: b.fmul(d, y), spellings=("exp", "expf"))
+define("llvm.exp2", lambda b, d, x, y: b.fmul(b.fmul(d, y), c(b, d, math.log(2.0))), spellings=("exp2", "exp2f"))
 define("llvm.exp10", lambda b, d, x, y: b.fmul(b.fmul(d, y), c(b, d, math.log(10.0))))
-define("llvm.log", lambda b, d, x, y: b.fdiv(d, x[0]))
-define("llvm.log2", lambda b, d, x, y: b.fdiv(d, b.fmul(x[0], c(b, d, math.log(2.0)))))
-define("llvm.log10", lambda b, d, x, y: b.fdiv(d, b.fmul(x[0], c(b, d, math.log(10.0)))))
-define("llvm.sqrt", lambda b, d, x, y: b.fdiv(d, b.fmul(c(b, d, 2.0), y)))
-define("llvm.fabs", lambda b, d, x, y: b.fmul(d, b.intrinsic("copysign", [c(b, d, 1.0), x[0]])))
+define("llvm.log", lambda b, d, x, y: b.fdiv(d, x[0]), spellings=("log", "logf"))
+define("llvm.log2", lambda b, d, x, y: b.fdiv(d, b.fmul(x[0], c(b, d, math.log(2.0)))), spellings=("log2", "log2f"))
+define("llvm.log10", lambda b, d, x, y: b.fdiv(d, b.fmul(x[0], c(b, d, math.log(10.0)))), spellings=("log10", "log10f"))
+define("llvm.sqrt", lambda b, d, x, y: b.fdiv(d, b.fmul(c(b, d, 2.0), y)), spellings=("sqrt", "sqrtf"))
+define("llvm.fabs", lambda b, d, x, y: b.fmul(d, b.intrinsic("copysign", [c(b, d, 1.0), x[0]])), spellings=("fabs", "fabsf"))
 define("llvm.copysign",
        lambda b, d, x, y: b.fmul(d, b.fmul(b.intrinsic("copysign", [c(b, d, 1.0), x[0]]),
                                            b.intrinsic("copysign", [c(b, d, 1.0), x[1]]))),
-       None)
+       ZERO, spellings=("copysign", "copysignf"), linear=True)
 # pow(a, e): d e a^(e-1) and d y log(a)
 define("llvm.pow",
        lambda b, d, x, y: b.fmul(d, b.fmul(x[1], b.intrinsic("pow", [x[0], b.fsub(x[1], c(b, d, 1.0))]))),
-       lambda b, d, x, y: b.fmul(d, b.fmul(y, b.intrinsic("log", [x[0]]))))
+       lambda b, d, x, y: b.fmul(d, b.fmul(y, b.intrinsic("log", [x[0]]))), spellings=("pow", "powf"))
 # powi(a, n) with an integer n: d n a^(n-1)
 define("llvm.powi",
        lambda b, d, x, y: b.fmul(d, b.fmul(b.cast("sitofp", x[1], d.type),
                                            b.powi(x[0], b.sub(x[1], b.iconst(x[1].type, 1))))),
        None)
 define("llvm.fma", lambda b, d, x, y: b.fmul(d, x[1]), lambda b, d, x, y: b.fmul(d, x[0]),
-       lambda b, d, x, y: d, spellings=("llvm.fmuladd",))
+       lambda b, d, x, y: d, spellings=("llvm.fmuladd", "fma", "fmaf"), linear=True)
 
 
 def pick_first(pred):
@@ -51,8 +51,10 @@ def pick_first(pred):
     return first, second
 
 
-define("llvm.minnum", *pick_first("ole"), spellings=("llvm.minimum", "llvm.minimumnum", "fmin", "fminf"))
-define("llvm.maxnum", *pick_first("oge"), spellings=("llvm.maximum", "llvm.maximumnum", "fmax", "fmaxf"))
+define("llvm.minnum", *pick_first("ole"), spellings=("llvm.minimum", "llvm.minimumnum", "fmin", "fminf"),
+       linear=True)
+define("llvm.maxnum", *pick_first("oge"), spellings=("llvm.maximum", "llvm.maximumnum", "fmax", "fmaxf"),
+       linear=True)
 
 for name in ("floor", "ceil", "round", "trunc", "rint", "nearbyint", "roundeven"):
     zero(f"llvm.{name}", spellings=(name, name + "f"))

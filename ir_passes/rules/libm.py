@@ -25,11 +25,8 @@ libm("atan2",
 libm("asinh", lambda b, d, x, y: rsqrt_of(b, d, b.fadd(sq(b, x[0]), c(b, d, 1.0))))
 libm("acosh", lambda b, d, x, y: rsqrt_of(b, d, b.fsub(sq(b, x[0]), c(b, d, 1.0))))
 libm("atanh", lambda b, d, x, y: b.fdiv(d, b.fsub(c(b, d, 1.0), sq(b, x[0]))))
-libm("exp", lambda b, d, x, y: b.fmul(d, y))
 libm("expm1", lambda b, d, x, y: b.fmul(d, b.fadd(y, c(b, d, 1.0))))
-libm("log", lambda b, d, x, y: b.fdiv(d, x[0]))
 libm("log1p", lambda b, d, x, y: b.fdiv(d, b.fadd(x[0], c(b, d, 1.0))))
-libm("sqrt", lambda b, d, x, y: b.fdiv(d, b.fmul(c(b, d, 2.0), y)))
 libm("cbrt", lambda b, d, x, y: b.fdiv(d, b.fmul(c(b, d, 3.0), sq(b, y))))
 libm("hypot", lambda b, d, x, y: b.fdiv(b.fmul(d, x[0]), y), lambda b, d, x, y: b.fdiv(b.fmul(d, x[1]), y))
 libm("erf", lambda b, d, x, y: b.fmul(d, b.fmul(c(b, d, 2.0 / math.sqrt(math.pi)),
@@ -37,9 +34,3 @@ libm("erf", lambda b, d, x, y: b.fmul(d, b.fmul(c(b, d, 2.0 / math.sqrt(math.pi)
 libm("erfc", lambda b, d, x, y: b.fneg(b.fmul(d, b.fmul(c(b, d, 2.0 / math.sqrt(math.pi)),
                                                          b.intrinsic("exp", [b.fneg(sq(b, x[0]))])))))
 libm("lgamma", lambda b, d, x, y: b.fmul(d, b.digamma(x[0])))
-libm("sin", lambda b, d, x, y: b.fmul(d, b.intrinsic("cos", [x[0]])))
-libm("cos", lambda b, d, x, y: b.fneg(b.fmul(d, b.intrinsic("sin", [x[0]]))))
-libm("tan", lambda b, d, x, y: b.fmul(d, b.fadd(c(b, d, 1.0), sq(b, y))))
-libm("pow",
-     lambda b, d, x, y: b.fmul(d, b.fmul(x[1], b.intrinsic("pow", [x[0], b.fsub(x[1], c(b, d, 1.0))]))),
-     lambda b, d, x, y: b.fmul(d, b.fmul(y, b.intrinsic("log", [x[0]]))))

@@ -15,7 +15,11 @@ Register it in one of the rule modules (`arithmetic.py`, `intrinsics.py`, `libm.
   (an integer exponent, a condition).
 - Every partial must be linear in `d`: forward mode derives the tangent rule as
   sum_k partial_k(d = tangent of operand k).
+- `ZERO` is a partial for an operand the result does not depend on locally (copysign's sign).
 - `zero(key)` declares a function whose derivative is zero everywhere it is defined (floor).
+- Partials are "strong zero" unless `linear=True`: a zero adjoint gives a zero contribution even
+  where the partial is inf or NaN. This matters after LLVM speculates both sides of a branch
+  (`np.cbrt` computes pow of a negative number and then selects the other value).
 
 A call or opcode with float data and no rule raises UnsupportedError naming it; it never gets a
 zero derivative by accident.
@@ -34,6 +38,7 @@ class Rule:
     key: str
     partials: tuple[Partial | None, ...]
     zero: bool = False
+    linear: bool = False  # partials are finite wherever the primal is: no strong-zero guard
 
     def partial(self, k: int) -> Partial | None:
         return self.partials[k] if k < len(self.partials) else None
@@ -42,8 +47,13 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
-def define(key: str, *partials: Partial | None, spellings: tuple[str, ...] = ()) -> Rule:
-    rule = Rule(key, tuple(partials))
+def ZERO(b, d, x, y):
+    return None
+
+
+def define(key: str, *partials: Partial | None, spellings: tuple[str, ...] = (),
+           linear: bool = False) -> Rule:
+    rule = Rule(key, tuple(partials), linear=linear)
     for name in (key, *spellings):
         RULES[name] = rule
     return rule

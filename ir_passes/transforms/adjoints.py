@@ -32,13 +32,19 @@ def apply_rule(g, rule, inst, block, b, operands=None) -> None:
         return
     x = Operands(g.avail, inst, block, b)
     y = Lazy(inst.type, lambda: g.avail.primal(inst, block, b))
+    is_zero = None
     for k, op in enumerate(operands):
         if not g.act.is_active(op):
             continue
         partial = rule.partial(k)
         if partial is None:
             raise g.unsupported(f"`{rule.key}` has no derivative with respect to operand {k}", inst)
-        g.add_adjoint(b, op, partial(b, d, x, y))
+        contribution = partial(b, d, x, y)
+        if contribution is not None and not rule.linear:
+            # strong zero: a zero adjoint contributes zero even where the partial is inf/NaN
+            is_zero = is_zero or b.fcmp("oeq", d, ConstFloat(d.type, 0.0))
+            contribution = b.select(is_zero, ConstFloat(d.type, 0.0), contribution)
+        g.add_adjoint(b, op, contribution)
 
 
 def reverse_call(g, inst, block, b) -> None:
