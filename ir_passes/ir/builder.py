@@ -42,6 +42,12 @@ class Builder:
             return a
         return self._fbin("fadd", a, b, name)
 
+    def accumulate(self, a, b, name=""):
+        """a + b for adjoint accumulation: order and the sign of zero are not part of the contract."""
+        if _is_zero(a):
+            return b
+        return self.emit(Instruction("fadd", a.type, [a, b], flags=["reassoc", "nsz"]), name)
+
     def fsub(self, a, b, name=""):
         if _is_zero(b):
             return a

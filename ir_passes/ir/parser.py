@@ -96,7 +96,18 @@ class Tokens:
             elif stack and tok == stack[-1]:
                 stack.pop()
                 if not stack:
-                    return " ".join(parts)
+                    return join_tokens(parts)
+
+
+def join_tokens(parts: list[str]) -> str:
+    """Tokens back to text, spaced the way LLVM prints them."""
+    out = ""
+    for k, tok in enumerate(parts):
+        prev = parts[k - 1] if k else ""
+        tight = (not out or prev in ("(", "[") or tok in (")", "]", ",")
+                 or (tok == "(" and prev not in (",", "x")))
+        out += tok if tight else " " + tok
+    return out
 
 
 def is_type_start(tok: str) -> bool:
@@ -389,7 +400,7 @@ class FunctionParser:
             if tok in ("fastcc", "ccc", "coldcc") or tok == "cc":
                 cconv.append(tok if tok != "cc" else f"cc {ts.next()}")
             elif ts.peek() == "(":
-                ret_attrs.append(tok + " " + ts.group())
+                ret_attrs.append(tok + ts.group())
             elif tok == "align":
                 ret_attrs.append(f"{tok} {ts.next()}")
             else:
@@ -410,7 +421,7 @@ class FunctionParser:
             while not self.is_value_start(ts):
                 tok = ts.next()
                 if ts.peek() == "(":
-                    attrs.append(tok + " " + ts.group())
+                    attrs.append(tok + ts.group())
                 elif tok == "align":
                     attrs.append(f"{tok} {ts.next()}")
                 else:
@@ -421,7 +432,7 @@ class FunctionParser:
         fn_attrs = []
         while not ts.done() and ts.peek() != ",":
             tok = ts.next()
-            fn_attrs.append(tok + " " + ts.group() if ts.peek() in ("(", "[") else tok)
+            fn_attrs.append(tok + ts.group() if ts.peek() in ("(", "[") else tok)
         return Instruction("call", rt, args, name="", flags=flags, callee=callee, tail=tail,
                            cconv=" ".join(cconv), ret_attrs=" ".join(ret_attrs),
                            arg_attrs=arg_attrs, fn_attrs=" ".join(fn_attrs), fnty_text=fnty_text)
@@ -451,7 +462,7 @@ class FunctionParser:
             else:
                 parts.append(tok.replace("{", "{{").replace("}", "}}"))
         opcode = parts[0] if parts else "?"
-        return Instruction("opaque", rt, ops, raw=" ".join(parts), flags=[opcode])
+        return Instruction("opaque", rt, ops, raw=join_tokens(parts), flags=[opcode])
 
     # --- body
     def body(self, lines: list[str]) -> None:
@@ -541,7 +552,7 @@ def parse_header(line: str, is_decl: bool) -> Function:
     if k > 0 and words[k - 1] == "<" and words[k] == "{":
         k -= 1
     ret = parse_type(Tokens(words[k:], line))
-    prefix = " ".join(words[:k])
+    prefix = join_tokens(words[:k])
     rest = line[at.end():]
     ts = Tokens(tokenize(rest), line)
     params, vararg = [], False
@@ -556,7 +567,7 @@ def parse_header(line: str, is_decl: bool) -> Function:
             if tok.startswith("%"):
                 pname = unquote(tok[1:])
             elif ts.peek() == "(":
-                attrs.append(tok + " " + ts.group())
+                attrs.append(tok + ts.group())
             else:
                 attrs.append(tok)
         params.append(Argument(t, pname, " ".join(attrs), len(params)))
@@ -564,7 +575,7 @@ def parse_header(line: str, is_decl: bool) -> Function:
     suffix_toks = []
     while not ts.done() and ts.peek() != "{":
         tok = ts.next()
-        suffix_toks.append(tok + " " + ts.group() if ts.peek() == "(" else tok)
+        suffix_toks.append(tok + ts.group() if ts.peek() == "(" else tok)
     fn = Function(name, ret, params, prefix=prefix, suffix=" ".join(suffix_toks), vararg=vararg,
                   is_declaration=is_decl)
     return fn
@@ -589,7 +600,7 @@ def parse_module(text: str) -> Module:
             fn = parse_header(line, True)
             fn.raw = line  # type: ignore[attr-defined]
             mod.add_function(fn)
-        elif line.strip():
+        elif line.strip() and not line.lstrip().startswith(";"):
             mod.items.append(line)
         i += 1
     mod.locations = debug_locations([x for x in mod.items if isinstance(x, str)])

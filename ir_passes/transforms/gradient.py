@@ -75,7 +75,7 @@ class Gradient:
         if d.type != v.type:
             raise UnsupportedError(f"adjoint type {d.type} does not match {v.type}")
         slot = self.adjoint_slot(v)
-        b.store(b.fadd(b.load(v.type, slot), d), slot)
+        b.store(b.accumulate(b.load(v.type, slot), d), slot)
 
     def take_adjoint(self, b, v):
         """Read adj[v] and reset it to zero: each definition consumes its adjoint."""

@@ -18,7 +18,7 @@ def reverse_load(g, inst, block, b) -> None:
         return
     d = g.take_adjoint(b, inst)
     sp = g.avail.shadow(inst.ops[0], block, b)
-    b.store(b.fadd(b.load(inst.type, sp, align=inst.align), d), sp, align=inst.align)
+    b.store(b.accumulate(b.load(inst.type, sp, align=inst.align), d), sp, align=inst.align)
 
 
 def reverse_store(g, inst, block, b) -> None:

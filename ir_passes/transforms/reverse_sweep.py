@@ -91,6 +91,6 @@ class ReverseSweep:
             if not g.act.is_active(a):
                 continue
             d = b.load(a.type, g.adjoint_slot(a))
-            b.store(b.fadd(b.load(a.type, out), d), out)
+            b.store(b.accumulate(b.load(a.type, out), d), out)
         g.tape.free_all(b)
         b.ret(b.load(g.fn.ret_type, self.status_slot) if self.status_slot is not None else None)

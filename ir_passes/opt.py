@@ -1,0 +1,46 @@
+"""Run passes on a .ll file: `python -m ir_passes.opt -p reverse-mode --activity dup,const in.ll`.
+
+Without passes it round-trips the file through the parser and printer.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .ir.parser import parse_module
+from .ir.printer import print_module
+from .passes import PASSES
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ir_passes.opt")
+    ap.add_argument("input", help=".ll file, or - for standard input")
+    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, simplify, print")
+    ap.add_argument("--fn", default="", help="the function to work on (default: the first defined)")
+    ap.add_argument("--activity", default="", help="per parameter: const, dup or active")
+    ap.add_argument("--cache", default="minimal", choices=["minimal", "always"])
+    ap.add_argument("--noalias", action="store_true", help="distinct pointer parameters never overlap")
+    ap.add_argument("--what", default="loops", help="with -p print: dominators, loops, types, activity")
+    args = ap.parse_args(argv)
+    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    module = parse_module(text)
+    activity = tuple(a for a in args.activity.split(",") if a)
+    out = None
+    for name in [p for p in args.passes.split(",") if p]:
+        cls = PASSES[name]
+        if name == "reverse-mode":
+            p = cls(fn=args.fn, activity=activity, cache=args.cache, noalias=args.noalias)
+        elif name == "print":
+            p = cls(what=args.what, fn=args.fn, activity=activity)
+        else:
+            p = cls()
+        out = p.apply(module)
+        if out is not None and name != "print":
+            module = parse_module(out)
+            out = None
+    sys.stdout.write(out if out is not None else print_module(module))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

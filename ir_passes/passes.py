@@ -1,0 +1,79 @@
+"""Passes: small frozen dataclasses with a kebab-case name, runnable from `python -m ir_passes.opt`."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ReverseMode:
+    """Add the reverse-mode gradient of `fn` as `out`."""
+    name = "reverse-mode"
+    fn: str = ""
+    activity: tuple = ()
+    out: str = "grad"
+    cache: str = "minimal"
+    noalias: bool = False
+
+    def apply(self, module) -> str | None:
+        from .transforms.reverse import reverse_mode
+        fn = self.fn or first_definition(module)
+        act = list(self.activity) + ["const"] * (len(module.functions[fn].params) - len(self.activity))
+        reverse_mode(module, fn, act, self.out, cache=self.cache, noalias=self.noalias)
+        return None
+
+
+@dataclass(frozen=True)
+class Simplify:
+    """LLVM's sroa, instcombine and simplifycfg through llvmlite: a canonical form for golden tests."""
+    name = "simplify"
+
+    def apply(self, module) -> str:
+        import llvmlite.binding as llvm
+        from .ir.printer import print_module
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        mod = llvm.parse_assembly(print_module(module))
+        mod.verify()
+        tm = llvm.Target.from_default_triple().create_target_machine()
+        pto = llvm.create_pipeline_tuning_options(speed_level=1)
+        pto.loop_vectorization = pto.slp_vectorization = pto.loop_unrolling = False
+        pb = llvm.create_pass_builder(tm, pto)
+        fpm = llvm.create_new_function_pass_manager()
+        fpm.add_sroa_pass()
+        fpm.add_instruction_combine_pass()
+        fpm.add_simplify_cfg_pass()
+        for f in mod.functions:
+            if not f.is_declaration:
+                fpm.run(f, pb)
+        return str(mod)
+
+
+@dataclass(frozen=True)
+class Printer:
+    """Print an analysis of `fn`: dominators, loops, types or activity."""
+    name = "print"
+    what: str = "loops"
+    fn: str = ""
+    activity: tuple = ()
+
+    def apply(self, module) -> str:
+        from .analysis.activity import print_activity
+        from .analysis.dominators import print_dominators
+        from .analysis.loops import print_loops
+        from .analysis.types import print_types
+        f = module.functions[self.fn or first_definition(module)]
+        if self.what == "activity":
+            act = list(self.activity) + ["const"] * (len(f.params) - len(self.activity))
+            return print_activity(f, act) + "\n"
+        table = {"dominators": print_dominators, "loops": print_loops, "types": print_types}
+        return table[self.what](f) + "\n"
+
+
+def first_definition(module) -> str:
+    for f in module.functions.values():
+        if not f.is_declaration:
+            return f.name
+    raise ValueError("the module defines no function")
+
+
+PASSES = {"reverse-mode": ReverseMode, "simplify": Simplify, "print": Printer}
