@@ -149,13 +149,26 @@ class ForwardSweep:
             g.tape.step(b, lp, +1)
         if back is not None:
             g.tape.step(b, back, +1)
-            g.tape.reserve(b, back)
+            if g.trip_bounds.get(back) is None:
+                g.tape.reserve(b, back)
         if entered is not None:
             if entered in g.starts:
                 g.tape.write(b, g.starts[entered], b.load(T.i64, g.tape.counter(entered)))
-            g.tape.reserve(b, entered)
+            g.tape.reserve(b, entered, self.trip_count(b, entered))
         b.br(self.fb[dst])
         return first, b.block
+
+    def trip_count(self, b, loop):
+        """An upper bound on the iterations of this entry of `loop`, or None when unknown."""
+        tb = self.g.trip_bounds.get(loop)
+        if tb is None:
+            return None
+        init = b.cast("sext", self.vmap.get(tb.init, tb.init), T.i64)
+        bound = b.cast("sext", self.vmap.get(tb.bound, tb.bound), T.i64)
+        diff = b.sub(bound, init)
+        absdiff = b.select(b.icmp("slt", diff, ConstInt(T.i64, 0)), b.sub(ConstInt(T.i64, 0), diff), diff)
+        q = b.binop("udiv", absdiff, ConstInt(T.i64, abs(tb.step)))
+        return b.add(q, ConstInt(T.i64, 2))
 
     def fix_phis(self) -> None:
         for c, orig, _ in self.clones:

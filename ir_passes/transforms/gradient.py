@@ -5,6 +5,7 @@ from ..analysis.activity import activity_analysis, check_constant_stores
 from ..analysis.alias import alias_analysis
 from ..analysis.dominators import dominators
 from ..analysis.loops import loop_info
+from ..analysis.tripcount import trip_bound
 from ..analysis.types import type_analysis
 from ..errors import UnsupportedError
 from ..ir import types as T
@@ -23,6 +24,7 @@ class Gradient:
         self.cache_mode = cache_mode
         self.loops = loop_info(primal)
         self.dom = dominators(primal)
+        self.trip_bounds = {lp: trip_bound(lp, self.dom) for lp in self.loops.loops}
         self.types = type_analysis(primal)
         self.act = activity_analysis(primal, activity)
         self.alias = alias_analysis(primal, noalias_params=noalias)

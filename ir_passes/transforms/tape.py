@@ -101,21 +101,23 @@ class Tape:
         slot = self.counter(loop)
         b.store(b.add(b.load(T.i64, slot), ConstInt(T.i64, delta)), slot)
 
-    def reserve(self, b: Builder, loop):
-        """Make room for iteration c_L of `loop`; returns the block where code continues."""
+    def reserve(self, b: Builder, loop, count=None):
+        """Make room for iterations c_L .. c_L + count - 1 of `loop` (one when count is None).
+        Returns the block where code continues."""
         entries = self.loop_entries(loop)
         if not entries:
             return b.block
         fn = self.gradient.fn
         c = b.load(T.i64, self.counter(loop))
+        need = b.add(c, count if count is not None else ConstInt(T.i64, 1))
         cap = b.load(T.i64, self.capacity[loop])
-        full = b.icmp("sge", c, cap)
+        full = b.icmp("sgt", need, cap)
         grow = fn.add_block(f"grow.{loop.index}.{len(fn.blocks)}")
         cont = fn.add_block(f"grown.{loop.index}.{len(fn.blocks)}")
         b.cbr(full, grow, cont)
         b.position(grow)
         doubled = b.mul(cap, ConstInt(T.i64, 2))
-        need = b.add(c, ConstInt(T.i64, INITIAL_CAPACITY))
+        need = b.add(need, ConstInt(T.i64, INITIAL_CAPACITY))
         new = b.select(b.icmp("sgt", doubled, need), doubled, need)
         for e in entries:
             size = b.mul(new, ConstInt(T.i64, T.size_of(e.type)))

@@ -1,0 +1,73 @@
+"""Trip-count bounds: an upper bound on a loop's iterations, computable when the loop is entered.
+
+A loop qualifies when one of its exiting blocks runs on every iteration (it dominates every latch)
+and leaves on `icmp pred a, b` where one side is an induction variable (phi [init, outside],
+[phi + step, latch], or that increment) with constant step and the other side is defined outside
+the loop. Then iterations <= |bound - init| / |step| + 2 whatever the predicate. The bound is only
+used to reserve tape space, so over-estimating is safe; loops with no such exit grow their tape.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.instructions import Instruction
+from ..ir.values import Argument, Constant, ConstInt
+
+
+@dataclass
+class TripBound:
+    """iterations <= |bound - init| // |step| + 2."""
+    init: object
+    bound: object
+    step: int
+
+
+def induction(v, loop):
+    """(phi, step) when v is an induction phi of `loop` or its increment."""
+    if isinstance(v, Instruction) and v.opcode == "add" and v.block in loop.blocks:
+        for a, s in ((v.ops[0], v.ops[1]), (v.ops[1], v.ops[0])):
+            if isinstance(s, ConstInt) and _is_iv(a, v, loop):
+                return a, s.value
+    if isinstance(v, Instruction) and v.opcode == "phi" and v.block is loop.header:
+        for x in v.ops:
+            if isinstance(x, Instruction) and x.opcode == "add" and v in x.ops:
+                s = x.ops[1] if x.ops[0] is v else x.ops[0]
+                if isinstance(s, ConstInt) and _is_iv(v, x, loop):
+                    return v, s.value
+    return None
+
+
+def _is_iv(phi, inc, loop) -> bool:
+    if not (isinstance(phi, Instruction) and phi.opcode == "phi" and phi.block is loop.header):
+        return False
+    inside = [x for x, b in zip(phi.ops, phi.blocks) if b in loop.blocks]
+    outside = [x for x, b in zip(phi.ops, phi.blocks) if b not in loop.blocks]
+    return bool(inside) and all(x is inc for x in inside) and len(outside) >= 1 and \
+        all(x is outside[0] for x in outside)
+
+
+def invariant(v, loop) -> bool:
+    return isinstance(v, (Constant, Argument)) or (isinstance(v, Instruction) and v.block not in loop.blocks)
+
+
+def trip_bound(loop, dom) -> TripBound | None:
+    for blk in loop.blocks:
+        term = blk.terminator
+        if term is None or term.opcode != "br" or not term.ops:
+            continue
+        if all(t in loop.blocks for t in term.targets):
+            continue
+        if not all(dom.dominates(blk, latch) for latch in loop.latches):
+            continue
+        cond = term.ops[0]
+        if not (isinstance(cond, Instruction) and cond.opcode == "icmp"):
+            continue
+        for a, b in ((cond.ops[0], cond.ops[1]), (cond.ops[1], cond.ops[0])):
+            iv = induction(a, loop)
+            if iv is None or not invariant(b, loop) or iv[1] == 0:
+                continue
+            phi, step = iv
+            init = [x for x, blk2 in zip(phi.ops, phi.blocks) if blk2 not in loop.blocks][0]
+            if isinstance(b.type, type(init.type)) and b.type == init.type:
+                return TripBound(init, b, step)
+    return None
