@@ -1,0 +1,63 @@
+"""Workload 1: elementwise y[i] = x[i]*x[i] + sin(x[i]), n = 1e6, float64.
+
+Gradient: L = <w, y>; dx = w * (2x + cos x). The hand adjoint fuses the primal and the
+adjoint in one pass (it also writes y and zeroes the consumed seed, as the contract asks).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from ..harness import Arg, Hand, Instance
+
+NAME = "elementwise"
+TITLE = "elementwise x*x+sin(x)"
+
+
+@njit
+def kernel(x, y):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * x[i] + math.sin(x[i])
+
+
+@njit
+def hand_adjoint(x, y, dx, dy):
+    for i in range(x.shape[0]):
+        xi = x[i]
+        y[i] = xi * xi + math.sin(xi)
+        dx[i] += dy[i] * (2.0 * xi + math.cos(xi))
+        dy[i] = 0.0
+
+
+def setup(quick=False, n=None):
+    n = n or (10_000 if quick else 1_000_000)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-2.0, 2.0, n)
+    w = rng.standard_normal(n)
+    args = [Arg("dup", x, name="x"), Arg("dup", np.zeros(n), seed=w, wrt=False, name="y")]
+    hx, hy, hdx, hdy = x.copy(), np.zeros(n), np.zeros(n), w.copy()
+
+    def reset():
+        np.copyto(hx, x)
+        hdx.fill(0.0)
+        np.copyto(hdy, w)
+
+    hand = Hand(lambda: hand_adjoint(hx, hy, hdx, hdy), reset, lambda: hdx.copy())
+    return Instance(kernel, args, hand=hand, note=f"n={n}")
+
+
+# ---- peers -----------------------------------------------------------------------------
+
+def jax_setup(inst):
+    import jax
+    import jax.numpy as jnp
+    x0 = inst.spec[0].init
+    w = jnp.asarray(inst.spec[1].seed)
+
+    def f(x):
+        return jnp.dot(w, x * x + jnp.sin(x))
+    fwd = jax.jit(lambda x: x * x + jnp.sin(x))
+    g = jax.jit(jax.grad(f))
+    xj = jnp.asarray(x0)
+    return (lambda: fwd(xj).block_until_ready()), (lambda: g(xj).block_until_ready()), \
+        (lambda: np.asarray(g(xj)))

@@ -1,0 +1,116 @@
+"""Workload 3: the 1-D explicit heat equation, updated in place, Active diffusivity.
+
+    for each step:  u[i] <- u[i] + r (u[i-1] - 2 u[i] + u[i+1]),  i = 1..n-2  (ends fixed)
+    with r = alpha * dt / dx^2; the update walks left to right keeping the old left
+    neighbour in a scalar. L = <w, u_final>; derivative w.r.t. alpha and the initial u.
+
+n = 1e5, 100 steps. The reverse sweep needs every overwritten state (80 MB of tape). The hand
+adjoint keeps a preallocated full tape (steps x n).
+"""
+import numpy as np
+from numba import njit
+
+from ..harness import Arg, Hand, Instance
+
+NAME = "heat"
+TITLE = "heat eq. in place, Active alpha"
+
+DT_OVER_DX2 = 0.5
+
+
+@njit
+def kernel(u, alpha, steps):
+    n = u.shape[0]
+    r = alpha * DT_OVER_DX2
+    for s in range(steps):
+        left = u[0]
+        for i in range(1, n - 1):
+            ui = u[i]
+            u[i] = ui + r * (left - 2.0 * ui + u[i + 1])
+            left = ui
+
+
+@njit
+def hand_adjoint(u, alpha, steps, du, tape, gb):
+    """Forward storing each step's input state in `tape` (steps, n), then the reverse
+    sweep with `gb` (n) as a second adjoint buffer. du enters holding dL/du_final and leaves
+    holding dL/du_initial. Returns dL/dalpha. Needs n >= 5."""
+    n = u.shape[0]
+    r = alpha * DT_OVER_DX2
+    for s in range(steps):
+        for i in range(n):
+            tape[s, i] = u[i]
+        for i in range(1, n - 1):
+            u[i] = tape[s, i] + r * (tape[s, i - 1] - 2.0 * tape[s, i] + tape[s, i + 1])
+    dr = 0.0
+    c = 1.0 - 2.0 * r
+    ga = du
+    g = gb
+    for s in range(steps - 1, -1, -1):
+        # u_new[i] = u[i] + r*lap_i for interior i; ga holds dL/du_new
+        acc = 0.0
+        for i in range(1, n - 1):
+            acc += ga[i] * (tape[s, i - 1] - 2.0 * tape[s, i] + tape[s, i + 1])
+        dr += acc
+        g[0] = ga[0] + r * ga[1]
+        g[1] = ga[1] * c + r * ga[2]
+        for j in range(2, n - 2):
+            g[j] = ga[j] * c + r * (ga[j - 1] + ga[j + 1])
+        g[n - 2] = ga[n - 2] * c + r * ga[n - 3]
+        g[n - 1] = ga[n - 1] + r * ga[n - 2]
+        ga, g = g, ga
+    if steps % 2 == 1:
+        for i in range(n):
+            du[i] = ga[i]
+    return dr * DT_OVER_DX2
+
+
+def setup(quick=False, n=None, steps=None):
+    n = n or (2_000 if quick else 100_000)
+    steps = steps or (10 if quick else 100)
+    rng = np.random.default_rng(3)
+    xs = np.linspace(0.0, 1.0, n)
+    u0 = np.sin(np.pi * xs) + 0.1 * rng.standard_normal(n)
+    w = rng.standard_normal(n)
+    alpha = 0.8
+    args = [Arg("dup", u0, seed=w, name="u"), Arg("active", alpha, name="alpha"),
+            Arg("const", steps, name="steps")]
+    hu, hdu, tape, gb = u0.copy(), w.copy(), np.zeros((steps, n)), np.zeros(n)
+    out = [0.0]
+
+    def reset():
+        np.copyto(hu, u0)
+        np.copyto(hdu, w)
+
+    def call():
+        out[0] = hand_adjoint(hu, alpha, steps, hdu, tape, gb)
+
+    def result():
+        return np.concatenate([hdu, [out[0]]])
+    return Instance(kernel, args, hand=Hand(call, reset, result), note=f"n={n} steps={steps}")
+
+
+def jax_setup(inst):
+    import jax
+    import jax.numpy as jnp
+    u0 = jnp.asarray(inst.spec[0].init)
+    w = jnp.asarray(inst.spec[0].seed)
+    alpha = inst.spec[1].init
+    steps = inst.spec[2].init
+
+    def f(u, alpha):
+        r = alpha * DT_OVER_DX2
+
+        def step(u, _):
+            lap = u[:-2] - 2.0 * u[1:-1] + u[2:]
+            return u.at[1:-1].add(r * lap), None
+        u, _ = jax.lax.scan(step, u, None, length=steps)
+        return jnp.dot(w, u)
+    fwd = jax.jit(f)
+    g = jax.jit(jax.grad(f, argnums=(0, 1)))
+
+    def result():
+        du, da = g(u0, alpha)
+        return np.concatenate([np.asarray(du), [float(da)]])
+    return (lambda: fwd(u0, alpha).block_until_ready()), \
+        (lambda: jax.block_until_ready(g(u0, alpha))), result
