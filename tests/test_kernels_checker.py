@@ -1,5 +1,5 @@
 """Tests of the finite-difference checker itself (enzyme_py.check), with `autodiff` replaced by
-fakes that write known gradients, so they run without the AD. (test_kernels.test_reference
+fakes that write known gradients, so they run without the AD. (test_kernels.test_kernel
 does the same on every corpus case.)
 """
 import numpy as np
@@ -138,6 +138,7 @@ def test_float32_step_and_tolerance():
     assert default_rtol(np.float64) == 1e-6
     assert default_rtol(np.float32) >= 1e-3
     assert default_rtol(np.float64, rtol=1e-3) == 1e-3
+    assert 1e-6 < default_rtol(np.float32, fd_dtype=np.float64) < default_rtol(np.float32)
 
 
 def test_float32_finite_difference_accuracy():
