@@ -5,6 +5,11 @@ final IR (`inspect_llvm`) is vectorized and has its callees inlined away: neithe
 is a good input for AD. So at import we install a code-library class that records
 the text of every module Numba adds, and `capture` compiles a private copy of the
 kernel and links the recorded texts of the kernel and all its @njit callees.
+
+Callees compiled before that class was installed, or loaded from Numba's
+on-disk cache, have no recorded text: they are recompiled as private copies too
+(renamed to the symbol the kernel calls). NRT's own module is never linked in:
+its functions stay declarations, as refprune and ir_passes expect.
 """
 import re
 import warnings
@@ -14,8 +19,10 @@ from typing import Any
 import llvmlite.binding as llvm
 import numba
 from numba.core import cgutils, codegen
+from numba.core import types as numba_types
 from numba.core.errors import NumbaDebugInfoWarning, NumbaError
 from numba.core.registry import cpu_target
+from numba.core.runtime import rtsys
 
 _RECORD_ATTR = "_enzyme_py_ir_texts"
 
@@ -82,7 +89,9 @@ def capture(kernel, argtypes) -> Captured:
         except NumbaError as exc2:
             raise _cannot_compile(kernel, argtypes, exc2) from exc2
     (cres,) = copy.overloads.values()
-    module = link_texts(library_texts(cres.library))
+    collector = _Collector()
+    collector.add(cres)
+    module = link_texts(collector.texts)
     return Captured(text=str(module), fn_name=cres.fndesc.mangled_name,
                     argtypes=tuple(cres.signature.args),
                     restype=cres.signature.return_type, dispatcher=copy)
@@ -114,9 +123,9 @@ def _copy_options(kernel) -> dict:
     return opts
 
 
-def iter_libraries(root):
+def iter_libraries(root, seen=None):
     """`root` and its linking libraries, depth first, each once, without NRT's."""
-    seen = set()
+    seen = set() if seen is None else seen
     stack = [root]
     while stack:
         lib = stack.pop()
@@ -130,27 +139,95 @@ def iter_libraries(root):
 _WRAPPER_DEF = re.compile(r'^define [^@\n]*@"?(_ZN7cpython|cfunc\.)', re.M)
 
 
-def library_texts(root) -> list:
-    """The module texts to link for library `root` and its callees."""
-    texts = []
-    for lib in iter_libraries(root):
-        recorded = getattr(lib, _RECORD_ATTR, None)
-        if recorded:
-            texts += [t for t in recorded if not _WRAPPER_DEF.search(t)]
-        else:
-            # Compiled before we were imported, or loaded from Numba's cache:
-            # only its final (optimized, linked) module exists.
-            texts.append(_as_linkonce(lib.get_llvm_str()))
-    return [strip_noinline(t) for t in texts]
+class _Collector:
+    """Gathers the module texts of a compile result and its callees, each library once.
+
+    A library with no recorded text (compiled before we were imported, or
+    loaded from Numba's on-disk cache) is recompiled as a private copy when
+    its @njit dispatcher can be found; the copy's function takes the name the
+    callers use. Otherwise its final (optimized) module is used.
+    """
+
+    def __init__(self):
+        self.texts = []
+        self.seen = set()
+        self.nrt_names = {fn.name for fn in rtsys.library.get_defined_functions()}
+
+    def add(self, cres, rename=None):
+        owners = _callee_overloads(cres)
+        for lib in iter_libraries(cres.library, self.seen):
+            recorded = getattr(lib, _RECORD_ATTR, None)
+            if recorded:
+                texts = [t for t in recorded if not _WRAPPER_DEF.search(t)]
+                if rename and lib is cres.library:
+                    texts = [t.replace(*rename) for t in texts]
+                self.texts += [strip_noinline(t) for t in texts]
+            elif id(lib) in owners:
+                self._add_fresh_copy(*owners[id(lib)])
+            elif lib._disable_inspection:
+                raise TypeError(
+                    f"enzyme_py cannot see the IR of {lib.name!r}: it was loaded "
+                    f"from Numba's on-disk cache. Clear the cache or call it "
+                    f"from an @njit function without cache=True.")
+            else:
+                self.texts.append(strip_noinline(
+                    _final_module_text(lib, self.nrt_names)))
+
+    def _add_fresh_copy(self, dispatcher, argtypes, old):
+        copy = _compile_copy(dispatcher, argtypes)
+        (cres,) = copy.overloads.values()
+        self.add(cres, rename=(cres.fndesc.mangled_name, old.fndesc.mangled_name))
 
 
-def _as_linkonce(text: str) -> str:
-    """Make the external definitions of `text` linkonce_odr so duplicates merge."""
-    mod = llvm.parse_assembly(text)
+def _callee_overloads(cres) -> dict:
+    """id(library) -> (dispatcher, argtypes, cres) of the @njit callees reachable
+    from `cres` through Numba's type maps."""
+    found, stack, visited = {}, [cres], set()
+    while stack:
+        typemap = getattr(stack.pop().fndesc, "typemap", None) or {}
+        for ty in typemap.values():
+            if not isinstance(ty, numba_types.Dispatcher):
+                continue
+            dispatcher = ty.dispatcher
+            for sig, callee in list(dispatcher.overloads.items()):
+                if id(callee) not in visited:
+                    visited.add(id(callee))
+                    found[id(callee.library)] = (dispatcher, sig, callee)
+                    stack.append(callee)
+    return found
+
+
+def _final_module_text(lib, nrt_names) -> str:
+    """The final module of `lib`, external definitions made linkonce_odr (so
+    duplicates merge) and NRT's functions reduced to declarations, as in
+    recorded texts."""
+    mod = llvm.parse_assembly(lib.get_llvm_str())
+    decls = []
     for fn in mod.functions:
-        if not fn.is_declaration and fn.linkage == llvm.Linkage.external:
+        if fn.is_declaration:
+            continue
+        if fn.name in nrt_names:
+            ret, params = str(fn.global_value_type).split(" (", 1)
+            decls.append((fn.name, f'declare {ret} @"{fn.name}"({params}'))
+        elif fn.linkage == llvm.Linkage.external:
             fn.linkage = llvm.Linkage.linkonce_odr
-    return str(mod)
+    return _replace_definitions(str(mod), dict(decls))
+
+
+def _replace_definitions(text: str, decls: dict) -> str:
+    """Replace the definitions of the functions in `decls` by the given declarations."""
+    out, skipping = [], False
+    for line in text.split("\n"):
+        if skipping:
+            skipping = line != "}"
+            continue
+        m = re.match(r'define [^@]*@"?([^"(]+)"?\(', line)
+        if m and m.group(1) in decls:
+            out.append(decls[m.group(1)])
+            skipping = not line.rstrip().endswith("}")
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 _ATTR_LINE = re.compile(r"^(define |attributes #)")

@@ -15,8 +15,10 @@ from numba.core import types
 
 import enzyme_py
 from enzyme_py import Active, Const, Duplicated, DuplicatedNoNeed, api
-from enzyme_py.capture import (_RECORD_ATTR, _copy_options, capture,
-                               strip_noinline)
+from numba.core.runtime import rtsys
+
+from enzyme_py.capture import (_RECORD_ATTR, _copy_options, _final_module_text,
+                               capture, strip_noinline)
 from enzyme_py.cleanup import cleanup
 from enzyme_py.convention import arg_layouts, build_activity, param_count
 from enzyme_py.link import (GradientSpec, compile_library, gradient_name,
@@ -191,23 +193,46 @@ def test_capture_links_kernel_and_njit_callees():
     llvm.parse_assembly(cap.text).verify()
 
 
-def test_capture_falls_back_to_final_ir_of_unrecorded_callee():
+@pytest.mark.parametrize("from_disk_cache", [False, True])
+def test_capture_recompiles_unrecorded_callee(from_disk_cache):
     @numba.njit
-    def helper(v):
-        return v + 1.0
+    def helper(v, i):
+        return v[i] + 1.0
 
     @numba.njit
     def kernel(x):
-        x[0] = helper(x[0])
+        x[0] = helper(x, 1)
 
     x = np.zeros(2)
     kernel(x)                                   # compiles helper
     (helper_cres,) = helper.overloads.values()
-    delattr(helper_cres.library, _RECORD_ATTR)  # as if compiled before import
-    cap = capture(kernel, _types(x))
-    assert any("6helperB" in n for n in _defined(cap.text))
+    lib = helper_cres.library
+    delattr(lib, _RECORD_ATTR)                  # as if compiled before import
+    lib._disable_inspection = from_disk_cache   # ... or loaded from the cache
+    try:
+        cap = capture(kernel, _types(x))
+    finally:
+        lib._disable_inspection = False
+    assert helper_cres.fndesc.mangled_name in _defined(cap.text)
     cleaned = cleanup(cap.text, cap.fn_name)
     assert _defined(cleaned) == [cap.fn_name]
+    assert not re.search(r"\bcall [^@]*@", cleaned)
+
+
+def test_final_module_text_declares_nrt_functions():
+    @numba.njit
+    def first(v):
+        return v[0]
+
+    first(np.zeros(2))
+    (cres,) = first.overloads.values()
+    nrt = {fn.name for fn in rtsys.library.get_defined_functions()}
+    assert "NRT_decref" in cres.library.get_llvm_str()
+    text = _final_module_text(cres.library, nrt)
+    module = llvm.parse_assembly(text)
+    assert all(module.get_function(n).is_declaration for n in nrt
+               if n in {f.name for f in module.functions})
+    assert module.get_function(cres.fndesc.mangled_name).linkage == llvm.Linkage.linkonce_odr
 
 
 def test_capture_of_recursive_kernel_not_yet_compiled():
