@@ -1,0 +1,245 @@
+"""Workload 6: ADBench bundle adjustment, the sparse Jacobian on the ba1 file.
+
+`ba_residual(cam, X, w, feat, err)` computes one observation's two reprojection residuals
+(Rodrigues rotation with the theta == 0 first-order branch, radial distortion, focal length,
+principal point, weight). The objective runs it over every observation and adds the weight
+error 1 - w^2. The Jacobian takes two reverse sweeps per observation, seeding each residual
+in turn; the weight-error rows are d(1 - w^2)/dw = -2w. It is stored like ADBench's
+BASparseMat: per observation, two rows of 15 values (11 camera, 3 point, 1 weight).
+"""
+import math
+import os
+
+import numpy as np
+from numba import njit
+
+from ..harness import Instance
+from . import DATA_DIR
+
+NAME = "ba"
+TITLE = "ADBench BA Jacobian ba1"
+
+NCAM = 11          # rotation (3), centre (3), focal (1), principal point (2), distortion (2)
+
+
+def read_ba(path):
+    """Read an ADBench BA file: returns (cams (n, 11), X (m, 3), w (p,), obs (p, 2) int,
+    feats (p, 2)). The file holds one camera, point, weight and feature, replicated;
+    observation i uses camera i mod n and point i mod m."""
+    with open(path) as f:
+        tok = f.read().split()
+    n, m, p = int(tok[0]), int(tok[1]), int(tok[2])
+    vals = np.array(tok[3:3 + NCAM + 3 + 1 + 2], dtype=np.float64)
+    cam, X, w, feat = vals[:NCAM], vals[NCAM:NCAM + 3], vals[NCAM + 3], vals[NCAM + 4:]
+    cams = np.tile(cam, (n, 1))
+    Xs = np.tile(X, (m, 1))
+    ws = np.full(p, w)
+    feats = np.tile(feat, (p, 1))
+    idx = np.arange(p)
+    obs = np.stack([idx % n, idx % m], axis=1).astype(np.int64)
+    return cams, Xs, ws, obs, feats
+
+
+@njit
+def rodrigues_rotate_point(r0, r1, r2, x0, x1, x2):
+    sqtheta = r0 * r0 + r1 * r1 + r2 * r2
+    if sqtheta != 0.0:
+        theta = math.sqrt(sqtheta)
+        costheta = math.cos(theta)
+        sintheta = math.sin(theta)
+        inv = 1.0 / theta
+        w0, w1, w2 = r0 * inv, r1 * inv, r2 * inv
+        c0 = w1 * x2 - w2 * x1
+        c1 = w2 * x0 - w0 * x2
+        c2 = w0 * x1 - w1 * x0
+        tmp = (w0 * x0 + w1 * x1 + w2 * x2) * (1.0 - costheta)
+        return (x0 * costheta + c0 * sintheta + w0 * tmp,
+                x1 * costheta + c1 * sintheta + w1 * tmp,
+                x2 * costheta + c2 * sintheta + w2 * tmp)
+    # first-order approximation near theta == 0: X + rot x X
+    return (x0 + r1 * x2 - r2 * x1,
+            x1 + r2 * x0 - r0 * x2,
+            x2 + r0 * x1 - r1 * x0)
+
+
+@njit
+def ba_residual(cam, X, w, feat, err):
+    y0, y1, y2 = rodrigues_rotate_point(cam[0], cam[1], cam[2],
+                                        X[0] - cam[3], X[1] - cam[4], X[2] - cam[5])
+    p0 = y0 / y2
+    p1 = y1 / y2
+    rsq = p0 * p0 + p1 * p1
+    L = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq
+    err[0] = w * (p0 * L * cam[6] + cam[7] - feat[0])
+    err[1] = w * (p1 * L * cam[6] + cam[8] - feat[1])
+
+
+@njit
+def ba_objective(cams, X, w, obs, feats, reproj_err, w_err):
+    for i in range(obs.shape[0]):
+        ba_residual(cams[obs[i, 0]], X[obs[i, 1]], w[i], feats[i], reproj_err[i])
+        w_err[i] = 1.0 - w[i] * w[i]
+
+
+kernel = ba_objective
+
+
+def make_jacobian(entry):
+    """An @njit Jacobian driver around the gradient entry of `ba_residual`
+    (entry(cam, X, w, feat, err, dcam, dX, derr, seed) -> (dw,))."""
+    @njit
+    def jacobian(cams, X, w, obs, feats, reproj_err, w_err, J, Jw):
+        dcam = np.zeros(NCAM)
+        dX = np.zeros(3)
+        derr = np.zeros(2)
+        for i in range(obs.shape[0]):
+            cam = cams[obs[i, 0]]
+            pt = X[obs[i, 1]]
+            err = reproj_err[i]
+            for r in range(2):
+                dcam[:] = 0.0
+                dX[:] = 0.0
+                derr[:] = 0.0
+                derr[r] = 1.0
+                dw = entry(cam, pt, w[i], feats[i], err, dcam, dX, derr, 1.0)[0]
+                for k in range(NCAM):
+                    J[i, r, k] = dcam[k]
+                for k in range(3):
+                    J[i, r, NCAM + k] = dX[k]
+                J[i, r, NCAM + 3] = dw
+            w_err[i] = 1.0 - w[i] * w[i]
+            Jw[i] = -2.0 * w[i]
+    return jacobian
+
+
+def csr_values(J, Jw):
+    """The Jacobian's values in ADBench's CSR order (reprojection rows, then weight rows)."""
+    return np.concatenate([J.reshape(-1), Jw])
+
+
+class BAInstance(Instance):
+    """BA: the primal is the full objective; the 'gradient' is the sparse Jacobian."""
+
+    def __init__(self, data, note=""):
+        self.data = data
+        cams, X, w, obs, feats = data
+        p = obs.shape[0]
+        self.reproj_err = np.zeros((p, 2))
+        self.w_err = np.zeros(p)
+        self.J = np.zeros((p, 2, NCAM + 4))
+        self.Jw = np.zeros(p)
+        self.kernel = ba_objective
+        self.spec = []
+        self.hand = None
+        self.note = note
+        self.seed = 1.0
+        self.derivs = None
+        self._entry = None
+        self._jac = None
+
+    def reset(self):
+        pass
+
+    def residual_args(self):
+        from enzyme_py import Active, Const, Duplicated
+        cams, X, w, obs, feats = self.data
+        return [Duplicated(cams[0].copy(), np.zeros(NCAM)), Duplicated(X[0].copy(), np.zeros(3)),
+                Active(float(w[0])), Const(feats[0].copy()),
+                Duplicated(np.zeros(2), np.zeros(2))]
+
+    def primal(self):
+        cams, X, w, obs, feats = self.data
+        ba_objective(cams, X, w, obs, feats, self.reproj_err, self.w_err)
+
+    def compile(self):
+        from enzyme_py import compile_gradient
+        self._entry = compile_gradient(ba_residual, *self.residual_args()).entry
+        self._jac = make_jacobian(self._entry)
+        self.grad()
+        return self._entry
+
+    def grad(self):
+        if self._jac is None:
+            self.compile()
+        cams, X, w, obs, feats = self.data
+        self._jac(cams, X, w, obs, feats, self.reproj_err, self.w_err, self.J, self.Jw)
+
+    def grad_api(self):
+        raise NotImplementedError
+
+    def grad_vector(self):
+        return csr_values(self.J, self.Jw)
+
+    def annotated(self):
+        return self.residual_args()
+
+    def fd_rows(self, i, h=1e-6):
+        """Finite-difference Jacobian block (2 x 15) of observation i."""
+        cams, X, w, obs, feats = self.data
+        cam, pt, wi, ft = cams[obs[i, 0]], X[obs[i, 1]], w[i], feats[i]
+        base = np.concatenate([cam, pt, [wi]])
+        out = np.zeros((2, NCAM + 4))
+        err_p, err_m = np.zeros(2), np.zeros(2)
+        for k in range(NCAM + 4):
+            step = h * max(1.0, abs(base[k]))
+            vp, vm = base.copy(), base.copy()
+            vp[k] += step
+            vm[k] -= step
+            ba_residual(vp[:NCAM].copy(), vp[NCAM:NCAM + 3].copy(), vp[-1], ft, err_p)
+            ba_residual(vm[:NCAM].copy(), vm[NCAM:NCAM + 3].copy(), vm[-1], ft, err_m)
+            out[:, k] = (err_p - err_m) / (2 * step)
+        return out
+
+
+def instance_from(data, note=""):
+    return BAInstance(data, note=note)
+
+
+def setup(quick=False):
+    inst = instance_from(read_ba(os.path.join(DATA_DIR, "ba", "ba1_n49_m7776_p31843.txt")),
+                         note="ba1 n=49 m=7776 p=31843")
+    if quick:
+        cams, X, w, obs, feats = inst.data
+        inst = instance_from((cams, X, w[:2000].copy(), obs[:2000].copy(), feats[:2000].copy()),
+                             note="ba1, first 2000 obs")
+    return inst
+
+
+def jax_setup(inst):
+    import jax
+    import jax.numpy as jnp
+    cams, X, w, obs, feats = (jnp.asarray(a) for a in inst.data)
+
+    def rot(r, x):
+        sq = jnp.sum(r * r)
+        safe = jnp.where(sq != 0.0, sq, 1.0)
+        theta = jnp.sqrt(safe)
+        wv = r / theta
+        full = x * jnp.cos(theta) + jnp.cross(wv, x) * jnp.sin(theta) \
+            + wv * jnp.dot(wv, x) * (1.0 - jnp.cos(theta))
+        return jnp.where(sq != 0.0, full, x + jnp.cross(r, x))
+
+    def residual(cam, pt, wi, ft):
+        y = rot(cam[:3], pt - cam[3:6])
+        p = y[:2] / y[2]
+        rsq = jnp.sum(p * p)
+        L = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq
+        return wi * (p * L * cam[6] + cam[7:9] - ft)
+
+    def objective(cams, X, w):
+        r = jax.vmap(residual)(cams[obs[:, 0]], X[obs[:, 1]], w, feats)
+        return r, 1.0 - w * w
+    jac1 = jax.jacrev(residual, argnums=(0, 1, 2))
+
+    def jac(cams, X, w):
+        jc, jx, jw = jax.vmap(jac1)(cams[obs[:, 0]], X[obs[:, 1]], w, feats)
+        blk = jnp.concatenate([jc, jx, jw[:, :, None]], axis=2)
+        return blk, -2.0 * w
+    fwd = jax.jit(objective)
+    g = jax.jit(jac)
+
+    def result():
+        blk, jw = g(cams, X, w)
+        return np.concatenate([np.asarray(blk).ravel(), np.asarray(jw)])
+    return (lambda: jax.block_until_ready(fwd(cams, X, w))), \
+        (lambda: jax.block_until_ready(g(cams, X, w))), result
