@@ -7,6 +7,9 @@
   an operand of a useful operation.
 - A value is *active* when it is varying, useful and holds floats. Only active values get adjoint
   code. Integers, Const parameters and anything that cannot reach an output produce none.
+- A call to a function defined in the module is *differentiated* (split into an augmented forward
+  and a reverse) when it takes a varying value or shadowed memory. A local alloca becomes shadowed
+  when varying data is stored into it or a differentiated call gets it.
 """
 from __future__ import annotations
 
@@ -51,8 +54,16 @@ def float_args(inst) -> bool:
     return any(kind(o.type) == "float" for o in inst.ops)
 
 
-def activity_analysis(fn, activity: list[str]) -> Activity:
+def is_defined_call(inst, module) -> bool:
+    if inst.opcode != "call":
+        return False
+    f = module.functions.get(inst.callee_name) if module is not None else None
+    return f is not None and not f.is_declaration
+
+
+def activity_analysis(fn, activity: list[str], module=None) -> Activity:
     act = Activity()
+    act.module = module
     insts = list(fn.instructions())
     for a, mode in zip(fn.params, activity):
         if mode == "dup":
@@ -65,11 +76,28 @@ def activity_analysis(fn, activity: list[str]) -> Activity:
     return act
 
 
+def differentiated(act: Activity, i) -> bool:
+    """A call into module code that touches varying values or shadowed memory."""
+    return is_defined_call(i, getattr(act, "module", None)) and \
+        any(id(o) in act.varying or id(o) in act.shadowed for o in i.ops)
+
+
 def _forward(insts, act: Activity) -> None:
     changed = True
     while changed:
         changed = False
         for i in insts:
+            if i.opcode == "store" and id(i.ops[0]) in act.varying and kind(i.ops[0].type) == "float":
+                for r in _alloca_roots(i.ops[1]):
+                    if id(r) not in act.shadowed:
+                        act.shadowed.add(id(r))
+                        changed = True
+            if i.opcode == "call" and differentiated(act, i):
+                for o in i.ops:
+                    for r in _alloca_roots(o) if kind(o.type) == "ptr" else ():
+                        if id(r) not in act.shadowed:
+                            act.shadowed.add(id(r))
+                            changed = True
             if kind(i.type) == "ptr" and i.opcode in SHADOW_OPS and id(i) not in act.shadowed:
                 srcs = i.ops[1:] if i.opcode == "select" else (i.ops if i.opcode == "phi" else i.ops[:1])
                 if any(id(s) in act.shadowed for s in srcs):
@@ -88,6 +116,11 @@ def _forward(insts, act: Activity) -> None:
                 changed = True
 
 
+def _alloca_roots(p) -> list:
+    from .types import roots
+    return [r for r in roots(p) if getattr(r, "opcode", None) == "alloca"]
+
+
 def _backward(insts, act: Activity) -> None:
     changed = True
     while changed:
@@ -95,6 +128,8 @@ def _backward(insts, act: Activity) -> None:
         for i in reversed(insts):
             if i.opcode == "store" and id(i.ops[1]) in act.shadowed:
                 targets = [i.ops[0]]
+            elif i.opcode == "call" and differentiated(act, i):
+                targets = list(i.ops)
             elif id(i) in act.useful and i.opcode in PROPAGATE:
                 targets = i.ops[1:] if i.opcode == "select" else list(i.ops)
             else:

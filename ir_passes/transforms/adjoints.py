@@ -48,6 +48,11 @@ def apply_rule(g, rule, inst, block, b, operands=None) -> None:
 
 
 def reverse_call(g, inst, block, b) -> None:
+    from ..analysis.activity import differentiated
+    from . import calls
+    if differentiated(g.act, inst):
+        calls.reverse_call(g, inst, block, b)
+        return
     name = inst.callee_name
     if name.startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove")):
         memory.reverse_memory_intrinsic(g, inst, block, b)

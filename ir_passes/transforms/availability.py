@@ -165,6 +165,8 @@ class Availability:
         elif op == "select":
             out = b.select(self.primal(p.ops[0], block, b), self.shadow(p.ops[1], block, b),
                            self.shadow(p.ops[2], block, b))
+        elif op == "alloca" and p in self.g.alloca_shadows:
+            out = self.g.tape.frame.address(b, self.g.alloca_shadows[p])
         elif op == "phi":
             home = self.g.loops.loop_of(p.block)
             e = self.g.tape.entry(("shadow", p), T.ptr, home, "shadow pointer phi", source=p)

@@ -37,6 +37,8 @@ class ForwardSweep:
         self.smap: dict = {}          # primal pointer -> forward shadow pointer
         self.clones: list = []        # (clone, original, shadow positions)
         self.pred_block: dict = {}    # (primal P, primal S) -> forward block that jumps into S
+        self.call_frames: dict = {}   # primal call -> forward load of the callee's frame pointer
+        self.success_exits: list = [] # (forward block, primal return block)
 
     # --- step 1: clone every reachable block
     def clone_blocks(self) -> None:
@@ -44,13 +46,20 @@ class ForwardSweep:
         for a in g.primal.params:
             self.vmap[a] = g.params[a.index]
         for blk in g.dom.order:
-            self.fb[blk] = g.fn.add_block("fwd." + blk.name)
+            self.fb[blk] = g.new_block("fwd." + blk.name)
+        from .calls import forward_call
+        from ..analysis.activity import differentiated
         for blk in g.dom.order:
             for inst in blk.instructions:
+                if inst.opcode == "call" and differentiated(g.act, inst):
+                    self.vmap[inst] = forward_call(self, inst, blk)
+                    continue
                 c = self.fb[blk].append(clone(inst))
                 self.vmap[inst] = c
                 self.clones.append((c, inst, ()))
-                if g.act.has_shadow(inst):
+                if inst.opcode == "alloca" and g.act.has_shadow(inst):
+                    self.smap[inst] = self.shadow_alloca(inst, blk)
+                elif g.act.has_shadow(inst):
                     s = self.fb[blk].append(clone(inst, ".shadow"))
                     pos = tuple(range(len(inst.ops))) if inst.opcode == "phi" else SHADOW_POSITIONS[inst.opcode]
                     self.smap[inst] = s
@@ -60,6 +69,21 @@ class ForwardSweep:
             phis = [i for i in blk.instructions if i.opcode == "phi"]
             rest = [i for i in blk.instructions if i.opcode != "phi"]
             blk.instructions = phis + rest
+
+    def shadow_alloca(self, inst, blk):
+        """The shadow of a local alloca: a zeroed field of the frame, alive in both sweeps."""
+        from .calls import fwd_field_address
+        g = self.g
+        if inst.ops:
+            raise UnsupportedError("a variable-size stack allocation holds differentiable data",
+                                   g.describe(inst), g.locate(inst))
+        size = T.size_of(inst.source_type)
+        f = g.tape.frame.field(T.ArrayType(size, T.i8))
+        g.alloca_shadows[inst] = f
+        ib = g.init_builder
+        ib.call("llvm.memset.p0.i64", T.void, [g.tape.frame.address(ib, f), ConstInt(T.i8, 0),
+                                               ConstInt(T.i64, size), ConstInt(T.i1, 0)])
+        return fwd_field_address(self, blk, f)
 
     def forward_shadow(self, p):
         if isinstance(p, Argument):
@@ -104,6 +128,8 @@ class ForwardSweep:
                 continue  # written on loop entry edges
             if isinstance(key, tuple) and key[0] == "shadow":
                 value = self.smap[key[1]]
+            elif isinstance(key, tuple) and key[0] == "callframe":
+                value = self.call_frames[key[1]]
             elif isinstance(key, tuple) and key[0] == "from":
                 value = key[2]
             else:
@@ -143,7 +169,7 @@ class ForwardSweep:
         entered = header if header is not None and src not in header.blocks else None
         if not (exited or back or entered):
             return None
-        first = g.fn.add_block(f"edge.{src.name}.{dst.name}")
+        first = g.new_block(f"edge.{src.name}.{dst.name}")
         b = MathBuilder(g.module, first)
         for lp in exited:
             g.tape.step(b, lp, +1)
@@ -153,7 +179,7 @@ class ForwardSweep:
                 g.tape.reserve(b, back)
         if entered is not None:
             if entered in g.starts:
-                g.tape.write(b, g.starts[entered], b.load(T.i64, g.tape.counter(entered)))
+                g.tape.write(b, g.starts[entered], g.tape.load(b, g.tape.counter(entered)))
             g.tape.reserve(b, entered, self.trip_count(b, entered))
         b.br(self.fb[dst])
         return first, b.block
@@ -193,19 +219,22 @@ class ForwardSweep:
             b = MathBuilder(g.module, f)
             status = term.ops[0] if term.ops else None
             if status is not None:
-                b.store(status, rev.status_slot)
+                g.tape.store(b, status, rev.status_slot)
             ok = success_test(b, status, g.success_codes)
             if ok is True:
                 b.br(rev.rb[blk])
             else:
-                err = g.fn.add_block(f"error.{blk.name}")
+                err = g.new_block(f"error.{blk.name}")
                 if ok is False:
                     b.br(err)
                 else:
                     b.cbr(ok, rev.rb[blk], err)
                 eb = MathBuilder(g.module, err)
                 g.tape.free_all(eb)
+                if g.split:
+                    eb.call("free", T.void, [g.tape.frame.pointer])
                 eb.ret(status)
+            self.success_exits.append((b.block, blk))
 
 
 def success_test(b, status, codes):

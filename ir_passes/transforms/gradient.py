@@ -16,7 +16,8 @@ from ..ir.values import Argument, Constant, ConstFloat
 
 
 class Gradient:
-    def __init__(self, module, primal, activity, out_name, cache_mode="minimal", noalias=False):
+    def __init__(self, module, primal, activity, out_name, cache_mode="minimal", noalias=False,
+                 split=False):
         if len(activity) != len(primal.params):
             raise ValueError(f"activity has {len(activity)} entries, @{primal.name} has "
                              f"{len(primal.params)} parameters")
@@ -26,7 +27,7 @@ class Gradient:
         self.dom = dominators(primal)
         self.trip_bounds = {lp: trip_bound(lp, self.dom) for lp in self.loops.loops}
         self.types = type_analysis(primal)
-        self.act = activity_analysis(primal, activity)
+        self.act = activity_analysis(primal, activity, module)
         self.alias = alias_analysis(primal, noalias_params=noalias)
         check_constant_stores(primal, self.act, self.locate)
         self.null_ptr = Constant(T.ptr, "null")
@@ -39,6 +40,8 @@ class Gradient:
         self.tape = Tape(self)
         self.avail = Availability(self)
         self.starts: dict = {}        # Loop -> tape key of its start counter
+        self.alloca_shadows: dict = {}  # primal alloca -> frame Field holding its shadow
+        self.split = split            # an augmented forward + reverse pair instead of one function
 
     def _make_function(self, out_name: str) -> None:
         p = self.primal
@@ -58,8 +61,17 @@ class Gradient:
         self.fn = Function(out_name, p.ret_type, params, prefix="define")
         self.fn.generated = True  # type: ignore[attr-defined]
         self.module.add_function(self.fn)
-        self.alloca_block = self.fn.add_block("alloca")
+        self.sweep = "fwd"
+        self.alloca_block = self.new_block("alloca")   # adjoint slots (reverse-local)
         self.alloca_builder = MathBuilder(self.module, self.alloca_block)
+        self.init_block = self.new_block("state")      # frame initialization (forward)
+        self.init_builder = MathBuilder(self.module, self.init_block)
+
+    def new_block(self, name: str):
+        """A block of the gradient, tagged with the sweep ("fwd" or "rev") creating it."""
+        blk = self.fn.add_block(name)
+        blk.sweep = self.sweep
+        return blk
 
     # --- adjoints
     def adjoint_slot(self, v):

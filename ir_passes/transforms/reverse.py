@@ -25,21 +25,109 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalia
     """
     if cache not in ("minimal", "always"):
         raise ValueError(f"cache must be 'minimal' or 'always', not {cache!r}")
+    g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False)
+    combine(g, fwd)
+    worklist = module.__dict__.setdefault("split_worklist", [])
+    while worklist:
+        callee, act, aug, rev_name = worklist.pop()
+        if not module.functions[aug].is_declaration if aug in module.functions else False:
+            continue
+        gs, fs, rs = synthesize(module, callee, list(act), aug + ".combined", cache, False, success_codes, True)
+        split(gs, fs, rs, aug, rev_name)
+    return g
+
+
+def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split):
     primal = module.functions[fn_name]
-    g = Gradient(module, primal, activity, out_name, cache, noalias)
+    g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split)
     g.success_codes = success_codes
     reachable = set(g.dom.order)
     all_preds = primal.predecessors()
     g.preds = {blk: [p for p in all_preds[blk] if p in reachable] for blk in g.dom.order}
-
     fwd = ForwardSweep(g)
+    g.sweep = "fwd"
     fwd.clone_blocks()
+    g.sweep = "rev"
     rev = ReverseSweep(g, fwd)
     rev.build(blocks_reaching_success(g))
+    g.sweep = "fwd"
     fwd.finish(rev)
-    b = MathBuilder(module, g.alloca_block)
-    b.br(fwd.fb[primal.entry])
-    return g
+    return g, fwd, rev
+
+
+def split(g, fwd, rev, aug_name, rev_name) -> None:
+    """Cut a synthesized gradient into F.aug (forward, returns its frame) and F.rev (reverse)."""
+    from ..ir import types as T
+    from ..ir.module import Block, Function
+    from ..ir.values import Argument, ConstInt
+    module = g.module
+    module.items.remove(g.fn)
+    del module.functions[g.fn.name]
+    n = len(g.primal.params) + len(g.shadow_params)
+    frame_out = Argument(T.ptr, "frame.out", "", n)
+    aug = Function(aug_name, g.fn.ret_type, g.params[:n] + [frame_out], prefix="define internal")
+    frame_param = Argument(T.ptr, "frame.in", "", len(g.params))
+    revf = Function(rev_name, T.void, g.params + [frame_param], prefix="define internal")
+    for f in (aug, revf):
+        f.generated = True
+        module.add_function(f)
+    # forward: malloc the frame, initialize it, run, and hand the frame to the caller
+    entry = Block("entry", aug)
+    b = MathBuilder(module, entry)
+    frame = b.call("malloc", T.ptr, [ConstInt(T.i64, max(g.tape.frame.size, 8))])
+    b.br(g.init_block)
+    MathBuilder(module, g.init_block).br(fwd.fb[g.primal.entry])
+    exit_field = g.tape.frame.field(T.i32) if len(fwd.success_exits) > 1 else None
+    done_blocks = []
+    for k, (blk, primal_ret) in enumerate(fwd.success_exits):
+        done = Block(f"done.{k}", aug)
+        db = MathBuilder(module, done)
+        if exit_field is not None:
+            g.tape.store(db, ConstInt(T.i32, k), exit_field)
+        db.store(g.tape.frame.pointer, frame_out)
+        status = rev.status_slot
+        db.ret(g.tape.load(db, status) if status is not None else None)
+        blk.terminator.replace_successor(rev.rb[primal_ret], done)
+        done_blocks.append(done)
+    aug.blocks = [entry, g.init_block] + [x for x in g.fn.blocks if x.sweep == "fwd" and
+                                          x not in (g.alloca_block, g.init_block)] + done_blocks
+    replace_uses(aug, g.tape.frame.pointer, frame)
+    # reverse: adjoint slots, then the reverse of the return block the forward left by
+    rb = MathBuilder(module, g.alloca_block)
+    targets = [rev.rb[r] for _, r in fwd.success_exits]
+    if exit_field is None:
+        rb.br(targets[0])
+    else:
+        which = g.tape.load(rb, exit_field)
+        rb.switch(which, targets[0], [(ConstInt(T.i32, k), t) for k, t in enumerate(targets) if k])
+    revf.blocks = [g.alloca_block] + [x for x in g.fn.blocks if x.sweep == "rev"]
+    replace_uses(revf, g.tape.frame.pointer, frame_param)
+    for f in (aug, revf):
+        for blk in f.blocks:
+            blk.function = f
+
+
+def combine(g, fwd) -> None:
+    """Close the combined gradient: the frame is an alloca in the entry block."""
+    from ..ir import types as T
+    b = MathBuilder(g.module, g.alloca_block)
+    frame = g.alloca_block.insert(0, frame_alloca(g.tape.frame.size))
+    b.br(g.init_block)
+    MathBuilder(g.module, g.init_block).br(fwd.fb[g.primal.entry])
+    replace_uses(g.fn, g.tape.frame.pointer, frame)
+    assert frame.type == T.ptr
+
+
+def frame_alloca(size: int):
+    from ..ir import types as T
+    from ..ir.instructions import Instruction
+    return Instruction("alloca", T.ptr, [], name="frame", source_type=T.ArrayType(max(size, 8), T.i8),
+                       align=16)
+
+
+def replace_uses(fn, old, new) -> None:
+    for inst in fn.instructions():
+        inst.ops = [new if o is old else o for o in inst.ops]
 
 
 def blocks_reaching_success(g) -> set:

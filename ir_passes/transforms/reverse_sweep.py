@@ -20,10 +20,10 @@ from .adjoints import reverse_instruction
 class ReverseSweep:
     def __init__(self, g, fwd):
         self.g, self.fwd = g, fwd
-        self.rb = {blk: g.fn.add_block("rev." + blk.name) for blk in g.dom.order}
+        self.rb = {blk: g.new_block("rev." + blk.name) for blk in g.dom.order}
         self.finish_block = None
         rt = g.fn.ret_type
-        self.status_slot = None if isinstance(rt, T.VoidType) else g.alloca_builder.alloca(rt, "status")
+        self.status_slot = None if isinstance(rt, T.VoidType) else g.tape.new_field(rt)
 
     def build(self, reaches_success) -> None:
         g = self.g
@@ -48,7 +48,7 @@ class ReverseSweep:
             outside = [p for p in preds if p not in loop.blocks]
             latches = [p for p in preds if p in loop.blocks]
             if len(outside) == 1 and len(latches) == 1:
-                c = b.load(T.i64, g.tape.counter(loop))
+                c = g.tape.load(b, g.tape.counter(loop))
                 first = b.icmp("eq", c, g.loop_start(loop, blk, b))
                 b.cbr(first, self.edge(outside[0], blk), self.edge(latches[0], blk))
                 return
@@ -65,7 +65,7 @@ class ReverseSweep:
     def edge(self, src, dst):
         """The reverse of edge src -> dst: phi adjoints and counters, then the reverse of src."""
         g = self.g
-        blk = g.fn.add_block(f"rev.edge.{dst.name}.{src.name}")
+        blk = g.new_block(f"rev.edge.{dst.name}.{src.name}")
         b = MathBuilder(g.module, blk)
         moved = [(phi, g.take_adjoint(b, phi)) for phi in dst.phis() if g.act.is_active(phi)]
         for phi, d in moved:
@@ -80,7 +80,7 @@ class ReverseSweep:
 
     def finish_target(self):
         if self.finish_block is None:
-            self.finish_block = self.g.fn.add_block("finish")
+            self.finish_block = self.g.new_block("finish")
         return self.finish_block
 
     def finish(self) -> None:
@@ -93,4 +93,8 @@ class ReverseSweep:
             d = b.load(a.type, g.adjoint_slot(a))
             b.store(b.accumulate(b.load(a.type, out), d), out)
         g.tape.free_all(b)
-        b.ret(b.load(g.fn.ret_type, self.status_slot) if self.status_slot is not None else None)
+        if g.split:
+            b.call("free", T.void, [g.tape.frame.pointer])
+            b.ret()
+            return
+        b.ret(g.tape.load(b, self.status_slot) if self.status_slot is not None else None)

@@ -11,6 +11,11 @@ c_L from reverse code inside L and at c_L - 1 (the most recent iteration) from r
 L. The arrays of a loop share one capacity. It is reserved on entering the loop and grown when an
 iteration would pass it, so trip counts need not be known up front. Every array is freed when the
 gradient returns, on the error path too.
+
+All of this state (counters, capacities, slots, array pointers) lives in one *frame*: fields at
+fixed offsets from a frame pointer. In a combined gradient the frame is an alloca that SROA splits
+back into registers; a split gradient (an augmented forward and a reverse, used for calls and
+recursion) mallocs it in the forward and frees it at the end of the reverse.
 """
 from __future__ import annotations
 
@@ -24,12 +29,40 @@ INITIAL_CAPACITY = 16
 
 
 @dataclass(eq=False)
+class Field:
+    """A fixed offset in the frame."""
+    offset: int
+    type: T.Type
+
+
+class Frame:
+    def __init__(self):
+        from ..ir.values import Value
+        self.size = 0
+        self.pointer = Value()          # placeholder, replaced by the frame pointer of each function
+        self.pointer.type, self.pointer.name = T.ptr, "frame"
+
+    def field(self, type: T.Type) -> Field:
+        size = T.size_of(type)
+        align = min(8, max(1, size))
+        self.size = (self.size + align - 1) // align * align
+        f = Field(self.size, type)
+        self.size += size
+        return f
+
+    def address(self, b: Builder, field: Field):
+        if field.offset == 0:
+            return self.pointer
+        return b.gep(T.i8, self.pointer, [ConstInt(T.i64, field.offset)])
+
+
+@dataclass(eq=False)
 class Entry:
     """One cached value: where it lives and which loop indexes it."""
     key: object
     type: T.Type
-    home: object            # the Loop whose counter indexes it, or None for a stack slot
-    storage: object         # alloca: the value itself (slot) or the array's base pointer (tape)
+    home: object            # the Loop whose counter indexes it, or None for a slot
+    storage: Field          # frame field: the value itself (slot) or the array's base pointer (tape)
     reason: str = ""
     source: object = None   # the primal instruction, when there is one
 
@@ -38,36 +71,43 @@ class Entry:
 class Tape:
     gradient: object
     entries: dict = field(default_factory=dict)   # key -> Entry
-    counters: dict = field(default_factory=dict)  # Loop -> alloca i64
-    capacity: dict = field(default_factory=dict)  # Loop -> alloca i64
+    counters: dict = field(default_factory=dict)  # Loop -> Field i64
+    capacity: dict = field(default_factory=dict)  # Loop -> Field i64
+    frame: Frame = field(default_factory=Frame)
 
     @property
-    def alloca_builder(self) -> Builder:
-        return self.gradient.alloca_builder
+    def init_builder(self) -> Builder:
+        """Builds in the block that initializes the frame."""
+        return self.gradient.init_builder
 
-    def counter(self, loop):
+    def new_field(self, type: T.Type, init=None) -> Field:
+        f = self.frame.field(type)
+        if init is not None:
+            b = self.init_builder
+            b.store(init, self.frame.address(b, f))
+        return f
+
+    def load(self, b: Builder, f: Field):
+        return b.load(f.type, self.frame.address(b, f))
+
+    def store(self, b: Builder, value, f: Field) -> None:
+        b.store(value, self.frame.address(b, f))
+
+    def counter(self, loop) -> Field:
         if loop not in self.counters:
-            b = self.alloca_builder
-            slot = b.alloca(T.i64, f"count.{loop.index}")
-            b.store(ConstInt(T.i64, 0), slot)
-            self.counters[loop] = slot
+            self.counters[loop] = self.new_field(T.i64, ConstInt(T.i64, 0))
         return self.counters[loop]
 
     def entry(self, key, type: T.Type, home, reason: str = "", source=None) -> Entry:
         if key in self.entries:
             return self.entries[key]
-        b = self.alloca_builder
-        name = f"cache.{len(self.entries)}"
         if home is None:
-            storage = b.alloca(type, name)
+            storage = self.new_field(type)
         else:
-            storage = b.alloca(T.ptr, name)
-            b.store(self.gradient.null_ptr, storage)
+            storage = self.new_field(T.ptr, self.gradient.null_ptr)
             self.counter(home)
             if home not in self.capacity:
-                cap = b.alloca(T.i64, f"cap.{home.index}")
-                b.store(ConstInt(T.i64, 0), cap)
-                self.capacity[home] = cap
+                self.capacity[home] = self.new_field(T.i64, ConstInt(T.i64, 0))
         e = Entry(key, type, home, storage, reason, source)
         self.entries[key] = e
         return e
@@ -77,29 +117,29 @@ class Tape:
 
     # --- code emission
     def index(self, b: Builder, loop, inside: bool):
-        c = b.load(T.i64, self.counter(loop))
+        c = self.load(b, self.counter(loop))
         return c if inside else b.add(c, ConstInt(T.i64, -1))
 
     def read(self, b: Builder, e: Entry, block):
         """Load a cached value in reverse code for primal block `block`."""
         if e.home is None:
-            return b.load(e.type, e.storage)
+            return self.load(b, e.storage)
         idx = self.index(b, e.home, block in e.home.blocks)
-        base = b.load(T.ptr, e.storage)
+        base = self.load(b, e.storage)
         return b.load(e.type, b.gep(e.type, base, [idx]))
 
     def write(self, b: Builder, e: Entry, value) -> None:
         """Store a value in the forward sweep, where it is defined."""
         if e.home is None:
-            b.store(value, e.storage)
+            self.store(b, value, e.storage)
             return
-        idx = b.load(T.i64, self.counter(e.home))
-        base = b.load(T.ptr, e.storage)
+        idx = self.load(b, self.counter(e.home))
+        base = self.load(b, e.storage)
         b.store(value, b.gep(e.type, base, [idx]))
 
     def step(self, b: Builder, loop, delta: int) -> None:
-        slot = self.counter(loop)
-        b.store(b.add(b.load(T.i64, slot), ConstInt(T.i64, delta)), slot)
+        f = self.counter(loop)
+        self.store(b, b.add(self.load(b, f), ConstInt(T.i64, delta)), f)
 
     def reserve(self, b: Builder, loop, count=None):
         """Make room for iterations c_L .. c_L + count - 1 of `loop` (one when count is None).
@@ -107,13 +147,12 @@ class Tape:
         entries = self.loop_entries(loop)
         if not entries:
             return b.block
-        fn = self.gradient.fn
-        c = b.load(T.i64, self.counter(loop))
+        c = self.load(b, self.counter(loop))
         need = b.add(c, count if count is not None else ConstInt(T.i64, 1))
-        cap = b.load(T.i64, self.capacity[loop])
+        cap = self.load(b, self.capacity[loop])
         full = b.icmp("sgt", need, cap)
-        grow = fn.add_block(f"grow.{loop.index}.{len(fn.blocks)}")
-        cont = fn.add_block(f"grown.{loop.index}.{len(fn.blocks)}")
+        grow = self.gradient.new_block(f"grow.{loop.index}")
+        cont = self.gradient.new_block(f"grown.{loop.index}")
         b.cbr(full, grow, cont)
         b.position(grow)
         doubled = b.mul(cap, ConstInt(T.i64, 2))
@@ -121,9 +160,9 @@ class Tape:
         new = b.select(b.icmp("sgt", doubled, need), doubled, need)
         for e in entries:
             size = b.mul(new, ConstInt(T.i64, T.size_of(e.type)))
-            old = b.load(T.ptr, e.storage)
-            b.store(b.call("realloc", T.ptr, [old, size]), e.storage)
-        b.store(new, self.capacity[loop])
+            old = self.load(b, e.storage)
+            self.store(b, b.call("realloc", T.ptr, [old, size]), e.storage)
+        self.store(b, new, self.capacity[loop])
         b.br(cont)
         b.position(cont)
         return cont
@@ -131,7 +170,7 @@ class Tape:
     def free_all(self, b: Builder) -> None:
         for e in self.entries.values():
             if e.home is not None:
-                b.call("free", T.void, [b.load(T.ptr, e.storage)])
+                b.call("free", T.void, [self.load(b, e.storage)])
 
     def bytes_per_iteration(self, loop) -> int:
         return sum(T.size_of(e.type) for e in self.loop_entries(loop))
