@@ -16,6 +16,7 @@ import numba
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.compiler_lock import global_compiler_lock
+from numba.core.errors import TypingError
 from numba.core.registry import cpu_target
 from numba.extending import intrinsic
 
@@ -98,14 +99,19 @@ def make_gradient_call(spec: GradientSpec, library):
     def typer(args):
         nargs = len(spec.argtypes)
         primal, shadows, seed = args[:nargs], args[nargs:-1], args[-1]
-        if tuple(primal) != tuple(spec.argtypes) or \
-                not isinstance(seed, (types.Float, types.Integer)):
-            return None
+        if tuple(primal) != tuple(spec.argtypes):
+            raise TypingError(
+                f"this enzyme_py gradient was built for argument types "
+                f"({_names(spec.argtypes)}), not ({_names(primal)}); build one "
+                f"for these types with enzyme_py.compile_gradient")
         for i, sty in zip(spec.dup_positions, shadows):
             pty = spec.argtypes[i]
             if not isinstance(sty, types.Array) or \
                     (sty.dtype, sty.ndim) != (pty.dtype, pty.ndim):
-                return None
+                raise TypingError(f"the shadow of argument {i} must be an array "
+                                  f"like {pty}, not {sty}")
+        if not isinstance(seed, (types.Float, types.Integer)):
+            raise TypingError(f"the seed must be a float, not {seed}")
         return out_type(*args), _codegen(spec, library)
 
     # Numba lowers `*args` of an intrinsic as one tuple: spell the params out.
@@ -115,6 +121,10 @@ def make_gradient_call(spec: GradientSpec, library):
     scope = {"typer": typer}
     exec(compile(src, f"<enzyme_py intrinsic {spec.name}>", "exec"), scope)
     return intrinsic(scope["gradient_call"])
+
+
+def _names(numba_types) -> str:
+    return ", ".join(str(t) for t in numba_types)
 
 
 def _codegen(spec: GradientSpec, library):
@@ -178,10 +188,12 @@ def _release_return_value(context, builder, restype, retptr):
 def make_entry(spec: GradientSpec, library):
     """The @njit entry `entry(*primal_args, *shadows, seed)` -> tuple of derivatives.
 
-    The tuple holds one derivative per Active argument, in argument order.
+    The tuple holds one derivative per Active argument, in argument order. The
+    shadows must have the strides of their arrays (autodiff checks this; callers
+    from @njit code must ensure it). It releases the GIL.
     """
     params = ", ".join(_param_names(spec))
     src = f"def entry({params}):\n    return gradient_call({params})\n"
     scope = {"gradient_call": make_gradient_call(spec, library)}
     exec(compile(src, f"<enzyme_py entry {spec.name}>", "exec"), scope)
-    return numba.njit(scope["entry"])
+    return numba.njit(nogil=True)(scope["entry"])

@@ -357,6 +357,13 @@ def test_hand_written_gradient_from_python_and_njit():
     twice(x, y, dx, dy)
     np.testing.assert_allclose(dx, 4 * x)
 
+    @numba.njit
+    def strided(x, y, dx, dy):
+        entry(x[::2], y, dx, dy, 1.0)
+
+    with pytest.raises(numba.core.errors.TypingError, match="was built for"):
+        strided(x, y, dx, dy)
+
 
 # ---- autodiff with the fake ir_passes -----------------------------------------
 
