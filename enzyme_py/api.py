@@ -139,7 +139,7 @@ def _prepare(kernel, args, mode, cache, keep_failure=False):
     kinds = tuple([_validate(i, a) for i, a in enumerate(annotated)])
     if "dup" in kinds:
         _check_aliasing(annotated)
-    key = (kinds, cache) + tuple([_type_key(a.value) for a in annotated])
+    key = (kinds, cache) + tuple([_type_key(i, a.value) for i, a in enumerate(annotated)])
     per_kernel = _gradients.get(dispatcher)
     grad = per_kernel.get(key) if per_kernel is not None else None
     if grad is None:
@@ -147,20 +147,27 @@ def _prepare(kernel, args, mode, cache, keep_failure=False):
             per_kernel = _gradients.setdefault(dispatcher, {})
             grad = per_kernel.get(key)
             if grad is None:
-                argtypes = tuple(numba.typeof(a.value) for a in annotated)
-                grad = _build(dispatcher, argtypes, kinds, cache, keep_failure)
+                grad = _build(dispatcher, annotated, kinds, cache, keep_failure)
                 if grad.error is None:
                     per_kernel[key] = grad
     return grad, annotated
 
 
-def _type_key(value):
+def _type_key(pos, value):
     """A cheap key that determines `numba.typeof(value)` (typeof of an array is slow)."""
     if type(value) is np.ndarray:
         f = value.flags
         return (value.dtype, value.ndim, f.c_contiguous, f.f_contiguous,
                 f.writeable, f.aligned)
-    return numba.typeof(value)
+    return _typeof(pos, value)
+
+
+def _typeof(pos, value):
+    try:
+        return numba.typeof(value)
+    except ValueError as exc:
+        raise TypeError(f"argument {pos}: Numba cannot type a "
+                        f"{type(value).__name__} ({exc})") from None
 
 
 def _as_dispatcher(kernel):
@@ -177,8 +184,11 @@ def _as_dispatcher(kernel):
         f"not {type(kernel).__name__}")
 
 
-def _build(dispatcher, argtypes, kinds, cache, keep_failure) -> CompiledGradient:
+def _build(dispatcher, annotated, kinds, cache, keep_failure) -> CompiledGradient:
     """Run the pipeline of docs/internals.md for one (kernel, signature, activity)."""
+    argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
+    shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
+                         if isinstance(a, (Duplicated, DuplicatedNoNeed)))
     cap = capture(dispatcher, argtypes)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     texts = {"captured": cap.text}
@@ -191,6 +201,7 @@ def _build(dispatcher, argtypes, kinds, cache, keep_failure) -> CompiledGradient
         library = compile_library(texts["verified"], name)
         spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
         entry = make_entry(spec, library)
+        entry.compile(cap.argtypes + shadow_types + (numba.float64,))
     except Exception as exc:
         if not keep_failure:
             raise

@@ -507,6 +507,7 @@ X = np.zeros(4)
     ((Duplicated(2.0, 0.0), 1), TypeError, "Active"),
     ((Duplicated(X, np.zeros(4)), Duplicated(X, np.zeros(4))), ValueError, "same"),
     ((Duplicated(X, X), 1), ValueError, "shares memory"),
+    ((object(), X), TypeError, "Numba cannot type"),
 ])
 def test_validation_errors(args, error, message):
     with pytest.raises(error, match=message):
