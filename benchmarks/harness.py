@@ -130,10 +130,10 @@ class Instance:
                 total += float(np.dot(np.ravel(a.seed), np.ravel(v)))
         return total
 
-    def directional_fd(self, rng, h=1e-6):
-        """(AD directional derivative, central finite difference) along a random direction
-        over the `wrt` inputs. Call after `grad()` on freshly reset buffers."""
-        g = self.grad_vector()
+    def directional_fd(self, rng, g=None, h=1e-6):
+        """(g . v, central finite difference of L along v) for a random direction v over the
+        `wrt` inputs; g defaults to the gradient of the last `grad()`."""
+        g = np.ravel(self.grad_vector() if g is None else g)
         dirs, parts = [], []
         for a in self.spec:
             if a.wrt and a.kind == "dup":
@@ -170,3 +170,17 @@ def rel_err(x, y) -> float:
 
 def fd_agrees(ad, fd, rtol=1e-5) -> bool:
     return math.isfinite(ad) and abs(ad - fd) <= rtol * max(1.0, abs(fd))
+
+
+def verify(inst, rng, g=None, directions=2, rtol=1e-5):
+    """Check a gradient (default: enzyme_py's, after `grad()`) against central finite
+    differences along random directions. Returns (ok, message)."""
+    if hasattr(inst, "verify"):
+        return inst.verify(rng, g)
+    worst = 0.0
+    for _ in range(directions):
+        ad, fd = inst.directional_fd(rng, g)
+        if not fd_agrees(ad, fd, rtol):
+            return False, f"directional derivative {ad!r} but finite difference {fd!r}"
+        worst = max(worst, abs(ad - fd) / max(1.0, abs(fd)))
+    return True, f"finite differences agree (worst rel. {worst:.1e})"

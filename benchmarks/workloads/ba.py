@@ -173,6 +173,18 @@ class BAInstance(Instance):
     def annotated(self):
         return self.residual_args()
 
+    def verify(self, rng, g=None):
+        """Jacobian blocks of a few observations against finite differences."""
+        J = self.J if g is None else g[:self.J.size].reshape(self.J.shape)
+        p = self.data[3].shape[0]
+        for i in sorted(set(rng.integers(0, p, 3).tolist()) | {0, p - 1}):
+            fd = self.fd_rows(i)
+            err = np.abs(J[i] - fd) / np.maximum(1.0, np.abs(fd))
+            if not np.all(err <= 1e-5):
+                return False, f"observation {i}: Jacobian differs from finite differences " \
+                              f"by {float(err.max()):.2e} (relative)"
+        return True, "Jacobian rows agree with finite differences"
+
     def fd_rows(self, i, h=1e-6):
         """Finite-difference Jacobian block (2 x 15) of observation i."""
         cams, X, w, obs, feats = self.data

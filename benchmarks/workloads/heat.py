@@ -34,28 +34,31 @@ def kernel(u, alpha, steps):
 def hand_adjoint(u, alpha, steps, du, tape, gb):
     """Forward storing each step's input state in `tape` (steps, n), then the reverse
     sweep with `gb` (n) as a second adjoint buffer. du enters holding dL/du_final and leaves
-    holding dL/du_initial. Returns dL/dalpha. Needs n >= 5."""
+    holding dL/du_initial. Returns dL/dalpha. Needs n >= 5. (Indices are written k + 1 so
+    that no index can be negative: Numba's wraparound check stops vectorization.)"""
     n = u.shape[0]
     r = alpha * DT_OVER_DX2
     for s in range(steps):
+        t = tape[s]
         for i in range(n):
-            tape[s, i] = u[i]
-        for i in range(1, n - 1):
-            u[i] = tape[s, i] + r * (tape[s, i - 1] - 2.0 * tape[s, i] + tape[s, i + 1])
+            t[i] = u[i]
+        for k in range(n - 2):
+            u[k + 1] = t[k + 1] + r * (t[k] - 2.0 * t[k + 1] + t[k + 2])
     dr = 0.0
     c = 1.0 - 2.0 * r
     ga = du
     g = gb
     for s in range(steps - 1, -1, -1):
         # u_new[i] = u[i] + r*lap_i for interior i; ga holds dL/du_new
+        t = tape[s]
         acc = 0.0
-        for i in range(1, n - 1):
-            acc += ga[i] * (tape[s, i - 1] - 2.0 * tape[s, i] + tape[s, i + 1])
+        for k in range(n - 2):
+            acc += ga[k + 1] * (t[k] - 2.0 * t[k + 1] + t[k + 2])
         dr += acc
         g[0] = ga[0] + r * ga[1]
         g[1] = ga[1] * c + r * ga[2]
-        for j in range(2, n - 2):
-            g[j] = ga[j] * c + r * (ga[j - 1] + ga[j + 1])
+        for k in range(n - 4):
+            g[k + 2] = ga[k + 2] * c + r * (ga[k + 1] + ga[k + 3])
         g[n - 2] = ga[n - 2] * c + r * ga[n - 3]
         g[n - 1] = ga[n - 1] + r * ga[n - 2]
         ga, g = g, ga

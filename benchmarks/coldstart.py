@@ -1,0 +1,28 @@
+"""`python -m benchmarks.coldstart NAME [--quick]`: in this fresh process, compile the primal,
+then time the first gradient call (build + compile + run, or a load from an on-disk cache
+where enzyme_py has one). Prints one JSON line."""
+import importlib
+import json
+import sys
+import time
+
+
+def main(argv):
+    name = argv[0]
+    quick = "--quick" in argv
+    t0 = time.perf_counter()
+    mod = importlib.import_module(f"benchmarks.workloads.{name}")
+    inst = mod.setup(quick=quick)
+    inst.reset()
+    inst.primal()
+    t1 = time.perf_counter()
+    inst.reset()
+    inst.compile()
+    inst.grad()
+    t2 = time.perf_counter()
+    print(json.dumps({"workload": name, "setup_and_primal_s": t1 - t0,
+                      "grad_first_call_s": t2 - t1}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
