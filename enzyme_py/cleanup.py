@@ -16,7 +16,7 @@ from numba.core.registry import cpu_target
 
 def cleanup(text: str, fn_name: str) -> str:
     """Return `text` after inlining callees into `fn_name` and running O2."""
-    module = llvm.parse_assembly(text)
+    module = llvm.parse_assembly(resolve_recursion_slots(text))
     for fn in module.functions:
         if fn.is_declaration or fn.name == fn_name:
             continue
@@ -28,6 +28,19 @@ def cleanup(text: str, fn_name: str) -> str:
 
 
 _DEBUG_RECORD = re.compile(r"^[ \t]+#dbg_\w+\(.*\n", re.M)
+_UNRESOLVED = re.compile(r'^(@"\.numba\.unresolved\$([^"]+)") = external global ptr\s*$', re.M)
+
+
+def resolve_recursion_slots(text: str) -> str:
+    """Numba calls mutually recursive functions through a pointer global filled in at load time
+    (`@".numba.unresolved$NAME"`). When NAME is defined in the module, make the global a constant
+    pointing at it, so cleanup turns the indirect call into a direct one that AD can follow."""
+    def fill(m):
+        name = m.group(2)
+        if re.search(r"^define [^\n]*@" + re.escape(name) + r"\(", text, re.M):
+            return f"{m.group(1)} = internal constant ptr @{name}"
+        return m.group(0)
+    return _UNRESOLVED.sub(fill, text)
 
 
 def _run_pipeline(module: llvm.ModuleRef) -> None:

@@ -75,4 +75,5 @@ def _may_write(call) -> bool:
 
 def _is_math(name: str) -> bool:
     from ..rules.registry import lookup
-    return lookup(name) is not None
+    rule = lookup(name)
+    return rule is not None and not rule.inactive

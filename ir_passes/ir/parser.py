@@ -467,7 +467,7 @@ class FunctionParser:
     # --- body
     def body(self, lines: list[str]) -> None:
         current = None
-        for line in lines:
+        for line in join_continued(lines):
             s = line.strip()
             if not s or s.startswith(";") or s.startswith("#dbg_"):
                 continue
@@ -522,6 +522,23 @@ def element_type(t: T.Type, idx: list[int]) -> T.Type:
         else:
             raise ParseError(f"cannot index {t}")
     return t
+
+
+def join_continued(lines: list[str]) -> list[str]:
+    """LLVM prints a switch's cases on lines of their own: join them into one instruction."""
+    out, pending = [], None
+    for line in lines:
+        if pending is not None:
+            pending += " " + line.strip()
+            if line.strip().startswith("]"):
+                out.append(pending)
+                pending = None
+            continue
+        if " switch " in f" {line.strip()}" and line.rstrip().endswith("["):
+            pending = line.rstrip()
+            continue
+        out.append(line)
+    return out
 
 
 def unquote(name: str) -> str:

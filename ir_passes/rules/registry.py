@@ -17,6 +17,8 @@ Register it in one of the rule modules (`arithmetic.py`, `intrinsics.py`, `libm.
   sum_k partial_k(d = tangent of operand k).
 - `ZERO` is a partial for an operand the result does not depend on locally (copysign's sign).
 - `zero(key)` declares a function whose derivative is zero everywhere it is defined (floor).
+- `inactive(key)` declares a function that never carries derivatives (refcounting, lifetime
+  markers): calls to it are copied into the forward sweep and have no reverse.
 - Partials are "strong zero" unless `linear=True`: a zero adjoint gives a zero contribution even
   where the partial is inf or NaN. This matters after LLVM speculates both sides of a branch
   (`np.cbrt` computes pow of a negative number and then selects the other value).
@@ -38,6 +40,7 @@ class Rule:
     key: str
     partials: tuple[Partial | None, ...]
     zero: bool = False
+    inactive: bool = False
     linear: bool = False  # partials are finite wherever the primal is: no strong-zero guard
 
     def partial(self, k: int) -> Partial | None:
@@ -61,6 +64,13 @@ def define(key: str, *partials: Partial | None, spellings: tuple[str, ...] = (),
 
 def zero(key: str, spellings: tuple[str, ...] = ()) -> Rule:
     rule = Rule(key, (), zero=True)
+    for name in (key, *spellings):
+        RULES[name] = rule
+    return rule
+
+
+def inactive(key: str, spellings: tuple[str, ...] = ()) -> Rule:
+    rule = Rule(key, (), inactive=True)
     for name in (key, *spellings):
         RULES[name] = rule
     return rule
@@ -91,4 +101,4 @@ def _load() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        from . import arithmetic, intrinsics, libm  # noqa: F401 - registers the rules
+        from . import arithmetic, inactive, intrinsics, libm  # noqa: F401 - registers the rules

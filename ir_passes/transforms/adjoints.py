@@ -58,18 +58,21 @@ def reverse_call(g, inst, block, b) -> None:
         memory.reverse_memory_intrinsic(g, inst, block, b)
         return
     rule = lookup(name) if name else None
+    if rule is not None and rule.inactive:
+        return
     touches_shadow = any(g.act.has_shadow(o) for o in inst.ops)
-    active_args = [o for o in inst.ops if g.act.is_active(o)]
+    varying_args = [o for o in inst.ops if id(o) in g.act.varying]
     if rule is not None and not touches_shadow:
         if g.act.is_active(inst):
             apply_rule(g, rule, inst, block, b)
         return
+    what = f"call to external function `{name}`" if name else "indirect call through a function pointer"
     if touches_shadow:
-        raise g.unsupported(f"call to external function `{name or 'indirect'}` with differentiable "
-                            "memory", inst, "Register a derivative for it, or inline it.")
-    if active_args and (g.act.is_active(inst) or kind(inst.type) != "float"):
-        raise g.unsupported(f"call to external function `{name or 'indirect'}` has no derivative rule",
-                            inst, "Register a derivative for it.")
+        raise g.unsupported(f"{what} with differentiable memory", inst,
+                            "Register a derivative for it, or make it an @njit function.")
+    writes_memory = any(kind(o.type) == "ptr" for o in inst.ops)
+    if varying_args and (g.act.is_active(inst) or writes_memory or id(inst) in g.act.useful):
+        raise g.unsupported(f"{what} has no derivative rule", inst, "Register a derivative for it.")
 
 
 def reverse_extract(g, inst, block, b) -> None:
