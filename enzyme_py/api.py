@@ -60,6 +60,7 @@ class CompiledGradient:
 def differentiate(text, fn_name, activity, out_name, cache="minimal") -> str:
     """Run ir_passes' reverse mode on module `text`; return the new module text."""
     from ir_passes import parse_module, print_module, reverse_mode
+    from . import nrt  # noqa: F401 - registers Numba's allocators with ir_passes
 
     module = parse_module(text)
     options = {} if cache == "minimal" else {"cache": cache}

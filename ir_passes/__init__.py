@@ -6,6 +6,7 @@ gradient functions. See docs/internals.md for the interface.
 from .errors import UnsupportedError
 from .ir.parser import parse_module
 from .ir.printer import print_module
+from .rules.allocators import register_allocator
 
 
 def reverse_mode(module, fn_name, activity, out_name, **options):
@@ -14,4 +15,4 @@ def reverse_mode(module, fn_name, activity, out_name, **options):
     return run(module, fn_name, activity, out_name, **options)
 
 
-__all__ = ["UnsupportedError", "parse_module", "print_module", "reverse_mode"]
+__all__ = ["UnsupportedError", "parse_module", "print_module", "register_allocator", "reverse_mode"]

@@ -117,8 +117,11 @@ def _forward(insts, act: Activity) -> None:
 
 
 def _alloca_roots(p) -> list:
+    """The local memory p may point into: allocas and allocations made by the function."""
+    from ..rules.allocators import allocation_size
     from .types import roots
-    return [r for r in roots(p) if getattr(r, "opcode", None) == "alloca"]
+    return [r for r in roots(p) if getattr(r, "opcode", None) == "alloca"
+            or (getattr(r, "opcode", None) == "call" and allocation_size(r) is not None)]
 
 
 def _backward(insts, act: Activity) -> None:
@@ -150,7 +153,11 @@ def check_constant_stores(fn, act: Activity, locate) -> None:
             continue
         v = i.ops[0]
         if kind(v.type) == "float" and id(v) in act.varying:
-            param = next((r.index for r in roots(i.ops[1]) if isinstance(r, Argument)), None)
+            rs = roots(i.ops[1])
+            param = next((r.index for r in rs if isinstance(r, Argument)), None)
+            if param is None:
+                raise UnsupportedError("active data is stored into memory that has no shadow",
+                                       format_instruction(i), locate(i))
             raise ConstantMemoryError(param, format_instruction(i), locate(i))
 
 

@@ -46,8 +46,8 @@ class AliasInfo:
         return [w for w, q in self.writes if q is None or self.may_alias(p, q)]
 
     def unchanged(self, load) -> bool:
-        if any(getattr(r, "opcode", None) == "alloca" for r in roots(load.ops[0])):
-            return False  # stack memory is gone when a split reverse runs
+        if not all(isinstance(r, (Argument, Global)) for r in roots(load.ops[0])):
+            return False  # local memory (stack, allocations) may be gone when the reverse runs
         return not self.clobbers(load)
 
 

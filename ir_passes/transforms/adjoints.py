@@ -53,6 +53,9 @@ def reverse_call(g, inst, block, b) -> None:
     if differentiated(g.act, inst):
         calls.reverse_call(g, inst, block, b)
         return
+    if g.act.has_shadow(inst):  # an allocation's data pointer: its shadow dies here
+        b.call("free", T.void, [g.avail.shadow(inst, block, b)])
+        return
     name = inst.callee_name
     if name.startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove")):
         memory.reverse_memory_intrinsic(g, inst, block, b)

@@ -59,6 +59,8 @@ class ForwardSweep:
                 self.clones.append((c, inst, ()))
                 if inst.opcode == "alloca" and g.act.has_shadow(inst):
                     self.smap[inst] = self.shadow_alloca(inst, blk)
+                elif inst.opcode == "call" and g.act.has_shadow(inst):
+                    self.smap[inst] = self.shadow_allocation(inst, blk)
                 elif g.act.has_shadow(inst):
                     s = self.fb[blk].append(clone(inst, ".shadow"))
                     pos = tuple(range(len(inst.ops))) if inst.opcode == "phi" else SHADOW_POSITIONS[inst.opcode]
@@ -84,6 +86,26 @@ class ForwardSweep:
         ib.call("llvm.memset.p0.i64", T.void, [g.tape.frame.address(ib, f), ConstInt(T.i8, 0),
                                                ConstInt(T.i64, size), ConstInt(T.i1, 0)])
         return fwd_field_address(self, blk, f)
+
+    def shadow_allocation(self, inst, blk):
+        """A zeroed malloc of the same size as the allocation whose data pointer `inst` is."""
+        from ..rules.allocators import allocation_size
+        from ..ir.instructions import Instruction
+        from ..ir.values import Global
+        size = allocation_size(inst)
+        if size is None:
+            raise UnsupportedError(f"differentiable memory comes from a call to `{inst.callee_name}`",
+                                   self.g.describe(inst), self.g.locate(inst))
+        self.g.module.declare("malloc", T.ptr, [T.i64])
+        self.g.module.declare("llvm.memset.p0.i64", T.void, [T.ptr, T.i8, T.i64, T.i1])
+        s = Instruction("call", T.ptr, [size], name=f"{inst.name or 'alloc'}.shadow",
+                        callee=Global(T.ptr, "malloc"), arg_attrs=[""])
+        z = Instruction("call", T.void, [s, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)],
+                        callee=Global(T.ptr, "llvm.memset.p0.i64"), arg_attrs=["", "", "", ""])
+        for i in (s, z):
+            self.fb[blk].append(i)
+            self.clones.append((i, None, ()))
+        return s
 
     def forward_shadow(self, p):
         if isinstance(p, Argument):

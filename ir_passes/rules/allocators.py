@@ -1,0 +1,47 @@
+"""Allocation functions: memory a function allocates gets a shadow of the same size.
+
+An allocator is described as data: the function that allocates (returning a handle, or the data
+pointer itself), which argument is the size in bytes, and the accessor that turns the handle into
+the data pointer. For an allocation that receives differentiable data the forward sweep mallocs a
+zeroed shadow of the same size right after the data pointer is obtained; the reverse sweep frees it
+when it walks back past that point. The primal's own frees stay where they are: the reverse sweep
+never reads primal memory of an allocation (values it needs are cached).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Allocator:
+    alloc: str                 # allocating function
+    size_arg: int              # index of its size-in-bytes argument
+    data: str | None = None    # accessor handle -> data pointer; None: alloc returns the data
+
+
+ALLOCATORS: dict[tuple, Allocator] = {}
+
+
+def register_allocator(alloc: str, size_arg: int = 0, data: str | None = None) -> Allocator:
+    a = Allocator(alloc, size_arg, data)
+    ALLOCATORS[(alloc, data)] = a
+    return a
+
+
+register_allocator("malloc", 0)
+
+
+def allocation_size(inst):
+    """When `inst` yields the data pointer of an allocation: the size operand; else None."""
+    if inst.opcode != "call":
+        return None
+    name = inst.callee_name
+    a = ALLOCATORS.get((name, None))
+    if a is not None:
+        return inst.ops[a.size_arg]
+    for a in ALLOCATORS.values():
+        if a.data == name and inst.ops:
+            handle = inst.ops[0]
+            if getattr(handle, "opcode", None) == "call" and handle.callee_name == a.alloc:
+                return handle.ops[a.size_arg]
+    return None
