@@ -27,9 +27,10 @@ SMALL = {
 }
 
 # enzyme_py cannot yet differentiate stores into memory the kernel allocates (np.empty).
-RNN_TEMP = ("ConstantMemoryError: active data is stored into constant memory (a Const "
-            "argument) at benchmarks/workloads/rnn.py:33 -- the store into the np.empty "
-            "temporary hnew; temporaries allocated inside kernels are not supported yet")
+RNN_TEMP = ("enzyme_py raises UnsupportedError: active data is stored into memory that has no "
+            "shadow at benchmarks/workloads/rnn.py:33 (earlier: ConstantMemoryError) -- the "
+            "store into the np.empty temporary hnew; temporaries allocated inside kernels are "
+            "not supported yet")
 XFAIL_ENZYME = {"rnn": RNN_TEMP}
 
 
