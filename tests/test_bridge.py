@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from numba.core import types
 
-import enzyme_py
-from enzyme_py import Active, Const, Duplicated, DuplicatedNoNeed, api
 from numba.core.runtime import rtsys
 
+import enzyme_py
+from enzyme_py import Active, Const, Duplicated, DuplicatedNoNeed, api
 from enzyme_py.capture import (_RECORD_ATTR, _copy_options, _final_module_text,
                                capture, strip_noinline)
 from enzyme_py.cleanup import cleanup
@@ -373,6 +373,9 @@ def test_autodiff_duplicated_arrays(fake_ir_passes):
     assert enzyme_py.autodiff(square, Duplicated(x, dx), Duplicated(y, dy)) == (None, None)
     np.testing.assert_allclose(dx, 2 * x * [1.0, 2.0, 3.0])
     assert not dy.any()
+    dy[:] = 1.0
+    enzyme_py.autodiff(square, Duplicated(x, dx), DuplicatedNoNeed(y, dy))
+    np.testing.assert_allclose(dx, 2 * x * [2.0, 3.0, 4.0])   # accumulated
 
 
 def test_autodiff_active_scalar_and_seed(fake_ir_passes):
@@ -393,6 +396,8 @@ def test_cache_is_hit(fake_ir_passes):
         enzyme_py.autodiff(scaled_sum, Active(a), Duplicated(x, np.zeros(4)))
     assert enzyme_py.compile_count() == before
     enzyme_py.autodiff(scaled_sum, 1.0, Duplicated(x, dx))       # new activity
+    assert enzyme_py.compile_count() == before + 1
+    enzyme_py.autodiff(scaled_sum, Const(1.0), Duplicated(x, dx))  # bare = Const
     assert enzyme_py.compile_count() == before + 1
     enzyme_py.autodiff(scaled_sum, Active(2.0), Duplicated(x[::2], dx[::2]))  # new layout
     assert enzyme_py.compile_count() == before + 2
