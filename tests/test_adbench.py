@@ -15,7 +15,6 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/
 
-import enzyme_py  # noqa: E402
 from benchmarks.harness import close  # noqa: E402
 from benchmarks.workloads import DATA_DIR, ba, gmm, lstm  # noqa: E402
 
@@ -24,14 +23,6 @@ TOL = 1e-8
 pytestmark = pytest.mark.skipif(
     not os.path.exists(os.path.join(DATA_DIR, "reference_outputs_from_adbench_tests.json")),
     reason=f"ADBench data not found in {DATA_DIR} (set ADBENCH_DATA)")
-
-# enzyme_py cannot yet differentiate a kernel that stores active values into memory it
-# allocates itself (np.empty temporaries); GMM's objective keeps its intermediates there.
-TEMPORARIES = ("enzyme_py raises UnsupportedError: active data is stored into memory that has "
-               "no shadow at benchmarks/workloads/gmm.py:98 (earlier: ConstantMemoryError: "
-               "active data is stored into constant memory) -- the store into the np.empty "
-               "temporary sum_qs; temporaries allocated inside kernels are not supported yet")
-
 
 @pytest.fixture(scope="module")
 def ref():
@@ -74,8 +65,8 @@ def gmm_gradient(gmm_data):
     return inst
 
 
-@pytest.mark.xfail(strict=True, raises=enzyme_py.UnsupportedError, reason=TEMPORARIES)
 def test_gmm_gradient(gmm_gradient, ref):
+    """Needs np.empty temporaries inside the kernel (Qdiags, sum_qs, ...) differentiated."""
     assert len(ref["gmm"]["gradient"]) == 18
     assert_close(gmm_gradient.grad_vector(), ref["gmm"]["gradient"], "GMM gradient")
 

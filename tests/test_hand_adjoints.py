@@ -3,7 +3,8 @@ that the benchmark's enzyme_py / hand column compares equal work.
 
 At small sizes each hand adjoint is checked against central finite differences of the
 objective L = seed * return + <shadow seed, final arrays> (every input element), against the
-enzyme_py gradient of the same kernel, and (for kernels returning their loss) for returning the same value.
+enzyme_py gradient of the same kernel, and (for kernels returning their loss) for
+returning the same value.
 """
 import os
 import sys
@@ -13,7 +14,6 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/
 
-import enzyme_py  # noqa: E402
 from benchmarks.harness import verify  # noqa: E402
 from benchmarks.workloads import elementwise, heat, nbody, rnn, softdtw  # noqa: E402
 
@@ -25,13 +25,6 @@ SMALL = {
     "nbody": lambda: nbody.setup(n=13),
     "softdtw": lambda: softdtw.setup(m=7, n=5),
 }
-
-# enzyme_py cannot yet differentiate stores into memory the kernel allocates (np.empty).
-RNN_TEMP = ("enzyme_py raises UnsupportedError: active data is stored into memory that has no "
-            "shadow at benchmarks/workloads/rnn.py:33 (earlier: ConstantMemoryError) -- the "
-            "store into the np.empty temporary hnew; temporaries allocated inside kernels are "
-            "not supported yet")
-XFAIL_ENZYME = {"rnn": RNN_TEMP}
 
 
 @pytest.fixture(scope="module", params=sorted(SMALL))
@@ -92,15 +85,8 @@ def test_hand_returns_the_primal_value(case):
     inst.reset()
 
 
-def _maybe_xfail(request, name):
-    if name in XFAIL_ENZYME:
-        request.node.add_marker(pytest.mark.xfail(
-            strict=True, raises=enzyme_py.UnsupportedError, reason=XFAIL_ENZYME[name]))
-
-
-def test_hand_matches_enzyme_py(case, request):
+def test_hand_matches_enzyme_py(case):
     name, inst, g_hand = case
-    _maybe_xfail(request, name)
     inst.reset()
     inst.grad()
     g = inst.grad_vector()
