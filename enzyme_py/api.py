@@ -50,6 +50,8 @@ class CompiledGradient:
     generated: str = ""
     verified: str = ""
     error: Optional[BaseException] = None
+    layout: Any = None      # ir_passes' TapeLayout: what the tape holds (see explain)
+    library: Any = None     # the Numba code library holding the gradient
 
     @property
     def name(self) -> Optional[str]:
@@ -57,15 +59,21 @@ class CompiledGradient:
         return self.spec.name if self.spec else None
 
 
-def differentiate(text, fn_name, activity, out_name, cache="minimal") -> str:
-    """Run ir_passes' reverse mode on module `text`; return the new module text."""
+def differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=False,
+                  layouts=None) -> str:
+    """Run ir_passes' reverse mode on module `text`; return the new module text.
+
+    `noalias`: the arrays of this call are disjoint. `layouts`, a dict, receives the tape layout."""
     from ir_passes import parse_module, print_module, reverse_mode
     from . import nrt  # noqa: F401 - registers Numba's allocators with ir_passes
 
     module = parse_module(text)
     options = {} if cache == "minimal" else {"cache": cache}
     try:
-        reverse_mode(module, fn_name, list(activity), out_name, **options)
+        g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
+                         counts="declare", **options)
+        if layouts is not None:
+            layouts[out_name] = g.layout
     except TypeError as exc:
         if options and "cache" in str(exc):
             raise ValueError(f"cache={cache!r} is not supported") from exc
@@ -140,7 +148,8 @@ def _prepare(kernel, args, mode, cache, keep_failure=False):
     kinds = tuple([_validate(i, a) for i, a in enumerate(annotated)])
     if "dup" in kinds:
         _check_aliasing(annotated)
-    key = (kinds, cache) + tuple([_type_key(i, a.value) for i, a in enumerate(annotated)])
+    disjoint = _disjoint(annotated)
+    key = (kinds, cache, disjoint) + tuple([_type_key(i, a.value) for i, a in enumerate(annotated)])
     per_kernel = _gradients.get(dispatcher)
     grad = per_kernel.get(key) if per_kernel is not None else None
     if grad is None:
@@ -148,7 +157,7 @@ def _prepare(kernel, args, mode, cache, keep_failure=False):
             per_kernel = _gradients.setdefault(dispatcher, {})
             grad = per_kernel.get(key)
             if grad is None:
-                grad = _build(dispatcher, annotated, kinds, cache, keep_failure)
+                grad = _build(dispatcher, annotated, kinds, cache, keep_failure, disjoint)
                 if grad.error is None:
                     per_kernel[key] = grad
     return grad, annotated
@@ -185,7 +194,25 @@ def _as_dispatcher(kernel):
         f"not {type(kernel).__name__}")
 
 
-def _build(dispatcher, annotated, kinds, cache, keep_failure) -> CompiledGradient:
+def define_counts(layout):
+    """Define the gradient's iteration-count global once, in a library of its own."""
+    if layout is None or not layout.counts_symbol:
+        return
+    text = (f'@"{layout.counts_symbol}" = global [{len(layout.loops)} x i64] zeroinitializer\n')
+    compile_library(text, layout.counts_symbol + ".lib")
+
+
+def _disjoint(annotated) -> bool:
+    """Do the array arguments occupy disjoint memory? Then a variant that knows it caches less."""
+    arrays = [a.value for a in annotated if type(a.value) is np.ndarray]
+    for n, x in enumerate(arrays):
+        for y in arrays[n + 1:]:
+            if np.may_share_memory(x, y):
+                return False
+    return True
+
+
+def _build(dispatcher, annotated, kinds, cache, keep_failure, disjoint=False) -> CompiledGradient:
     """Run the pipeline of docs/internals.md for one (kernel, signature, activity)."""
     argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
     shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
@@ -196,8 +223,12 @@ def _build(dispatcher, annotated, kinds, cache, keep_failure) -> CompiledGradien
     try:
         texts["cleaned"] = cleanup(cap.text, cap.fn_name)
         name = gradient_name(cap.fn_name, cap.argtypes, activity)
+        if not disjoint:
+            name += "_alias"
+        layouts = {}
         texts["generated"] = differentiate(
-            texts["cleaned"], cap.fn_name, activity, name, cache)
+            texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts)
+        define_counts(layouts.get(name))
         texts["verified"] = prepare_module(texts["generated"], name)
         library = compile_library(texts["verified"], name)
         spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
@@ -210,7 +241,8 @@ def _build(dispatcher, annotated, kinds, cache, keep_failure) -> CompiledGradien
                                 kernel_name=cap.fn_name, error=exc, **texts)
     _stats["compiles"] += 1
     return CompiledGradient(entry=entry, spec=spec, activity=tuple(activity),
-                            kernel_name=cap.fn_name, **texts)
+                            kernel_name=cap.fn_name, layout=layouts.get(name),
+                            library=library, **texts)
 
 
 # ---- validation -----------------------------------------------------------

@@ -5,6 +5,10 @@ disjoint when one is an alloca or an allocation, when a parameter carries LLVM's
 the caller promised that distinct pointer parameters do not overlap (`noalias_params`). A load is
 *unchanged* when no instruction of the function may write memory that may alias it: then the
 reverse sweep can load it again instead of caching it.
+
+Order matters: a write only clobbers a load when it can run after it, i.e. when the write's block
+is reachable from the load's (through loop back edges too: a store in a later iteration counts).
+Writes that only ever happen before the load (a buffer filled, then read) do not force a cache.
 """
 from __future__ import annotations
 
@@ -40,10 +44,33 @@ class AliasInfo:
     def may_alias(self, p, q) -> bool:
         return any(self.may_alias_roots(a, b) for a in roots(p) for b in roots(q))
 
+    reach: dict = field(default_factory=dict)   # block -> blocks reachable from it (1+ edges)
+
+    def reachable(self, a, b) -> bool:
+        """Can control go from block a to block b along at least one edge?"""
+        if a not in self.reach:
+            seen, work = set(), list(a.successors())
+            while work:
+                x = work.pop()
+                if x not in seen:
+                    seen.add(x)
+                    work.extend(x.successors())
+            self.reach[a] = seen
+        return b in self.reach[a]
+
+    def may_run_after(self, first, second) -> bool:
+        """May instruction `second` execute after instruction `first`?"""
+        if first.block is second.block:
+            ins = first.block.instructions
+            if ins.index(second) > ins.index(first):
+                return True
+        return self.reachable(first.block, second.block)
+
     def clobbers(self, load) -> list:
-        """The writes that may change what `load` read."""
+        """The writes that may change what `load` read, after it read it."""
         p = load.ops[0]
-        return [w for w, q in self.writes if q is None or self.may_alias(p, q)]
+        return [w for w, q in self.writes
+                if (q is None or self.may_alias(p, q)) and self.may_run_after(load, w)]
 
     def unchanged(self, load) -> bool:
         if not all(isinstance(r, (Argument, Global)) for r in roots(load.ops[0])):

@@ -21,6 +21,15 @@ CHEAP = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp",
          "extractvalue"}
 
 
+def pure_math(v) -> bool:
+    """A call to a math function of the rule table: no memory effects, safe to call again."""
+    from ..rules.registry import lookup
+    if v.opcode != "call" or not v.callee_name:
+        return False
+    rule = lookup(v.callee_name)
+    return rule is not None and not rule.inactive and all(not o.type.is_ptr for o in v.ops)
+
+
 class Lazy:
     """A primal value fetched only when generated code uses it (see Builder.emit)."""
 
@@ -73,8 +82,7 @@ class Availability:
         if how == "reload":
             return b.load(v.type, self.primal(v.ops[0], block, b), align=v.align)
         home = self.g.loops.loop_of(v.block)
-        reason = "defined in a loop" if home else ""
-        e = self.g.tape.entry(v, v.type, home, reason, source=v)
+        e = self.g.tape.entry(v, v.type, home, self.reason(v) if home else "", source=v)
         self.g.cache_sites.setdefault(e, v)
         return self.g.tape.read(b, e, block)
 
@@ -88,12 +96,30 @@ class Availability:
         if home is not None and self.g.cache_mode != "always":
             if self._induction_parts(v) is not None:
                 how = "induction"
-            elif v.opcode in CHEAP and all(self._free(o) for o in v.ops):
+            elif (v.opcode in CHEAP or pure_math(v)) and all(self._free(o) for o in v.ops):
                 how = "recompute"
-            elif v.opcode == "load" and self.g.alias.unchanged(v) and self._free(v.ops[0]):
+            elif v.opcode == "load" and not self.g.split and self.g.alias.unchanged(v) \
+                    and self._free(v.ops[0]):
                 how = "reload"
         self.strategy[v] = how
         return how
+
+    def reason(self, v) -> str:
+        """Why v goes on the tape, in words for `explain`."""
+        if self.g.cache_mode == "always":
+            return "cache='always' caches every value the reverse sweep needs"
+        if v.opcode == "load":
+            if self.g.split:
+                return "the caller may overwrite it before this function's reverse sweep"
+            writes = self.g.alias.clobbers(v)
+            if not writes:
+                return "it is read from local memory that is gone in the reverse sweep"
+            return f"a later {self.g.describe_write(writes[0])} may overwrite it"
+        if v.opcode == "phi":
+            return "it is carried from one loop iteration to the next"
+        if v.opcode == "call":
+            return f"`{v.callee_name}` is not recomputed"
+        return "its operands are not all available in the reverse sweep"
 
     def _free(self, v) -> bool:
         """Can v be had in reverse without a tape?"""

@@ -116,5 +116,15 @@ class Gradient:
         except Exception:  # noqa: BLE001 - a message must never fail
             return inst.opcode
 
+    def describe_write(self, w) -> str:
+        """'store to `%arg.x.4`' / 'call to `f`', for cache reasons."""
+        from ..analysis.types import roots
+        if w.opcode == "store":
+            names = [r.name for r in roots(w.ops[1]) if isinstance(r, Argument)]
+            return f"store to `%{names[0]}`" if names else "store to local memory"
+        if w.opcode == "call":
+            return f"call to `{w.callee_name or 'a function pointer'}`"
+        return f"`{w.flags[0] if w.flags else w.opcode}`"
+
     def unsupported(self, what: str, inst, hint: str = "") -> UnsupportedError:
         return UnsupportedError(what, self.describe(inst), self.locate(inst), hint)

@@ -9,23 +9,30 @@ from __future__ import annotations
 from ..ir.builder import MathBuilder
 from .forward_sweep import ForwardSweep, success_test
 from .gradient import Gradient
+from .report import layout, record_counts
 from .reverse_sweep import ReverseSweep
 
 NUMBA_SUCCESS = (0, -2)
 
 
 def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalias=False,
-                 success_codes=NUMBA_SUCCESS):
+                 success_codes=NUMBA_SUCCESS, counts="define"):
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: one of "const", "dup", "active" per parameter of the primal.
     cache: "minimal" recomputes what analysis proves safe; "always" caches every needed value.
     noalias: the caller guarantees that distinct pointer parameters do not overlap.
-    Returns the Gradient, whose `tape` lists what was cached.
+    counts: "define" or "declare" the global `<out_name>.tape_counts` where each call leaves the
+    iteration counts of its taped loops (`explain` reads it), or None for no such global.
+    Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     if cache not in ("minimal", "always"):
         raise ValueError(f"cache must be 'minimal' or 'always', not {cache!r}")
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False)
+    if counts:
+        record_counts(g, fwd, counts)
+    g.layout = layout(g)
+    g.layout.counts_symbol = getattr(g, "counts_symbol", None)
     combine(g, fwd)
     worklist = module.__dict__.setdefault("split_worklist", [])
     while worklist:

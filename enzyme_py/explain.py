@@ -1,0 +1,111 @@
+"""`explain`: what a gradient caches, why, and how many bytes its tape takes for given arguments."""
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
+
+NUMBA_DIR = os.sep + "numba" + os.sep
+
+
+@dataclass
+class Cached:
+    """One value the reverse sweep reads from the tape."""
+    instruction: str
+    source: str          # "file:line" in the user's code, or "" when unknown
+    reason: str
+    bytes_per_iteration: int
+    loop: int | None     # None: stored once per call (a register after optimization)
+
+    def __str__(self) -> str:
+        where = f"{self.source}: " if self.source else ""
+        per = f"{self.bytes_per_iteration} B per iteration of loop {self.loop}" if self.loop is not None \
+            else f"{self.bytes_per_iteration} B once"
+        return f"{where}{self.instruction.strip()}\n      cached because {self.reason}; {per}"
+
+
+@dataclass
+class Explanation:
+    kernel: str
+    tape_bytes: int
+    cached: list = field(default_factory=list)           # Cached values on the heap tape
+    active: list = field(default_factory=list)           # (source, instruction)
+    iterations: dict = field(default_factory=dict)       # loop -> iterations in this call
+    unsupported: str = ""                                 # why no gradient could be built
+
+    def __str__(self) -> str:
+        lines = [f"explain({self.kernel})"]
+        if self.unsupported:
+            lines.append(f"  cannot differentiate: {self.unsupported}")
+            return "\n".join(lines)
+        lines.append(f"  active instructions: {len(self.active)}")
+        for src, text in self.active:
+            lines.append(f"    {src + ': ' if src else ''}{text.strip()}")
+        lines.append(f"  cached values: {len(self.cached)}")
+        for c in self.cached:
+            lines.append(f"    {c}")
+        for lp, n in self.iterations.items():
+            lines.append(f"  loop {lp}: {n} iterations in this call")
+        lines.append(f"  tape: {self.tape_bytes} bytes for these arguments")
+        return "\n".join(lines)
+
+
+def user_line(locations) -> str:
+    """The innermost source line outside Numba's own package."""
+    for f, line in locations:
+        if NUMBA_DIR not in f and line:
+            return f"{f}:{line}"
+    return ""
+
+
+def explain(kernel, *args, cache: str = "minimal", seed: float = 1.0) -> Explanation:
+    """Describe the reverse-mode gradient of `kernel` for these annotated arguments.
+
+    Reuses the compiled gradient (building it if needed). The caller's arrays are never changed:
+    the gradient runs once on copies to count the loop iterations that size the tape.
+    """
+    from .api import inspect
+    grad = inspect(kernel, *args, cache=cache)
+    name = getattr(kernel, "__name__", "kernel")
+    if grad.error is not None:
+        return Explanation(name, 0, unsupported=str(grad.error))
+    layout = grad.layout
+    counts = run_on_copies(grad, args, seed, layout)
+    cached = [Cached(c.instruction, user_line(c.locations), c.reason, c.bytes, c.loop)
+              for c in layout.cached if c.loop is not None]
+    active = [(user_line(locs), text) for text, locs in layout.active]
+    return Explanation(name, layout.tape_bytes(counts), cached, active,
+                       dict(zip(layout.loops, counts)))
+
+
+def copy_same_layout(a: np.ndarray) -> np.ndarray:
+    """A copy with the same shape, dtype and strides (so the compiled gradient accepts it)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return np.array(a, order="K", copy=True)
+    lo = sum(min(0, s * (n - 1)) for s, n in zip(a.strides, a.shape))
+    hi = sum(max(0, s * (n - 1)) for s, n in zip(a.strides, a.shape)) + a.itemsize
+    buf = np.zeros((hi - lo) // a.itemsize + 1, a.dtype)
+    view = np.lib.stride_tricks.as_strided(buf[-lo // a.itemsize:], a.shape, a.strides)
+    view[...] = a
+    return view
+
+
+def run_on_copies(grad, args, seed, layout) -> list:
+    """Run the gradient on copies and read the iteration count of each taped loop."""
+    if not layout.loops or not layout.counts_symbol:
+        return []
+    annotated = [as_annotation(a) for a in args]
+    primal = [copy_same_layout(a.value) if isinstance(a.value, np.ndarray) else a.value
+              for a in annotated]
+    shadows = [copy_same_layout(a.shadow) for a in annotated
+               if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    grad.entry(*primal, *shadows, float(seed))
+    import llvmlite.binding as llvm
+    addr = llvm.address_of_symbol(layout.counts_symbol) or \
+        grad.library.codegen._engine.get_global_value_address(layout.counts_symbol)
+    arr = (ctypes.c_int64 * len(layout.loops)).from_address(addr)
+    return list(arr)

@@ -1,0 +1,94 @@
+"""explain(): cached values and tape sizes, as issue 3 asks (asserted, not only printed)."""
+import numpy as np
+import numba
+import pytest
+
+from enzyme_py import Active, Const, Duplicated, autodiff, check_gradient, explain
+
+
+@numba.njit
+def elementwise(x, y):
+    for i in range(x.shape[0]):
+        y[i] = np.sin(x[i]) * x[i]
+
+
+@numba.njit
+def heat(u, k, steps):
+    n = u.shape[0]
+    tmp = np.empty(n)
+    for t in range(steps):
+        for i in range(1, n - 1):
+            tmp[i] = u[i] + k * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = tmp[i]
+
+
+@numba.njit
+def total(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += np.exp(x[i]) * x[i]
+    return s
+
+
+@numba.njit
+def square_in_place(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * x[i]
+
+
+def test_disjoint_elementwise_has_no_tape():
+    n = 1000
+    e = explain(elementwise, Duplicated(np.random.rand(n), np.zeros(n)),
+                Duplicated(np.zeros(n), np.ones(n)))
+    assert e.tape_bytes == 0 and e.cached == []
+
+
+def test_aliased_elementwise_caches_the_input():
+    x, dx = np.random.rand(100), np.zeros(100)
+    e = explain(elementwise, Duplicated(x, dx), Duplicated(x, dx))
+    assert e.tape_bytes > 0
+
+
+@pytest.mark.parametrize("n, steps", [(100, 10), (200, 5)])
+def test_heat_tape_sizes(n, steps):
+    u = np.random.rand(n)
+    const = explain(heat, Duplicated(u, np.ones(n)), Const(0.1), Const(steps))
+    assert const.tape_bytes <= 64 * steps          # O(steps), nothing per element
+    active = explain(heat, Duplicated(u, np.ones(n)), Active(0.1), Const(steps))
+    interior = steps * (n - 2) * 8
+    assert interior <= active.tape_bytes <= interior + 64 * steps
+    assert np.array_equal(u, u.copy())
+
+
+def test_reduction_over_read_only_input_has_no_tape():
+    e = explain(total, Duplicated(np.random.rand(500), np.zeros(500)))
+    assert e.tape_bytes == 0
+
+
+def test_in_place_square_explains_why():
+    e = explain(square_in_place, Duplicated(np.random.rand(10), np.ones(10)))
+    assert e.tape_bytes == 80
+    assert len(e.cached) == 1 and "later store" in e.cached[0].reason
+    assert "test_explain.py" in e.cached[0].source
+    assert "tape: 80 bytes" in str(e)
+
+
+def test_explain_leaves_arrays_alone():
+    x, dx = np.random.rand(10), np.random.rand(10)
+    x0, dx0 = x.copy(), dx.copy()
+    explain(square_in_place, Duplicated(x, dx))
+    assert np.array_equal(x, x0) and np.array_equal(dx, dx0)
+
+
+def test_cache_always_caches_more_and_agrees():
+    n = 50
+    args = lambda: (Duplicated(np.linspace(0.1, 1, n), np.ones(n)), Active(0.1), Const(4))  # noqa: E731
+    minimal = explain(heat, *args())
+    always = explain(heat, *args(), cache="always")
+    assert always.tape_bytes > minimal.tape_bytes
+    a, b = args(), args()
+    ra = autodiff(heat, *a)
+    rb = autodiff(heat, *b, cache="always")
+    assert np.allclose(a[0].shadow, b[0].shadow, rtol=1e-12) and np.isclose(ra[1], rb[1], rtol=1e-12)
+    assert check_gradient(heat, *args()).passed
