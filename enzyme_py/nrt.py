@@ -4,9 +4,16 @@
 `NRT_MemInfo_data*` turns the handle into the data pointer. ir_passes gives an
 allocation that receives differentiable data a zeroed shadow of the same size.
 """
-from ir_passes import register_allocator
+from ir_passes import register_allocator, register_inactive
 
 for _alloc in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
                "NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe"):
     for _data in ("NRT_MemInfo_data_fast", "NRT_MemInfo_data"):
         register_allocator(_alloc, size_arg=0, data=_data)
+
+# raw buffers (array copies that may overlap use one): the call returns the data pointer
+register_allocator("NRT_Allocate", size_arg=0)
+register_allocator("NRT_Allocate_External", size_arg=0)
+# frees and refcounts never carry derivatives; the reverse sweep never reads freed primal memory
+for _name in ("NRT_Free", "NRT_MemInfo_call_dtor", "NRT_decref", "NRT_incref"):
+    register_inactive(_name)
