@@ -31,8 +31,8 @@ class AliasInfo:
         if a is b:
             return True
         for x, y in ((a, b), (b, a)):
-            if getattr(x, "opcode", None) == "alloca":
-                return False
+            if getattr(x, "opcode", None) == "alloca" or is_allocation(x):
+                return False  # fresh memory: nothing else points into it
             if isinstance(x, Argument) and "noalias" in x.attrs.split():
                 return False
         if isinstance(a, Argument) and isinstance(b, Argument):
@@ -87,11 +87,28 @@ def alias_analysis(fn, noalias_params: bool = False) -> AliasInfo:
             name = i.callee_name
             if name.startswith("llvm.memset") or name.startswith("llvm.memcpy") or name.startswith("llvm.memmove"):
                 info.writes.append((i, i.ops[0]))
-            elif not name.startswith(WRITES_NOTHING) and _may_write(i):
+            elif not name.startswith(WRITES_NOTHING) and not _allocator_or_inactive(name) \
+                    and _may_write(i):
                 info.writes.append((i, None))
         elif i.opcode == "opaque" and i.flags and i.flags[0] in ("atomicrmw", "cmpxchg", "fence"):
             info.writes.append((i, i.ops[0] if i.ops else None))
     return info
+
+
+def is_allocation(v) -> bool:
+    from ..rules.allocators import allocation_size
+    return getattr(v, "opcode", None) == "call" and allocation_size(v) is not None
+
+
+def _allocator_or_inactive(name: str) -> bool:
+    """Allocators return fresh memory and write no existing memory; inactive functions (frees,
+    refcounts) only touch memory the reverse sweep never reads back."""
+    from ..rules.allocators import ALLOCATORS
+    from ..rules.registry import lookup
+    if any(name in (a.alloc, a.data) for a in ALLOCATORS.values()):
+        return True
+    rule = lookup(name)
+    return rule is not None and rule.inactive
 
 
 def _may_write(call) -> bool:

@@ -21,11 +21,17 @@ CHEAP = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp",
          "extractvalue"}
 
 
+PURE_INTEGER_INTRINSICS = ("llvm.umin.", "llvm.umax.", "llvm.smin.", "llvm.smax.", "llvm.abs.",
+                           "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.")
+
+
 def pure_math(v) -> bool:
     """A call to a math function of the rule table: no memory effects, safe to call again."""
     from ..rules.registry import lookup
     if v.opcode != "call" or not v.callee_name:
         return False
+    if v.callee_name.startswith(PURE_INTEGER_INTRINSICS):
+        return True
     rule = lookup(v.callee_name)
     return rule is not None and not rule.inactive and all(not o.type.is_ptr for o in v.ops)
 
