@@ -383,9 +383,10 @@ def check_gradient(kernel, *args, seed=1.0, rtol=1e-6, atol=None, eps=None, rng=
 
     Tolerance: an element passes when |ad - fd| <= atol + rtol_eff * |fd|, where rtol_eff is
     `rtol` for float64 and, for float32, at least 1e-3 (1e-4 with `fd_dtype=np.float64`; see
-    `default_rtol`), and `atol` defaults to rtol_eff * max(1, max |fd| over that argument). `eps` is the relative step (default: 1e-6 for
-    float64 arithmetic, 3e-3 for float32). `fd_dtype=np.float64` computes the reference on
-    float64 copies of float32 values (the same kernel compiled for float64).
+    `default_rtol`), and `atol` defaults to rtol_eff * max(1, max |fd| over that argument).
+    `eps` is the relative step (default: 1e-6 for float64 arithmetic, 3e-3 for float32).
+    `fd_dtype=np.float64` computes the reference on float64 copies of float32 values (the same
+    kernel compiled for float64).
 
     Also checks that the primal arrays after `autodiff` equal those after a plain call
     (DuplicatedNoNeed primals excepted). Never modifies the caller's arrays.

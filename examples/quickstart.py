@@ -69,7 +69,8 @@ def main():
     dx, y, dy = np.zeros_like(x), np.zeros_like(x), np.ones_like(x)
     autodiff(smooth, Duplicated(x, dx), Duplicated(y, dy))   # dx += dL/dx; dy is consumed (zeroed)
 
-    report = check_gradient(smooth, Duplicated(x, np.zeros_like(x)), Duplicated(np.zeros_like(x), np.ones_like(x)))
+    report = check_gradient(smooth, Duplicated(x, np.zeros_like(x)),
+                            Duplicated(np.zeros_like(x), np.ones_like(x)))
     print(f"   {'i':>3}  {'autodiff dL/dx':>16}  {'finite diff':>16}")
     for i in range(x.shape[0]):
         print(f"   {i:>3}  {dx[i]:16.10f}  {report[0].fd[i]:16.10f}")

@@ -12,7 +12,7 @@ from enzyme_py.check import (GradientReport, _clone, default_rtol, default_step,
                              finite_difference)
 
 # tests/ is on sys.path under pytest (rootdir conftest, no package)
-from test_kernels import fake_autodiff as _fake_autodiff
+from test_kernels_base import fake_autodiff as _fake_autodiff
 
 
 # ---- focused checks -------------------------------------------------------------------------
