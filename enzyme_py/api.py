@@ -19,7 +19,7 @@ from .annotations import (Active, Const, Duplicated, DuplicatedNoNeed, Forward,
                           Reverse, as_annotation)
 from .capture import capture
 from .cleanup import cleanup
-from .convention import build_activity
+from .convention import array_extents, build_activity
 from .link import (GradientSpec, compile_library, gradient_name, make_entry,
                    prepare_module)
 
@@ -60,7 +60,7 @@ class CompiledGradient:
 
 
 def differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=False,
-                  layouts=None) -> str:
+                  layouts=None, extents=None) -> str:
     """Run ir_passes' reverse mode on module `text`; return the new module text.
 
     `noalias`: the arrays of this call are disjoint. `layouts`, a dict, receives the tape layout."""
@@ -71,7 +71,7 @@ def differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=Fa
     options = {} if cache == "minimal" else {"cache": cache}
     try:
         g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
-                         counts="declare", **options)
+                         counts="declare", extents=extents, **options)
         if layouts is not None:
             layouts[out_name] = g.layout
     except TypeError as exc:
@@ -227,7 +227,8 @@ def _build(dispatcher, annotated, kinds, cache, keep_failure, disjoint=False) ->
             name += "_alias"
         layouts = {}
         texts["generated"] = differentiate(
-            texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts)
+            texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
+            array_extents(cap.argtypes))
         define_counts(layouts.get(name))
         texts["verified"] = prepare_module(texts["generated"], name)
         library = compile_library(texts["verified"], name)

@@ -92,3 +92,25 @@ def build_activity(argtypes, restype, kinds) -> list:
         elif kind != "const":
             raise ValueError(f"unknown activity kind {kind!r}")
     return activity
+
+
+def _field_offset(dm, name, index) -> int:
+    pos = dm.get_field_position(name)
+    return index + sum(_width(m.get_argument_type()) for m in dm.inner_models()[:pos])
+
+
+def array_extents(argtypes) -> dict:
+    """For each array argument, where its memory extent comes from, for ir_passes:
+    {data param: Extent([(shape param, stride param), ...], itemsize param)}."""
+    from ir_passes import Extent
+    dmm = _context().data_model_manager
+    out, index = {}, FIRST_ARG
+    for ty in argtypes:
+        dm = dmm.lookup(ty)
+        if isinstance(ty, types.Array):
+            shape = _field_offset(dm, "shape", index)
+            strides = _field_offset(dm, "strides", index)
+            dims = [(shape + k, strides + k) for k in range(ty.ndim)]
+            out[_field_offset(dm, "data", index)] = Extent(dims, _field_offset(dm, "itemsize", index))
+        index += _width(dm.get_argument_type())
+    return out

@@ -8,6 +8,7 @@ from .ir.parser import parse_module
 from .ir.printer import print_module
 from .rules.allocators import register_allocator
 from .rules.registry import inactive as register_inactive
+from .transforms.restore import Extent
 
 
 def reverse_mode(module, fn_name, activity, out_name, **options):
@@ -16,5 +17,5 @@ def reverse_mode(module, fn_name, activity, out_name, **options):
     return run(module, fn_name, activity, out_name, **options)
 
 
-__all__ = ["UnsupportedError", "parse_module", "print_module", "register_allocator", "register_inactive",
+__all__ = ["Extent", "UnsupportedError", "parse_module", "print_module", "register_allocator", "register_inactive",
            "reverse_mode"]

@@ -156,7 +156,7 @@ fin:
 _BODIES = {"square": _square_body, "scaled_sum": _scaled_sum_body}
 
 
-def fake_differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=False,
+def fake_differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=False, *rest,
                        layouts=None):
     """Stands in for enzyme_py.api.differentiate (ir_passes) in these tests."""
     for name, body in _BODIES.items():
@@ -442,7 +442,8 @@ def test_inspect_exposes_ir_texts(fake_ir_passes):
 
 
 def test_inspect_returns_failed_build_with_texts(monkeypatch):
-    def failing(text, fn_name, activity, out_name, cache="minimal", noalias=False, layouts=None):
+    def failing(text, fn_name, activity, out_name, cache="minimal", noalias=False, layouts=None,
+                extents=None):
         raise enzyme_py.UnsupportedError("some construct", "  %x = frem double %a, %b")
 
     monkeypatch.setattr(api, "differentiate", failing)

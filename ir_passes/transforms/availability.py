@@ -6,6 +6,7 @@ A primal value the reverse sweep needs is, in order of preference:
 - cheap and pure with operands that are themselves available (integer and pointer arithmetic,
   comparisons, casts, an induction variable rebuilt from the loop counter): recomputed;
 - a load whose memory alias analysis proves unchanged until the reverse sweep: loaded again;
+- a load clobbered only by stores the reverse sweep undoes (restore.py): loaded again;
 - otherwise: cached on the tape, indexed by the loop iteration.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ..errors import UnsupportedError
 from ..ir import types as T
 from ..ir.instructions import Instruction
 from ..ir.values import Argument, Constant, ConstInt, Global
+from . import restore
 
 CHEAP = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp", "fcmp", "select",
          "getelementptr", "trunc", "zext", "sext", "sitofp", "uitofp", "fptosi", "fptoui", "fpext",
@@ -85,7 +87,9 @@ class Availability:
             return self._recompute(v, block, b)
         if how == "induction":
             return self._induction(v, block, b)
-        if how == "reload":
+        if how == "reload" or (how == "restore" and block is v.block):
+            if how == "restore":
+                restore.mark(self.g, v)
             return b.load(v.type, self.primal(v.ops[0], block, b), align=v.align)
         home = self.g.loops.loop_of(v.block)
         e = self.g.tape.entry(v, v.type, home, self.reason(v) if home else "", source=v)
@@ -107,6 +111,8 @@ class Availability:
             elif v.opcode == "load" and not self.g.split and self.g.alias.unchanged(v) \
                     and self._free(v.ops[0]):
                 how = "reload"
+            elif v.opcode == "load" and restore.restorable(self.g, v) and self._free(v.ops[0]):
+                how = "restore"
         self.strategy[v] = how
         return how
 
@@ -133,7 +139,7 @@ class Availability:
             return True
         if self.g.loops.loop_of(v.block) is None:
             return True
-        return self.plan(v) in ("recompute", "induction", "reload")
+        return self.plan(v) in ("recompute", "induction", "reload", "restore")
 
     def _recompute(self, v, block, b):
         import copy

@@ -152,11 +152,26 @@ class ForwardSweep:
                 value = self.smap[key[1]]
             elif isinstance(key, tuple) and key[0] == "callframe":
                 value = self.call_frames[key[1]]
+            elif isinstance(key, tuple) and key[0] == "old":
+                self.save_overwritten(key[1], e)
+                continue
             elif isinstance(key, tuple) and key[0] == "from":
                 value = key[2]
             else:
                 value = self.vmap[key]
             self.insert_after(value, lambda b, v=value, e=e: g.tape.write(b, e, v))
+
+    def save_overwritten(self, store, e) -> None:
+        """Before a store the reverse sweep undoes: put the value it overwrites on the tape."""
+        fstore = self.vmap[store]
+        blk = fstore.block
+        tmp = Block("save")
+        b = MathBuilder(self.g.module, tmp)
+        old = b.load(store.ops[0].type, fstore.ops[1], align=store.align)
+        self.g.tape.write(b, e, old)
+        k = blk.instructions.index(fstore)
+        for j, i in enumerate(tmp.instructions):
+            blk.insert(k + j, i)
 
     def insert_after(self, inst, emit) -> None:
         blk = inst.block

@@ -17,7 +17,7 @@ from ..ir.values import Argument, Constant, ConstFloat
 
 class Gradient:
     def __init__(self, module, primal, activity, out_name, cache_mode="minimal", noalias=False,
-                 split=False):
+                 split=False, extents=None):
         if len(activity) != len(primal.params):
             raise ValueError(f"activity has {len(activity)} entries, @{primal.name} has "
                              f"{len(primal.params)} parameters")
@@ -42,6 +42,10 @@ class Gradient:
         self.starts: dict = {}        # Loop -> tape key of its start counter
         self.alloca_shadows: dict = {}  # primal alloca -> frame Field holding its shadow
         self.split = split            # an augmented forward + reverse pair instead of one function
+        self.extents = dict(extents or {})  # param index -> restore.Extent of its memory
+        self.restores: set = set()    # stores the reverse sweep undoes (restore.py)
+        self.restore_markers: dict = {}
+        self.keep_alive: list = []    # scratch blocks whose ids key memo entries
 
     def _make_function(self, out_name: str) -> None:
         p = self.primal

@@ -22,6 +22,8 @@ def reverse_load(g, inst, block, b) -> None:
 
 
 def reverse_store(g, inst, block, b) -> None:
+    from .restore import marker
+    marker(g, inst, b)
     v, p = inst.ops
     if not g.act.has_shadow(p) or kind(v.type) != "float":
         return

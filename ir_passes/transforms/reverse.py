@@ -10,25 +10,31 @@ from ..ir.builder import MathBuilder
 from .forward_sweep import ForwardSweep, success_test
 from .gradient import Gradient
 from .report import layout, record_counts
+from .restore import emit_undos, put_back, snapshot
 from .reverse_sweep import ReverseSweep
 
 NUMBA_SUCCESS = (0, -2)
 
 
 def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalias=False,
-                 success_codes=NUMBA_SUCCESS, counts="define"):
+                 success_codes=NUMBA_SUCCESS, counts="define", extents=None):
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: one of "const", "dup", "active" per parameter of the primal.
     cache: "minimal" recomputes what analysis proves safe; "always" caches every needed value.
     noalias: the caller guarantees that distinct pointer parameters do not overlap.
+    extents: {param index: restore.Extent} for pointer parameters whose memory extent is known;
+    stores into them can be undone in the reverse sweep instead of taping the loads they clobber.
     counts: "define" or "declare" the global `<out_name>.tape_counts` where each call leaves the
     iteration counts of its taped loops (`explain` reads it), or None for no such global.
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     if cache not in ("minimal", "always"):
         raise ValueError(f"cache must be 'minimal' or 'always', not {cache!r}")
-    g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False)
+    g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
+                             extents)
+    snapshot(g, fwd)
+    splice(g, rev.put_back_marker, lambda b: put_back(g, b))
     if counts:
         record_counts(g, fwd, counts)
     g.layout = layout(g)
@@ -40,13 +46,15 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalia
         if not module.functions[aug].is_declaration if aug in module.functions else False:
             continue
         gs, fs, rs = synthesize(module, callee, list(act), aug + ".combined", cache, False, success_codes, True)
+        splice(gs, rs.put_back_marker, lambda b: None)
         split(gs, fs, rs, aug, rev_name)
     return g
 
 
-def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split):
+def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,
+               extents=None):
     primal = module.functions[fn_name]
-    g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split)
+    g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents)
     g.success_codes = success_codes
     reachable = set(g.dom.order)
     all_preds = primal.predecessors()
@@ -57,6 +65,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     g.sweep = "rev"
     rev = ReverseSweep(g, fwd)
     rev.build(blocks_reaching_success(g))
+    emit_undos(g)
     g.sweep = "fwd"
     fwd.finish(rev)
     return g, fwd, rev
@@ -112,6 +121,19 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
     for f in (aug, revf):
         for blk in f.blocks:
             blk.function = f
+
+
+def splice(g, marker, emit) -> None:
+    """Replace a marker instruction with the code `emit(builder)` builds."""
+    from ..ir.module import Block
+    blk = marker.block
+    k = blk.instructions.index(marker)
+    blk.instructions.pop(k)
+    tmp = Block("splice")
+    g.keep_alive.append(tmp)
+    emit(MathBuilder(g.module, tmp))
+    for j, inst in enumerate(tmp.instructions):
+        blk.insert(k + j, inst)
 
 
 def combine(g, fwd) -> None:

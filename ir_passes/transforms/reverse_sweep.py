@@ -86,6 +86,8 @@ class ReverseSweep:
     def finish(self) -> None:
         g = self.g
         b = MathBuilder(g.module, self.finish_target())
+        from ..ir.instructions import Instruction
+        self.put_back_marker = b.emit(Instruction("marker"))
         for k, out in g.dout_params.items():
             a = g.primal.params[k]
             if not g.act.is_active(a):

@@ -1,0 +1,153 @@
+"""Restoring overwritten memory in the reverse sweep, so loads can be repeated instead of taped.
+
+When every write that may clobber a load is a plain store into a parameter's memory whose extent
+is known, the reverse sweep can undo those stores as it walks back: the forward sweep saves the
+value each such store overwrites (the tape holds exactly the overwritten values), and the reverse
+of the store puts it back. Memory then reads as it did in the forward sweep at that point, and the
+load is simply repeated. The arrays' final contents are copied aside when the forward sweep ends
+and copied back when the reverse sweep finishes, so callers see what a plain call leaves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import types as T
+from ..ir.builder import MathBuilder
+from ..ir.instructions import Instruction
+from ..ir.module import Block
+from ..ir.values import Argument, ConstInt
+
+
+@dataclass(frozen=True)
+class Extent:
+    """Where a pointer parameter's memory extent comes from: per dimension the parameter holding
+    its length and the one holding its byte stride, and the parameter holding the item size."""
+    dims: list
+    itemsize: int
+
+
+def restorable(g, load) -> bool:
+    """Can `load` be repeated in the reverse of its own block once later stores are undone?"""
+    if g.split or not g.extents or g.cache_mode == "always":
+        return False
+    from ..analysis.types import roots
+    writes = g.alias.clobbers(load)
+    if not writes:
+        return False
+    for w in writes:
+        if w.opcode != "store" or w.block is load.block and _after(w, load):
+            return False
+        rs = roots(w.ops[1])
+        if not all(isinstance(r, Argument) and r.index in g.extents for r in rs):
+            return False
+    return True
+
+
+def _after(w, load) -> bool:
+    ins = load.block.instructions
+    return ins.index(w) > ins.index(load)
+
+
+def mark(g, load) -> None:
+    """The stores that clobber `load` must be undone in the reverse sweep."""
+    for w in g.alias.clobbers(load):
+        g.restores.add(w)
+
+
+def marker(g, store, b) -> None:
+    """Leave a place in the reverse of `store` where its undo goes, if it turns out needed."""
+    m = Instruction("marker")
+    b.emit(m)
+    g.restore_markers[store] = m
+
+
+def emit_undos(g) -> None:
+    """Replace each needed marker with the undo: reload the saved value and store it back.
+    Emitting an undo may mark more stores (its address may need a restored load): repeat."""
+    done = set()
+    while True:
+        pending = [s for s in g.restore_markers if s in g.restores and s not in done]
+        if not pending:
+            break
+        for store in pending:
+            done.add(store)
+            _undo(g, store)
+    for m in g.restore_markers.values():
+        if m in m.block.instructions:
+            m.block.instructions.remove(m)
+
+
+def _undo(g, store) -> None:
+    m = g.restore_markers[store]
+    blk = m.block
+    k = blk.instructions.index(m)
+    blk.instructions.pop(k)
+    tmp = Block(f"undo.{len(g.keep_alive)}")
+    g.keep_alive.append(tmp)
+    b = MathBuilder(g.module, tmp)
+    home = g.loops.loop_of(store.block)
+    e = g.tape.entry(("old", store), store.ops[0].type, home, "the value a store overwrites",
+                     source=store)
+    old = g.tape.read(b, e, store.block)
+    b.store(old, g.avail.primal(store.ops[1], store.block, b), align=store.align)
+    for j, inst in enumerate(tmp.instructions):
+        blk.insert(k + j, inst)
+
+
+def restored_roots(g) -> list:
+    from ..analysis.types import roots
+    out = []
+    for w in g.restores:
+        for r in roots(w.ops[1]):
+            if r not in out:
+                out.append(r)
+    return out
+
+
+def span(g, b, root):
+    """(first byte, size in bytes) of a parameter's memory."""
+    ext = g.extents[root.index]
+    zero = ConstInt(T.i64, 0)
+    lo, hi, empty = zero, g.params[ext.itemsize], None
+    for n_idx, s_idx in ext.dims:
+        n, s = g.params[n_idx], g.params[s_idx]
+        t = b.mul(b.sub(n, ConstInt(T.i64, 1)), s)
+        neg = b.icmp("slt", t, zero)
+        lo = b.add(lo, b.select(neg, t, zero))
+        hi = b.add(hi, b.select(neg, zero, t))
+        e = b.icmp("sle", n, zero)
+        empty = e if empty is None else b.binop("or", empty, e)
+    size = b.sub(hi, lo)
+    if empty is not None:
+        size = b.select(empty, zero, size)
+    return b.gep(T.i8, g.params[root.index], [lo]), size
+
+
+def snapshot(g, fwd) -> None:
+    """Copy the final contents of restored arrays aside where the forward sweep succeeds, and
+    back when the reverse sweep finishes."""
+    roots = restored_roots(g)
+    if not roots:
+        return
+    fields = {r: g.tape.new_field(T.ptr) for r in roots}
+    for blk, _ in fwd.success_exits:
+        tmp = Block("snapshot")
+        b = MathBuilder(g.module, tmp)
+        for r in roots:
+            start, size = span(g, b, r)
+            copy = b.call("malloc", T.ptr, [size])
+            b.call("llvm.memcpy.p0.p0.i64", T.void, [copy, start, size, ConstInt(T.i1, 0)])
+            g.tape.store(b, copy, fields[r])
+        at = len(blk.instructions) - 1
+        for j, inst in enumerate(tmp.instructions):
+            blk.insert(at + j, inst)
+    g.final_copies = fields
+
+
+def put_back(g, b) -> None:
+    """At the end of the reverse sweep: the arrays' final contents, as the forward sweep left them."""
+    for r, f in getattr(g, "final_copies", {}).items():
+        start, size = span(g, b, r)
+        copy = g.tape.load(b, f)
+        b.call("llvm.memcpy.p0.p0.i64", T.void, [start, copy, size, ConstInt(T.i1, 0)])
+        b.call("free", T.void, [copy])
