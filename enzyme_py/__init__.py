@@ -7,12 +7,13 @@ done on their LLVM IR the way Enzyme does it.
 from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, Forward, Reverse
 from .api import autodiff, clear_cache, compile_count, compile_gradient, inspect
 from .errors import UnsupportedError
+from .custom import register_derivative
 from .explain import explain
 
 __all__ = [
     "autodiff", "compile_gradient", "inspect", "compile_count", "clear_cache",
     "Const", "Active", "Duplicated", "DuplicatedNoNeed", "Reverse", "Forward",
-    "UnsupportedError", "explain",
+    "UnsupportedError", "explain", "register_derivative",
 ]
 
 try:

@@ -7,6 +7,7 @@ from .errors import UnsupportedError
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .rules.allocators import register_allocator
+from .rules.registry import external as register_external
 from .rules.registry import inactive as register_inactive
 from .transforms.restore import Extent
 
@@ -17,5 +18,5 @@ def reverse_mode(module, fn_name, activity, out_name, **options):
     return run(module, fn_name, activity, out_name, **options)
 
 
-__all__ = ["Extent", "UnsupportedError", "parse_module", "print_module", "register_allocator", "register_inactive",
+__all__ = ["Extent", "UnsupportedError", "parse_module", "print_module", "register_allocator", "register_external", "register_inactive",
            "reverse_mode"]

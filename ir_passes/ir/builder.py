@@ -123,6 +123,13 @@ class Builder:
         return self.emit(Instruction("call", ret, args, callee=Global(T.ptr, fn.name),
                                      arg_attrs=["" for _ in args], flags=[]), result_name)
 
+    def call_address(self, address: int, ret: T.Type, args: list, name="") -> Value:
+        """Call the function at a fixed address (a C function pointer)."""
+        from .values import Constant
+        callee = Constant(T.ptr, f"inttoptr (i64 {int(address)} to ptr)")
+        return self.emit(Instruction("call", ret, args, callee=callee, arg_attrs=["" for _ in args],
+                                     flags=[]), name)
+
     def intrinsic(self, base: str, args: list, name="") -> Value:
         """Call a float intrinsic such as llvm.cos overloaded on its first argument's type."""
         t = args[0].type

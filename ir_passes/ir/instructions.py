@@ -58,8 +58,16 @@ class Instruction(Value):
 
     @property
     def callee_name(self) -> str:
+        """The called function's name; for a call through a pointer loaded from a named global
+        (how hosts such as Numba call C function pointers), that global's name."""
         c = self.callee
-        return c.name if c is not None and c.ref().startswith("@") else ""
+        if c is None:
+            return ""
+        if c.ref().startswith("@"):
+            return c.name
+        if getattr(c, "opcode", None) == "load" and c.ops[0].ref().startswith("@"):
+            return c.ops[0].name
+        return ""
 
     def successors(self) -> list:
         if self.opcode == "switch":

@@ -32,10 +32,12 @@ define("llvm.copysign",
 define("llvm.pow",
        lambda b, d, x, y: b.fmul(d, b.fmul(x[1], b.intrinsic("pow", [x[0], b.fsub(x[1], c(b, d, 1.0))]))),
        lambda b, d, x, y: b.fmul(d, b.fmul(y, b.intrinsic("log", [x[0]]))), spellings=("pow", "powf"))
-# powi(a, n) with an integer n: d n a^(n-1)
+# powi(a, n) with an integer n: d n a^(n-1). llvm.pow, not llvm.powi: a variable powi lowers
+# to compiler-rt's __powidf2, which a JIT process may not have.
 define("llvm.powi",
        lambda b, d, x, y: b.fmul(d, b.fmul(b.cast("sitofp", x[1], d.type),
-                                           b.powi(x[0], b.sub(x[1], b.iconst(x[1].type, 1))))),
+                                           b.intrinsic("pow", [x[0], b.cast("sitofp", b.sub(
+                                               x[1], b.iconst(x[1].type, 1)), d.type)]))),
        None)
 define("llvm.fma", lambda b, d, x, y: b.fmul(d, x[1]), lambda b, d, x, y: b.fmul(d, x[0]),
        lambda b, d, x, y: d, spellings=("llvm.fmuladd", "fma", "fmaf"), linear=True)

@@ -76,6 +76,28 @@ def inactive(key: str, spellings: tuple[str, ...] = ()) -> Rule:
     return rule
 
 
+def external(key: str, partials, inactive_fn: bool = False) -> Rule:
+    """A rule for an external function whose partial derivatives are other external functions:
+    `partials[k]` is the address of a function of the same arguments returning d f / d x_k
+    (None: not differentiable in that argument; 0: the derivative is zero)."""
+    if inactive_fn:
+        return inactive(key)
+
+    def partial(address):
+        if address is None:
+            return None
+        if address == 0:
+            return ZERO
+
+        def emit(b, d, x, y):
+            args = [x[k] for k in range(len(x))]
+            return b.fmul(d, b.call_address(address, d.type, args))
+        return emit
+    rule = Rule(key, tuple(partial(a) for a in partials))
+    RULES[key] = rule
+    return rule
+
+
 _SUFFIX = re.compile(r"^(f16|f32|f64|f80|f128|bf16|i\d+|v\d+\w+|p\d+)$")
 
 

@@ -69,7 +69,12 @@ def reverse_call(g, inst, block, b) -> None:
         if g.act.is_active(inst):
             apply_rule(g, rule, inst, block, b)
         return
-    what = f"call to external function `{name}`" if name else "indirect call through a function pointer"
+    if not name:
+        what = "indirect call through a function pointer"
+    elif name in g.module.functions:
+        what = f"call to external function `{name}`"
+    else:
+        what = f"call through the function pointer in `@{name}` (an external C function)"
     if touches_shadow:
         raise g.unsupported(f"{what} with differentiable memory", inst,
                             "Register a derivative for it, or make it an @njit function.")

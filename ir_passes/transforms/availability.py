@@ -30,8 +30,8 @@ PURE_INTEGER_INTRINSICS = ("llvm.umin.", "llvm.umax.", "llvm.smin.", "llvm.smax.
 def pure_math(v) -> bool:
     """A call to a math function of the rule table: no memory effects, safe to call again."""
     from ..rules.registry import lookup
-    if v.opcode != "call" or not v.callee_name:
-        return False
+    if v.opcode != "call" or not v.callee_name or not isinstance(v.callee, Global):
+        return False  # only direct calls: a loaded function pointer is not an operand to refetch
     if v.callee_name.startswith(PURE_INTEGER_INTRINSICS):
         return True
     rule = lookup(v.callee_name)
@@ -61,6 +61,9 @@ class Operands:
 
     def operand_type(self, k):
         return self.inst.ops[k].type
+
+    def __len__(self):
+        return len(self.inst.ops)
 
 
 class Availability:
