@@ -1,0 +1,391 @@
+"""Check one generated program: reverse mode against central finite differences.
+
+Steps (`check_program`), cheapest first so that discarded programs cost no gradient build:
+
+1. Exec the plain kernel's source and its traced copy (`program.render`; the traced copy is plain
+   Python, see `prims_py.py`, so it costs no compilation).
+2. Run the traced copy at the generated inputs. Discard the program (reason counted) when it
+   divides by zero ("zero_division"), produces non-finite ("nonfinite") or huge values
+   ("overflow"), or evaluates a function close to the edge of its domain or divides by something
+   close to 0 ("near_singularity"). Then re-run it at inputs moved by a few finite-difference
+   steps (random signs, both directions): every decision (comparison, min/max, abs, rounding,
+   float->int, modulo) must come out the same ("branch_flip" otherwise: too close to a decision
+   boundary).
+3. Central finite differences of L (`enzyme_py.check.finite_difference`) of the compiled kernel
+   at the default step and at twice that step must agree to a quarter of the tolerance
+   ("fd_noise" otherwise). After this the finite-difference reference is trustworthy.
+4. `compile_gradient`: `UnsupportedError` -> "unsupported" (the construct named), any other
+   exception -> failure "crash:<Exception>".
+5. `enzyme_py.check.check_gradient` (autodiff vs finite differences under the contract, and the
+   primal arrays after autodiff equal to a plain call's): failure "wrong_gradient",
+   "nan_gradient" or "primal_mismatch"; an exception -> "crash:<Exception>".
+6. When forward mode exists (detected at run time, see `forward_available`): <v, J u> from
+   forward mode against <J^T v, u> from reverse mode; failure "forward_mismatch".
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import re
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from ..annotations import Active, Const, Duplicated
+from ..check import check_gradient, finite_difference
+from .program import Program, layout_array, make_args, render, render_functions
+
+# outcome statuses
+PASS, DISCARD, UNSUPPORTED, FAIL, INVALID = "pass", "discard", "unsupported", "fail", "invalid"
+
+
+@dataclass
+class Outcome:
+    """What happened to one program.
+
+    status: "pass", "discard" (finite differences unreliable: `category` says why),
+    "unsupported" (`category` names the construct), "fail" (`category`: "wrong_gradient",
+    "nan_gradient", "primal_mismatch", "forward_mismatch", "crash:<Exception>", or from a campaign
+    "died:<signal>", "timeout"), "invalid" (the generator made a program Numba rejects: a fuzzer
+    bug).
+    """
+    status: str
+    category: str = ""
+    detail: str = ""
+    seconds: float = 0.0
+    rules: frozenset = frozenset()
+    forward: str = ""          # "", "checked", "skipped:<why>"
+
+    @property
+    def key(self):
+        return (self.status, self.category)
+
+
+@dataclass
+class Settings:
+    """Tolerances of the checker (float32 = the program uses float32 anywhere)."""
+    rtol64: float = 1e-6
+    rtol32: float = 1e-3
+    eps64: float = 1e-6
+    eps32: float = 3e-3
+    margin64: float = 1e-3       # relative distance to a domain edge below which we discard
+    margin32: float = 2e-2
+    big64: float = 1e10          # magnitudes above which we discard ("overflow")
+    big32: float = 1e5
+    consistency: float = 0.25    # |FD(h) - FD(2h)| must be below this fraction of the tolerance
+    perturbations: int = 4       # traced re-runs at perturbed inputs (decisions must not change)
+    perturb_steps: float = 3.0   # their distance, in finite-difference steps
+    collect_rules: bool = True
+    forward: Optional[bool] = None   # None: auto-detect
+
+
+_counter = itertools.count()
+
+
+def load(prog: Program, traced: bool = True) -> dict:
+    """Exec the program's source into a namespace: `kern` (@njit, not compiled yet) and, with
+    traced=True, the plain-Python traced copy `kern_traced`."""
+    src = render(prog)
+    fname = f"<enzyme_py.fuzz seed={prog.seed} #{next(_counter)}>"
+    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+    ns: dict = {"__name__": f"enzyme_py_fuzz_{next(_counter)}"}
+    exec(compile(src, fname, "exec"), ns)
+    ns["__source__"] = src
+    if traced:
+        from . import prims_py
+        tsrc = render_functions(prog, traced=True)
+        tname = fname[:-1] + " traced>"
+        linecache.cache[tname] = (len(tsrc), None, tsrc.splitlines(True), tname)
+        ns["pp"] = prims_py
+        exec(compile(tsrc, tname, "exec"), ns)
+    return ns
+
+
+def _values(args):
+    return [a.value for a in args]
+
+
+class _Discard(Exception):
+    def __init__(self, reason, detail=""):
+        super().__init__(reason)
+        self.reason, self.detail = reason, detail
+
+
+def run_traced(traced, values):
+    """Run the traced copy on (copies of) `values`; return its Trace. Raises _Discard when the
+    run itself shows the inputs are bad (division by ~0, overflow, domain error)."""
+    from .prims_py import Trace
+    t = Trace()
+    vals = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+    try:
+        with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+            traced(*vals, t, t)
+    except ZeroDivisionError:
+        raise _Discard("zero_division")
+    except OverflowError:
+        raise _Discard("overflow")
+    except FloatingPointError as exc:
+        msg = str(exc)
+        raise _Discard("overflow" if "overflow" in msg else
+                       "zero_division" if "divide" in msg else "nonfinite")
+    except ValueError as exc:
+        msg = str(exc)
+        if "fuzz: unexpected value" in msg:
+            raise _Discard("overflow")
+        if "domain" in msg:
+            raise _Discard("near_singularity")
+        raise
+    return t
+
+
+def _perturbed(prog, values, delta, rng):
+    """Copies of `values` with every differentiable input moved by +-delta (relative)."""
+    out = []
+    for p, v in zip(prog.params, values):
+        if p.kind == "arr" and p.ann == "dup":
+            v = v.copy()
+            signs = rng.choice([-1.0, 1.0], v.shape)
+            v[...] = v + (delta * np.maximum(1.0, np.abs(v.astype(np.float64))) * signs).astype(v.dtype)
+        elif p.kind == "float" and p.ann == "active":
+            v = type(v)(float(v) + delta * max(1.0, abs(float(v))) * rng.choice([-1.0, 1.0]))
+        out.append(v)
+    return out
+
+
+def _tol(fd, rtol):
+    """check_gradient's tolerance per element: rtol * max(1, max|fd|) + rtol * |fd|."""
+    fd = np.asarray(fd, np.float64)
+    scale = float(np.max(np.abs(fd))) if fd.size else 0.0
+    return rtol * max(1.0, scale) + rtol * np.abs(fd)
+
+
+def rule_keys(ir_text: str) -> frozenset:
+    """The derivative-rule keys that instructions and calls of `ir_text` use."""
+    try:
+        from ir_passes.rules.registry import lookup
+    except Exception:          # pragma: no cover - ir_passes absent
+        return frozenset()
+    keys = set()
+    for m in re.finditer(r"=\s+(?:fast\s+|nnan\s+|ninf\s+|nsz\s+|arcp\s+|contract\s+|afn\s+|reassoc\s+)*"
+                         r"(fadd|fsub|fmul|fdiv|frem|fneg|fpext|fptrunc|select|freeze)\b", ir_text):
+        keys.add(m.group(1))
+    for m in re.finditer(r"call [^@\n]*@\"?([\w.$]+)", ir_text):
+        rule = lookup(m.group(1))
+        if rule is not None:
+            keys.add(rule.key)
+    return frozenset(keys)
+
+
+def normalize_construct(text: str) -> str:
+    """A short, stable name for an UnsupportedError's construct (for counting)."""
+    text = text.splitlines()[0] if text else "?"
+    text = re.sub(r"%[\w.\"-]+", "%_", text)
+    text = re.sub(r"\b\d+\b", "N", text)
+    return text[:120]
+
+
+def check_program(prog: Program, settings: Optional[Settings] = None) -> Outcome:
+    """Check one program; never raises for anything the kernel or the AD does."""
+    st = settings or Settings()
+    t0 = time.perf_counter()
+    out = _check(prog, st)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _check(prog: Program, st: Settings) -> Outcome:
+    from numba.core.errors import NumbaError
+    try:
+        ns = load(prog)
+    except Exception as exc:      # the generator printed bad Python
+        return Outcome(INVALID, f"source:{type(exc).__name__}", _short(exc))
+    kern, traced = ns["kern"], ns["kern_traced"]
+    f32 = prog.uses_f32()
+    rtol = st.rtol32 if f32 else st.rtol64
+    eps = st.eps32 if f32 else st.eps64
+
+    # 2. the traced copy at the inputs, then at inputs moved by a few finite-difference steps
+    values = _values(make_args(prog))
+    try:
+        base = run_traced(traced, values)
+        if base.nonfinite:
+            raise _Discard("nonfinite")
+        if base.maxabs > (st.big32 if f32 else st.big64):
+            raise _Discard("overflow")
+        margin = st.margin32 if f32 else st.margin64
+        if base.margin < margin or base.den < margin:
+            raise _Discard("near_singularity")
+        rng = np.random.default_rng(prog.seed)
+        for k in range(st.perturbations):
+            t = run_traced(traced, _perturbed(prog, values, st.perturb_steps * eps * (1 if k % 2 else -1), rng))
+            if t.decisions != base.decisions:
+                raise _Discard("branch_flip")
+            if t.nonfinite or not (t.margin > 0) or not (t.den > 0):
+                raise _Discard("near_singularity")
+    except _Discard as d:
+        return Outcome(DISCARD, d.reason)
+    except Exception as exc:
+        return Outcome(INVALID, f"traced:{type(exc).__name__}", _tb(exc))
+
+    # 3. finite differences of the compiled kernel at h and 2h must agree
+    try:
+        with np.errstate(all="ignore"):
+            fd1 = finite_difference(kern, *make_args(prog), seed=prog.ret_seed, eps=eps)
+            fd2 = finite_difference(kern, *make_args(prog), seed=prog.ret_seed, eps=2 * eps)
+    except ZeroDivisionError:
+        return Outcome(DISCARD, "zero_division")
+    except NumbaError as exc:
+        return Outcome(INVALID, f"numba:{type(exc).__name__}", _short(exc))
+    except Exception as exc:
+        return Outcome(INVALID, f"fd:{type(exc).__name__}", _tb(exc))
+    for a, b in zip(fd1, fd2):
+        if a is None:
+            continue
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+            return Outcome(DISCARD, "nonfinite")
+        if np.any(np.abs(a - b) > st.consistency * _tol(a, rtol)):
+            return Outcome(DISCARD, "fd_noise")
+
+    # 4. build the gradient
+    from .. import UnsupportedError
+    from ..api import compile_gradient
+    args = make_args(prog)
+    try:
+        grad = compile_gradient(kern, *args)
+    except UnsupportedError as exc:
+        return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))), _short(exc))
+    except NumbaError as exc:
+        if "Failed in nopython mode" in str(exc) and "typing" in str(exc):
+            return Outcome(INVALID, f"numba:{type(exc).__name__}", _short(exc))
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc))
+    except Exception as exc:
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc))
+    rules = rule_keys(grad.cleaned) if st.collect_rules else frozenset()
+
+    # 5. reverse mode against finite differences, primal arrays
+    try:
+        with np.errstate(all="ignore"):
+            rep = check_gradient(kern, *args, seed=prog.ret_seed, rtol=rtol, eps=eps)
+    except Exception as exc:
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc), rules=rules)
+    if not rep.passed:
+        if rep.primal_mismatches:
+            cat = "primal_mismatch"
+        elif any(not a.passed and np.isnan(np.asarray(a.ad, np.float64)).any() for a in rep.args):
+            cat = "nan_gradient"
+        else:
+            cat = "wrong_gradient"
+        return Outcome(FAIL, cat, str(rep), rules=rules)
+
+    # 6. forward mode against reverse mode
+    fwd = ""
+    if forward_enabled(st):
+        fwd, problem = forward_check(kern, prog, rep, rtol)
+        if problem:
+            return Outcome(FAIL, "forward_mismatch", problem, rules=rules, forward=fwd)
+    return Outcome(PASS, "", rules=rules, forward=fwd)
+
+
+def _short(exc) -> str:
+    s = f"{type(exc).__name__}: {exc}"
+    return s if len(s) < 4000 else s[:4000] + " ..."
+
+
+def _tb(exc) -> str:
+    s = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return s if len(s) < 8000 else s[-8000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Forward mode (switched on automatically once `autodiff(..., mode=Forward)` works)
+# ---------------------------------------------------------------------------------------------
+
+_forward_state: dict = {}
+
+
+def forward_available() -> bool:
+    """Whether `autodiff(kernel, ..., mode=Forward)` is implemented (tried once per process on a
+    tiny kernel: NotImplementedError means not yet)."""
+    if "ok" not in _forward_state:
+        from numba import njit
+
+        from ..annotations import Forward
+        from ..api import autodiff
+
+        @njit
+        def probe(x):
+            x[0] = x[0] * 2.0
+
+        x = np.ones(1)
+        try:
+            autodiff(probe, Duplicated(x, np.ones(1)), mode=Forward)
+            _forward_state["ok"] = True
+        except NotImplementedError:
+            _forward_state["ok"] = False
+        except Exception:          # exists but the probe failed: let the per-kernel check report
+            _forward_state["ok"] = True
+    return _forward_state["ok"]
+
+
+def forward_enabled(st: Settings) -> bool:
+    if st.forward is None:
+        return forward_available()
+    return bool(st.forward)
+
+
+def forward_check(kern, prog: Program, rep, rtol):
+    """Compare <v, J u> (forward mode) with <J^T v, u> (reverse mode, from `rep`).
+
+    v is the reverse seed: the shadows of the Duplicated arrays and the return seed. u is a random
+    tangent on every Duplicated array and Active scalar. Assumed forward-mode convention (the
+    Enzyme one): `Duplicated(x, dx)` -- dx enters holding the tangent of x's initial value and
+    leaves holding the tangent of x's final value; a float scalar with a tangent is passed as
+    `Duplicated(a, da)`; the result holds the tangent of the returned float (a float, or a tuple
+    whose float entries are tangents). Adjust `_forward_call` if the implementation differs.
+    Returns ("checked" | "skipped:<why>", problem text or "").
+    """
+    from ..annotations import Forward
+    from ..api import autodiff
+    rng = np.random.default_rng(prog.seed ^ 0x5EED)
+    reverse_dot = 0.0
+    fwd_args = []
+    v_dot = []
+    for k, (p, ann) in enumerate(zip(prog.params, make_args(prog))):
+        if isinstance(ann, Duplicated):
+            u = rng.standard_normal(np.shape(ann.value))
+            du = layout_array(u.astype(ann.shadow.dtype), p.layout)
+            reverse_dot += float(np.sum(np.asarray(rep[k].ad, np.float64) * u))
+            v_dot.append((k, np.asarray(p.shadow, np.float64)))
+            fwd_args.append(Duplicated(ann.value, du))
+        elif isinstance(ann, Active):
+            u = float(rng.standard_normal())
+            reverse_dot += float(rep[k].ad) * u
+            fwd_args.append(Duplicated(ann.value, type(ann.value)(u)))
+        else:
+            fwd_args.append(ann)
+    try:
+        result = autodiff(kern, *fwd_args, mode=Forward)
+    except NotImplementedError as exc:
+        return f"skipped:{_short(exc)[:80]}", ""
+    except (TypeError, ValueError) as exc:
+        return f"skipped:api:{type(exc).__name__}", ""
+    except Exception as exc:
+        return "checked", f"forward mode raised {_tb(exc)}"
+    tangent_ret = 0.0
+    if isinstance(result, (float, np.floating)):
+        tangent_ret = float(result)
+    elif isinstance(result, (tuple, list)):
+        floats = [r for r in result if isinstance(r, (float, np.floating))]
+        tangent_ret = float(floats[0]) if floats else 0.0
+    forward_dot = prog.ret_seed * tangent_ret if prog.returns else 0.0
+    for k, v in v_dot:
+        forward_dot += float(np.sum(v * np.asarray(fwd_args[k].shadow, np.float64)))
+    scale = max(1.0, abs(reverse_dot), abs(forward_dot))
+    if not abs(forward_dot - reverse_dot) <= 10 * rtol * scale:
+        return "checked", (f"<v, J u> forward = {forward_dot!r}, <J^T v, u> reverse = "
+                           f"{reverse_dot!r}")
+    return "checked", ""
