@@ -33,8 +33,8 @@ from .program import (Assign, Bin, Break, Call, CallStmt, Cast, Cmp, DataInt, Fo
 @dataclass
 class Config:
     """Knobs of the generator (the defaults are what campaigns use)."""
-    max_stmts: int = 14          # statement budget of the kernel body, all levels together
-    min_stmts: int = 3
+    max_stmts: int = 10          # statement budget of the kernel body, all levels together
+    min_stmts: int = 2
     max_loop_depth: int = 3
     max_expr_depth: int = 3
     p_f32: float = 0.3           # a kernel uses float32 somewhere
@@ -376,7 +376,7 @@ class Generator:
         else:
             rng = Range(Bin("-", stop, Int(1)), Int(-1), -1)
             inner.ints[var] = (0, self.sizes[label] - 1)
-        body = self.block(inner, self.r.randint(1, 4))
+        body = self.block(inner, self.r.randint(1, 3))
         return For(var, rng, body)
 
     def while_loop(self, sc):
@@ -514,7 +514,7 @@ class Generator:
         return rec(depth)
 
     def fexpr(self, sc, depth):
-        if depth <= 0 or self.chance(0.22):
+        if depth <= 0 or self.chance(0.3):
             return self.leaf(sc)
         d = depth - 1
         hs = [h for h in sc.helpers if not _is_array_helper(self._helper(h))]

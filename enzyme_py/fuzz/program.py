@@ -423,7 +423,9 @@ FUNCS: Dict[str, tuple] = {
     "tan": (1, "math.tan({0})", None, ("tan",)),
     "exp": (1, "math.exp({0})", None, None),
     "np.exp": (1, "np.exp({0})", None, None),
-    "exp2": (1, "np.exp2({0})", None, None),
+    # np.exp2 of float32 and of float64 in one module collide in Numba (one `llvm.exp2`
+    # declaration, no type suffix): keep it float64
+    "exp2": (1, "np.exp2(np.float64({0}))", None, None),
     "pow2": (1, "2.0 ** {0}", None, None),
     "exp10": (1, "prims.exp10(np.float64({0}))", None, None),
     "libm_exp": (1, "prims.libm_exp(np.float64({0}))", None, None),
@@ -1010,7 +1012,9 @@ class Validator:
     # statements ------------------------------------------------------------------------------
     def block(self, stmts, sc: _Scope, helpers, kernel):
         sc = _Scope(set(sc.floats), dict(sc.ints), dict(sc.arrays), sc.in_loop)
-        for s in stmts:
+        for k, s in enumerate(stmts):
+            if isinstance(s, (Return, Break)) and k != len(stmts) - 1:
+                raise Invalid("dead code after return/break")
             self.stmt(s, sc, helpers, kernel)
 
     def stmt(self, s, sc: _Scope, helpers, kernel):
