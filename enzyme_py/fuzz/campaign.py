@@ -38,7 +38,7 @@ def _worker_main(conn, settings: Settings, config):
     (("die", signum) kills the worker: tests use it)."""
     import warnings
     warnings.simplefilter("ignore")
-    from .checker import check_program
+    from .checker import check_program, triage
     from .generator import generate
     while True:
         try:
@@ -56,6 +56,8 @@ def _worker_main(conn, settings: Settings, config):
             else:
                 prog = payload
             out = check_program(prog, settings)
+            if out.status == FAIL and what == "seed":
+                out.triage = triage(prog, out, settings)
         except Exception as exc:       # a bug in the fuzzer itself
             import traceback
             out = Outcome(INVALID, f"fuzzer:{type(exc).__name__}", traceback.format_exc())
@@ -204,6 +206,7 @@ class Summary:
     unsupported_seeds: Dict[str, List[int]] = field(default_factory=lambda: defaultdict(list))
     failures: Dict[str, List[int]] = field(default_factory=lambda: defaultdict(list))
     invalid: Dict[str, List[int]] = field(default_factory=lambda: defaultdict(list))
+    triaged: Dict[str, List[int]] = field(default_factory=lambda: defaultdict(list))
     rules: Counter = field(default_factory=Counter)
     forward: Counter = field(default_factory=Counter)
     kernel_seconds: float = 0.0
@@ -222,6 +225,8 @@ class Summary:
                 ex.append(seed)
         elif out.status == FAIL:
             self.failures[out.category].append(seed)
+            if out.triage:
+                self.triaged[out.triage].append(seed)
         elif out.status == INVALID:
             self.invalid[out.category].append(seed)
         for r in out.rules:
@@ -241,7 +246,8 @@ class Summary:
             "unsupported": dict(self.unsupported),
             "unsupported_examples": {k: v for k, v in self.unsupported_seeds.items()},
             "invalid": {k: v for k, v in self.invalid.items()},
-            "failures": {k: v for k, v in self.failures.items()}, "rules": dict(self.rules),
+            "failures": {k: v for k, v in self.failures.items()},
+            "explained_by_known_bugs": {k: v for k, v in self.triaged.items()}, "rules": dict(self.rules),
             "forward": dict(self.forward), "wall_seconds": round(self.wall, 1),
             "kernel_seconds": round(self.kernel_seconds, 1),
         }
@@ -268,6 +274,10 @@ class Summary:
         L.append(f"  FAILURES       {self.status[FAIL]:7d}")
         for k, seeds in sorted(self.failures.items(), key=lambda kv: -len(kv[1])):
             L.append(f"    {k:<40} {len(seeds):7d}   seeds {_seeds(seeds)}")
+        if self.triaged:
+            L.append("    of which explained by known bugs (the construct removed, they pass):")
+            for k, seeds in self.triaged.items():
+                L.append(f"      {k:<38} {len(seeds):7d}   seeds {_seeds(seeds)}")
         if all_rules:
             missing = sorted(set(all_rules) - set(self.rules))
             L.append(f"  derivative rules exercised: {len(set(all_rules) & set(self.rules))}/"
@@ -357,7 +367,7 @@ def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, 
             summary.wall = time.monotonic() - t0
             if log and out.status in (FAIL, INVALID):
                 log.write(json.dumps({"seed": ks, "status": out.status, "category": out.category,
-                                      "detail": out.detail}) + "\n")
+                                      "triage": out.triage, "detail": out.detail}) + "\n")
                 log.flush()
             if on_result:
                 on_result(ks, out)

@@ -58,6 +58,7 @@ class Outcome:
     seconds: float = 0.0
     rules: frozenset = frozenset()
     forward: str = ""          # "", "checked", "skipped:<why>"
+    triage: str = ""           # for failures: the known bug that explains it, if one does
 
     @property
     def key(self):
@@ -298,6 +299,41 @@ def _short(exc) -> str:
 def _tb(exc) -> str:
     s = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return s if len(s) < 8000 else s[-8000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Triage: is a failure explained by a known bug?
+# ---------------------------------------------------------------------------------------------
+
+def _ablate_reduce_minmax(prog):
+    """np.max/np.min -> np.sum (tests/regressions/test_fuzz_np_max_first_element.py)."""
+    import copy
+
+    from .program import Reduce, walk_all
+    if not any(isinstance(n, Reduce) and n.fn in ("max", "min") for n in walk_all(prog)):
+        return None
+    c = copy.deepcopy(prog)
+    for n in walk_all(c):
+        if isinstance(n, Reduce) and n.fn in ("max", "min"):
+            n.fn = "sum"
+    return c
+
+
+# name -> program transform removing the construct of a known bug (None: construct absent)
+KNOWN_BUGS = {
+    "np.max/np.min first element": _ablate_reduce_minmax,
+}
+
+
+def triage(prog: Program, outcome: Outcome, settings: Optional[Settings] = None) -> str:
+    """The known bug whose construct, removed, makes the failure go away ("" if none does)."""
+    for name, ablate in KNOWN_BUGS.items():
+        c = ablate(prog)
+        if c is None:
+            continue
+        if check_program(c, settings).status == PASS:
+            return name
+    return ""
 
 
 # ---------------------------------------------------------------------------------------------

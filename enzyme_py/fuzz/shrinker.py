@@ -622,6 +622,7 @@ def shrink_failures(summary, out_dir, k, settings=None, config=None, timeout=180
     picks = picks[:k]
     os.makedirs(os.path.join(out_dir, "regressions"), exist_ok=True)
     written = []
+    seen = {}
     pool = Pool(1, settings, config, timeout=timeout)
     try:
         for cat, seed in picks:
@@ -636,6 +637,11 @@ def shrink_failures(summary, out_dir, k, settings=None, config=None, timeout=180
                 [(_, out)] = list(pool.run([(seed, "program", cand)]))
                 return same_failure(original, out)
             small = shrink(prog, still_fails, log=log)
+            key = render_functions(small)
+            if key in seen:
+                log(f"seed {seed}: shrinks to the same kernel as seed {seen[key]}; not written again")
+                continue
+            seen[key] = seed
             [(_, final)] = list(pool.run([(seed, "program", small)]))
             text = regression_test(small, final if same_failure(original, final) else original,
                                    command=command)
