@@ -15,11 +15,12 @@ from .passes import PASSES
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ir_passes.opt")
     ap.add_argument("input", help=".ll file, or - for standard input")
-    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, simplify, print")
+    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, forward-mode, simplify, print")
     ap.add_argument("--fn", default="", help="the function to work on (default: the first defined)")
     ap.add_argument("--activity", default="", help="per parameter: const, dup or active")
     ap.add_argument("--cache", default="minimal", choices=["minimal", "always"])
     ap.add_argument("--noalias", action="store_true", help="distinct pointer parameters never overlap")
+    ap.add_argument("--width", type=int, default=1, help="with -p forward-mode: tangents per value")
     ap.add_argument("--what", default="loops", help="with -p print: dominators, loops, types, activity")
     args = ap.parse_args(argv)
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
@@ -30,6 +31,8 @@ def main(argv=None) -> int:
         cls = PASSES[name]
         if name == "reverse-mode":
             p = cls(fn=args.fn, activity=activity, cache=args.cache, noalias=args.noalias)
+        elif name == "forward-mode":
+            p = cls(fn=args.fn, activity=activity, width=args.width)
         elif name == "print":
             p = cls(what=args.what, fn=args.fn, activity=activity)
         else:

@@ -23,6 +23,23 @@ class ReverseMode:
 
 
 @dataclass(frozen=True)
+class ForwardMode:
+    """Add the forward-mode tangent function of `fn` as `out` (`width` tangents per value)."""
+    name = "forward-mode"
+    fn: str = ""
+    activity: tuple = ()
+    out: str = "fwd"
+    width: int = 1
+
+    def apply(self, module) -> str | None:
+        from .transforms.forward import forward_mode
+        fn = self.fn or first_definition(module)
+        act = list(self.activity) + ["const"] * (len(module.functions[fn].params) - len(self.activity))
+        forward_mode(module, fn, act, self.out, width=self.width)
+        return None
+
+
+@dataclass(frozen=True)
 class Simplify:
     """LLVM's sroa, instcombine and simplifycfg through llvmlite: a canonical form for golden tests."""
     name = "simplify"
@@ -76,4 +93,4 @@ def first_definition(module) -> str:
     raise ValueError("the module defines no function")
 
 
-PASSES = {"reverse-mode": ReverseMode, "simplify": Simplify, "print": Printer}
+PASSES = {"reverse-mode": ReverseMode, "forward-mode": ForwardMode, "simplify": Simplify, "print": Printer}

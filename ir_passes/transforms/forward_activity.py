@@ -1,0 +1,125 @@
+"""Activity for forward mode: analysis/activity.py's shadowed and varying sets, extended.
+
+Forward mode needs a tangent for every *varying* float (usefulness does not matter: there is no
+reverse sweep to prune) and a shadow for every pointer into memory whose tangents must be kept.
+On top of activity_analysis it adds the facts that pointers kept in memory need:
+
+- a pointer with a shadow stored into memory makes that memory hold pointers: a local root
+  (alloca, allocation, reallocation, or a pointer loaded from memory) becomes shadowed, and its
+  shadow holds the stored pointer's shadow;
+- a pointer loaded from shadowed memory that holds pointers has a shadow: the pointer loaded from
+  the shadow memory at the same place;
+- `realloc(old, n)` is shadowed exactly when `old` is (its shadow is realloc'd alongside);
+- `memcpy`/`memmove` from shadowed memory into local memory makes that memory shadowed;
+- a call into a function of the module that takes shadowed memory may return a varying float.
+
+Where the rules need a shadow that cannot exist (a Const argument receiving a pointer into
+differentiable memory), ForwardActivityError names the instruction.
+"""
+from __future__ import annotations
+
+from ..analysis.activity import Activity, _forward, activity_analysis, differentiated
+from ..analysis.types import kind, roots
+from ..errors import UnsupportedError
+from ..ir.values import Argument, Constant, Global
+from .forward_alloc import is_allocation, realloc_operand
+
+
+def forward_activity(fn, activity: list[str], module=None, describe=None) -> Activity:
+    act = activity_analysis(fn, activity, module)
+    act.ptr_holders = set()   # ids of roots whose memory holds pointers with shadows
+    insts = list(fn.instructions())
+    while _extend(insts, act, describe or (lambda i: i.opcode)):
+        _forward(insts, act)
+    return act
+
+
+def _local_root(r) -> bool:
+    op = getattr(r, "opcode", None)
+    return op == "alloca" or (op == "call" and is_allocation(r))
+
+
+class _Extender:
+    def __init__(self, act, describe):
+        self.act, self.describe, self.changed = act, describe, False
+
+    def mark(self, v) -> None:
+        if id(v) not in self.act.shadowed:
+            self.act.shadowed.add(id(v))
+            self.changed = True
+
+    def hold(self, p) -> None:
+        """The memory p points into holds pointers with shadows."""
+        for r in roots(p):
+            if id(r) not in self.act.ptr_holders and not isinstance(r, Constant):
+                self.act.ptr_holders.add(id(r))
+                self.changed = True
+
+    def require(self, v, inst) -> None:
+        """v must have a shadow: mark it and what its shadow is built from."""
+        if isinstance(v, Constant) or id(v) in self.act.shadowed:
+            return
+        if isinstance(v, Argument):
+            raise UnsupportedError("a pointer into differentiable memory is stored into memory that "
+                                   "has no shadow (a Const argument)", self.describe(inst), None,
+                                   "Pass that array as Duplicated(array, shadow).")
+        op = getattr(v, "opcode", None)
+        if _local_root(v):
+            self.mark(v)
+        elif op in ("getelementptr", "bitcast", "addrspacecast"):
+            self.mark(v)
+            self.require(v.ops[0], inst)
+        elif op in ("phi", "select"):
+            self.mark(v)
+            for o in (v.ops if op == "phi" else v.ops[1:]):
+                self.require(o, inst)
+        elif op == "load" and kind(v.type) == "ptr":
+            self.mark(v)
+            self.require(v.ops[0], inst)
+            self.hold(v.ops[0])
+        elif op == "call" and realloc_operand(v) is not None:
+            self.mark(v)
+            self.require(realloc_operand(v), inst)
+        else:
+            raise UnsupportedError(f"a pointer into differentiable memory comes from `{op}`",
+                                   self.describe(v) if op else v.ref())
+
+    def visit(self, i) -> None:
+        act, op = self.act, i.opcode
+        if op == "store" and kind(i.ops[0].type) == "ptr" and id(i.ops[0]) in act.shadowed:
+            self.require(i.ops[1], i)
+            self.hold(i.ops[1])
+        elif op == "store" and kind(i.ops[0].type) == "float" and id(i.ops[0]) in act.varying \
+                and id(i.ops[1]) not in act.shadowed \
+                and all(not isinstance(r, (Argument, Global)) for r in roots(i.ops[1])):
+            self.require(i.ops[1], i)   # local memory (a tape, a buffer) receives varying data
+        elif op == "load" and kind(i.type) == "ptr" and id(i.ops[0]) in act.shadowed:
+            if id(i) not in act.shadowed and any(id(r) in act.ptr_holders for r in roots(i.ops[0])):
+                self.mark(i)
+        elif op == "call":
+            old = realloc_operand(i)
+            if old is not None:
+                if id(i) in act.shadowed:
+                    self.require(old, i)
+                elif id(old) in act.shadowed:
+                    self.mark(i)
+            if i.callee_name.startswith(("llvm.memcpy", "llvm.memmove")) and id(i.ops[1]) in act.shadowed:
+                for r in roots(i.ops[0]):
+                    if _local_root(r):
+                        self.mark(r)
+            if differentiated(act, i) and kind(i.type) == "float" and id(i) not in act.varying:
+                act.varying.add(id(i))
+                self.changed = True
+        if op == "load" and id(i) in act.shadowed:
+            self.require(i.ops[0], i)
+            self.hold(i.ops[0])
+
+
+def _extend(insts, act, describe) -> bool:
+    ext = _Extender(act, describe)
+    for i in insts:
+        ext.visit(i)
+    return ext.changed
+
+
+__all__ = ["forward_activity"]

@@ -1,0 +1,216 @@
+"""Tangents of memory instructions. Forward mode overwrites shadows where the primal writes.
+
+- `v = load p`: tangent(v) = load shadow(p) (a pointer loaded from memory holding shadowed
+  pointers: its shadow is loaded from the shadow memory);
+- `store v, p` into shadowed memory: store tangent(v) into shadow(p) (zero when v has none; the
+  shadow pointer of a pointer v, or v itself when it points to memory without a shadow);
+- `memset p`: the shadow is zeroed; `memcpy dst, src`: the shadow is copied (zeroed when src has
+  no shadow);
+- a local alloca with a shadow: a second alloca beside it, zeroed;
+- allocations: see forward_alloc.py.
+"""
+from __future__ import annotations
+
+from ..analysis.types import kind, roots
+from ..ir import types as T
+from ..ir.instructions import Instruction
+from ..ir.values import Constant, ConstInt, Global
+from ..rules.allocators import ALLOCATORS, allocation_size
+from .forward_alloc import FREES, handle_allocator, realloc_operand
+
+
+def memset_zero(fm, p, size) -> None:
+    fm.b.call(f"llvm.memset.p0.{size.type}", T.void, [p, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)])
+
+
+def alloca(fm, inst) -> None:
+    c = fm.emit_primal(inst)
+    if not fm.has_shadow(inst):
+        return
+    b = fm.b
+    size = ConstInt(T.i64, T.size_of(inst.source_type))
+    if inst.ops:
+        n = b.cast("sext", c.ops[0], T.i64) if c.ops[0].type != T.i64 else c.ops[0]
+        size = b.mul(size, n)
+    lanes = []
+    for j in range(fm.width):
+        s = b.emit(Instruction("alloca", T.ptr, list(c.ops), name=fm.suffix(inst, "shadow", j),
+                               source_type=inst.source_type, align=inst.align))
+        memset_zero(fm, s, size)
+        lanes.append(s)
+    fm.smap[id(inst)] = lanes
+
+
+def pointer_op(fm, inst) -> None:
+    """getelementptr / bitcast / addrspacecast: the same offsets from each shadow."""
+    c = fm.emit_primal(inst)
+    if not fm.has_shadow(inst):
+        return
+    base = fm.shadow(inst.ops[0], inst)
+    fm.smap[id(inst)] = [fm.clone(inst, [base[j]] + c.ops[1:], fm.suffix(inst, "shadow", j))
+                         for j in range(fm.width)]
+
+
+def load(fm, inst) -> None:
+    c = fm.emit_primal(inst)
+    p = inst.ops[0]
+    if not fm.has_shadow(p):
+        return
+    sp = fm.shadow(p, inst)
+    b, w = fm.b, fm.width
+
+    def shadow_loads(what):
+        return [b.emit(Instruction("load", inst.type, [sp[j]], name=fm.suffix(inst, what, j),
+                                   align=inst.align, volatile=inst.volatile)) for j in range(w)]
+
+    k = kind(inst.type)
+    if k == "float" and fm.varying(inst):
+        if not isinstance(inst.type, T.FloatType):
+            raise fm.unsupported(f"a load of {inst.type} from differentiable memory", inst)
+        fm.tmap[id(inst)] = shadow_loads("t")
+    elif k == "ptr" and fm.has_shadow(inst):
+        fm.smap[id(inst)] = shadow_loads("shadow")
+    elif k == "int" and any(_copies_to_shadow(fm, u) for u in fm.users.get(id(inst), ())):
+        fm.rmap[id(inst)] = shadow_loads("raw")
+    del c
+
+
+def _copies_to_shadow(fm, user) -> bool:
+    """Does `user` move integer bits into shadowed memory or back into floats?"""
+    if user.opcode == "store":
+        return fm.has_shadow(user.ops[1])
+    return user.opcode in ("bitcast", "phi", "select", "freeze")
+
+
+def store(fm, inst) -> None:
+    fm.emit_primal(inst)
+    v, p = inst.ops
+    k = kind(v.type)
+    if not fm.has_shadow(p):
+        if id(v) in fm.rmap or (fm.varying(v) and k != "float"):
+            raise fm.unsupported("differentiable data is stored into memory that has no shadow", inst)
+        return
+    sp = fm.shadow(p, inst)
+    if k == "float":
+        if not isinstance(v.type, T.FloatType):
+            if fm.varying(v):
+                raise fm.unsupported(f"a store of {v.type} differentiable data", inst)
+            lanes = [Constant(v.type, "zeroinitializer")] * fm.width
+        else:
+            lanes = fm.tan(v) or [fm.zero(v.type)] * fm.width
+    elif k == "ptr":
+        if fm.has_shadow(v) or isinstance(v, Constant):
+            lanes = fm.shadow(v, inst)
+        else:   # a pointer to memory without a shadow is its own shadow (as in Enzyme)
+            lanes = [fm.val(v)] * fm.width
+    elif k == "int":
+        if id(v) in fm.rmap:
+            lanes = fm.rmap[id(v)]
+        elif any(t.is_float for t in fm.types.memory_types(p)):
+            lanes = [ConstInt(v.type, 0)] * fm.width
+        else:
+            return
+    else:
+        if fm.varying(v):
+            raise fm.unsupported(f"a store of {v.type} differentiable data", inst)
+        lanes = [Constant(v.type, "zeroinitializer")] * fm.width
+    for j in range(fm.width):
+        fm.b.emit(Instruction("store", T.void, [lanes[j], sp[j]], align=inst.align, volatile=inst.volatile))
+
+
+def memory_intrinsic(fm, inst) -> None:
+    """memset / memcpy / memmove: the same on the shadows."""
+    c = fm.emit_primal(inst)
+    name = inst.callee_name
+    dst = inst.ops[0]
+    is_set = name.startswith("llvm.memset")
+    if not fm.has_shadow(dst):
+        if not is_set and fm.has_shadow(inst.ops[1]) and fm.types.float_type_behind(inst.ops[1]) is not None:
+            raise fm.unsupported("differentiable memory is copied into memory that has no shadow", inst,
+                                 "Pass the destination as Duplicated(array, shadow).")
+        return
+    sdst = fm.shadow(dst, inst)
+    size = c.ops[2]
+    for j in range(fm.width):
+        if is_set or not fm.has_shadow(inst.ops[1]):
+            memset_zero(fm, sdst[j], size)
+        else:
+            ssrc = fm.shadow(inst.ops[1], inst)
+            fm.clone(inst, [sdst[j], ssrc[j]] + c.ops[2:], "")
+
+
+# --- allocations: the shadow is allocated beside the primal and lives as long
+
+def allocation(fm, inst) -> None:
+    """A call returning a pointer with a shadow: an allocation's data pointer or a reallocation."""
+    c = fm.emit_primal(inst)
+    b, w = fm.b, fm.width
+    old = realloc_operand(inst)
+    if old is not None:
+        k = inst.ops.index(old)
+        so = fm.shadow(old, inst)
+        fm.smap[id(inst)] = [fm.clone(inst, c.ops[:k] + [so[j]] + c.ops[k + 1:], fm.suffix(inst, "shadow", j))
+                             for j in range(w)]
+        return
+    size = allocation_size(inst)
+    if size is None:
+        raise fm.unsupported(f"differentiable memory comes from a call to `{inst.callee_name}`", inst)
+    h = handle_allocator(inst)
+    if h is not None:
+        handles = fm.hmap[id(h)]
+        fm.smap[id(inst)] = [fm.clone(inst, [handles[j]] + c.ops[1:], fm.suffix(inst, "shadow", j))
+                             for j in range(w)]
+        return
+    lanes = [fm.clone(inst, None, fm.suffix(inst, "shadow", j)) for j in range(w)]
+    for s in lanes:
+        memset_zero(fm, s, fm.val(size))
+    fm.smap[id(inst)] = lanes
+
+
+def handle(fm, inst) -> None:
+    """An allocation handle whose data has a shadow: a second allocation per lane, its data zeroed."""
+    c = fm.emit_primal(inst)
+    accessor = fm.handles[id(inst)]
+    size = fm.val(_size_of_handle(inst))
+    lanes = []
+    for j in range(fm.width):
+        hj = fm.clone(inst, list(c.ops), fm.suffix(inst, "handle", j))
+        data = fm.b.call(accessor, T.ptr, [hj])
+        memset_zero(fm, data, size)
+        lanes.append(hj)
+    fm.hmap[id(inst)] = lanes
+
+
+def _size_of_handle(h):
+    for a in ALLOCATORS.values():
+        if a.alloc == h.callee_name and a.data is not None:
+            return h.ops[a.size_arg]
+    raise KeyError(h.callee_name)
+
+
+def mirror_release(fm, inst) -> None:
+    """A free, or an inactive function (reference counting) given an allocation handle: the same
+    call on the shadows, so they are released with the primal."""
+    c = fm.emit_primal(inst)
+    name = inst.callee_name
+    if name.startswith("llvm."):
+        return
+    positions = [FREES[name]] if name in FREES else range(len(inst.ops))
+    for k in positions:
+        o = inst.ops[k]
+        if not o.type.is_ptr or isinstance(o, (Constant, Global)):
+            continue
+        lanes = fm.hmap.get(id(o))
+        if lanes is None and fm.has_shadow(o) and _owned(o):
+            lanes = fm.shadow(o, inst)
+        if lanes is None:
+            continue
+        for j in range(fm.width):
+            fm.b.emit(Instruction("call", c.type, c.ops[:k] + [lanes[j]] + c.ops[k + 1:],
+                                  callee=c.callee, arg_attrs=["" for _ in c.ops], fnty_text=c.fnty_text))
+
+
+def _owned(p) -> bool:
+    """Memory the generated code allocated a shadow for (not a parameter's: the caller owns it)."""
+    from ..ir.values import Argument
+    return not any(isinstance(r, Argument) for r in roots(p))
