@@ -4,7 +4,7 @@ done on their LLVM IR the way Enzyme does it.
     from enzyme_py import autodiff, Active, Duplicated
     autodiff(kernel, Duplicated(x, dx), Active(a))   # -> (None, da)
 """
-from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, Forward, Reverse
+from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, Forward, Reverse
 from .api import autodiff, clear_cache, compile_count, compile_gradient, inspect
 from .errors import UnsupportedError
 from .custom import register_derivative
@@ -12,7 +12,7 @@ from .explain import explain
 
 __all__ = [
     "autodiff", "compile_gradient", "inspect", "compile_count", "clear_cache",
-    "Const", "Active", "Duplicated", "DuplicatedNoNeed", "Reverse", "Forward",
+    "Const", "Active", "Duplicated", "DuplicatedNoNeed", "BatchDuplicated", "Reverse", "Forward",
     "UnsupportedError", "explain", "register_derivative",
 ]
 

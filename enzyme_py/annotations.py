@@ -8,6 +8,8 @@
   consumes it (overwritten locations come back zeroed).
 - `DuplicatedNoNeed(a, da)`: like Duplicated, but the caller does not need the
   primal result in `a`. (Today the primal is still computed.)
+- `BatchDuplicated(a, (da_1, ..., da_k))`: k shadows, k directions in one call (forward mode).
+- In forward mode, `Active(x, dx)` carries the tangent of a scalar (docs/semantics.md).
 """
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +23,12 @@ class Const:
 
 @dataclass(frozen=True)
 class Active:
-    """A float scalar passed by value whose derivative `autodiff` returns."""
+    """A float scalar passed by value whose derivative `autodiff` returns.
+
+    In forward mode it carries its tangent: `Active(x, dx)`, or `Active(x, (dx_1, ..., dx_k))`
+    for k directions. Reverse mode ignores `tangent`."""
     value: Any
+    tangent: Any = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,21 @@ class DuplicatedNoNeed:
     """Duplicated, but the caller does not need the primal result."""
     value: Any
     shadow: Any
+
+
+@dataclass(frozen=True)
+class BatchDuplicated:
+    """A float array with k shadows, one per direction (forward mode) : `shadows` is a tuple of
+    arrays laid out like `value`. One call differentiates all k directions, sharing the primal
+    work."""
+    value: Any
+    shadows: Any
+
+    def __post_init__(self):
+        if not isinstance(self.shadows, (tuple, list)):
+            raise TypeError("BatchDuplicated(x, shadows): shadows must be a tuple of arrays, "
+                            f"not {type(self.shadows).__name__}")
+        object.__setattr__(self, "shadows", tuple(self.shadows))
 
 
 class Mode:
@@ -55,6 +76,6 @@ Forward = Mode("Forward")
 
 def as_annotation(arg: Any):
     """Return `arg` if it is an annotation, else `Const(arg)`."""
-    if isinstance(arg, (Const, Active, Duplicated, DuplicatedNoNeed)):
+    if isinstance(arg, (Const, Active, Duplicated, DuplicatedNoNeed, BatchDuplicated)):
         return arg
     return Const(arg)

@@ -15,8 +15,8 @@ import numba
 import numpy as np
 from numba.core.dispatcher import Dispatcher
 
-from .annotations import (Active, Const, Duplicated, DuplicatedNoNeed, Forward,
-                          Reverse, as_annotation)
+from .annotations import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed,
+                          Forward, Reverse, as_annotation)
 from .capture import capture
 from .cleanup import cleanup
 from .convention import array_extents, build_activity
@@ -105,7 +105,16 @@ def autodiff(kernel, *args, mode=Reverse, seed=1.0, cache="minimal"):
     an Active argument, None otherwise. Derivatives of Duplicated arrays are
     added into their shadows. If the kernel returns a float, `seed` multiplies
     its derivative (the adjoint of the return value).
+
+    With mode=Forward (docs/semantics.md): arrays are Duplicated (or
+    BatchDuplicated for k directions) with shadows holding the tangents of
+    their initial values, scalars Active(x, dx); the shadows leave holding the
+    tangents of the final values, and the result is the tangent of the return
+    value (a tuple of k for k directions), or None when it returns no float.
     """
+    if mode is Forward:
+        from .forward import forward_autodiff
+        return forward_autodiff(kernel, *args)
     grad, annotated = _prepare(kernel, args, mode, cache)
     primal = [a.value for a in annotated]
     shadows = [a.shadow for a in annotated
@@ -120,8 +129,12 @@ def autodiff(kernel, *args, mode=Reverse, seed=1.0, cache="minimal"):
 def compile_gradient(kernel, *args, mode=Reverse, cache="minimal") -> CompiledGradient:
     """Build (or fetch from the cache) the gradient for these annotated arguments.
 
-    Use `.entry` to call the gradient from @njit code.
+    Use `.entry` to call the gradient from @njit code. With mode=Forward it is
+    the CompiledForward of enzyme_py.forward.
     """
+    if mode is Forward:
+        from .forward import compile_forward
+        return compile_forward(kernel, *args)
     return _prepare(kernel, args, mode, cache)[0]
 
 
@@ -140,9 +153,13 @@ def _prepare(kernel, args, mode, cache, keep_failure=False):
     """Validate the arguments; return (cached or new CompiledGradient, annotations)."""
     if mode is not Reverse:
         if mode is Forward:
-            raise NotImplementedError(
-                "forward mode is not implemented yet; use mode=Reverse")
+            from .forward import compile_forward
+            return compile_forward(kernel, *args, keep_failure=keep_failure), None
         raise ValueError(f"mode must be enzyme_py.Reverse or Forward, not {mode!r}")
+    if any(isinstance(a, BatchDuplicated) for a in args):
+        raise NotImplementedError(
+            "BatchDuplicated is implemented in forward mode only; in reverse mode pass one "
+            "Duplicated per seed (one call each), or use mode=Forward")
     dispatcher = _as_dispatcher(kernel)
     annotated = [as_annotation(a) for a in args]
     kinds = tuple([_validate(i, a) for i, a in enumerate(annotated)])

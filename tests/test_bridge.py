@@ -533,9 +533,12 @@ def test_same_array_twice_with_same_shadow_is_fine(fake_ir_passes):
     enzyme_py.compile_gradient(square, Duplicated(x, dx), Duplicated(x, dx))
 
 
-def test_forward_mode_is_not_implemented():
-    with pytest.raises(NotImplementedError, match="forward"):
-        enzyme_py.autodiff(square, X, X, mode=enzyme_py.Forward)
+def test_forward_mode_checks_its_annotations():
+    """mode=Forward goes to enzyme_py.forward (tests/test_forward.py), which validates first."""
+    with pytest.raises(ValueError, match="directions"):
+        enzyme_py.autodiff(square, enzyme_py.BatchDuplicated(X, (np.zeros(4),)),
+                           enzyme_py.BatchDuplicated(np.ones(4), (np.zeros(4), np.zeros(4))),
+                           mode=enzyme_py.Forward)
 
 
 def test_non_kernel_is_rejected():
