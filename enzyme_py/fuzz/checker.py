@@ -373,21 +373,28 @@ def forward_enabled(st: Settings) -> bool:
     return bool(st.forward)
 
 
+def _scalar_with_tangent(value, u):
+    try:
+        return Active(value, u)          # forward mode's Active(x, dx)
+    except TypeError:
+        return Duplicated(value, u)
+
+
 def forward_check(kern, prog: Program, rep, rtol):
     """Compare <v, J u> (forward mode) with <J^T v, u> (reverse mode, from `rep`).
 
     v is the reverse seed: the shadows of the Duplicated arrays and the return seed. u is a random
-    tangent on every Duplicated array and Active scalar. Assumed forward-mode convention (the
-    Enzyme one): `Duplicated(x, dx)` -- dx enters holding the tangent of x's initial value and
-    leaves holding the tangent of x's final value; a float scalar with a tangent is passed as
-    `Duplicated(a, da)`; the result holds the tangent of the returned float (a float, or a tuple
-    whose float entries are tangents). Adjust `_forward_call` if the implementation differs.
+    tangent on every Duplicated array and Active scalar. Forward-mode convention: `Duplicated(x,
+    dx)` -- dx enters holding the tangent of x's initial value and leaves holding the tangent of
+    x's final value; a float scalar carries its tangent as `Active(a, da)` (or, if Active takes
+    no tangent, `Duplicated(a, da)`); the result is the tangent of the returned float (a float,
+    or a tuple whose first float entry is), or None.
     Returns ("checked" | "skipped:<why>", problem text or "").
     """
     from ..annotations import Forward
     from ..api import autodiff
     rng = np.random.default_rng(prog.seed ^ 0x5EED)
-    reverse_dot = 0.0
+    reverse_dot = rev_abs = 0.0
     fwd_args = []
     v_dot = []
     for k, (p, ann) in enumerate(zip(prog.params, make_args(prog))):
@@ -395,12 +402,14 @@ def forward_check(kern, prog: Program, rep, rtol):
             u = rng.standard_normal(np.shape(ann.value))
             du = layout_array(u.astype(ann.shadow.dtype), p.layout)
             reverse_dot += float(np.sum(np.asarray(rep[k].ad, np.float64) * u))
+            rev_abs += float(np.sum(np.abs(np.asarray(rep[k].ad, np.float64) * u)))
             v_dot.append((k, np.asarray(p.shadow, np.float64)))
             fwd_args.append(Duplicated(ann.value, du))
         elif isinstance(ann, Active):
             u = float(rng.standard_normal())
             reverse_dot += float(rep[k].ad) * u
-            fwd_args.append(Duplicated(ann.value, type(ann.value)(u)))
+            rev_abs += abs(float(rep[k].ad) * u)
+            fwd_args.append(_scalar_with_tangent(ann.value, type(ann.value)(u)))
         else:
             fwd_args.append(ann)
     try:
@@ -418,9 +427,12 @@ def forward_check(kern, prog: Program, rep, rtol):
         floats = [r for r in result if isinstance(r, (float, np.floating))]
         tangent_ret = float(floats[0]) if floats else 0.0
     forward_dot = prog.ret_seed * tangent_ret if prog.returns else 0.0
+    fwd_abs = abs(forward_dot)
     for k, v in v_dot:
-        forward_dot += float(np.sum(v * np.asarray(fwd_args[k].shadow, np.float64)))
-    scale = max(1.0, abs(reverse_dot), abs(forward_dot))
+        terms = v * np.asarray(fwd_args[k].shadow, np.float64)
+        forward_dot += float(np.sum(terms))
+        fwd_abs += float(np.sum(np.abs(terms)))
+    scale = max(1.0, rev_abs, fwd_abs)
     if not abs(forward_dot - reverse_dot) <= 10 * rtol * scale:
         return "checked", (f"<v, J u> forward = {forward_dot!r}, <J^T v, u> reverse = "
                            f"{reverse_dot!r}")
