@@ -136,6 +136,7 @@ def iter_libraries(root, seen=None):
         stack.extend(reversed(lib._linking_libraries))
 
 
+_UNRESOLVED = re.compile(r'@"\.numba\.unresolved\$([^"]+)"')
 _WRAPPER_DEF = re.compile(r'^define [^@\n]*@"?(_ZN7cpython|cfunc\.)', re.M)
 
 
@@ -172,6 +173,16 @@ class _Collector:
             else:
                 self.texts.append(strip_noinline(
                     _final_module_text(lib, self.nrt_names)))
+        self._add_unresolved(owners)
+
+    def _add_unresolved(self, owners):
+        """Recursive calls go through `.numba.unresolved$NAME` slots, not linking libraries:
+        add the libraries of those NAMEs too (cleanup turns the slots into direct calls)."""
+        by_name = {c.fndesc.mangled_name: c for _, _, c in owners.values()}
+        for name in sorted(set(_UNRESOLVED.findall("\n".join(self.texts)))):
+            callee = by_name.get(name)
+            if callee is not None and id(callee.library) not in self.seen:
+                self.add(callee)
 
     def _add_fresh_copy(self, dispatcher, argtypes, old):
         copy = _compile_copy(dispatcher, argtypes)

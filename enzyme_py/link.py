@@ -93,8 +93,13 @@ def _param_names(spec: GradientSpec) -> list:
 
 
 def make_gradient_call(spec: GradientSpec, library):
-    """An @intrinsic `f(*primal_args, *shadows, seed)` -> tuple of derivatives."""
-    out_type = types.Tuple([spec.argtypes[i] for i in spec.active_positions])
+    """An @intrinsic `f(*primal_args, *shadows, seed)` -> (status, excinfo, derivatives).
+
+    It does not raise: `raise_status(status, excinfo)` does, after the arrays' last use, so
+    Numba has released the references the entry holds (an error returned from inside an
+    expression would skip those decrefs and leak the arrays' meminfos)."""
+    out_type = types.Tuple([types.int32, types.voidptr,
+                            types.Tuple([spec.argtypes[i] for i in spec.active_positions])])
 
     def typer(args):
         nargs = len(spec.argtypes)
@@ -146,12 +151,13 @@ def _codegen(spec: GradientSpec, library):
         fn = cgutils.get_or_insert_function(builder.module, fnty, spec.name)
         code = builder.call(fn, [retptr, excinfo] + flat + shadows + outs)
         status = call_conv._get_return_status(builder, code, builder.load(excinfo))
-        with cgutils.if_unlikely(builder, status.is_error):
-            call_conv.return_status_propagate(builder, status)
-        _release_return_value(context, builder, spec.restype, retptr)
+        with builder.if_then(builder.not_(status.is_error), likely=True):
+            _release_return_value(context, builder, spec.restype, retptr)
         context.active_code_library.add_linking_library(library)
         values = [builder.load(out) for out in outs]
-        return context.make_tuple(builder, sig.return_type, values)
+        derivs = context.make_tuple(builder, sig.return_type.types[2], values)
+        exc = builder.bitcast(builder.load(excinfo), cgutils.voidptr_t)
+        return context.make_tuple(builder, sig.return_type, [code, exc, derivs])
 
     return codegen
 
@@ -177,6 +183,20 @@ def _zeroed_slot(context, builder, ty):
     return slot
 
 
+@intrinsic
+def raise_status(typingctx, status, exc):
+    """Raise the exception a gradient returned (status != 0), as the kernel would have."""
+    def codegen(context, builder, sig, llargs):
+        code, excptr = llargs
+        call_conv = context.call_conv
+        excinfo_type = call_conv.get_function_type(types.none, []).args[1].pointee
+        status = call_conv._get_return_status(builder, code, builder.bitcast(excptr, excinfo_type))
+        with cgutils.if_unlikely(builder, status.is_error):
+            call_conv.return_status_propagate(builder, status)
+        return context.get_dummy_value()
+    return types.none(status, exc), codegen
+
+
 def _release_return_value(context, builder, restype, retptr):
     """Drop the reference a non-float return value (e.g. an array) holds."""
     if returns_float(restype) or restype == types.none:
@@ -193,7 +213,10 @@ def make_entry(spec: GradientSpec, library):
     from @njit code must ensure it). It releases the GIL.
     """
     params = ", ".join(_param_names(spec))
-    src = f"def entry({params}):\n    return gradient_call({params})\n"
-    scope = {"gradient_call": make_gradient_call(spec, library)}
+    src = (f"def entry({params}):\n"
+           f"    status, exc, derivs = gradient_call({params})\n"
+           f"    raise_status(status, exc)\n"
+           f"    return derivs\n")
+    scope = {"gradient_call": make_gradient_call(spec, library), "raise_status": raise_status}
     exec(compile(src, f"<enzyme_py entry {spec.name}>", "exec"), scope)
     return numba.njit(nogil=True)(scope["entry"])

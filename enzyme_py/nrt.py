@@ -15,5 +15,7 @@ for _alloc in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
 register_allocator("NRT_Allocate", size_arg=0)
 register_allocator("NRT_Allocate_External", size_arg=0)
 # frees and refcounts never carry derivatives; the reverse sweep never reads freed primal memory
-for _name in ("NRT_Free", "NRT_MemInfo_call_dtor", "NRT_decref", "NRT_incref"):
+# numba_attempt_nocopy_reshape computes integer shapes and strides only
+for _name in ("NRT_Free", "NRT_MemInfo_call_dtor", "NRT_decref", "NRT_incref",
+              "numba_attempt_nocopy_reshape"):
     register_inactive(_name)

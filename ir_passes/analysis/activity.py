@@ -7,6 +7,8 @@
   an operand of a useful operation.
 - A value is *active* when it is varying, useful and holds floats. Only active values get adjoint
   code. Integers, Const parameters and anything that cannot reach an output produce none.
+- Pointers stored in memory: storing a shadowed pointer into local memory shadows that memory, and
+  a pointer loaded from shadowed memory is shadowed (its shadow is loaded from the shadow memory).
 - A call to a function defined in the module is *differentiated* (split into an augmented forward
   and a reverse) when it takes a varying value or shadowed memory. A local alloca becomes shadowed
   when varying data is stored into it or a differentiated call gets it.
@@ -87,11 +89,16 @@ def _forward(insts, act: Activity) -> None:
     while changed:
         changed = False
         for i in insts:
-            if i.opcode == "store" and id(i.ops[0]) in act.varying and kind(i.ops[0].type) == "float":
+            if i.opcode == "store" and (id(i.ops[0]) in act.varying and kind(i.ops[0].type) == "float"
+                                        or id(i.ops[0]) in act.shadowed):
                 for r in _alloca_roots(i.ops[1]):
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True
+            if i.opcode == "load" and kind(i.type) == "ptr" and id(i.ops[0]) in act.shadowed \
+                    and id(i) not in act.shadowed:
+                act.shadowed.add(id(i))
+                changed = True
             if i.opcode == "call" and differentiated(act, i):
                 for o in i.ops:
                     for r in _alloca_roots(o) if kind(o.type) == "ptr" else ():

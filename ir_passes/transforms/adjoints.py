@@ -53,8 +53,7 @@ def reverse_call(g, inst, block, b) -> None:
     if differentiated(g.act, inst):
         calls.reverse_call(g, inst, block, b)
         return
-    if g.act.has_shadow(inst):  # an allocation's data pointer: its shadow dies here
-        b.call("free", T.void, [g.avail.shadow(inst, block, b)])
+    if g.act.has_shadow(inst):  # an allocation's data pointer: its shadow is freed at the end
         return
     name = inst.callee_name
     if name.startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove")):

@@ -208,7 +208,7 @@ class Availability:
                            self.shadow(p.ops[2], block, b))
         elif op == "alloca" and p in self.g.alloca_shadows:
             out = self.g.tape.frame.address(b, self.g.alloca_shadows[p])
-        elif op == "phi" or (op == "call" and self.g.act.has_shadow(p)):
+        elif op in ("phi", "load") or (op == "call" and self.g.act.has_shadow(p)):
             home = self.g.loops.loop_of(p.block)
             e = self.g.tape.entry(("shadow", p), T.ptr, home, "shadow pointer phi", source=p)
             self.g.shadow_cache_sites.setdefault(e, p)

@@ -116,6 +116,13 @@ class ForwardMode:
                                   len(params) + j) for j in range(w)]
                 self.tangent_params[k] = lanes
                 params += lanes
+        used = set()
+        for a in params:   # unique names (a primal may already have a `%x.shadow`)
+            base, n = a.name, 0
+            while a.name in used:
+                n += 1
+                a.name = f"{base}.{n}"
+            used.add(a.name)
         self.params = params
         rt = p.ret_type
         self.float_ret = rt.is_float
@@ -230,6 +237,8 @@ class ForwardMode:
         c.cases = [(k, self.bmap[t]) for k, t in inst.cases]
         c.name = inst.name if name is None else name
         c.dbg = ""
+        if name is not None:
+            c.meta = ""   # a shadow: the primal's alias scopes say nothing about it
         if inst.opcode == "call" and isinstance(inst.callee, Instruction):
             c.callee = self.val(inst.callee)
         return self.b.emit(c)

@@ -6,6 +6,7 @@ The shadow of memory a function allocates is allocated alongside it and lives ex
 - an allocator that returns a handle whose data an accessor returns (Numba's meminfos): the shadow
   handle is a second allocation; calls of inactive functions on the handle (reference counting)
   are repeated on the shadow handle, so it is released when the primal's is;
+- an allocator of zeroed memory (`calloc`): the shadow is a second call with the same arguments;
 - a reallocator (`realloc(old, n)`) reallocates the shadow of `old` alongside: the contents are
   copied, and the new tail (which the primal has not written either) is left as realloc leaves it.
 
@@ -17,6 +18,7 @@ from ..rules.allocators import ALLOCATORS, allocation_size
 
 FREES: dict[str, int] = {"free": 0}            # function -> index of its pointer argument
 REALLOCS: dict[str, tuple[int, int]] = {"realloc": (0, 1)}   # function -> (pointer arg, size arg)
+ZEROED: set[str] = {"calloc"}   # allocators whose memory comes zeroed (LLVM turns malloc+memset into calloc)
 
 
 def register_free(name: str, arg: int = 0) -> None:
@@ -36,7 +38,11 @@ def realloc_operand(inst):
 
 
 def is_allocation(inst) -> bool:
-    return allocation_size(inst) is not None or realloc_operand(inst) is not None
+    return allocation_size(inst) is not None or realloc_operand(inst) is not None or is_zeroed(inst)
+
+
+def is_zeroed(inst) -> bool:
+    return inst.opcode == "call" and inst.callee_name in ZEROED
 
 
 def handle_allocator(inst):

@@ -125,7 +125,7 @@ def select(fm, inst) -> None:
     b, w = fm.b, fm.width
     cond = c.ops[0]
     if fm.tan(inst.ops[0]) is not None or id(inst.ops[0]) in fm.rmap:
-        raise fm.unsupported("a select's condition is differentiable data", inst)
+        raise fm.unsupported("a select's condition is differentiable data", inst.ops[0])
     if fm.varying(inst) and kind(inst.type) == "float":
         check_scalar(fm, inst)
         ta, tb = fm.tan(inst.ops[1]), fm.tan(inst.ops[2])

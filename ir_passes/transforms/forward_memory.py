@@ -16,7 +16,7 @@ from ..ir import types as T
 from ..ir.instructions import Instruction
 from ..ir.values import Constant, ConstInt, Global
 from ..rules.allocators import ALLOCATORS, allocation_size
-from .forward_alloc import FREES, handle_allocator, realloc_operand
+from .forward_alloc import FREES, handle_allocator, is_zeroed, realloc_operand
 
 
 def memset_zero(fm, p, size) -> None:
@@ -70,16 +70,18 @@ def load(fm, inst) -> None:
         fm.tmap[id(inst)] = shadow_loads("t")
     elif k == "ptr" and fm.has_shadow(inst):
         fm.smap[id(inst)] = shadow_loads("shadow")
-    elif k == "int" and any(_copies_to_shadow(fm, u) for u in fm.users.get(id(inst), ())):
+    elif k == "int" and any(_copies_to_shadow(fm, u, inst) for u in fm.users.get(id(inst), ())):
         fm.rmap[id(inst)] = shadow_loads("raw")
     del c
 
 
-def _copies_to_shadow(fm, user) -> bool:
-    """Does `user` move integer bits into shadowed memory or back into floats?"""
+def _copies_to_shadow(fm, user, v) -> bool:
+    """Does `user` move the integer bits of v into shadowed memory or back into floats?"""
     if user.opcode == "store":
-        return fm.has_shadow(user.ops[1])
-    return user.opcode in ("bitcast", "phi", "select", "freeze")
+        return user.ops[0] is v and fm.has_shadow(user.ops[1])
+    if user.opcode == "select":
+        return user.ops[0] is not v
+    return user.opcode in ("bitcast", "phi", "freeze")
 
 
 def store(fm, inst) -> None:
@@ -151,6 +153,9 @@ def allocation(fm, inst) -> None:
         so = fm.shadow(old, inst)
         fm.smap[id(inst)] = [fm.clone(inst, c.ops[:k] + [so[j]] + c.ops[k + 1:], fm.suffix(inst, "shadow", j))
                              for j in range(w)]
+        return
+    if is_zeroed(inst):
+        fm.smap[id(inst)] = [fm.clone(inst, None, fm.suffix(inst, "shadow", j)) for j in range(w)]
         return
     size = allocation_size(inst)
     if size is None:

@@ -17,7 +17,8 @@ from ..ir.module import Block
 from ..ir.values import Argument, Constant, ConstInt
 
 LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
-SHADOW_POSITIONS = {"getelementptr": (0,), "bitcast": (0,), "addrspacecast": (0,), "select": (1, 2)}
+SHADOW_POSITIONS = {"getelementptr": (0,), "bitcast": (0,), "addrspacecast": (0,), "select": (1, 2),
+                    "load": (0,)}
 
 
 def clone(inst, name_suffix=""):
@@ -57,6 +58,8 @@ class ForwardSweep:
                 c = self.fb[blk].append(clone(inst))
                 self.vmap[inst] = c
                 self.clones.append((c, inst, ()))
+                if inst.opcode == "store" and inst.ops[0].type.is_ptr and g.act.has_shadow(inst.ops[1]):
+                    self.shadow_pointer_store(inst, blk)
                 if inst.opcode == "alloca" and g.act.has_shadow(inst):
                     self.smap[inst] = self.shadow_alloca(inst, blk)
                 elif inst.opcode == "call" and g.act.has_shadow(inst):
@@ -71,6 +74,14 @@ class ForwardSweep:
             phis = [i for i in blk.instructions if i.opcode == "phi"]
             rest = [i for i in blk.instructions if i.opcode != "phi"]
             blk.instructions = phis + rest
+
+    def shadow_pointer_store(self, inst, blk) -> None:
+        """A pointer stored into shadowed memory: its shadow goes to the same place in the shadow
+        memory (an inactive pointer stands for itself there), so loading it back finds it."""
+        s = clone(inst)
+        pos = (0, 1) if self.g.act.has_shadow(inst.ops[0]) else (1,)
+        self.fb[blk].append(s)
+        self.clones.append((s, inst, pos))
 
     def shadow_alloca(self, inst, blk):
         """The shadow of a local alloca: a zeroed field of the frame, alive in both sweeps."""
@@ -102,7 +113,13 @@ class ForwardSweep:
                         callee=Global(T.ptr, "malloc"), arg_attrs=[""])
         z = Instruction("call", T.void, [s, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)],
                         callee=Global(T.ptr, "llvm.memset.p0.i64"), arg_attrs=["", "", "", ""])
-        for i in (s, z):
+        from .calls import fwd_field_address
+        from .runtime import ensure
+        ensure(self.g.module, "enzpy.push_allocation")
+        lst = fwd_field_address(self, blk, self.g.tape.allocation_list())
+        push = Instruction("call", T.void, [lst, s], callee=Global(T.ptr, "enzpy.push_allocation"),
+                           arg_attrs=["", ""])
+        for i in (s, z, push):
             self.fb[blk].append(i)
             self.clones.append((i, None, ()))
         return s

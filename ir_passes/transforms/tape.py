@@ -167,7 +167,21 @@ class Tape:
         b.position(cont)
         return cont
 
+    def allocation_list(self) -> Field:
+        """The frame's list of shadow allocations made by this call ({data, count, capacity})."""
+        if not hasattr(self, "_allocations"):
+            self._allocations = self.new_field(T.ArrayType(24, T.i8))
+            b = self.init_builder
+            b.call("llvm.memset.p0.i64", T.void, [self.frame.address(b, self._allocations),
+                                                 ConstInt(T.i8, 0), ConstInt(T.i64, 24),
+                                                 ConstInt(T.i1, 0)])
+        return self._allocations
+
     def free_all(self, b: Builder) -> None:
+        if hasattr(self, "_allocations"):
+            from .runtime import ensure
+            ensure(self.gradient.module, "enzpy.free_allocations")
+            b.call("enzpy.free_allocations", T.void, [self.frame.address(b, self._allocations)])
         for e in self.entries.values():
             if e.home is not None:
                 b.call("free", T.void, [self.load(b, e.storage)])
