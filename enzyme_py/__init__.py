@@ -9,11 +9,15 @@ from .api import autodiff, clear_cache, compile_count, compile_gradient, inspect
 from .errors import UnsupportedError
 from .custom import register_derivative
 from .explain import explain
+from .helpers import (differentiable, forward_entry, gradient, gradient_entry, hessian,
+                      hessian_vector_product, jacobian, jvp, value_and_grad, vjp)
 
 __all__ = [
     "autodiff", "compile_gradient", "inspect", "compile_count", "clear_cache",
     "Const", "Active", "Duplicated", "DuplicatedNoNeed", "BatchDuplicated", "Reverse", "Forward",
     "UnsupportedError", "explain", "register_derivative",
+    "gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product", "hessian",
+    "differentiable", "gradient_entry", "forward_entry",
 ]
 
 try:

@@ -295,40 +295,52 @@ def make_forward_call(spec: ForwardSpec, library):
     return intrinsic(scope["forward_call"])
 
 
+def call_generated(context, builder, name, argtypes, restype, primal_args, extra, library):
+    """Call generated function `name` with Numba's convention for the primal arguments
+    (%retptr, %excinfo, flattened arguments) followed by `extra` LLVM values; propagate the
+    kernel's exception. Returns %retptr."""
+    from llvmlite import ir
+    call_conv = context.call_conv
+    primal_fnty = call_conv.get_function_type(restype, list(argtypes))
+    retptr = cgutils.alloca_once(builder, primal_fnty.args[0].pointee)
+    builder.store(cgutils.get_null_value(retptr.type.pointee), retptr)
+    excinfo = cgutils.alloca_once(builder, primal_fnty.args[1].pointee)
+    builder.store(cgutils.get_null_value(excinfo.type.pointee), excinfo)
+    flat = list(context.get_arg_packer(argtypes).as_arguments(builder, primal_args))
+    fnty = ir.FunctionType(ir.IntType(32), list(primal_fnty.args) + [v.type for v in extra])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    code = builder.call(fn, [retptr, excinfo] + flat + list(extra))
+    status = call_conv._get_return_status(builder, code, builder.load(excinfo))
+    with cgutils.if_unlikely(builder, status.is_error):
+        call_conv.return_status_propagate(builder, status)
+    context.active_code_library.add_linking_library(library)
+    return retptr
+
+
+def float_slot(context, builder, ty, value=0.0):
+    """A stack slot of Numba type `ty` holding `value`."""
+    slot = cgutils.alloca_once(builder, context.get_value_type(ty))
+    builder.store(context.get_constant(ty, value), slot)
+    return slot
+
+
+def array_data(context, builder, ty, value):
+    return context.make_array(ty)(context, builder, value=value).data
+
+
 def _codegen(spec: ForwardSpec, library):
     def codegen(context, builder, sig, llargs):
-        from llvmlite import ir
         nargs, w = len(spec.argtypes), spec.width
         nshadows = len(spec.dup_positions) * w
-        call_conv = context.call_conv
-        primal_fnty = call_conv.get_function_type(spec.restype, list(spec.argtypes))
-        retptr = cgutils.alloca_once(builder, primal_fnty.args[0].pointee)
-        builder.store(cgutils.get_null_value(retptr.type.pointee), retptr)
-        excinfo = cgutils.alloca_once(builder, primal_fnty.args[1].pointee)
-        builder.store(cgutils.get_null_value(excinfo.type.pointee), excinfo)
-        flat = list(context.get_arg_packer(spec.argtypes).as_arguments(builder, llargs[:nargs]))
-        pointers, slots = [], []
-        if returns_float(spec.restype):
-            for _ in range(w):
-                slot = cgutils.alloca_once(builder, retptr.type.pointee)
-                builder.store(cgutils.get_null_value(slot.type.pointee), slot)
-                slots.append(slot)
-            pointers += slots
-        for k, sty in enumerate(sig.args[nargs:nargs + nshadows]):
-            ary = context.make_array(sty)(context, builder, value=llargs[nargs + k])
-            pointers.append(ary.data)
+        vt = spec.value_type
+        slots = [float_slot(context, builder, vt) for _ in range(w)] if returns_float(spec.restype) else []
+        pointers = slots + [array_data(context, builder, sty, llargs[nargs + k])
+                            for k, sty in enumerate(sig.args[nargs:nargs + nshadows])]
         lanes = [i for i in spec.active_positions for _ in range(w)]
         values = [context.cast(builder, v, sty, spec.argtypes[i])
                   for i, v, sty in zip(lanes, llargs[nargs + nshadows:], sig.args[nargs + nshadows:])]
-        fnty = ir.FunctionType(ir.IntType(32), list(primal_fnty.args) + [p.type for p in pointers]
-                               + [v.type for v in values])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, spec.name)
-        code = builder.call(fn, [retptr, excinfo] + flat + pointers + values)
-        status = call_conv._get_return_status(builder, code, builder.load(excinfo))
-        with cgutils.if_unlikely(builder, status.is_error):
-            call_conv.return_status_propagate(builder, status)
-        context.active_code_library.add_linking_library(library)
-        vt = spec.value_type
+        retptr = call_generated(context, builder, spec.name, spec.argtypes, spec.restype,
+                                llargs[:nargs], pointers + values, library)
         if returns_float(spec.restype):
             value = builder.load(retptr)
             ts = [builder.load(s) for s in slots]

@@ -1,0 +1,164 @@
+"""Hessian-vector products by forward mode over reverse mode.
+
+For a kernel `f(x, *const)` returning a float, with x a float array:
+
+1. reverse mode makes the gradient G(x, ..., seed slot, gx): it runs f and adds seed * df/dx
+   into gx (docs/internals.md);
+2. LLVM's O2 cleans G up (the tape frame becomes registers, the runtime helpers are inlined);
+3. forward mode differentiates G itself, with x, %retptr, the seed slot and gx all duplicated:
+   the shadow of x holds the direction v, and the shadow of gx leaves holding d(gx)/dx . v = H v.
+   Forward mode handles everything the reverse sweep emits: the tape arrays (malloc / realloc /
+   free) get shadow tapes, pointers stored in the frame get shadow pointers.
+
+No finite differences are involved. `width` k > 1 gives k products in one call (the full
+Hessian is `hessian`, columns in chunks of up to 16).
+
+The entry `entry(x, *const, seed, gx, v_1..v_k, hv_1..hv_k) -> (f(x), (df.v_1, ..., df.v_k))`
+is @njit and callable from @njit code; gx receives seed * grad f, hv_j receives seed * H v_j
+(both added to what the caller put there).
+"""
+import hashlib
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
+
+from .capture import capture
+from .cleanup import cleanup
+from .convention import array_extents, build_activity, returns_float
+from .forward import MAX_WIDTH, array_data, call_generated, float_slot
+from .link import compile_library, prepare_module
+
+
+@dataclass(frozen=True)
+class HVPSpec:
+    argtypes: tuple
+    restype: Any
+    width: int
+    name: str
+
+
+@dataclass(frozen=True)
+class CompiledHVP:
+    entry: Any
+    spec: HVPSpec
+    cleaned: str = ""
+    gradient: str = ""      # the reverse-mode gradient after O2: forward mode's input
+    generated: str = ""
+
+
+def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width=1) -> tuple:
+    """(the gradient module after O2, the module with the forward mode of the gradient)."""
+    from ir_passes import forward_mode, parse_module, print_module, reverse_mode
+    from . import nrt  # noqa: F401 - Numba's allocators
+
+    module = parse_module(cleaned)
+    reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
+                 counts=None)
+    gradient = cleanup(print_module(module), grad_name)
+    module = parse_module(gradient)
+    g = module.functions[grad_name]
+    act = list(activity) + ["dup"] * (len(g.params) - len(activity))
+    forward_mode(module, grad_name, act, out_name, width=width)
+    return gradient, print_module(module)
+
+
+_lock = threading.RLock()
+_compiled = weakref.WeakKeyDictionary()
+
+
+def compile_hvp(kernel, x, *const, width=1) -> CompiledHVP:
+    """Build (or fetch) the Hessian-vector product of kernel(x, *const) for k = `width` vectors."""
+    from .api import _as_dispatcher, _disjoint, _type_key, _typeof
+    from .annotations import Const, Duplicated
+    if not isinstance(x, np.ndarray) or x.dtype.kind != "f":
+        raise TypeError("hessian_vector_product needs x to be a float array")
+    if not 1 <= width <= MAX_WIDTH:
+        raise ValueError(f"width must be 1 to {MAX_WIDTH}")
+    dispatcher = _as_dispatcher(kernel)
+    annotated = [Duplicated(x, x)] + [Const(getattr(c, "value", c)) for c in const]
+    disjoint = _disjoint(annotated)
+    key = (width, disjoint) + tuple(_type_key(i, a.value) for i, a in enumerate(annotated))
+    per_kernel = _compiled.get(dispatcher)
+    hit = per_kernel.get(key) if per_kernel is not None else None
+    if hit is not None:
+        return hit
+    with _lock:
+        argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
+        cap = capture(dispatcher, argtypes)
+        if not returns_float(cap.restype):
+            raise TypeError(f"hessian_vector_product needs a kernel returning a float, not {cap.restype}")
+        kinds = ("dup",) + ("const",) * len(const)
+        activity = build_activity(cap.argtypes, cap.restype, kinds)
+        cleaned = cleanup(cap.text, cap.fn_name)
+        tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
+                                     str(disjoint)]).encode()).hexdigest()[:20]
+        grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
+        gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
+                                         array_extents(cap.argtypes), disjoint, width)
+        library = compile_library(prepare_module(generated, name), name)
+        spec = HVPSpec(cap.argtypes, cap.restype, width, name)
+        entry = _make_entry(spec, library)
+        xt = numba.typeof(x)
+        entry.compile(tuple(argtypes) + (types.float64, xt) + (xt,) * (2 * width))
+        out = CompiledHVP(entry, spec, cleaned, gradient, generated)
+        _compiled.setdefault(dispatcher, {})[key] = out
+        return out
+
+
+def _param_names(spec):
+    k = spec.width
+    return ([f"a{i}" for i in range(len(spec.argtypes))] + ["seed", "gx"]
+            + [f"v{j}" for j in range(k)] + [f"hv{j}" for j in range(k)])
+
+
+def _make_call(spec, library):
+    rt, k, nargs = spec.restype, spec.width, len(spec.argtypes)
+    out_type = types.Tuple([rt, types.UniTuple(rt, k)])
+
+    def typer(args):
+        if tuple(args[:nargs]) != tuple(spec.argtypes):
+            raise TypingError(f"this Hessian-vector product was built for "
+                              f"({', '.join(map(str, spec.argtypes))}), not "
+                              f"({', '.join(map(str, args[:nargs]))})")
+        x = spec.argtypes[0]
+        for a in args[nargs + 1:]:
+            if not isinstance(a, types.Array) or (a.dtype, a.ndim) != (x.dtype, x.ndim):
+                raise TypingError(f"gx, v and hv must be arrays like {x}, not {a}")
+        return out_type(*args), codegen
+
+    def codegen(context, builder, sig, llargs):
+        seed = float_slot(context, builder, rt)
+        builder.store(context.cast(builder, llargs[nargs], sig.args[nargs], rt), seed)
+        arrays = [array_data(context, builder, t, v)
+                  for t, v in zip(sig.args[nargs + 1:], llargs[nargs + 1:])]
+        gx, vs, hvs = arrays[0], arrays[1:1 + k], arrays[1 + k:]
+        dret = [float_slot(context, builder, rt) for _ in range(k)]
+        dseed = [float_slot(context, builder, rt) for _ in range(k)]
+        # gradient params (seed slot, gx), then per dup param of the gradient its k shadows:
+        # %retptr, x, the seed slot, gx
+        extra = [seed, gx] + dret + vs + dseed + hvs
+        retptr = call_generated(context, builder, spec.name, spec.argtypes, rt, llargs[:nargs], extra,
+                                library)
+        ts = context.make_tuple(builder, types.UniTuple(rt, k), [builder.load(s) for s in dret])
+        return context.make_tuple(builder, sig.return_type, [builder.load(retptr), ts])
+
+    params = ", ".join(_param_names(spec))
+    src = f"def hvp_call(typingctx, {params}):\n    return typer(({params},))\n"
+    scope = {"typer": typer}
+    exec(compile(src, f"<enzyme_py hvp {spec.name}>", "exec"), scope)
+    return intrinsic(scope["hvp_call"])
+
+
+def _make_entry(spec, library):
+    params = ", ".join(_param_names(spec))
+    src = f"def entry({params}):\n    return hvp_call({params})\n"
+    scope = {"hvp_call": _make_call(spec, library)}
+    exec(compile(src, f"<enzyme_py hvp entry {spec.name}>", "exec"), scope)
+    return numba.njit(nogil=True)(scope["entry"])
