@@ -4,7 +4,7 @@
 `NRT_MemInfo_data*` turns the handle into the data pointer. ir_passes gives an
 allocation that receives differentiable data a zeroed shadow of the same size.
 """
-from ir_passes import register_allocator, register_inactive
+from ir_passes import register_allocator, register_dot, register_inactive
 
 for _alloc in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
                "NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe"):
@@ -19,3 +19,6 @@ register_allocator("NRT_Allocate_External", size_arg=0)
 for _name in ("NRT_Free", "NRT_MemInfo_call_dtor", "NRT_decref", "NRT_incref",
               "numba_attempt_nocopy_reshape"):
     register_inactive(_name)
+
+# np.dot of two 1-D arrays: numba_xxdot(kind, conjugate, n, x, y, &out), kind 'd' or 's'
+register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0)

@@ -7,6 +7,7 @@ from .errors import UnsupportedError
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .rules.allocators import register_allocator
+from .rules.blas import register_dot
 from .rules.registry import external as register_external
 from .rules.registry import inactive as register_inactive
 from .transforms.restore import Extent
@@ -25,5 +26,5 @@ def forward_mode(module, fn_name, activity, out_name, width=1):
     return run(module, fn_name, activity, out_name, width=width)
 
 
-__all__ = ["Extent", "UnsupportedError", "parse_module", "print_module", "register_allocator", "register_external", "register_inactive",
+__all__ = ["Extent", "UnsupportedError", "parse_module", "print_module", "register_allocator", "register_dot", "register_external", "register_inactive",
            "reverse_mode", "forward_mode"]

@@ -117,6 +117,13 @@ def comprehension(x):
 
 
 @numba.njit
+def dot_products(x, y):
+    s = np.dot(x, y) + np.dot(x, x)
+    x[0] = 5.0            # overwritten after the dot: the reverse sweep needs the old x
+    return s * s
+
+
+@numba.njit
 def gather_scatter(x, idx, y):
     for i in range(x.shape[0]):
         y[idx[i]] += math.exp(x[i])
@@ -153,6 +160,7 @@ CASES = {
     "array_expression": lambda: (array_expression, (dup(arr(5)), dup(arr(5)), dup(arr(5)), dup(arr(5)))),
     "views_and_cumsum": lambda: (views_and_cumsum, (dup(arr(8)),)),
     "comprehension": lambda: (comprehension, (dup(arr(5)),)),
+    "dot_products": lambda: (dot_products, (dup(arr(5)), dup(arr(5)))),
     "gather_scatter": lambda: (gather_scatter, (dup(arr(6)), Const(np.array([2, 0, 2, 1, 3, 0])),
                                                 dup(arr(4)))),
 }

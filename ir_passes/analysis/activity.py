@@ -99,6 +99,12 @@ def _forward(insts, act: Activity) -> None:
                     and id(i) not in act.shadowed:
                 act.shadowed.add(id(i))
                 changed = True
+            if i.opcode == "call" and _dot_out(i) is not None and \
+                    any(id(o) in act.shadowed for o in i.ops):
+                for r in _alloca_roots(_dot_out(i)):
+                    if id(r) not in act.shadowed:
+                        act.shadowed.add(id(r))
+                        changed = True
             if i.opcode == "call" and differentiated(act, i):
                 for o in i.ops:
                     for r in _alloca_roots(o) if kind(o.type) == "ptr" else ():
@@ -121,6 +127,12 @@ def _forward(insts, act: Activity) -> None:
             if hit:
                 act.varying.add(id(i))
                 changed = True
+
+
+def _dot_out(call):
+    from ..rules.blas import DOTS
+    dot = DOTS.get(call.callee_name)
+    return call.ops[dot.out] if dot is not None else None
 
 
 def _alloca_roots(p) -> list:

@@ -85,8 +85,11 @@ def alias_analysis(fn, noalias_params: bool = False) -> AliasInfo:
             info.writes.append((i, i.ops[1]))
         elif i.opcode == "call":
             name = i.callee_name
+            from ..rules.blas import DOTS
             if name.startswith("llvm.memset") or name.startswith("llvm.memcpy") or name.startswith("llvm.memmove"):
                 info.writes.append((i, i.ops[0]))
+            elif name in DOTS:
+                info.writes.append((i, i.ops[DOTS[name].out]))
             elif not name.startswith(WRITES_NOTHING) and not _allocator_or_inactive(name) \
                     and _may_write(i):
                 info.writes.append((i, None))

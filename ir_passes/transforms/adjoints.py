@@ -55,6 +55,11 @@ def reverse_call(g, inst, block, b) -> None:
         return
     if g.act.has_shadow(inst):  # an allocation's data pointer: its shadow is freed at the end
         return
+    from ..rules.blas import DOTS
+    if inst.callee_name in DOTS:
+        from .blas import reverse_dot
+        reverse_dot(g, inst, block, b)
+        return
     name = inst.callee_name
     if name.startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove")):
         memory.reverse_memory_intrinsic(g, inst, block, b)

@@ -172,6 +172,10 @@ class ForwardSweep:
             elif isinstance(key, tuple) and key[0] == "old":
                 self.save_overwritten(key[1], e)
                 continue
+            elif isinstance(key, tuple) and key[0] == "dotcopy":
+                from .blas import copy_inputs
+                copy_inputs(self, key, e)
+                continue
             elif isinstance(key, tuple) and key[0] == "from":
                 value = key[2]
             else:

@@ -135,3 +135,45 @@ def ensure(module, name: str) -> None:
     for fn in helper.functions.values():
         if fn.name not in module.functions:
             module.add_function(fn)
+
+# reverse of out = dot(x, y) over n elements: dx += d * y; dy += d * x (either shadow may be null)
+DOT_ADJOINT = """
+define internal void @enzpy.dot_adjoint.{S}(i64 %n, ptr %x, ptr %y, ptr %dx, ptr %dy, {T} %d) {{
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %px = getelementptr {T}, ptr %x, i64 %i
+  %py = getelementptr {T}, ptr %y, i64 %i
+  %vx = load {T}, ptr %px
+  %vy = load {T}, ptr %py
+  %hasdx = icmp ne ptr %dx, null
+  br i1 %hasdx, label %adx, label %checky
+adx:
+  %pdx = getelementptr {T}, ptr %dx, i64 %i
+  %odx = load {T}, ptr %pdx
+  %tdx = fmul {T} %d, %vy
+  %ndx = fadd {T} %odx, %tdx
+  store {T} %ndx, ptr %pdx
+  br label %checky
+checky:
+  %hasdy = icmp ne ptr %dy, null
+  br i1 %hasdy, label %ady, label %next
+ady:
+  %pdy = getelementptr {T}, ptr %dy, i64 %i
+  %ody = load {T}, ptr %pdy
+  %tdy = fmul {T} %d, %vx
+  %ndy = fadd {T} %ody, %tdy
+  store {T} %ndy, ptr %pdy
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+HELPERS["enzpy.dot_adjoint.f64"] = DOT_ADJOINT.format(S="f64", T="double")
+HELPERS["enzpy.dot_adjoint.f32"] = DOT_ADJOINT.format(S="f32", T="float")
