@@ -268,7 +268,7 @@ def _param_names(spec: ForwardSpec) -> list:
 def make_forward_call(spec: ForwardSpec, library):
     """An @intrinsic `f(*primal_args, *shadows, *tangents)` -> (value, (t_0, ..., t_{k-1}))."""
     vt = spec.value_type
-    out_type = types.Tuple([vt, types.UniTuple(vt, spec.width)])
+    out_type = status_type(types.Tuple([vt, types.UniTuple(vt, spec.width)]))
     nargs, nshadows = len(spec.argtypes), len(spec.dup_positions) * spec.width
 
     def typer(args):
@@ -297,8 +297,10 @@ def make_forward_call(spec: ForwardSpec, library):
 
 def call_generated(context, builder, name, argtypes, restype, primal_args, extra, library):
     """Call generated function `name` with Numba's convention for the primal arguments
-    (%retptr, %excinfo, flattened arguments) followed by `extra` LLVM values; propagate the
-    kernel's exception. Returns %retptr."""
+    (%retptr, %excinfo, flattened arguments) followed by `extra` LLVM values.
+
+    Returns (retptr, status code, excinfo as void*). It does not raise: the entry raises with
+    link.raise_status after the call, once Numba has released the arrays (see link.py)."""
     from llvmlite import ir
     call_conv = context.call_conv
     primal_fnty = call_conv.get_function_type(restype, list(argtypes))
@@ -310,11 +312,26 @@ def call_generated(context, builder, name, argtypes, restype, primal_args, extra
     fnty = ir.FunctionType(ir.IntType(32), list(primal_fnty.args) + [v.type for v in extra])
     fn = cgutils.get_or_insert_function(builder.module, fnty, name)
     code = builder.call(fn, [retptr, excinfo] + flat + list(extra))
-    status = call_conv._get_return_status(builder, code, builder.load(excinfo))
-    with cgutils.if_unlikely(builder, status.is_error):
-        call_conv.return_status_propagate(builder, status)
     context.active_code_library.add_linking_library(library)
-    return retptr
+    return retptr, code, builder.bitcast(builder.load(excinfo), cgutils.voidptr_t)
+
+
+def status_type(result_type):
+    """The type of an intrinsic that returns (status, excinfo, result)."""
+    return types.Tuple([types.int32, types.voidptr, result_type])
+
+
+def njit_entry(call, params, label):
+    """The @njit entry `entry(*params)` around an intrinsic returning (status, excinfo, result):
+    it raises the kernel's exception, if any, then returns the result. It releases the GIL."""
+    from .link import raise_status
+    src = (f"def entry({params}):\n"
+           f"    status, exc, out = call({params})\n"
+           f"    raise_status(status, exc)\n"
+           f"    return out\n")
+    scope = {"call": call, "raise_status": raise_status}
+    exec(compile(src, f"<enzyme_py {label}>", "exec"), scope)
+    return numba.njit(nogil=True)(scope["entry"])
 
 
 def float_slot(context, builder, ty, value=0.0):
@@ -339,25 +356,25 @@ def _codegen(spec: ForwardSpec, library):
         lanes = [i for i in spec.active_positions for _ in range(w)]
         values = [context.cast(builder, v, sty, spec.argtypes[i])
                   for i, v, sty in zip(lanes, llargs[nargs + nshadows:], sig.args[nargs + nshadows:])]
-        retptr = call_generated(context, builder, spec.name, spec.argtypes, spec.restype,
-                                llargs[:nargs], pointers + values, library)
+        retptr, code, exc = call_generated(context, builder, spec.name, spec.argtypes, spec.restype,
+                                           llargs[:nargs], pointers + values, library)
         if returns_float(spec.restype):
             value = builder.load(retptr)
             ts = [builder.load(s) for s in slots]
         else:
-            _release_return_value(context, builder, spec.restype, retptr)
+            ok = builder.icmp_signed("==", code, code.type(0))
+            with builder.if_then(ok, likely=True):
+                _release_return_value(context, builder, spec.restype, retptr)
             value = context.get_constant(vt, 0.0)
             ts = [context.get_constant(vt, 0.0)] * w
         tup = context.make_tuple(builder, types.UniTuple(vt, w), ts)
-        return context.make_tuple(builder, sig.return_type, [value, tup])
+        result = context.make_tuple(builder, sig.return_type.types[2], [value, tup])
+        return context.make_tuple(builder, sig.return_type, [code, exc, result])
 
     return codegen
 
 
 def make_forward_entry(spec: ForwardSpec, library):
     """The @njit entry (see the module docstring); it releases the GIL."""
-    params = ", ".join(_param_names(spec))
-    src = f"def entry({params}):\n    return forward_call({params})\n"
-    scope = {"forward_call": make_forward_call(spec, library)}
-    exec(compile(src, f"<enzyme_py forward entry {spec.name}>", "exec"), scope)
-    return numba.njit(nogil=True)(scope["entry"])
+    return njit_entry(make_forward_call(spec, library), ", ".join(_param_names(spec)),
+                      f"forward entry {spec.name}")

@@ -32,7 +32,7 @@ from numba.extending import intrinsic
 from .capture import capture
 from .cleanup import cleanup
 from .convention import array_extents, build_activity, returns_float
-from .forward import MAX_WIDTH, array_data, call_generated, float_slot
+from .forward import MAX_WIDTH, array_data, call_generated, float_slot, njit_entry, status_type
 from .link import compile_library, prepare_module
 
 
@@ -120,7 +120,7 @@ def _param_names(spec):
 
 def _make_call(spec, library):
     rt, k, nargs = spec.restype, spec.width, len(spec.argtypes)
-    out_type = types.Tuple([rt, types.UniTuple(rt, k)])
+    out_type = status_type(types.Tuple([rt, types.UniTuple(rt, k)]))
 
     def typer(args):
         if tuple(args[:nargs]) != tuple(spec.argtypes):
@@ -144,10 +144,11 @@ def _make_call(spec, library):
         # gradient params (seed slot, gx), then per dup param of the gradient its k shadows:
         # %retptr, x, the seed slot, gx
         extra = [seed, gx] + dret + vs + dseed + hvs
-        retptr = call_generated(context, builder, spec.name, spec.argtypes, rt, llargs[:nargs], extra,
-                                library)
+        retptr, code, exc = call_generated(context, builder, spec.name, spec.argtypes, rt,
+                                           llargs[:nargs], extra, library)
         ts = context.make_tuple(builder, types.UniTuple(rt, k), [builder.load(s) for s in dret])
-        return context.make_tuple(builder, sig.return_type, [builder.load(retptr), ts])
+        result = context.make_tuple(builder, sig.return_type.types[2], [builder.load(retptr), ts])
+        return context.make_tuple(builder, sig.return_type, [code, exc, result])
 
     params = ", ".join(_param_names(spec))
     src = f"def hvp_call(typingctx, {params}):\n    return typer(({params},))\n"
@@ -157,8 +158,4 @@ def _make_call(spec, library):
 
 
 def _make_entry(spec, library):
-    params = ", ".join(_param_names(spec))
-    src = f"def entry({params}):\n    return hvp_call({params})\n"
-    scope = {"hvp_call": _make_call(spec, library)}
-    exec(compile(src, f"<enzyme_py hvp entry {spec.name}>", "exec"), scope)
-    return numba.njit(nogil=True)(scope["entry"])
+    return njit_entry(_make_call(spec, library), ", ".join(_param_names(spec)), f"hvp entry {spec.name}")

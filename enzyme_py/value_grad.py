@@ -8,14 +8,13 @@ compiled gradient (link.py) that also returns it:
 """
 import threading
 
-import numba
 import numpy as np
 from numba.core import types
 from numba.extending import intrinsic
 
 from .annotations import Active, Const, Duplicated
 from .convention import returns_float
-from .forward import array_data, call_generated, float_slot
+from .forward import array_data, call_generated, float_slot, njit_entry, status_type
 
 _lock = threading.RLock()
 _entries: dict = {}   # gradient symbol -> entry
@@ -55,7 +54,7 @@ def _param_names(spec):
 def _make_call(spec, library):
     nargs = len(spec.argtypes)
     derivs = types.Tuple([spec.argtypes[i] for i in spec.active_positions])
-    out_type = types.Tuple([spec.restype, derivs])
+    out_type = status_type(types.Tuple([spec.restype, derivs]))
 
     def typer(args):
         return out_type(*args), codegen
@@ -66,10 +65,11 @@ def _make_call(spec, library):
         builder.store(context.cast(builder, llargs[-1], sig.args[-1], rt), seed)
         shadows = [array_data(context, builder, t, v) for t, v in zip(sig.args[nargs:-1], llargs[nargs:-1])]
         outs = [float_slot(context, builder, spec.argtypes[i]) for i in spec.active_positions]
-        retptr = call_generated(context, builder, spec.name, spec.argtypes, rt, llargs[:nargs],
-                                [seed] + shadows + outs, library)
+        retptr, code, exc = call_generated(context, builder, spec.name, spec.argtypes, rt,
+                                           llargs[:nargs], [seed] + shadows + outs, library)
         ds = context.make_tuple(builder, derivs, [builder.load(o) for o in outs])
-        return context.make_tuple(builder, sig.return_type, [builder.load(retptr), ds])
+        result = context.make_tuple(builder, sig.return_type.types[2], [builder.load(retptr), ds])
+        return context.make_tuple(builder, sig.return_type, [code, exc, result])
 
     params = ", ".join(_param_names(spec))
     src = f"def value_call(typingctx, {params}):\n    return typer(({params},))\n"
@@ -79,8 +79,5 @@ def _make_call(spec, library):
 
 
 def _make_entry(spec, library):
-    params = ", ".join(_param_names(spec))
-    src = f"def entry({params}):\n    return value_call({params})\n"
-    scope = {"value_call": _make_call(spec, library)}
-    exec(compile(src, f"<enzyme_py value+gradient entry {spec.name}>", "exec"), scope)
-    return numba.njit(nogil=True)(scope["entry"])
+    return njit_entry(_make_call(spec, library), ", ".join(_param_names(spec)),
+                      f"value+gradient entry {spec.name}")
