@@ -249,7 +249,15 @@ class Generator:
             sc.floats.append(name)
             return Assign(name, e)
         if kind == "aug":
-            name = self.r.choice(sc.floats)
+            # Const scalar parameters stay unassigned (they are the inactive values that may be
+            # stored into Const arrays)
+            targets = [n for n in sc.floats if not (n in self.params and self.params[n].ann == "const")]
+            if not targets:
+                name = self.fresh("v")
+                e = self.fexpr(sc, self.cfg.max_expr_depth)
+                sc.floats.append(name)
+                return Assign(name, e)
+            name = self.r.choice(targets)
             op = self.pick([(5, "+"), (2, "-"), (2, "*")])
             e = self.factor(sc) if op == "*" else self.fexpr(sc, 2)
             return Assign(name, e, op)
@@ -478,7 +486,7 @@ class Generator:
             return Load(a, tuple(self.index_for(sc, d) for d in sc.arrays[a]))
         if k == "int":
             return Bin("*", ToFloat(Name(self.r.choice(iv))), Num(self.r.choice([0.25, 0.5, -0.3])))
-        fn = self.pick([(4, "sum"), (1, "max"), (1, "min"), (1, "dot"), (0.5, "prod")])
+        fn = self.pick([(4, "sum"), (1, "max"), (1, "min"), (0.5, "dot"), (0.5, "prod")])
         a = self.r.choice(readable)
         if fn in ("dot",) and len(sc.arrays[a]) != 1:
             fn = "sum"

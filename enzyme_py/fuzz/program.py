@@ -806,6 +806,10 @@ class Validator:
         self.iarrays = {p.name: p for p in prog.params if p.kind == "iarr"}
         self.diff_scalars = {p.name for p in prog.params if p.kind == "float" and p.ann == "active"}
         self.helpers_ok = set()
+        # names assigned anywhere in the kernel: a Const scalar parameter that is reassigned may
+        # carry a derivative (loop-carried) and is not inactive
+        self.assigned = {s.name for s in walk_stmts(prog.body)
+                         if isinstance(s, (Assign, CallStmt)) and s.name}
 
     def run(self):
         prog = self.prog
@@ -1001,7 +1005,7 @@ class Validator:
         for n in walk_expr(e):
             if isinstance(n, Name) and n.name in sc.floats:
                 p = self.prog.param(n.name)
-                if p is None or p.ann == "active":
+                if p is None or p.ann == "active" or n.name in self.assigned:
                     return False
             if isinstance(n, (Load, Reduce)) and n.arr not in self.const_arrays:
                 return False
