@@ -19,6 +19,8 @@ Steps (`check_program`), cheapest first so that discarded programs cost no gradi
 5. `enzyme_py.check.check_gradient` (autodiff vs finite differences under the contract, and the
    primal arrays after autodiff equal to a plain call's): failure "wrong_gradient",
    "nan_gradient" or "primal_mismatch"; an exception -> "crash:<Exception>".
+   For a quarter of the kernels, the gradient is also built with `cache="always"` (every value
+   taped instead of recomputed) and checked the same way ("...[cache=always]" failures).
 6. When forward mode exists (detected at run time, see `forward_available`): <v, J u> from
    forward mode against <J^T v, u> from reverse mode; failure "forward_mismatch".
 """
@@ -76,6 +78,7 @@ class Settings:
     margin32: float = 2e-2
     big64: float = 1e10          # magnitudes above which we discard ("overflow")
     big32: float = 1e5
+    cache_always: float = 0.25   # fraction of kernels also differentiated with cache="always"
     consistency: float = 0.25    # |FD(h) - FD(2h)| must be below this fraction of the tolerance
     perturbations: int = 4       # traced re-runs at perturbed inputs (decisions must not change)
     perturb_steps: float = 3.0   # their distance, in finite-difference steps
@@ -282,6 +285,12 @@ def _check(prog: Program, st: Settings) -> Outcome:
             cat = "wrong_gradient"
         return Outcome(FAIL, cat, str(rep), rules=rules)
 
+    # 5b. the same gradient built with cache="always" (every value taped, nothing recomputed)
+    if st.cache_always and (prog.seed * 2654435761) % 1000 < st.cache_always * 1000:
+        problem = _cache_always_check(kern, prog, rep, rtol)
+        if problem:
+            return Outcome(FAIL, problem[0], problem[1], rules=rules)
+
     # 6. forward mode against reverse mode
     fwd = ""
     if forward_enabled(st):
@@ -289,6 +298,39 @@ def _check(prog: Program, st: Settings) -> Outcome:
         if problem:
             return Outcome(FAIL, "forward_mismatch", problem, rules=rules, forward=fwd)
     return Outcome(PASS, "", rules=rules, forward=fwd)
+
+
+def _cache_always_check(kern, prog, rep, rtol):
+    """autodiff(..., cache="always") against the finite differences of `rep`; returns
+    (category, detail) of a failure or None."""
+    from .. import UnsupportedError
+    from ..api import autodiff
+    args = make_args(prog)
+    try:
+        with np.errstate(all="ignore"):
+            result = autodiff(kern, *args, seed=prog.ret_seed, cache="always")
+    except (UnsupportedError, ValueError, TypeError):
+        return None          # not supported with this cache mode: not a wrong gradient
+    except Exception as exc:
+        return f"crash:{type(exc).__name__}[cache=always]", _tb(exc)
+    plain = make_args(prog)
+    kern(*_values(plain))
+    lines = []
+    for k, (p, a) in enumerate(zip(prog.params, args)):
+        if p.kind == "arr" and not np.array_equal(np.asarray(a.value), np.asarray(plain[k].value),
+                                                  equal_nan=True):
+            return "primal_mismatch[cache=always]", f"argument {k} differs from a plain call"
+        if p.ann not in ("dup", "active"):
+            continue
+        fd = np.asarray(rep[k].fd, np.float64)
+        got = np.asarray(a.shadow if p.ann == "dup" else result[k], np.float64)
+        err = np.abs(got - fd)
+        if not np.all(err <= _tol(fd, rtol)):
+            lines.append(f"argument {k}: autodiff(cache='always') {got!r}, finite differences "
+                         f"{fd!r}, autodiff(cache='minimal') {np.asarray(rep[k].ad)!r}")
+    if lines:
+        return "wrong_gradient[cache=always]", "\n".join(lines)
+    return None
 
 
 def _short(exc) -> str:

@@ -242,6 +242,8 @@ class Generator:
             (5 if arr_helpers and self.dup_1d(sc) else 0, "callstmt"),
             (3 * cfg.p_temp if sc.kernel else 0, "temp"),
             (0.7, "raise"),
+            (4 if (sc.kernel and sc.depth <= cfg.max_loop_depth - 2 and self.recurrence_targets(sc)) else 0,
+             "recurrence"),
         ])
         if kind == "assign":
             name = self.fresh("v")
@@ -287,6 +289,8 @@ class Generator:
             return CallStmt(HCall(h.name, args), name)
         if kind == "temp":
             return self.temp(sc)
+        if kind == "recurrence":
+            return self.recurrence(sc)
         if kind == "raise":
             return Raise(Cmp(">", Call("abs", (self.fexpr(sc, 1),)), Num(1e6)))
         raise AssertionError(kind)
@@ -363,6 +367,55 @@ class Generator:
             scale = self.r.choice([1.0, 2.0, 3.0, 5.0])
             return DataInt(self.fexpr(sc, 1), scale, s), label
         return Int(s), label
+
+    def recurrence_targets(self, sc):
+        return [a for a in self.writable(sc)
+                if not (a in self.params and self.params[a].ann == "const")]
+
+    def recurrence(self, sc):
+        """Time steps of an in-place sweep: for t in range(k): for i ...: x[i] = f(x[i], x[i-1],
+        x[i+1]) -- every step overwrites what the previous step read (the hard case for a tape)."""
+        arr = self.r.choice(self.recurrence_targets(sc))
+        dims = sc.arrays[arr]
+        outer = self.fresh("i")
+        inner_sc = sc.child(in_loop=True, depth=sc.depth + 1)
+        inner_sc.ints[outer] = (0, 2)
+        loops = []
+        body_sc = inner_sc.child(depth=sc.depth + 2)
+        idx = []
+        for d in dims:
+            v = self.fresh("i")
+            s = self.sizes[d]
+            down = self.chance(0.3)
+            loops.append((v, d, down))
+            body_sc.ints[v] = (0, s - 1)
+            idx.append(Name(v))
+        idx = tuple(idx)
+
+        def nb(delta):
+            """A neighbour along the last axis: i-1 (wraps to the end) or (i+1) % n."""
+            j = list(idx)
+            d = dims[-1]
+            j[-1] = Bin("-", idx[-1], Int(1)) if delta < 0 else \
+                Bin("%", Bin("+", idx[-1], Int(1)), self._size_expr(sc, d))
+            return Load(arr, tuple(j))
+        here = Load(arr, idx)
+        reads = [here, nb(-1), nb(+1)] + [self.fexpr(body_sc, 1)]
+        self.r.shuffle(reads)
+        e = reads[0]
+        for r_ in reads[1:self.r.randint(2, 4)]:
+            e = self.pick([(3, lambda: Bin(self.r.choice(["+", "-"]), e, Bin("*", Num(0.5), r_))),
+                           (1, lambda: Bin("*", e, self.factor_of(r_))),
+                           (1, lambda: Bin("+", e, Call(self.r.choice(["sin", "tanh", "atan"]), (r_,))))])()
+        body = [Store(arr, idx, e, self.pick([(4, None), (1, "+")]))]
+        for v, d, down in reversed(loops):
+            stop = self._size_expr(sc, d)
+            rng = Range(Bin("-", stop, Int(1)), Int(-1), -1) if down else Range(None, stop)
+            body = [For(v, rng, body)]
+        return For(outer, Range(None, Int(self.r.randint(2, 3))), body)
+
+    def factor_of(self, e):
+        return Bin("+", Num(0.9), Bin("*", Num(0.1), Call("tanh", (e,))))
 
     def for_loop(self, sc):
         label = self.pick([(5, "N"), (2, "R"), (2, "C"), (1, None)])
