@@ -4,7 +4,8 @@ For a kernel `f(x, *const)` returning a float, with x a float array:
 
 1. reverse mode makes the gradient G(x, ..., seed slot, gx): it runs f and adds seed * df/dx
    into gx (docs/internals.md);
-2. LLVM's O2 cleans G up (the tape frame becomes registers, the runtime helpers are inlined);
+2. LLVM's O2 cleans G up (the tape frame becomes registers, the runtime helpers are inlined;
+   tape arrays are not kept between calls: see FRESH_TAPES);
 3. forward mode differentiates G itself, with x, %retptr, the seed slot and gx all duplicated:
    the shadow of x holds the direction v, and the shadow of gx leaves holding d(gx)/dx . v = H v.
    Forward mode handles everything the reverse sweep emits: the tape arrays (malloc / realloc /
@@ -53,6 +54,56 @@ class CompiledHVP:
     generated: str = ""
 
 
+# The reverse gradient may park its tape arrays in a global workspace between calls (tape.py,
+# helpers enzpy.take / enzpy.park). Forward mode over it needs the tapes in ordinary memory, so for
+# Hessian-vector products those helpers are replaced by versions that keep nothing: take starts
+# from an empty frame, park frees the tape arrays (the pointer fields of its `mask`).
+FRESH_TAPES = """
+define internal ptr @enzpy.take(ptr %slot, ptr %dst, i64 %n) {
+entry:
+  %bytes = mul i64 %n, 8
+  call void @llvm.memset.p0.i64(ptr %dst, i8 0, i64 %bytes, i1 false)
+  ret ptr null
+}
+
+define internal void @enzpy.park(ptr %slot, ptr %ws, ptr %src, i64 %n, i64 %mask) {
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %bit = shl i64 1, %i
+  %m = and i64 %mask, %bit
+  %isptr = icmp ne i64 %m, 0
+  br i1 %isptr, label %release, label %next
+release:
+  %p = getelementptr ptr, ptr %src, i64 %i
+  %v = load ptr, ptr %p
+  call void @free(ptr %v)
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+
+declare void @free(ptr)
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+"""
+
+
+def fresh_tapes(module) -> None:
+    """Replace the workspace helpers, when the gradient uses them (see FRESH_TAPES)."""
+    from ir_passes import parse_module
+    if not any(n in module.functions for n in ("enzpy.take", "enzpy.park")):
+        return
+    for fn in parse_module(FRESH_TAPES).functions.values():
+        if not fn.is_declaration or fn.name not in module.functions:
+            module.add_function(fn)
+
+
 def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width=1) -> tuple:
     """(the gradient module after O2, the module with the forward mode of the gradient)."""
     from ir_passes import forward_mode, parse_module, print_module, reverse_mode
@@ -61,6 +112,7 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
     module = parse_module(cleaned)
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
                  counts=None)
+    fresh_tapes(module)
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)
     g = module.functions[grad_name]

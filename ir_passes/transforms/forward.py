@@ -248,6 +248,12 @@ class ForwardMode:
         self.vmap[id(inst)] = c
         return c
 
+    def entry_slot(self, t, name=""):
+        """A stack slot of type t at the top of the entry block (not re-allocated in loops)."""
+        entry = self.bmap[self.primal.entry]
+        slot = Instruction("alloca", T.ptr, [], name=name, source_type=t, align=8)
+        return entry.insert(0, slot)
+
     def lanes(self, make) -> list:
         return [make(j) for j in range(self.width)]
 

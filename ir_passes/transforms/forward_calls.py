@@ -8,6 +8,8 @@
   callee for this call's activity, `F.fwd.<n>(args, shadows, tangents)`, made once per
   (F, activity, width) by a worklist (recursion calls the version being made). A float result
   comes back as `{T, T x width}`;
+- BLAS-style dots (rules/blas.py), `*out = dot(n, x, y)`: the same function gives the tangent,
+  dot(n, x', y) + dot(n, x, y');
 - anything else touching differentiable data is refused.
 """
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..analysis.types import kind
 from ..ir import types as T
 from ..ir.instructions import Instruction
 from ..ir.values import Global
+from ..rules.blas import DOTS
 from ..rules.registry import lookup
 from . import forward_memory
 from .forward_alloc import FREES, realloc_operand
@@ -30,6 +33,9 @@ def visit_call(fm, inst) -> None:
         return
     if name.startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove")):
         forward_memory.memory_intrinsic(fm, inst)
+        return
+    if name in DOTS:
+        forward_dot(fm, inst)
         return
     if id(inst) in fm.handles:
         forward_memory.handle(fm, inst)
@@ -109,3 +115,34 @@ def module_call(fm, inst) -> None:
     fm.vmap[id(inst)] = b.emit(Instruction("extractvalue", rt, [c], name=inst.name, indices=[0]))
     fm.tmap[id(inst)] = [b.emit(Instruction("extractvalue", rt, [c], name=fm.suffix(inst, "t", j),
                                             indices=[1 + j])) for j in range(fm.width)]
+
+
+def forward_dot(fm, inst) -> None:
+    from ..ir.values import ConstInt
+    dot = DOTS[inst.callee_name]
+    c = fm.emit_primal(inst)
+    out, vecs = inst.ops[dot.out], [k for k in (dot.x, dot.y) if fm.has_shadow(inst.ops[k])]
+    if not vecs:
+        return
+    if not fm.has_shadow(out):
+        raise fm.unsupported("differentiable data is stored into memory that has no shadow", inst,
+                             "Pass the output as Duplicated(array, shadow).")
+    ft = None
+    if dot.kind is not None and isinstance(inst.ops[dot.kind], ConstInt):
+        ft = {ord("d"): T.f64, ord("s"): T.f32}.get(inst.ops[dot.kind].value)
+    ft = ft or fm.types.float_type_behind(inst.ops[dot.x])
+    if ft is None:
+        raise fm.unsupported(f"`{inst.callee_name}` on data of unknown float type", inst)
+    b, sout = fm.b, fm.shadow(out, inst)
+    for j in range(fm.width):
+        total = None
+        for k in vecs:
+            slot = fm.entry_slot(ft, "dot.t")
+            ops = list(c.ops)
+            ops[k] = fm.shadow(inst.ops[k], inst)[j]
+            ops[dot.out] = slot
+            b.emit(Instruction("call", c.type, ops, callee=c.callee, arg_attrs=["" for _ in ops],
+                               fnty_text=c.fnty_text))
+            t = b.load(ft, slot)
+            total = t if total is None else b.fadd(total, t)
+        b.store(total, sout[j])

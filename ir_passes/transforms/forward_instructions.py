@@ -30,6 +30,9 @@ class Operands:
     def operand_type(self, k):
         return self.inst.ops[k].type
 
+    def __len__(self):
+        return len(self.inst.ops)
+
 
 def visit(fm, inst) -> None:
     handler = HANDLERS.get(inst.opcode)

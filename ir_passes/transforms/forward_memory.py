@@ -210,9 +210,12 @@ def mirror_release(fm, inst) -> None:
             lanes = fm.shadow(o, inst)
         if lanes is None:
             continue
+        b, null = fm.b, Constant(T.ptr, "null")
         for j in range(fm.width):
-            fm.b.emit(Instruction("call", c.type, c.ops[:k] + [lanes[j]] + c.ops[k + 1:],
-                                  callee=c.callee, arg_attrs=["" for _ in c.ops], fnty_text=c.fnty_text))
+            # memory without a shadow is its own shadow (store): never release it twice
+            s = b.select(b.icmp("eq", lanes[j], c.ops[k]), null, lanes[j])
+            b.emit(Instruction("call", c.type, c.ops[:k] + [s] + c.ops[k + 1:],
+                               callee=c.callee, arg_attrs=["" for _ in c.ops], fnty_text=c.fnty_text))
 
 
 def _owned(p) -> bool:

@@ -1,5 +1,6 @@
 ; A malloc'd buffer that receives varying data gets a zeroed shadow of the same size, grown by
-; realloc beside the primal and freed where the primal frees it.
+; realloc beside the primal and freed where the primal frees it (unless it is the primal memory
+; itself: a pointer without a shadow stored in shadowed memory is its own shadow).
 ; RUN: %opt -p forward-mode --fn f --activity dup,const %s | %filecheck %s
 
 declare ptr @malloc(i64)
@@ -31,4 +32,6 @@ entry:
 ; CHECK-NEXT:    %b = load double, ptr %big, align 8
 ; CHECK-NEXT:    %b.t = load double, ptr %big.shadow, align 8
 ; CHECK-NEXT:    call void @free(ptr %big)
-; CHECK-NEXT:    call void @free(ptr %big.shadow)
+; CHECK-NEXT:    [[SAME:%.*]] = icmp eq ptr %big.shadow, %big
+; CHECK-NEXT:    [[S:%.*]] = select i1 [[SAME]], ptr null, ptr %big.shadow
+; CHECK-NEXT:    call void @free(ptr [[S]])
