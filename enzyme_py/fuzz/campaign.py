@@ -232,7 +232,8 @@ class Summary:
         for r in out.rules:
             self.rules[r] += 1
         if out.forward:
-            self.forward[out.forward.split(":")[0]] += 1
+            self.forward[out.forward if out.forward.startswith("unsupported") else
+                         out.forward.split(":")[0]] += 1
 
     @property
     def checked(self):
@@ -283,7 +284,9 @@ class Summary:
             L.append(f"  derivative rules exercised: {len(set(all_rules) & set(self.rules))}/"
                      f"{len(set(all_rules))}" + (f"; never: {', '.join(missing)}" if missing else ""))
         if self.forward:
-            L.append("  forward mode: " + ", ".join(f"{k} {v}" for k, v in self.forward.items()))
+            L.append("  forward mode (<v, J u> forward vs <J^T v, u> reverse, on checked kernels):")
+            for k, v in self.forward.most_common():
+                L.append(f"    {v:7d}  {k}")
         else:
             L.append("  forward mode: not available (autodiff(mode=Forward) raises "
                      "NotImplementedError); forward-vs-reverse checks off")

@@ -433,6 +433,7 @@ def forward_check(kern, prog: Program, rep, rtol):
     or a tuple whose first float entry is), or None.
     Returns ("checked" | "skipped:<why>", problem text or "").
     """
+    from .. import UnsupportedError
     from ..annotations import Forward
     from ..api import autodiff
     rng = np.random.default_rng(prog.seed ^ 0x5EED)
@@ -458,6 +459,8 @@ def forward_check(kern, prog: Program, rep, rtol):
         result = autodiff(kern, *fwd_args, mode=Forward)
     except NotImplementedError as exc:
         return f"skipped:{_short(exc)[:80]}", ""
+    except UnsupportedError as exc:
+        return f"unsupported:{normalize_construct(getattr(exc, 'construct', str(exc)))}", ""
     except (TypeError, ValueError) as exc:
         return f"skipped:api:{type(exc).__name__}", ""
     except Exception as exc:
