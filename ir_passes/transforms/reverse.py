@@ -90,6 +90,7 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
     # forward: malloc the frame, initialize it, run, and hand the frame to the caller
     entry = Block("entry", aug)
     b = MathBuilder(module, entry)
+    g.tape.finalize(None)
     frame = b.call("malloc", T.ptr, [ConstInt(T.i64, max(g.tape.frame.size, 8))])
     b.br(g.init_block)
     MathBuilder(module, g.init_block).br(fwd.fb[g.primal.entry])
@@ -137,8 +138,13 @@ def splice(g, marker, emit) -> None:
 
 
 def combine(g, fwd) -> None:
-    """Close the combined gradient: the frame is an alloca in the entry block."""
+    """Close the combined gradient: the frame is an alloca in the entry block; tape arrays are
+    parked in a workspace global between calls."""
     from ..ir import types as T
+    slot = f"{g.fn.name}.workspace"
+    if g.tape.persistent_fields():
+        g.module.items.append(f'@"{slot}" = internal global ptr null, align 8')
+    g.tape.finalize(slot)
     b = MathBuilder(g.module, g.alloca_block)
     frame = g.alloca_block.insert(0, frame_alloca(g.tape.frame.size))
     b.br(g.init_block)

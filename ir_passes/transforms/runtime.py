@@ -177,3 +177,66 @@ done:
 """
 HELPERS["enzpy.dot_adjoint.f64"] = DOT_ADJOINT.format(S="f64", T="double")
 HELPERS["enzpy.dot_adjoint.f32"] = DOT_ADJOINT.format(S="f32", T="float")
+
+# Tape arrays kept between calls of one gradient. A workspace is n 8-byte fields (capacities and
+# array pointers); a global slot holds the parked one. `take` empties the slot (another thread
+# then starts fresh) and copies the fields out; `park` stores them back, reusing the workspace
+# block, and frees whatever another call parked meanwhile (its pointer fields per `mask`).
+WORKSPACE = """
+define internal ptr @enzpy.take(ptr %slot, ptr %dst, i64 %n) {
+entry:
+  %ws = atomicrmw xchg ptr %slot, ptr null acq_rel, align 8
+  %none = icmp eq ptr %ws, null
+  %bytes = mul i64 %n, 8
+  br i1 %none, label %zero, label %copy
+zero:
+  call void @llvm.memset.p0.i64(ptr %dst, i8 0, i64 %bytes, i1 false)
+  ret ptr null
+copy:
+  call void @llvm.memcpy.p0.p0.i64(ptr %dst, ptr %ws, i64 %bytes, i1 false)
+  ret ptr %ws
+}
+
+define internal void @enzpy.park(ptr %slot, ptr %ws, ptr %src, i64 %n, i64 %mask) {
+entry:
+  %bytes = mul i64 %n, 8
+  %none = icmp eq ptr %ws, null
+  br i1 %none, label %fresh, label %fill
+fresh:
+  %new = call ptr @malloc(i64 %bytes)
+  br label %fill
+fill:
+  %w = phi ptr [ %ws, %entry ], [ %new, %fresh ]
+  call void @llvm.memcpy.p0.p0.i64(ptr %w, ptr %src, i64 %bytes, i1 false)
+  %old = atomicrmw xchg ptr %slot, ptr %w acq_rel, align 8
+  %empty = icmp eq ptr %old, null
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %fill ], [ %i1, %next ]
+  %bit = shl i64 1, %i
+  %m = and i64 %mask, %bit
+  %isptr = icmp ne i64 %m, 0
+  br i1 %isptr, label %release, label %next
+release:
+  %p = getelementptr ptr, ptr %old, i64 %i
+  %v = load ptr, ptr %p
+  call void @free(ptr %v)
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %loop, label %last
+last:
+  call void @free(ptr %old)
+  br label %done
+done:
+  ret void
+}
+
+declare ptr @malloc(i64)
+declare void @free(ptr)
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+"""
+HELPERS["enzpy.take"] = WORKSPACE
+HELPERS["enzpy.park"] = WORKSPACE

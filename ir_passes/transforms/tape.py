@@ -16,13 +16,17 @@ All of this state (counters, capacities, slots, array pointers) lives in one *fr
 fixed offsets from a frame pointer. In a combined gradient the frame is an alloca that SROA splits
 back into registers; a split gradient (an augmented forward and a reverse, used for calls and
 recursion) mallocs it in the forward and frees it at the end of the reverse.
+
+A top-level gradient keeps its tape arrays between calls: on exit it parks their pointers and
+capacities in a workspace slot (a global, swapped atomically so concurrent calls stay correct) and
+the next call takes them back, so a repeat call with the same shapes allocates no tape at all.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..ir import types as T
-from ..ir.builder import Builder
+from ..ir.builder import Builder, MathBuilder
 from ..ir.values import ConstInt
 
 INITIAL_CAPACITY = 16
@@ -178,13 +182,70 @@ class Tape:
         return self._allocations
 
     def free_all(self, b: Builder) -> None:
+        """Release what this call allocated (a marker: the code depends on entries made later)."""
+        from ..ir.instructions import Instruction
+        if not hasattr(self, "release_markers"):
+            self.release_markers = []
+        self.release_markers.append(b.emit(Instruction("marker")))
+
+    def persistent_fields(self) -> list:
+        return list(self.capacity.values()) + [e.storage for e in self.entries.values()
+                                               if e.home is not None]
+
+    def finalize(self, keep: str | None) -> None:
+        """Replace the release markers: free everything, or (keep = a workspace global's name)
+        park the tape arrays there for the next call, and take them back at frame setup."""
+        from ..ir.module import Block
+        fields = self.persistent_fields()
+        park = bool(keep and fields)
+        if park:
+            buf, ws_field = self._take_back(keep, fields)
+        for m in getattr(self, "release_markers", []):
+            blk = m.block
+            k = blk.instructions.index(m)
+            blk.instructions.pop(k)
+            tmp = Block("release")
+            self.gradient.keep_alive.append(tmp)
+            b = MathBuilder(self.gradient.module, tmp)
+            self._free_allocations(b)
+            if park:
+                self._park(b, keep, fields, buf, ws_field)
+            else:
+                for e in self.entries.values():
+                    if e.home is not None:
+                        b.call("free", T.void, [self.load(b, e.storage)])
+            for j, inst in enumerate(tmp.instructions):
+                blk.insert(k + j, inst)
+
+    def _free_allocations(self, b) -> None:
         if hasattr(self, "_allocations"):
             from .runtime import ensure
             ensure(self.gradient.module, "enzpy.free_allocations")
             b.call("enzpy.free_allocations", T.void, [self.frame.address(b, self._allocations)])
-        for e in self.entries.values():
-            if e.home is not None:
-                b.call("free", T.void, [self.load(b, e.storage)])
+
+    def _take_back(self, keep, fields):
+        """Frame setup: take the parked arrays and capacities, if a previous call left some."""
+        from ..ir.values import Global
+        from .runtime import ensure
+        ensure(self.gradient.module, "enzpy.take")
+        buf = self.gradient.alloca_builder.alloca(T.ArrayType(8 * len(fields), T.i8), "parked")
+        ws_field = self.new_field(T.ptr)
+        b = self.init_builder
+        ws = b.call("enzpy.take", T.ptr, [Global(T.ptr, keep), buf, ConstInt(T.i64, len(fields))])
+        self.store(b, ws, ws_field)
+        for k, f in enumerate(fields):
+            self.store(b, b.load(f.type, b.gep(T.i64, buf, [ConstInt(T.i64, k)])), f)
+        return buf, ws_field
+
+    def _park(self, b, keep, fields, buf, ws_field) -> None:
+        from ..ir.values import Global
+        from .runtime import ensure
+        ensure(self.gradient.module, "enzpy.park")
+        for k, f in enumerate(fields):
+            b.store(self.load(b, f), b.gep(T.i64, buf, [ConstInt(T.i64, k)]))
+        mask = sum(1 << k for k, f in enumerate(fields) if f.type == T.ptr)
+        b.call("enzpy.park", T.void, [Global(T.ptr, keep), self.load(b, ws_field), buf,
+                                      ConstInt(T.i64, len(fields)), ConstInt(T.i64, mask)])
 
     def bytes_per_iteration(self, loop) -> int:
         return sum(T.size_of(e.type) for e in self.loop_entries(loop))
