@@ -4,18 +4,16 @@ Found by the differential fuzzer (python -m enzyme_py.fuzz --n 200 --seed 7: see
 7000050, 7000095, 7000174; also seed 119), shrunk automatically. When the extremum is the array's
 first element, autodiff gives it derivative 0 (finite differences: 1). Other positions are right.
 
-Root-cause guess: Numba's np.max/np.min read the first element (`a.flat[0]`, through
+Root cause (fixed): Numba's np.max/np.min read the first element (`a.flat[0]`, through
 ravel/reshape) via a data pointer that is stored into a stack struct (alloca) and loaded back;
 that reloaded pointer gets no shadow, so the adjoint of that load is dropped.
 """
 import numpy as np
-import pytest
 from numba import njit
 
 from enzyme_py import Duplicated, check_gradient
 
-REASON = ("np.max/np.min read the first element through a data pointer reloaded from a stack "
-          "alloca (ravel/reshape struct); the reloaded pointer has no shadow, so its adjoint is dropped")
+# Fixed by shadowing pointers stored into local memory (activity.py, forward_sweep.py).
 
 
 @njit
@@ -39,31 +37,26 @@ def min_after_write(x0):
     x0[0] = np.min(x0)
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_fuzz_max_of_one_element():
     report = check_gradient(max_return, Duplicated(np.array([0.5]), np.array([1.0])), rtol=1e-6, eps=1e-6)
     assert report.passed, str(report)
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_fuzz_max_is_first_element():
     report = check_gradient(max_return, Duplicated(np.array([3.0, 2.0, 1.0]), np.zeros(3)))
     assert report.passed, str(report)
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_fuzz_min_2d_one_element():
     report = check_gradient(min_return_2d, Duplicated(np.array([[0.5]]), np.array([[1.0]])))
     assert report.passed, str(report)
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_fuzz_max_stored_into_its_own_array():
     report = check_gradient(max_into_self, Duplicated(np.array([0.5]), np.array([1.0])))
     assert report.passed, str(report)
 
 
-@pytest.mark.xfail(strict=True, reason=REASON)
 def test_fuzz_min_after_a_write():
     report = check_gradient(min_after_write, Duplicated(np.array([-1.1, -1.3]), np.array([1.0, 1.0])))
     assert report.passed, str(report)
