@@ -86,9 +86,14 @@ class ForwardMode:
         check_constant_stores(primal, self.act, self.locate)
         self.handles = shadow_handles(primal, self.act)
         self.users: dict = {}
+        self.float_pointers: set = set()   # ids of pointers floats are loaded from / stored to
         for i in primal.instructions():
             for o in i.ops:
                 self.users.setdefault(id(o), []).append(i)
+            if i.opcode == "load" and kind(i.type) == "float":
+                self.float_pointers.add(id(i.ops[0]))
+            elif i.opcode == "store" and kind(i.ops[0].type) == "float":
+                self.float_pointers.add(id(i.ops[1]))
         self.vmap: dict = {}    # id(primal value) -> value in the new function
         self.tmap: dict = {}    # id(primal float) -> its tangents (a list of `width` values)
         self.smap: dict = {}    # id(primal pointer) -> its shadows

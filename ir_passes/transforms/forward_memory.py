@@ -70,8 +70,13 @@ def load(fm, inst) -> None:
         fm.tmap[id(inst)] = shadow_loads("t")
     elif k == "ptr" and fm.has_shadow(inst):
         fm.smap[id(inst)] = shadow_loads("shadow")
-    elif k == "int" and any(_copies_to_shadow(fm, u, inst) for u in fm.users.get(id(inst), ())):
-        fm.rmap[id(inst)] = shadow_loads("raw")
+    elif k == "int":
+        users = fm.users.get(id(inst), ())
+        if id(p) in fm.float_pointers and not all(_copies_to_shadow(fm, u, inst) for u in users):
+            # the bits of a differentiable float read as an integer and computed with
+            raise fm.unsupported("differentiable float data is reinterpreted as an integer", inst)
+        if any(_copies_to_shadow(fm, u, inst) for u in users):
+            fm.rmap[id(inst)] = shadow_loads("raw")
     del c
 
 

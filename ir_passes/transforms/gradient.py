@@ -40,6 +40,7 @@ class Gradient:
         self.tape = Tape(self)
         self.avail = Availability(self)
         self.starts: dict = {}        # Loop -> tape key of its start counter
+        self.current_starts: dict = {}  # Loop -> frame field: its start, while reversing it
         self.alloca_shadows: dict = {}  # primal alloca -> frame Field holding its shadow
         self.split = split            # an augmented forward + reverse pair instead of one function
         self.extents = dict(extents or {})  # param index -> restore.Extent of its memory
@@ -104,10 +105,23 @@ class Gradient:
 
     # --- loops
     def loop_start(self, loop, block, b):
-        """The value of c_L when the most recent entry into `loop` happened."""
+        """The value of c_L when the most recent entry into `loop` happened. Inside the loop it is
+        a frame field set when the reverse sweep enters the loop (a register after SROA), so
+        reverse loops stay countable; outside, it is read from the tape."""
+        e = self.start_entry(loop)
+        if block in loop.blocks:
+            return self.tape.load(b, self.current_start(loop))
+        return self.tape.read(b, e, block)
+
+    def start_entry(self, loop):
         e = self.tape.entry(("start", loop), T.i64, loop.parent, "loop start")
         self.starts[loop] = e
-        return self.tape.read(b, e, block)
+        return e
+
+    def current_start(self, loop):
+        if loop not in self.current_starts:
+            self.current_starts[loop] = self.tape.new_field(T.i64)
+        return self.current_starts[loop]
 
     # --- messages
     def locate(self, inst):

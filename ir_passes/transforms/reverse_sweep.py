@@ -70,8 +70,11 @@ class ReverseSweep:
         moved = [(phi, g.take_adjoint(b, phi)) for phi in dst.phis() if g.act.is_active(phi)]
         for phi, d in moved:
             g.add_adjoint(b, phi.incoming(src), d)
-        for lp in g.loops.loops_exited(src, dst):
+        exited = g.loops.loops_exited(src, dst)
+        for lp in exited:
             g.tape.step(b, lp, -1)
+        for lp in exited:  # entering lp backwards: its start, once, for the reverse loop's test
+            g.tape.store(b, g.tape.read(b, g.start_entry(lp), src), g.current_start(lp))
         header = g.loops.header_loop(dst)
         if header is not None and src in header.blocks:
             g.tape.step(b, header, -1)
