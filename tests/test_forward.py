@@ -269,3 +269,27 @@ def test_shadow_temporaries_are_released_with_the_primal():
     for _ in range(10_000):
         autodiff(temporaries, Duplicated(x, dx), Duplicated(y, dy), mode=Forward)
     assert live_allocations() == before
+
+
+def test_varying_data_into_a_const_array_is_refused():
+    @njit
+    def write(x, y):
+        for i in range(x.shape[0]):
+            y[i] = x[i] * 2.0
+
+    with pytest.raises(Exception, match="Duplicated"):
+        autodiff(write, Duplicated(np.ones(3), np.ones(3)), Const(np.zeros(3)), mode=Forward)
+
+
+def test_float_bit_tricks_are_refused_not_zeroed():
+    import enzyme_py
+
+    @njit
+    def bits(x):
+        i = np.empty(1, np.float64)
+        i[0] = x[0]
+        v = i.view(np.int64)[0] & 0x7FFFFFFFFFFFFFFF    # |x| through the sign bit
+        return np.array([v]).view(np.float64)[0]
+
+    with pytest.raises(enzyme_py.UnsupportedError):
+        autodiff(bits, Duplicated(np.array([-2.0]), np.ones(1)), mode=Forward)
