@@ -19,11 +19,11 @@ def reverse_mode(module, fn_name, activity, out_name, **options):
     return run(module, fn_name, activity, out_name, **options)
 
 
-def forward_mode(module, fn_name, activity, out_name, width=1):
+def forward_mode(module, fn_name, activity, out_name, width=1, **options):
     """Add the forward-mode tangent function of `fn_name` to `module` as `out_name`
     (transforms/forward.py; `width` tangents per value, 1 to 16)."""
     from .transforms.forward import forward_mode as run
-    return run(module, fn_name, activity, out_name, width=width)
+    return run(module, fn_name, activity, out_name, width=width, **options)
 
 
 __all__ = ["Extent", "UnsupportedError", "parse_module", "print_module", "register_allocator", "register_dot", "register_external", "register_inactive",

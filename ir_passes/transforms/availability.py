@@ -19,8 +19,8 @@ from . import restore
 
 CHEAP = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp", "fcmp", "select",
          "getelementptr", "trunc", "zext", "sext", "sitofp", "uitofp", "fptosi", "fptoui", "fpext",
-         "fptrunc", "bitcast", "ptrtoint", "inttoptr", "fneg", "fadd", "fsub", "fmul", "freeze",
-         "extractvalue"}
+         "fptrunc", "bitcast", "ptrtoint", "inttoptr", "fneg", "fadd", "fsub", "fmul", "fdiv",
+         "freeze", "extractvalue"}
 
 
 PURE_INTEGER_INTRINSICS = ("llvm.umin.", "llvm.umax.", "llvm.smin.", "llvm.smax.", "llvm.abs.",
@@ -36,6 +36,15 @@ def pure_math(v) -> bool:
         return True
     rule = lookup(v.callee_name)
     return rule is not None and not rule.inactive and all(not o.type.is_ptr for o in v.ops)
+
+
+def common_loop(loop, block):
+    """The innermost of `loop` and its parents that contains `block`: the loop whose iterations
+    index a cached value read from `block` (a value only read after its loop needs one slot per
+    iteration of the enclosing loop, not one per iteration of its own)."""
+    while loop is not None and block not in loop.blocks:
+        loop = loop.parent
+    return loop
 
 
 class Lazy:
@@ -94,8 +103,9 @@ class Availability:
             if how == "restore":
                 restore.mark(self.g, v)
             return b.load(v.type, self.primal(v.ops[0], block, b), align=v.align)
-        home = self.g.loops.loop_of(v.block)
-        e = self.g.tape.entry(v, v.type, home, self.reason(v) if home else "", source=v)
+        home = common_loop(self.g.loops.loop_of(v.block), block)
+        key = v if home is self.g.loops.loop_of(v.block) else ("last", v, home)
+        e = self.g.tape.entry(key, v.type, home, self.reason(v) if home else "", source=v)
         self.g.cache_sites.setdefault(e, v)
         return self.g.tape.read(b, e, block)
 

@@ -46,25 +46,30 @@ MAX_WIDTH = 16
 LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
 
 
-def forward_mode(module, fn_name, activity, out_name, width=1):
+def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guards=False):
     """Add `out_name`, the forward-mode tangent function of `fn_name` (see the module docstring).
 
     activity: "const", "dup" or "active" per parameter of the primal. width: tangents per value.
+    strong_zero_guards: differentiate `select (x == 0), 0, y` lane by lane as the guard it is in
+    an adjoint sweep (forward_instructions.guarded_tangents): for running a reverse-mode gradient
+    with zero seeds and k seeds as tangents (batched reverse mode).
     Returns the generated Function.
     """
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an integer from 1 to {MAX_WIDTH}, not {width!r}")
-    fm = ForwardMode(module, fn_name, activity, out_name, width)
+    fm = ForwardMode(module, fn_name, activity, out_name, width, strong_zero_guards=strong_zero_guards)
     fm.run()
     worklist = module.__dict__.setdefault("forward_worklist", [])
     while worklist:
         callee, act, name, w = worklist.pop()
-        ForwardMode(module, callee, list(act), name, w, internal=True).run()
+        ForwardMode(module, callee, list(act), name, w, internal=True,
+                    strong_zero_guards=strong_zero_guards).run()
     return fm.fn
 
 
 class ForwardMode:
-    def __init__(self, module, fn_name, activity, out_name, width=1, internal=False):
+    def __init__(self, module, fn_name, activity, out_name, width=1, internal=False,
+                 strong_zero_guards=False):
         if fn_name not in module.functions or module.functions[fn_name].is_declaration:
             raise ValueError(f"the module defines no function @{fn_name}")
         primal = module.functions[fn_name]
@@ -80,6 +85,7 @@ class ForwardMode:
             if mode == "active" and not t.is_float:
                 raise ValueError(f"activity[{k}] is active but parameter {k} is {t}, not a float")
         self.module, self.primal, self.activity, self.width = module, primal, list(activity), width
+        self.strong_zero_guards = strong_zero_guards
         self.dom = dominators(primal)
         self.types = type_analysis(primal)
         self.act = forward_activity(primal, self.activity, module, self.describe)

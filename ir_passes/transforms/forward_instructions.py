@@ -133,6 +133,10 @@ def select(fm, inst) -> None:
         check_scalar(fm, inst)
         ta, tb = fm.tan(inst.ops[1]), fm.tan(inst.ops[2])
         z = fm.zero(inst.type)
+        guard = zero_guard(fm, inst) if fm.strong_zero_guards else None
+        if guard is not None:
+            fm.tmap[id(inst)] = guarded_tangents(fm, inst, cond, *guard)
+            return
         fm.tmap[id(inst)] = [b.select(cond, ta[j] if ta else z, tb[j] if tb else z,
                                       fm.suffix(inst, "t", j)) for j in range(w)]
     elif fm.varying(inst) and kind(inst.type) == "int":
@@ -148,6 +152,39 @@ def select(fm, inst) -> None:
         null = Constant(T.ptr, "null")
         ha, hb = fm.hmap.get(id(inst.ops[1])), fm.hmap.get(id(inst.ops[2]))
         fm.hmap[id(inst)] = [b.select(cond, ha[j] if ha else null, hb[j] if hb else null) for j in range(w)]
+
+
+def zero_guard(fm, inst):
+    """`select (x == 0), 0, y` or `select (x != 0), y, 0` with a varying x: (x, y, is_eq)."""
+    cond, a, b = inst.ops
+    if getattr(cond, "opcode", None) != "fcmp" or cond.pred not in ("oeq", "une"):
+        return None
+    zeros = [o for o in cond.ops if isinstance(o, ConstFloat) and o.value == 0.0]
+    xs = [o for o in cond.ops if not isinstance(o, ConstFloat)]
+    if len(zeros) != 1 or len(xs) != 1 or fm.tan(xs[0]) is None:
+        return None
+    eq = cond.pred == "oeq"
+    zero_arm, y = (a, b) if eq else (b, a)
+    if not (isinstance(zero_arm, ConstFloat) and zero_arm.value == 0.0):
+        return None
+    return xs[0], y, eq
+
+
+def guarded_tangents(fm, inst, cond, x, y, eq) -> list:
+    """Reverse mode's strong-zero guard, differentiated lane by lane (strong_zero_guards): the
+    guard y = (x == 0 ? 0 : x * p) is linear in x, so its tangent is (tx == 0 ? 0 : ty) where x is
+    0, and ty elsewhere. Exact for the adjoint sweep of a gradient run with zero seeds."""
+    b = fm.b
+    tx, ty = fm.tan(x), fm.tan(y)
+    zero = fm.zero(inst.type)
+    lanes = []
+    for j in range(fm.width):
+        t = ty[j] if ty else zero
+        if eq:   # cond: x == 0
+            lanes.append(b.select(b.binop("and", cond, b.fcmp("oeq", tx[j], zero)), zero, t))
+        else:    # cond: x != 0
+            lanes.append(b.select(b.binop("or", cond, b.fcmp("une", tx[j], zero)), t, zero))
+    return lanes
 
 
 def bitcast(fm, inst) -> None:

@@ -172,6 +172,8 @@ class ForwardSweep:
             elif isinstance(key, tuple) and key[0] == "old":
                 self.save_overwritten(key[1], e)
                 continue
+            elif isinstance(key, tuple) and key[0] == "last":
+                value = self.vmap[key[1]]
             elif isinstance(key, tuple) and key[0] == "dotcopy":
                 from .blas import copy_inputs
                 copy_inputs(self, key, e)

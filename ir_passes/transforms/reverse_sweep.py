@@ -4,6 +4,8 @@ Control flow is reversed edge by edge. Leaving the reverse of block S, control g
 of the predecessor the forward sweep came from:
 - a loop header with one entry edge and one latch compares the loop counter with its value at
   loop entry: equal means this was the first iteration;
+- a block where an if/else (or if-then) joins asks the branch condition again: it is often
+  recomputable, and otherwise one byte on the tape;
 - any other block with several predecessors reads which one it was (an i32 the forward sweep
   recorded, on the tape when inside a loop).
 Each reversed edge P -> S moves the adjoints of S's phis to their incoming values from P and
@@ -55,6 +57,12 @@ class ReverseSweep:
         if len(preds) == 1:
             b.br(self.edge(preds[0], blk))
             return
+        joined = branch_join(g, blk, preds)
+        if joined is not None:
+            cond, when_true, when_false = joined
+            c = g.avail.primal(cond, blk, b)
+            b.cbr(c, self.edge(when_true, blk), self.edge(when_false, blk))
+            return
         phi = self.fwd.which_pred(blk)
         home = g.loops.loop_of(blk)
         e = g.tape.entry(("from", blk, phi), T.i32, home, "which predecessor")
@@ -103,3 +111,25 @@ class ReverseSweep:
             b.ret()
             return
         b.ret(g.tape.load(b, self.status_slot) if self.status_slot is not None else None)
+
+
+def branch_join(g, blk, preds):
+    """When `blk` joins the two arms of one conditional branch `br c, T, F` in its immediate
+    dominator D (each predecessor is D itself on the arm that jumps straight to `blk`, or lies in
+    an arm whose entry only D reaches), return (c, pred on the true arm, pred on the false arm).
+    The most recent c then says which way control came."""
+    if len(preds) != 2:
+        return None
+    d = g.dom.idom.get(blk)
+    t = d.terminator if d is not None else None
+    if t is None or t.opcode != "br" or not t.ops or t.targets[0] is t.targets[1]:
+        return None
+    side = {}
+    for p in preds:
+        arms = [k for k, s in enumerate(t.targets)
+                if (p is d and s is blk) or
+                (s is not blk and g.preds.get(s) == [d] and g.dom.dominates(s, p))]
+        if len(arms) != 1 or arms[0] in side:
+            return None
+        side[arms[0]] = p
+    return t.ops[0], side[0], side[1]
