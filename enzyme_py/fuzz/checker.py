@@ -142,6 +142,10 @@ def run_traced(traced, values):
         if "domain" in msg:
             raise _Discard("near_singularity")
         raise
+    except TypeError as exc:
+        if "complex" in str(exc):       # Python's ** of a negative base (Numba: NaN)
+            raise _Discard("near_singularity")
+        raise
     return t
 
 

@@ -202,6 +202,8 @@ def t_float(v):
 
 
 def t_val(v, tf):
+    if isinstance(v, complex):
+        raise ValueError("math domain error (fuzz: complex value)")
     av = abs(float(v))
     if av != av or av == math.inf:
         tf.nonfinite += 1
@@ -214,6 +216,10 @@ def _margin(m, tf):
     m = float(m)
     if not (m >= tf.margin):
         tf.margin = m
+    if not (m > 0):
+        # outside the domain: Numba computes NaN, Python may raise or go complex; either way the
+        # run is discarded (near_singularity), so stop here
+        raise ValueError("math domain error (fuzz: argument outside the domain)")
 
 
 def t_pos(a, lo, tf):
@@ -242,7 +248,10 @@ def t_hyp(a, b, tf):
 
 
 def t_den(b, tf):
-    ab = float(abs(b))
+    ab = abs(b)
+    if isinstance(ab, complex):
+        raise ValueError("math domain error (fuzz: complex value)")
+    ab = float(ab)
     if not (ab >= tf.den):
         tf.den = ab
     if b == 0:
