@@ -153,7 +153,9 @@ def _codegen(spec: GradientSpec, library):
         status = call_conv._get_return_status(builder, code, builder.load(excinfo))
         with builder.if_then(builder.not_(status.is_error), likely=True):
             _release_return_value(context, builder, spec.restype, retptr)
-        context.active_code_library.add_linking_library(library)
+        # No add_linking_library: the gradient is already loaded in Numba's JIT engine
+        # (compile_library finalized it), so the call resolves by symbol. Linking a copy into
+        # every caller would optimize and compile the whole gradient again.
         values = [builder.load(out) for out in outs]
         derivs = context.make_tuple(builder, sig.return_type.types[2], values)
         exc = builder.bitcast(builder.load(excinfo), cgutils.voidptr_t)
