@@ -242,9 +242,22 @@ def check_autodiff(c):
             assert_close(rep[i].ad, e, rep[i].rtol, f"autodiff: {c.name} arg {i} (vs analytic)")
 
 
+def check_round_trip_and_verifier(c):
+    """The cleaned IR of the kernel survives parse -> print -> llvmlite parse -> verify, and the
+    generated gradient module passes the LLVM verifier (reuses the compiled gradient)."""
+    import llvmlite.binding as llvm
+
+    from ir_passes import parse_module, print_module
+    info = enzyme_py.inspect(c.kernel, *c.args())
+    assert info.error is None, f"autodiff: {c.name}: {info.error}"
+    llvm.parse_assembly(print_module(parse_module(info.cleaned))).verify()
+    llvm.parse_assembly(info.verified).verify()
+
+
 def run_case(c, monkeypatch):
     """First the corpus and the checker are validated without the AD (failures say "corpus:" /
     "checker:"), then the AD is checked (failures say "autodiff:"). One test per case, so each
     kernel compiles in one xdist worker only."""
     check_reference(c, monkeypatch)
     check_autodiff(c)
+    check_round_trip_and_verifier(c)
