@@ -106,6 +106,9 @@ def autodiff(kernel, *args, mode=Reverse, seed=1.0, cache="minimal"):
     added into their shadows. If the kernel returns a float, `seed` multiplies
     its derivative (the adjoint of the return value).
 
+    BatchDuplicated(x, (dx_1, ..., dx_k)) gives k seeds in one call (seed may
+    then be a tuple of k); an Active argument's entry is then a tuple of k.
+
     With mode=Forward (docs/semantics.md): arrays are Duplicated (or
     BatchDuplicated for k directions) with shadows holding the tangents of
     their initial values, scalars Active(x, dx); the shadows leave holding the
@@ -115,6 +118,9 @@ def autodiff(kernel, *args, mode=Reverse, seed=1.0, cache="minimal"):
     if mode is Forward:
         from .forward import forward_autodiff
         return forward_autodiff(kernel, *args)
+    if mode is Reverse and any(isinstance(a, BatchDuplicated) for a in args):
+        from .batched_reverse import batched_autodiff
+        return batched_autodiff(kernel, *args, seed=seed)
     grad, annotated = _prepare(kernel, args, mode, cache)
     primal = [a.value for a in annotated]
     shadows = [a.shadow for a in annotated
@@ -158,8 +164,8 @@ def _prepare(kernel, args, mode, cache, keep_failure=False):
         raise ValueError(f"mode must be enzyme_py.Reverse or Forward, not {mode!r}")
     if any(isinstance(a, BatchDuplicated) for a in args):
         raise NotImplementedError(
-            "BatchDuplicated is implemented in forward mode only; in reverse mode pass one "
-            "Duplicated per seed (one call each), or use mode=Forward")
+            "compile_gradient/inspect take Duplicated in reverse mode; BatchDuplicated (k seeds "
+            "in one call) goes through autodiff (enzyme_py.batched_reverse)")
     dispatcher = _as_dispatcher(kernel)
     annotated = [as_annotation(a) for a in args]
     kinds = tuple([_validate(i, a) for i, a in enumerate(annotated)])
@@ -211,6 +217,28 @@ def _as_dispatcher(kernel):
         f"not {type(kernel).__name__}")
 
 
+def in_python_terms(exc, dispatcher, argtypes):
+    """Name the Python argument when ir_passes reports active data stored into constant memory."""
+    index = getattr(exc, "param_index", None)
+    if index is None:
+        return exc
+    from .convention import arg_layouts
+    import inspect as _inspect
+    names = list(_inspect.signature(dispatcher.py_func).parameters)
+    for pos, layout in enumerate(arg_layouts(argtypes)):
+        if index in layout.params:
+            name = names[pos] if pos < len(names) else f"#{pos}"
+            exc.args = (f"active data is stored into argument {pos} (`{name}`), which is Const: "
+                        f"constant memory is stored to a differentiable variable"
+                        + (f" at {exc.location[0]}:{exc.location[1]}" if exc.location else "")
+                        + f"\n  LLVM instruction: {exc.instruction.strip()}"
+                        + f"\n  Pass `{name}` as Duplicated({name}, np.zeros_like({name})) so its "
+                        f"derivative has a home.",)
+            exc.argument = name
+            return exc
+    return exc
+
+
 def define_counts(layout):
     """Define the gradient's iteration-count global once, in a library of its own."""
     if layout is None or not layout.counts_symbol:
@@ -243,9 +271,12 @@ def _build(dispatcher, annotated, kinds, cache, keep_failure, disjoint=False) ->
         if not disjoint:
             name += "_alias"
         layouts = {}
-        texts["generated"] = differentiate(
-            texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
-            array_extents(cap.argtypes))
+        try:
+            texts["generated"] = differentiate(
+                texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
+                array_extents(cap.argtypes))
+        except Exception as exc:
+            raise in_python_terms(exc, dispatcher, cap.argtypes) from None
         define_counts(layouts.get(name))
         texts["verified"] = prepare_module(texts["generated"], name)
         library = compile_library(texts["verified"], name)

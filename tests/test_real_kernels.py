@@ -240,3 +240,20 @@ def test_exceptions_leave_shadows_and_do_not_leak(kernel, x, exc, msg):
         autodiff(kernel, Duplicated(x, dx), Duplicated(y, dy))
     assert np.array_equal(dx, seeds[0]) and np.array_equal(dy, seeds[1])
     assert live_allocations() == before
+
+
+@numba.njit
+def writes_scratch(x, scratch, y):
+    for i in range(x.shape[0]):
+        scratch[i] = x[i] * 2.0
+    y[0] = np.sum(scratch)
+
+
+def test_active_data_into_const_array_names_the_argument():
+    from enzyme_py import UnsupportedError
+    with pytest.raises(UnsupportedError) as e:
+        autodiff(writes_scratch, Duplicated(arr(3), np.zeros(3)), Const(np.zeros(3)),
+                 Duplicated(np.zeros(1), np.ones(1)))
+    msg = str(e.value)
+    assert "argument 1 (`scratch`)" in msg and "Duplicated(scratch" in msg
+    assert "test_real_kernels.py:" in msg
