@@ -50,14 +50,26 @@ def forward_call(fwd, inst, blk):
     ret = g.module.functions[inst.callee_name].ret_type
     c = Instruction("call", ret, ops, name=(inst.name + ".aug") if inst.name else "",
                     callee=Global(T.ptr, aug), arg_attrs=["" for _ in ops])
+    fwd.fb[blk].append(Instruction("store", T.void, [g.null_ptr, out_ptr]))
     fwd.fb[blk].append(c)
     shadow_pos = tuple(range(len(inst.ops), len(inst.ops) + len(shadow_ops)))
     fwd.clones.append((c, inst, shadow_pos))
     frame = Instruction("load", T.ptr, [out_ptr], name="callee.frame")
     fwd.fb[blk].append(frame)
     fwd.call_frames[inst] = frame
+    from .runtime import ensure
+    ensure(g.module, "enzpy.push_child")
+    children = fwd_field_address(fwd, blk, g.tape.children_list())
+    free_fn = Global(T.ptr, free_name(aug))
+    fwd.fb[blk].append(Instruction("call", T.void, [children, free_fn, frame],
+                                   callee=Global(T.ptr, "enzpy.push_child"), arg_attrs=["", "", ""]))
     declare_split(g, inst, aug, act, ret, ops)
     return c
+
+
+def free_name(aug: str) -> str:
+    """F.free.N releases the frame F.aug.N returned, when its reverse will never run."""
+    return aug.replace(".aug.", ".free.", 1)
 
 
 def fwd_field_address(fwd, blk, field):

@@ -290,7 +290,7 @@ class ForwardSweep:
                 else:
                     b.cbr(ok, rev.rb[blk], err)
                 eb = MathBuilder(g.module, err)
-                g.tape.free_all(eb)
+                g.tape.free_all(eb, failed=True)
                 if g.split:
                     eb.call("free", T.void, [g.tape.frame.pointer])
                 eb.ret(status)

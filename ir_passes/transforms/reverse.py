@@ -119,9 +119,35 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
         rb.switch(which, targets[0], [(ConstInt(T.i32, k), t) for k, t in enumerate(targets) if k])
     revf.blocks = [g.alloca_block] + [x for x in g.fn.blocks if x.sweep == "rev"]
     replace_uses(revf, g.tape.frame.pointer, frame_param)
-    for f in (aug, revf):
+    freef = free_function(g, aug_name)
+    for f in (aug, revf, freef):
         for blk in f.blocks:
             blk.function = f
+
+
+def free_function(g, aug_name):
+    """F.free: release a frame F.aug returned when its reverse will never run (the caller
+    failed later): callee frames it holds, its allocations, its tape, the frame itself."""
+    from ..ir import types as T
+    from ..ir.module import Block, Function
+    from ..ir.values import Argument
+    from .calls import free_name
+    param = Argument(T.ptr, "frame", "", 0)
+    f = Function(free_name(aug_name), T.void, [param], prefix="define internal")
+    f.generated = True
+    blk = Block("entry", f)
+    f.blocks = [blk]
+    b = MathBuilder(g.module, blk)
+    g.tape.release_children(b, failed=True)
+    g.tape._free_allocations(b)
+    for e in g.tape.entries.values():
+        if e.home is not None:
+            b.call("free", T.void, [g.tape.load(b, e.storage)])
+    b.call("free", T.void, [g.tape.frame.pointer])
+    b.ret()
+    replace_uses(f, g.tape.frame.pointer, param)
+    g.module.add_function(f)
+    return f
 
 
 def splice(g, marker, emit) -> None:

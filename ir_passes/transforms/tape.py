@@ -181,12 +181,32 @@ class Tape:
                                                  ConstInt(T.i1, 0)])
         return self._allocations
 
-    def free_all(self, b: Builder) -> None:
-        """Release what this call allocated (a marker: the code depends on entries made later)."""
+    def free_all(self, b: Builder, failed: bool = False) -> None:
+        """Release what this call allocated (a marker: the code depends on entries made later).
+        `failed`: the call is returning an error, so callee frames were never reversed."""
         from ..ir.instructions import Instruction
         if not hasattr(self, "release_markers"):
             self.release_markers = []
-        self.release_markers.append(b.emit(Instruction("marker")))
+        m = b.emit(Instruction("marker"))
+        m.failed = failed
+        self.release_markers.append(m)
+
+    def children_list(self) -> Field:
+        """The frame's list of (free function, frame) of callees that returned."""
+        if not hasattr(self, "_children"):
+            self._children = self.new_field(T.ArrayType(24, T.i8))
+            b = self.init_builder
+            b.call("llvm.memset.p0.i64", T.void, [self.frame.address(b, self._children),
+                                                 ConstInt(T.i8, 0), ConstInt(T.i64, 24),
+                                                 ConstInt(T.i1, 0)])
+        return self._children
+
+    def release_children(self, b, failed: bool) -> None:
+        if hasattr(self, "_children"):
+            from .runtime import ensure
+            name = "enzpy.free_children" if failed else "enzpy.drop_children"
+            ensure(self.gradient.module, name)
+            b.call(name, T.void, [self.frame.address(b, self._children)])
 
     def persistent_fields(self) -> list:
         return list(self.capacity.values()) + [e.storage for e in self.entries.values()
@@ -207,6 +227,7 @@ class Tape:
             tmp = Block("release")
             self.gradient.keep_alive.append(tmp)
             b = MathBuilder(self.gradient.module, tmp)
+            self.release_children(b, getattr(m, "failed", False))
             self._free_allocations(b)
             if park:
                 self._park(b, keep, fields, buf, ws_field)
