@@ -19,9 +19,9 @@ Steps (`check_program`), cheapest first so that discarded programs cost no gradi
 5. `enzyme_py.check.check_gradient` (autodiff vs finite differences under the contract, and the
    primal arrays after autodiff equal to a plain call's): failure "wrong_gradient",
    "nan_gradient" or "primal_mismatch"; an exception -> "crash:<Exception>".
-   For 15% of the kernels, the gradient is also built with `cache="always"` (every value
+   For 10% of the kernels, the gradient is also built with `cache="always"` (every value
    taped instead of recomputed) and checked the same way ("...[cache=always]" failures).
-6. When forward mode exists (detected at run time, see `forward_available`), for 30% of the
+6. When forward mode exists (detected at run time, see `forward_available`), for 20% of the
    kernels: <v, J u> from forward mode against <J^T v, u> from reverse mode; failure
    "forward_mismatch" (forward mode raising UnsupportedError is counted, not a failure).
 """
@@ -79,8 +79,8 @@ class Settings:
     margin32: float = 2e-2
     big64: float = 1e10          # magnitudes above which we discard ("overflow")
     big32: float = 1e5
-    cache_always: float = 0.15   # fraction of kernels also differentiated with cache="always"
-    forward_fraction: float = 0.3  # fraction of kernels with the forward-vs-reverse check
+    cache_always: float = 0.1    # fraction of kernels also differentiated with cache="always"
+    forward_fraction: float = 0.2  # fraction of kernels with the forward-vs-reverse check
     consistency: float = 0.25    # |FD(h) - FD(2h)| must be below this fraction of the tolerance
     perturbations: int = 4       # traced re-runs at perturbed inputs (decisions must not change)
     perturb_steps: float = 3.0   # their distance, in finite-difference steps
