@@ -120,6 +120,9 @@ def _copy_options(kernel) -> dict:
     # debug=True would turn bounds checks on: keep the user's choice.
     opts["boundscheck"] = bool(opts.get("boundscheck") or False)
     opts["debug"] = True
+    # The copy is only read, never called from Python: skip compiling its wrappers.
+    opts["no_cpython_wrapper"] = True
+    opts["no_cfunc_wrapper"] = True
     return opts
 
 
