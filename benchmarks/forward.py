@@ -1,6 +1,6 @@
 """Forward mode: cost against the primal, and batched shadows against separate calls.
 
-Run: python -m benchmarks.forward [--quick] [--only NAME ...] [--width 8]
+Run: python -m benchmarks.forward [--quick] [--only NAME ...] [--width 8] [--reverse]
 
 For each workload (benchmarks/workloads), with every Duplicated array and Active scalar given a
 random direction, through the compiled @njit entries (no Python-side validation):
@@ -10,6 +10,9 @@ random direction, through the compiled @njit entries (no Python-side validation)
 - batched: one call with k directions (BatchDuplicated), and its ratio to k separate calls.
 Every timed call starts from the same state (arrays are reset outside the timed region).
 The batched tangents are checked against the separate ones before timing.
+
+With --reverse, the same for reverse mode: one gradient (one seed), k separate gradients, and one
+batched reverse call with k seeds (enzyme_py/batched_reverse.py).
 """
 from __future__ import annotations
 
@@ -120,6 +123,57 @@ def run(name, quick, width, repeats):
     return dict(name=name, primal=t_primal, forward=t_one, separate=t_sep, batched=t_batch, worst=worst)
 
 
+def run_reverse(name, quick, width, repeats):
+    from enzyme_py import compile_gradient
+    from enzyme_py.batched_reverse import batched_autodiff, _compiled, zeros_like_layout
+    mod = importlib.import_module(f"benchmarks.workloads.{name}")
+    inst = mod.setup(quick=quick)
+    if not getattr(inst, "spec", None):
+        return None
+    s = Setup(inst, width, np.random.default_rng(0))
+    rets = tuple(float(t) for t in np.random.default_rng(1).standard_normal(width))
+    plain = []
+    for a, v in zip(inst.spec, s.values):
+        plain.append(Duplicated(v, np.zeros_like(v)) if a.kind == "dup" else
+                     Active(v) if a.kind == "active" else Const(v))
+    one = compile_gradient(inst.kernel, *plain).entry
+    batched = [BatchDuplicated(v, tuple(x)) if a.kind == "dup" else
+               (Active(v) if a.kind == "active" else Const(v))
+               for a, v, x in zip(inst.spec, s.values, s.shadows)]
+    s.reset()
+    batched_autodiff(inst.kernel, *batched, seed=rets)          # builds it
+    c = next(iter(_compiled[inst.kernel].values())) if len(_compiled[inst.kernel]) == 1 else None
+    scratch = [zeros_like_layout(v) for a, v in zip(inst.spec, s.values) if a.kind == "dup"]
+
+    def one_call(j):
+        one(*s.values, *[x[j] for a, x in zip(inst.spec, s.shadows) if a.kind == "dup"], rets[j])
+
+    def many():
+        for x in scratch:
+            x.fill(0.0)
+        c.entry(*s.values, *scratch, *[x[j] for a, x in zip(inst.spec, s.shadows) if a.kind == "dup"
+                                       for j in range(width)], *rets)
+    dups = [x for a, x in zip(inst.spec, s.shadows) if a.kind == "dup"]
+    separate = []
+    for j in range(width):
+        s.reset()
+        one_call(j)
+        separate.append([np.array(x[j]) for x in dups])
+    s.reset()
+    many()
+    worst = max(float(np.max(np.abs(x[j] - e), initial=0.0) / max(1.0, np.max(np.abs(e), initial=0.0)))
+                for j in range(width) for x, e in zip(dups, separate[j]))
+    t_primal = median_time(lambda: inst.kernel(*s.values), s.reset, repeats)
+    t_one = median_time(lambda: one_call(0), s.reset, repeats)
+
+    def separate_calls():
+        for j in range(width):
+            one_call(j)
+    t_sep = median_time(separate_calls, s.reset, repeats)
+    t_batch = median_time(many, s.reset, repeats)
+    return dict(name=name, primal=t_primal, forward=t_one, separate=t_sep, batched=t_batch, worst=worst)
+
+
 def fmt(t):
     return f"{t * 1e6:10.1f} us" if t < 1e-3 else f"{t * 1e3:10.3f} ms"
 
@@ -130,14 +184,16 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--width", type=int, default=8)
     ap.add_argument("--repeats", type=int, default=21)
+    ap.add_argument("--reverse", action="store_true", help="batched reverse mode instead")
     args = ap.parse_args(argv)
     names = args.only or ORDER
     k = args.width
-    print(f"{'workload':12} {'primal':>13} {'forward':>13} {'fwd/primal':>10} "
+    one = "gradient" if args.reverse else "forward"
+    print(f"{'workload':12} {'primal':>13} {one:>13} {one[:4] + '/primal':>10} "
           f"{f'{k} separate':>13} {f'width {k}':>13} {'batch/sep':>9}  max |batched - separate|")
     for name in names:
         try:
-            r = run(name, args.quick, k, args.repeats)
+            r = (run_reverse if args.reverse else run)(name, args.quick, k, args.repeats)
         except Exception as exc:  # noqa: BLE001 - report and go on
             print(f"{name:12} failed: {type(exc).__name__}: {str(exc).splitlines()[0][:100]}")
             continue

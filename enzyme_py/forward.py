@@ -73,13 +73,15 @@ class CompiledForward:
         return self.spec.width if self.spec else 0
 
 
-def forward_differentiate(text, fn_name, activity, out_name, width=1) -> str:
-    """Run ir_passes' forward mode on module `text`; return the new module text."""
+def forward_differentiate(text, fn_name, activity, out_name, width=1, noalias=False) -> str:
+    """Run ir_passes' forward mode on module `text`; return the new module text.
+
+    noalias: every array and shadow of the call is memory of its own (shadows get `noalias`)."""
     from ir_passes import forward_mode, parse_module, print_module
     from . import nrt  # noqa: F401 - Numba's allocators
 
     module = parse_module(text)
-    forward_mode(module, fn_name, list(activity), out_name, width=width)
+    forward_mode(module, fn_name, list(activity), out_name, width=width, noalias_shadows=noalias)
     return print_module(module)
 
 
@@ -217,7 +219,8 @@ def _prepare(kernel, args, keep_failure=False):
     annotated, kinds, width, shadows, tangents = split_forward_args(args)
     if "dup" in kinds:
         _check_aliasing_forward(annotated, shadows)
-    key = (kinds, width) + tuple(_type_key(i, a.value) for i, a in enumerate(annotated))
+    disjoint = _all_disjoint(annotated, shadows)
+    key = (kinds, width, disjoint) + tuple(_type_key(i, a.value) for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
     fwd = per_kernel.get(key) if per_kernel is not None else None
     if fwd is None:
@@ -225,13 +228,25 @@ def _prepare(kernel, args, keep_failure=False):
             per_kernel = _compiled.setdefault(dispatcher, {})
             fwd = per_kernel.get(key)
             if fwd is None:
-                fwd = _build(dispatcher, annotated, kinds, width, shadows, keep_failure)
+                fwd = _build(dispatcher, annotated, kinds, width, shadows, keep_failure, disjoint)
                 if fwd.error is None:
                     per_kernel[key] = fwd
     return fwd, annotated, shadows, tangents
 
 
-def _build(dispatcher, annotated, kinds, width, shadows, keep_failure) -> CompiledForward:
+def _all_disjoint(annotated, shadows) -> bool:
+    """Are all arrays and shadows of this call distinct memory? Then the variant whose shadows
+    are `noalias` is used (LLVM keeps tangents in registers across stores)."""
+    arrays = [a.value for a in annotated if type(a.value) is np.ndarray] + \
+        [s for lanes in shadows for s in lanes]
+    for n, x in enumerate(arrays):
+        for y in arrays[n + 1:]:
+            if np.may_share_memory(x, y):
+                return False
+    return True
+
+
+def _build(dispatcher, annotated, kinds, width, shadows, keep_failure, disjoint=False) -> CompiledForward:
     from .api import _typeof
     argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
     cap = capture(dispatcher, argtypes)
@@ -239,8 +254,9 @@ def _build(dispatcher, annotated, kinds, width, shadows, keep_failure) -> Compil
     texts = {"captured": cap.text}
     try:
         texts["cleaned"] = cleanup(cap.text, cap.fn_name)
-        name = forward_name(cap.fn_name, cap.argtypes, activity, width)
-        texts["generated"] = forward_differentiate(texts["cleaned"], cap.fn_name, activity, name, width)
+        name = forward_name(cap.fn_name, cap.argtypes, activity, width) + ("" if disjoint else "_alias")
+        texts["generated"] = forward_differentiate(texts["cleaned"], cap.fn_name, activity, name, width,
+                                                   disjoint)
         texts["verified"] = prepare_module(texts["generated"], name)
         library = compile_library(texts["verified"], name)
         spec = ForwardSpec(cap.argtypes, cap.restype, kinds, width, name)

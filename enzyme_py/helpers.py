@@ -97,7 +97,7 @@ def jacobian(f, x, *const, out, mode="forward"):
     out.shape + x.shape.
 
     mode="forward": columns by forward mode, up to 16 directions per call (BatchDuplicated);
-    mode="reverse": rows by reverse mode, one call per output element."""
+    mode="reverse": rows by reverse mode, up to 16 seeds per call (batched reverse)."""
     if mode == "forward":
         return _jacobian_forward(f, x, out, const)
     if mode == "reverse":
@@ -130,13 +130,18 @@ def autodiff_forward(f, *args):
 
 def _jacobian_reverse(f, x, out, const):
     n, m = x.size, out.size
+    width = min(MAX_WIDTH, m)
     J = np.zeros((m, n), dtype=np.result_type(x.dtype, out.dtype))
-    for i in range(m):
-        dy = np.zeros_like(out)
-        dy.flat[i] = 1.0
-        dx = np.zeros_like(x)
-        autodiff(f, Duplicated(x.copy(), dx), Duplicated(np.array(out, copy=True), dy), *_consts(const))
-        J[i] = dx.ravel()
+    for start in range(0, m, width):
+        rows = range(start, min(start + width, m))
+        dys = tuple(np.zeros_like(out) for _ in range(width))   # padded with zero seeds
+        for d, i in zip(dys, rows):
+            d.flat[i] = 1.0
+        dxs = tuple(np.zeros_like(x) for _ in range(width))
+        autodiff(f, BatchDuplicated(x.copy(), dxs), BatchDuplicated(np.array(out, copy=True), dys),
+                 *_consts(const))
+        for d, i in zip(dxs, rows):
+            J[i] = d.ravel()
     return J.reshape(out.shape + x.shape)
 
 

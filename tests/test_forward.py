@@ -231,12 +231,6 @@ def test_active_needs_a_tangent_in_forward_mode():
                  Duplicated(np.ones(2), np.zeros(2)), Active(1.0), mode=Forward)
 
 
-def test_batched_reverse_is_refused_with_a_message():
-    with pytest.raises(NotImplementedError, match="forward mode only"):
-        autodiff(mixed, BatchDuplicated(np.ones((2, 2)), (np.zeros((2, 2)),)),
-                 Duplicated(np.ones(2), np.zeros(2)), Active(1.0))
-
-
 def test_void_kernel_returns_none_and_fills_shadows():
     @njit
     def square_into(x, y):

@@ -46,18 +46,22 @@ MAX_WIDTH = 16
 LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
 
 
-def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guards=False):
+def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guards=False,
+                 noalias_shadows=False):
     """Add `out_name`, the forward-mode tangent function of `fn_name` (see the module docstring).
 
     activity: "const", "dup" or "active" per parameter of the primal. width: tangents per value.
     strong_zero_guards: differentiate `select (x == 0), 0, y` lane by lane as the guard it is in
     an adjoint sweep (forward_instructions.guarded_tangents): for running a reverse-mode gradient
     with zero seeds and k seeds as tangents (batched reverse mode).
+    noalias_shadows: the caller promises every shadow pointer parameter is memory no other
+    parameter reaches (`noalias`), which lets LLVM keep tangents in registers.
     Returns the generated Function.
     """
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an integer from 1 to {MAX_WIDTH}, not {width!r}")
-    fm = ForwardMode(module, fn_name, activity, out_name, width, strong_zero_guards=strong_zero_guards)
+    fm = ForwardMode(module, fn_name, activity, out_name, width, strong_zero_guards=strong_zero_guards,
+                     noalias_shadows=noalias_shadows)
     fm.run()
     worklist = module.__dict__.setdefault("forward_worklist", [])
     while worklist:
@@ -69,7 +73,7 @@ def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guard
 
 class ForwardMode:
     def __init__(self, module, fn_name, activity, out_name, width=1, internal=False,
-                 strong_zero_guards=False):
+                 strong_zero_guards=False, noalias_shadows=False):
         if fn_name not in module.functions or module.functions[fn_name].is_declaration:
             raise ValueError(f"the module defines no function @{fn_name}")
         primal = module.functions[fn_name]
@@ -86,11 +90,13 @@ class ForwardMode:
                 raise ValueError(f"activity[{k}] is active but parameter {k} is {t}, not a float")
         self.module, self.primal, self.activity, self.width = module, primal, list(activity), width
         self.strong_zero_guards = strong_zero_guards
+        self.noalias_shadows = noalias_shadows and not internal
         self.dom = dominators(primal)
         self.types = type_analysis(primal)
         self.act = forward_activity(primal, self.activity, module, self.describe)
         check_constant_stores(primal, self.act, self.locate)
         self.handles = shadow_handles(primal, self.act)
+        self.maybe_own = maybe_own_shadows(primal, self.act, self.activity, internal)
         self.users: dict = {}
         self.float_pointers: set = set()   # ids of pointers floats are loaded from / stored to
         for i in primal.instructions():
@@ -117,7 +123,8 @@ class ForwardMode:
         self.shadow_params, self.tangent_params = {}, {}
         for k, mode in enumerate(self.activity):
             if mode == "dup":
-                lanes = [Argument(T.ptr, lane_name(params[k].name, "shadow", j, w), "", len(params) + j)
+                lanes = [Argument(T.ptr, lane_name(params[k].name, "shadow", j, w),
+                                  "noalias" if self.noalias_shadows else "", len(params) + j)
                          for j in range(w)]
                 self.shadow_params[k] = lanes
                 params += lanes
@@ -286,6 +293,38 @@ class ForwardMode:
         if isinstance(inst, Instruction):
             return UnsupportedError(what, self.describe(inst), self.locate(inst), hint)
         return UnsupportedError(what, getattr(inst, "name", ""), None, hint)
+
+
+def maybe_own_shadows(fn, act, activity, internal) -> set:
+    """Pointers whose shadow may be the primal memory itself: a pointer without a shadow stored
+    into shadowed memory is its own shadow (forward_memory.store), so a shadow loaded from memory
+    may be one, and so may a callee's shadow parameter. Tangents read through them are guarded
+    (zero when the shadow is the primal) and stores through them never reach the primal."""
+    out = set()
+    if internal:
+        out |= {id(a) for a, m in zip(fn.params, activity) if m == "dup"}
+    insts = list(fn.instructions())
+    changed = True
+    while changed:
+        changed = False
+        for i in insts:
+            if id(i) in out or not i.type.is_ptr or not act.has_shadow(i):
+                continue
+            op = i.opcode
+            if op == "load":
+                hit = True
+            elif op in ("getelementptr", "bitcast", "addrspacecast"):
+                hit = id(i.ops[0]) in out
+            elif op == "phi":
+                hit = any(id(o) in out for o in i.ops)
+            elif op == "select":
+                hit = any(id(o) in out for o in i.ops[1:])
+            else:
+                hit = False
+            if hit:
+                out.add(id(i))
+                changed = True
+    return out
 
 
 def lane_name(base: str, tag: str, j: int, width: int) -> str:

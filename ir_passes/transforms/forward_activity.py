@@ -6,7 +6,8 @@ On top of activity_analysis it adds the facts that pointers kept in memory need:
 
 - a pointer with a shadow stored into memory makes that memory hold pointers: a local root
   (alloca, allocation, reallocation, or a pointer loaded from memory) becomes shadowed, and its
-  shadow holds the stored pointer's shadow;
+  shadow holds the stored pointer's shadow; conversely local memory whose pointer is stored into
+  shadowed memory gets a shadow (another function may write differentiable data into it);
 - a pointer loaded from shadowed memory that holds pointers has a shadow: the pointer loaded from
   the shadow memory at the same place;
 - `realloc(old, n)` is shadowed exactly when `old` is (its shadow is realloc'd alongside);
@@ -84,11 +85,26 @@ class _Extender:
             raise UnsupportedError(f"a pointer into differentiable memory comes from `{op}`",
                                    self.describe(v) if op else v.ref())
 
+    def soft_require(self, v, inst) -> None:
+        """require(v) where v can have a shadow; a parameter, a global or a pointer from an
+        unknown source stays its own shadow (forward_memory.store)."""
+        if isinstance(v, (Constant, Argument, Global)) or id(v) in self.act.shadowed:
+            return
+        try:
+            self.require(v, inst)
+        except UnsupportedError:
+            pass
+
     def visit(self, i) -> None:
         act, op = self.act, i.opcode
         if op == "store" and kind(i.ops[0].type) == "ptr" and id(i.ops[0]) in act.shadowed:
             self.require(i.ops[1], i)
             self.hold(i.ops[1])
+        elif op == "store" and kind(i.ops[0].type) == "ptr" and id(i.ops[1]) in act.shadowed:
+            # what is loaded from shadowed memory has a shadow, so what is stored there needs one;
+            # memory this code allocates may receive differentiable data elsewhere (a split
+            # gradient's frame: allocated by the forward half, written by the reverse half)
+            self.soft_require(i.ops[0], i)
         elif op == "store" and kind(i.ops[0].type) == "float" and id(i.ops[0]) in act.varying \
                 and id(i.ops[1]) not in act.shadowed \
                 and all(not isinstance(r, (Argument, Global)) for r in roots(i.ops[1])):
@@ -107,12 +123,61 @@ class _Extender:
                 for r in roots(i.ops[0]):
                     if _local_root(r):
                         self.mark(r)
-            if differentiated(act, i) and kind(i.type) == "float" and id(i) not in act.varying:
+            if differentiated(act, i) and kind(i.type) == "float" and id(i) not in act.varying \
+                    and call_returns_varying(act.module, i.callee_name, call_activity(act, i)):
                 act.varying.add(id(i))
                 self.changed = True
         if op == "load" and id(i) in act.shadowed:
             self.require(i.ops[0], i)
             self.hold(i.ops[0])
+        if op in ("phi", "select") and kind(i.type) == "ptr" and id(i) in act.shadowed:
+            for o in (i.ops if op == "phi" else i.ops[1:]):
+                self.soft_require(o, i)   # local memory merged with shadowed memory gets a shadow
+
+
+def call_activity(act, call) -> tuple:
+    out = []
+    for o in call.ops:
+        if kind(o.type) == "ptr" and id(o) in act.shadowed:
+            out.append("dup")
+        elif kind(o.type) == "float" and id(o) in act.varying and o.type.is_float:
+            out.append("active")
+        else:
+            out.append("const")
+    return tuple(out)
+
+
+def call_returns_varying(module, callee: str, activity: tuple) -> bool:
+    """Does `callee`, called with this activity, return a varying float? A least fixed point over
+    the (function, activity) pairs met, so recursion is answered exactly."""
+    table = module.__dict__.setdefault("forward_returns", {})
+    key = (callee, activity)
+    if key in table:
+        return table[key]
+    table[key] = False
+    if module.__dict__.get("forward_returns_busy"):
+        return False            # the outer fixed point computes it
+    module.__dict__["forward_returns_busy"] = True
+    try:
+        changed = True
+        while changed:
+            changed = False
+            for k in list(table):
+                size = len(table)
+                v = _returns_varying(module, *k)
+                if v != table[k] or len(table) != size:
+                    table[k] = v
+                    changed = True
+    finally:
+        module.__dict__["forward_returns_busy"] = False
+    return table[key]
+
+
+def _returns_varying(module, callee, activity) -> bool:
+    fn = module.functions[callee]
+    act = forward_activity(fn, list(activity), module)
+    return any(i.opcode == "ret" and i.ops and kind(i.ops[0].type) == "float" and id(i.ops[0]) in act.varying
+               for i in fn.instructions())
 
 
 def _extend(insts, act, describe) -> bool:

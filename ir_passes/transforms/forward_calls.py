@@ -48,8 +48,9 @@ def visit_call(fm, inst) -> None:
         forward_memory.mirror_release(fm, inst)
         return
     touches_shadow = any(o.type.is_ptr and fm.has_shadow(o) for o in inst.ops)
-    varying_args = [o for o in inst.ops if fm.varying(o) or id(o) in fm.rmap]
-    if rule is not None and not touches_shadow and not any(id(o) in fm.rmap for o in inst.ops):
+    varying_args = [o for o in inst.ops if fm.varying(o)]
+    if rule is not None and not touches_shadow and not any(fm.varying(o) and not o.type.is_float
+                                                           for o in inst.ops):
         fm.emit_primal(inst)
         if fm.varying(inst) and kind(inst.type) == "float":
             check_scalar(fm, inst)
@@ -73,7 +74,7 @@ def call_activity(fm, inst) -> tuple:
             if not o.type.is_float:
                 raise fm.unsupported(f"a call passes {o.type} differentiable data", inst)
             out.append("active")
-        elif fm.varying(o) or id(o) in fm.rmap:
+        elif fm.varying(o):
             raise fm.unsupported("a call passes differentiable data that is not a float", inst)
         else:
             out.append("const")

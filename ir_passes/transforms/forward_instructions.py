@@ -127,7 +127,7 @@ def select(fm, inst) -> None:
     c = fm.emit_primal(inst)
     b, w = fm.b, fm.width
     cond = c.ops[0]
-    if fm.tan(inst.ops[0]) is not None or id(inst.ops[0]) in fm.rmap:
+    if fm.tan(inst.ops[0]) is not None or fm.varying(inst.ops[0]):
         raise fm.unsupported("a select's condition is differentiable data", inst.ops[0])
     if fm.varying(inst) and kind(inst.type) == "float":
         check_scalar(fm, inst)
@@ -230,7 +230,7 @@ def generic(fm, inst) -> None:
     if inst.opcode in SINKS:
         return
     what = inst.flags[0] if inst.opcode == "opaque" and inst.flags else inst.opcode
-    if fm.varying(inst) or any(fm.varying(o) or id(o) in fm.rmap for o in inst.ops):
+    if fm.varying(inst) or any(fm.varying(o) for o in inst.ops):
         raise fm.unsupported(f"no derivative rule for `{what}`", inst)
     if fm.has_shadow(inst):
         raise fm.unsupported(f"a pointer into differentiable memory comes from `{what}`", inst)

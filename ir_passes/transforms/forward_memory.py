@@ -60,8 +60,14 @@ def load(fm, inst) -> None:
     b, w = fm.b, fm.width
 
     def shadow_loads(what):
-        return [b.emit(Instruction("load", inst.type, [sp[j]], name=fm.suffix(inst, what, j),
-                                   align=inst.align, volatile=inst.volatile)) for j in range(w)]
+        out = [b.emit(Instruction("load", inst.type, [sp[j]], name=fm.suffix(inst, what, j),
+                                  align=inst.align, volatile=inst.volatile)) for j in range(w)]
+        if id(p) in fm.maybe_own and what != "shadow":
+            # memory that is its own shadow holds no tangents: they are zero
+            zero = fm.zero(inst.type) if what == "t" else ConstInt(inst.type, 0)
+            pp = fm.val(p)
+            out = [b.select(b.icmp("eq", sp[j], pp), zero, out[j]) for j in range(w)]
+        return out
 
     k = kind(inst.type)
     if k == "float" and fm.varying(inst):
@@ -94,7 +100,7 @@ def store(fm, inst) -> None:
     v, p = inst.ops
     k = kind(v.type)
     if not fm.has_shadow(p):
-        if id(v) in fm.rmap or (fm.varying(v) and k != "float"):
+        if fm.varying(v) and k != "float":
             raise fm.unsupported("differentiable data is stored into memory that has no shadow", inst)
         return
     sp = fm.shadow(p, inst)
@@ -121,8 +127,19 @@ def store(fm, inst) -> None:
         if fm.varying(v):
             raise fm.unsupported(f"a store of {v.type} differentiable data", inst)
         lanes = [Constant(v.type, "zeroinitializer")] * fm.width
+    sp = guard_own(fm, p, sp, v.type)
     for j in range(fm.width):
         fm.b.emit(Instruction("store", T.void, [lanes[j], sp[j]], align=inst.align, volatile=inst.volatile))
+
+
+def guard_own(fm, p, sp, t):
+    """Shadows that may be the primal memory itself (pointers loaded from memory, callee
+    parameters: forward.maybe_own): a store goes to a scratch slot instead of the primal."""
+    if id(p) not in fm.maybe_own:
+        return sp
+    b, pp = fm.b, fm.val(p)
+    scratch = fm.entry_slot(t, "own.scratch")
+    return [b.select(b.icmp("eq", s, pp), scratch, s) for s in sp]
 
 
 def memory_intrinsic(fm, inst) -> None:
@@ -139,11 +156,14 @@ def memory_intrinsic(fm, inst) -> None:
     sdst = fm.shadow(dst, inst)
     size = c.ops[2]
     for j in range(fm.width):
+        n = size
+        if id(dst) in fm.maybe_own:   # never write the primal memory through its own shadow
+            n = fm.b.select(fm.b.icmp("eq", sdst[j], c.ops[0]), ConstInt(size.type, 0), size)
         if is_set or not fm.has_shadow(inst.ops[1]):
-            memset_zero(fm, sdst[j], size)
+            memset_zero(fm, sdst[j], n)
         else:
             ssrc = fm.shadow(inst.ops[1], inst)
-            fm.clone(inst, [sdst[j], ssrc[j]] + c.ops[2:], "")
+            fm.clone(inst, [sdst[j], ssrc[j], n] + c.ops[3:], "")
 
 
 # --- allocations: the shadow is allocated beside the primal and lives as long

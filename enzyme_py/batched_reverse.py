@@ -1,0 +1,250 @@
+"""Batched reverse mode: k seeds in one call, sharing the forward sweep.
+
+The reverse-mode gradient G (docs/internals.md) is linear in its seeds: the shadows it reads
+and the derivative slots it adds to. So the k gradients for k seeds are the k tangents of G, run
+with zero seeds, in the directions of the k seeds: forward mode over G with its shadow and
+derivative pointers duplicated (width k) and everything else constant. The primal work (G's
+forward sweep, its tape) runs once; the adjoint sweep runs for the k lanes side by side. Reverse
+mode's strong-zero guards (`select (d == 0), 0, d * partial`) are differentiated lane by lane
+(ir_passes forward_mode's `strong_zero_guards`), so each lane is what a separate call gives.
+
+    entry(*args, *scratch, *shadow_lanes, *seeds) -> per Active argument, its k derivatives
+
+`scratch`: per Duplicated argument, a zeroed array laid out like it (the zero seeds' shadow);
+`shadow_lanes`: per Duplicated argument its k shadows; `seeds`: k floats (the return value's).
+"""
+import hashlib
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+from numba.core import types
+from numba.extending import intrinsic
+
+from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
+from .capture import capture
+from .cleanup import cleanup
+from .convention import array_extents, build_activity, returns_float
+from .forward import MAX_WIDTH, array_data, call_generated, float_slot, njit_entry, status_type
+from .link import compile_library, prepare_module
+
+
+@dataclass(frozen=True)
+class BatchedSpec:
+    argtypes: tuple
+    restype: Any
+    kinds: tuple
+    width: int
+    name: str
+
+    @property
+    def dup_positions(self):
+        return tuple(i for i, k in enumerate(self.kinds) if k == "dup")
+
+    @property
+    def active_positions(self):
+        return tuple(i for i, k in enumerate(self.kinds) if k == "active")
+
+
+@dataclass(frozen=True)
+class CompiledBatched:
+    entry: Any
+    spec: BatchedSpec
+    gradient: str = ""
+    generated: str = ""
+
+
+def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width,
+                   float_ret=False) -> tuple:
+    """(the gradient after O2, the module with forward mode over the gradient's seeds).
+
+    %retptr is duplicated too when the kernel returns a float: the analysis may call the
+    primal return value varying (its tangents are zero), and its shadows are just k slots."""
+    from ir_passes import forward_mode, parse_module, print_module, reverse_mode
+    from . import nrt  # noqa: F401 - Numba's allocators
+    from .hvp import fresh_tapes
+
+    module = parse_module(cleaned)
+    reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
+                 counts=None)
+    fresh_tapes(module)
+    gradient = cleanup(print_module(module), grad_name)
+    module = parse_module(gradient)
+    g = module.functions[grad_name]
+    act = ["const"] * len(activity) + ["dup"] * (len(g.params) - len(activity))
+    if float_ret:
+        act[0] = "dup"
+    forward_mode(module, grad_name, act, out_name, width=width, strong_zero_guards=True,
+                 noalias_shadows=noalias)
+    return gradient, print_module(module)
+
+
+_lock = threading.RLock()
+_compiled = weakref.WeakKeyDictionary()
+
+
+def split_batched_args(args, seed):
+    """-> (annotations, kinds, width, shadow lanes per dup arg, seeds)."""
+    from .api import _check_active, _check_duplicated
+    annotated = [as_annotation(a) for a in args]
+    width = None
+    kinds, lanes = [], []
+    for pos, a in enumerate(annotated):
+        where = f"argument {pos}"
+        if isinstance(a, Const):
+            kinds.append("const")
+        elif isinstance(a, Active):
+            _check_active(where, a.value)
+            kinds.append("active")
+        else:
+            ls = tuple(a.shadows) if isinstance(a, BatchDuplicated) else None
+            if ls is None:
+                raise ValueError(f"{where}: with BatchDuplicated arguments every differentiated "
+                                 f"array needs k shadows: use BatchDuplicated here too")
+            if width is not None and len(ls) != width:
+                raise ValueError(f"{where}: {len(ls)} seeds, but another argument has {width}")
+            width = len(ls)
+            for s in ls:
+                _check_duplicated(where, a.value, s)
+            lanes.append(ls)
+            kinds.append("dup")
+    if width is None or not 1 <= width <= MAX_WIDTH:
+        raise ValueError(f"batched reverse mode takes 1 to {MAX_WIDTH} seeds per array")
+    seeds = tuple(seed) if isinstance(seed, (tuple, list)) else (seed,) * width
+    if len(seeds) != width:
+        raise ValueError(f"seed: {len(seeds)} seeds for {width} directions")
+    for a, ls in zip([a for a in annotated if isinstance(a, (BatchDuplicated, Duplicated,
+                                                            DuplicatedNoNeed))], lanes):
+        for n, s in enumerate(ls):
+            for t in ls[n + 1:]:
+                if np.may_share_memory(s, t):
+                    raise ValueError("two seeds of one argument share memory; each needs its own")
+    return annotated, tuple(kinds), width, lanes, tuple(float(s) for s in seeds)
+
+
+def _lanes_apart(annotated, lanes) -> bool:
+    """Seeds share memory with no array and no other seed (then shadows are `noalias`)."""
+    arrays = [a.value for a in annotated if type(a.value) is np.ndarray] + [s for ls in lanes for s in ls]
+    for n, x in enumerate(arrays):
+        for y in arrays[n + 1:]:
+            if np.may_share_memory(x, y):
+                return False
+    return True
+
+
+def zeros_like_layout(a):
+    """A zeroed array with a's shape, dtype and strides (the zero seeds' shadow)."""
+    if a.flags.c_contiguous:
+        return np.zeros(a.shape, a.dtype, order="C")
+    if a.flags.f_contiguous:
+        return np.zeros(a.shape, a.dtype, order="F")
+    from .check import _clone
+    z = _clone(a, writeable=True)
+    z[...] = 0
+    return z
+
+
+def batched_autodiff(kernel, *args, seed=1.0):
+    """Reverse mode with BatchDuplicated: k seeds per array in one call. Shadows accumulate lane
+    by lane; the result has, per Active argument, a tuple of its k derivatives."""
+    from .api import _as_dispatcher, _disjoint, _type_key
+    dispatcher = _as_dispatcher(kernel)
+    annotated, kinds, width, lanes, seeds = split_batched_args(args, seed)
+    disjoint = _disjoint(annotated) and _lanes_apart(annotated, lanes)
+    key = (kinds, width, disjoint) + tuple(_type_key(i, a.value) for i, a in enumerate(annotated))
+    per_kernel = _compiled.get(dispatcher)
+    c = per_kernel.get(key) if per_kernel is not None else None
+    if c is None:
+        with _lock:
+            c = _build(dispatcher, annotated, kinds, width, lanes, disjoint)
+            _compiled.setdefault(dispatcher, {})[key] = c
+    values = [a.value for a in annotated]
+    scratch = [zeros_like_layout(a.value) for a, k in zip(annotated, kinds) if k == "dup"]
+    derivs = c.entry(*values, *scratch, *[s for ls in lanes for s in ls], *seeds)
+    out = [None] * len(args)
+    for pos, d in zip(c.spec.active_positions, derivs):
+        out[pos] = tuple(d)
+    return tuple(out)
+
+
+def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatched:
+    from .api import _typeof
+    argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
+    cap = capture(dispatcher, argtypes)
+    activity = build_activity(cap.argtypes, cap.restype, kinds)
+    cleaned = cleanup(cap.text, cap.fn_name)
+    tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), ",".join(kinds),
+                                 str(width), str(disjoint)]).encode()).hexdigest()[:20]
+    grad_name, name = f"__enzyme_py_bgrad_{tag}", f"__enzyme_py_batched_{tag}"
+    gradient, generated = batched_module(cleaned, cap.fn_name, activity, grad_name, name,
+                                         array_extents(cap.argtypes), disjoint, width,
+                                         returns_float(cap.restype))
+    library = compile_library(prepare_module(generated, name), name)
+    spec = BatchedSpec(cap.argtypes, cap.restype, kinds, width, name)
+    entry = _make_entry(spec, library)
+    dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k == "dup"]
+    entry.compile(tuple(argtypes) + tuple(dup_types)
+                  + tuple(numba.typeof(s) for ls in lanes for s in ls) + (types.float64,) * width)
+    return CompiledBatched(entry, spec, gradient, generated)
+
+
+def _param_names(spec):
+    k = spec.width
+    return ([f"a{i}" for i in range(len(spec.argtypes))] + [f"z{i}" for i in spec.dup_positions]
+            + [f"s{i}_{j}" for i in spec.dup_positions for j in range(k)]
+            + [f"seed{j}" for j in range(k)])
+
+
+def _make_call(spec, library):
+    k, nargs, ndup = spec.width, len(spec.argtypes), len(spec.dup_positions)
+    derivs = types.Tuple([types.UniTuple(spec.argtypes[i], k) for i in spec.active_positions])
+
+    def typer(args):
+        return status_type(derivs)(*args), codegen
+
+    def codegen(context, builder, sig, llargs):
+        rt = spec.restype
+        arrays = [array_data(context, builder, t, v)
+                  for t, v in zip(sig.args[nargs:nargs + ndup * (1 + k)], llargs[nargs:nargs + ndup * (1 + k)])]
+        scratch, lanes = arrays[:ndup], arrays[ndup:]
+        seeds = llargs[nargs + ndup * (1 + k):]
+        seed_types = sig.args[nargs + ndup * (1 + k):]
+        primal, tangent = [], []
+        ret_lanes = [float_slot(context, builder, rt) for _ in range(k)] if returns_float(rt) else []
+        if returns_float(rt):
+            primal.append(float_slot(context, builder, rt))
+            for v, t in zip(seeds, seed_types):
+                slot = float_slot(context, builder, rt)
+                builder.store(context.cast(builder, v, t, rt), slot)
+                tangent.append(slot)
+        primal += scratch
+        tangent += lanes
+        outs = []
+        for i in spec.active_positions:
+            primal.append(float_slot(context, builder, spec.argtypes[i]))
+            slots = [float_slot(context, builder, spec.argtypes[i]) for _ in range(k)]
+            tangent += slots
+            outs.append(slots)
+        # forward mode's parameters: the gradient's (shadows, derivative slots), then k lanes per
+        # duplicated one: %retptr (discarded), the seed slot, the arrays' shadows, the slots
+        _, code, exc = call_generated(context, builder, spec.name, spec.argtypes, rt, llargs[:nargs],
+                                      primal + ret_lanes + tangent, library)
+        values = [context.make_tuple(builder, types.UniTuple(spec.argtypes[i], k),
+                                     [builder.load(s) for s in slots])
+                  for i, slots in zip(spec.active_positions, outs)]
+        result = context.make_tuple(builder, derivs, values)
+        return context.make_tuple(builder, sig.return_type, [code, exc, result])
+
+    params = ", ".join(_param_names(spec))
+    src = f"def batched_call(typingctx, {params}):\n    return typer(({params},))\n"
+    scope = {"typer": typer}
+    exec(compile(src, f"<enzyme_py batched reverse {spec.name}>", "exec"), scope)
+    return intrinsic(scope["batched_call"])
+
+
+def _make_entry(spec, library):
+    return njit_entry(_make_call(spec, library), ", ".join(_param_names(spec)),
+                      f"batched reverse entry {spec.name}")
