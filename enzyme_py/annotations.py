@@ -8,7 +8,8 @@
   consumes it (overwritten locations come back zeroed).
 - `DuplicatedNoNeed(a, da)`: like Duplicated, but the caller does not need the
   primal result in `a`. (Today the primal is still computed.)
-- `BatchDuplicated(a, (da_1, ..., da_k))`: k shadows, k directions in one call (forward mode).
+- `BatchDuplicated(a, (da_1, ..., da_k))`: k shadows: k directions (forward mode) or k seeds
+  (reverse mode) in one call.
 - In forward mode, `Active(x, dx)` carries the tangent of a scalar (docs/semantics.md).
 """
 from dataclasses import dataclass
@@ -47,9 +48,9 @@ class DuplicatedNoNeed:
 
 @dataclass(frozen=True)
 class BatchDuplicated:
-    """A float array with k shadows, one per direction (forward mode) : `shadows` is a tuple of
-    arrays laid out like `value`. One call differentiates all k directions, sharing the primal
-    work."""
+    """A float array with k shadows, one per direction (forward mode) or seed (reverse mode):
+    `shadows` is a tuple of arrays laid out like `value`. One call differentiates all k, sharing
+    the primal work."""
     value: Any
     shadows: Any
 
