@@ -372,15 +372,18 @@ def _ablate_reduce_minmax(prog):
     return c
 
 
-# name -> program transform removing the construct of a known bug (None: construct absent)
+# name -> (failure categories it explains, program transform removing its construct, or
+# returning None when the construct is absent)
 KNOWN_BUGS = {
-    "np.max/np.min first element": _ablate_reduce_minmax,
+    "np.max/np.min first element": (("wrong_gradient",), _ablate_reduce_minmax),
 }
 
 
 def triage(prog: Program, outcome: Outcome, settings: Optional[Settings] = None) -> str:
     """The known bug whose construct, removed, makes the failure go away ("" if none does)."""
-    for name, ablate in KNOWN_BUGS.items():
+    for name, (categories, ablate) in KNOWN_BUGS.items():
+        if outcome.category not in categories:
+            continue
         c = ablate(prog)
         if c is None:
             continue
