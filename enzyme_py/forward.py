@@ -23,7 +23,7 @@ from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
-from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
+from .annotations import Active, BatchDuplicated, Const, Duplicated, as_annotation
 from .capture import capture
 from .cleanup import cleanup
 from .convention import build_activity, returns_float
