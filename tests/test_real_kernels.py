@@ -299,3 +299,16 @@ def test_callee_frames_are_freed_when_the_caller_raises():
     before = heap_in_use()
     burst()
     assert heap_in_use() - before < 100_000   # a leak would be ~2.5 MB here
+
+
+@numba.njit
+def float_bits(x, y):
+    v = x.view(np.int64)
+    y[0] = float(v[0] & 0xFFFF) + x[1]
+
+
+def test_reading_float_data_as_integers_is_refused():
+    from enzyme_py import UnsupportedError
+    with pytest.raises(UnsupportedError, match="read as an integer"):
+        autodiff(float_bits, Duplicated(np.array([1.5, 2.0]), np.zeros(2)),
+                 Duplicated(np.zeros(1), np.ones(1)))

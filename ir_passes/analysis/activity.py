@@ -180,6 +180,26 @@ def check_constant_stores(fn, act: Activity, locate) -> None:
             raise ConstantMemoryError(param, format_instruction(i), locate(i))
 
 
+def check_integer_views(fn, act: Activity, locate) -> None:
+    """Refuse reading differentiable float memory as integers (a bit-level view of a float): the
+    integer would carry the float's value with no derivative, a silent zero."""
+    from ..ir.printer import format_instruction
+    from .types import roots
+    float_roots = set()
+    for i in fn.instructions():
+        if i.opcode in ("load", "store"):
+            t = i.type if i.opcode == "load" else i.ops[0].type
+            if kind(t) == "float":
+                float_roots |= {id(r) for r in roots(i.ops[-1] if i.opcode == "store" else i.ops[0])}
+    for i in fn.instructions():
+        if i.opcode != "load" or kind(i.type) != "int" or id(i.ops[0]) not in act.shadowed:
+            continue
+        rs = roots(i.ops[0])
+        if any(id(r) in float_roots and getattr(r, "opcode", None) != "alloca" for r in rs):
+            raise UnsupportedError("differentiable float data is read as an integer (a bit-level "
+                                   "view of a float)", format_instruction(i), locate(i))
+
+
 def print_activity(fn, activity: list[str]) -> str:
     act = activity_analysis(fn, activity)
     out = []

@@ -1,7 +1,7 @@
 """The state one gradient synthesis shares: the primal, the new function, analyses and maps."""
 from __future__ import annotations
 
-from ..analysis.activity import activity_analysis, check_constant_stores
+from ..analysis.activity import activity_analysis, check_constant_stores, check_integer_views
 from ..analysis.alias import alias_analysis
 from ..analysis.dominators import dominators
 from ..analysis.loops import loop_info
@@ -30,6 +30,7 @@ class Gradient:
         self.act = activity_analysis(primal, activity, module)
         self.alias = alias_analysis(primal, noalias_params=noalias)
         check_constant_stores(primal, self.act, self.locate)
+        check_integer_views(primal, self.act, self.locate)
         self.null_ptr = Constant(T.ptr, "null")
         self._make_function(out_name)
         self.adjoints: dict = {}      # id(primal value) -> alloca of its adjoint
