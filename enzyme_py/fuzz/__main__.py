@@ -1,10 +1,8 @@
 """python -m enzyme_py.fuzz --n 10000 --seed S   (see `--help`)."""
 import argparse
-import json
 import os
 import sys
 import tempfile
-import time
 
 
 def main(argv=None):
@@ -15,6 +13,8 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1000, help="kernels to generate (default 1000)")
     ap.add_argument("--seed", type=int, default=0, help="campaign seed (kernel i has seed "
                     "SEED*1000000+i)")
+    ap.add_argument("--start", type=int, default=0, help="skip kernels 0..START-1 (resume a "
+                    "campaign)")
     ap.add_argument("--jobs", type=int, default=0, help="worker processes (default: CPU count)")
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per kernel before it "
                     "counts as a 'timeout' failure")
@@ -55,15 +55,23 @@ def main(argv=None):
     out_dir = args.out or tempfile.mkdtemp(prefix=f"enzyme_py_fuzz_s{args.seed}_")
     os.makedirs(out_dir, exist_ok=True)
     print(f"enzyme_py.fuzz: {args.n} kernels, seed {args.seed}, results in {out_dir}", file=sys.stderr)
+    import signal
+
+    def _term(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, _term)
+    signal.signal(signal.SIGTERM, _term)
     summary = run_campaign(args.n, args.seed, jobs=args.jobs or None, settings=settings,
                            timeout=args.timeout, recycle=args.recycle, out_dir=out_dir,
-                           progress=not args.quiet)
+                           progress=not args.quiet, start=args.start)
     text = summary.format(all_rule_keys())
     print(text)
-    with open(os.path.join(out_dir, "summary.json"), "w") as f:
-        json.dump(summary.to_json(), f, indent=1)
-    with open(os.path.join(out_dir, "summary.txt"), "w") as f:
-        f.write(text + "\n")
+    from .campaign import _write_summary
+    _write_summary(summary, out_dir, "summary")
+    if summary.interrupted:
+        return 130
 
     if args.shrink and summary.failures:
         from .shrinker import shrink_failures

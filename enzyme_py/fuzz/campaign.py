@@ -38,6 +38,7 @@ def _worker_main(conn, settings: Settings, config):
     (("die", signum) kills the worker: tests use it)."""
     import warnings
     warnings.simplefilter("ignore")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C stops the parent, which stops us
     from .checker import check_program, triage
     from .generator import generate
     while True:
@@ -211,6 +212,7 @@ class Summary:
     forward: Counter = field(default_factory=Counter)
     kernel_seconds: float = 0.0
     wall: float = 0.0
+    interrupted: bool = False
 
     def add(self, seed, out: Outcome):
         self.generated += 1
@@ -250,6 +252,7 @@ class Summary:
             "failures": {k: v for k, v in self.failures.items()},
             "explained_by_known_bugs": {k: v for k, v in self.triaged.items()}, "rules": dict(self.rules),
             "forward": dict(self.forward), "wall_seconds": round(self.wall, 1),
+            "interrupted": self.interrupted,
             "kernel_seconds": round(self.kernel_seconds, 1),
         }
 
@@ -257,7 +260,8 @@ class Summary:
         L = []
         n = self.generated
         L.append(f"enzyme_py.fuzz campaign --seed {self.campaign_seed}: {n} kernels "
-                 f"({self.requested} requested), {self.jobs} worker(s), wall {_hms(self.wall)} "
+                 f"({self.requested} requested{', INTERRUPTED' if self.interrupted else ''}), "
+                 f"{self.jobs} worker(s), wall {_hms(self.wall)} "
                  f"({self.wall / max(1, n):.2f} s/kernel wall, "
                  f"{self.kernel_seconds / max(1, n):.2f} s/kernel of checking)")
         L.append(f"  generated      {n:7d}")
@@ -351,11 +355,14 @@ def all_rule_keys():
 
 
 def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, recycle=250,
-                 out_dir=None, progress=True, on_result=None) -> Summary:
-    """Check kernels kernel_seed(seed, 0 .. n-1); return the Summary. With `out_dir`, every
-    failure and invalid program is appended to `out_dir/results.jsonl` as it happens."""
+                 out_dir=None, progress=True, on_result=None, start=0) -> Summary:
+    """Check kernels kernel_seed(seed, start .. n-1); return the Summary. With `out_dir`, every
+    failure and invalid program is appended to `out_dir/results.jsonl` as it happens, and the
+    summary so far is written to `out_dir/summary.partial.txt` every 50 kernels. Ctrl-C (or
+    SIGTERM from the command line) stops the campaign early: the summary covers the kernels
+    checked so far."""
     jobs = jobs or os.cpu_count() or 1
-    summary = Summary(seed, n, jobs)
+    summary = Summary(seed, n - start, jobs)
     bar = Progress(n) if progress else None
     t0 = time.monotonic()
     log = None
@@ -364,7 +371,7 @@ def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, 
         log = open(os.path.join(out_dir, "results.jsonl"), "a")
     pool = Pool(jobs, settings, config, timeout, recycle)
     try:
-        tasks = ((kernel_seed(seed, i), "seed", kernel_seed(seed, i)) for i in range(n))
+        tasks = ((kernel_seed(seed, i), "seed", kernel_seed(seed, i)) for i in range(start, n))
         for ks, out in pool.run(tasks):
             summary.add(ks, out)
             summary.wall = time.monotonic() - t0
@@ -376,6 +383,10 @@ def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, 
                 on_result(ks, out)
             if bar:
                 bar.update(summary)
+            if out_dir and summary.generated % 50 == 0:
+                _write_summary(summary, out_dir, "summary.partial")
+    except KeyboardInterrupt:
+        summary.interrupted = True
     finally:
         pool.close()
         if log:
@@ -384,3 +395,10 @@ def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, 
     if bar:
         bar.update(summary, force=True)
     return summary
+
+
+def _write_summary(summary, out_dir, name):
+    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+        json.dump(summary.to_json(), f, indent=1)
+    with open(os.path.join(out_dir, name + ".txt"), "w") as f:
+        f.write(summary.format(all_rule_keys()) + "\n")
