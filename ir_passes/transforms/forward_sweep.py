@@ -55,6 +55,8 @@ class ForwardSweep:
                 if inst.opcode == "call" and differentiated(g.act, inst):
                     self.vmap[inst] = forward_call(self, inst, blk)
                     continue
+                if inst.opcode == "call" and inst.callee_name.startswith("llvm.lifetime."):
+                    continue  # only hints; they must name an alloca, which a clone may not keep
                 c = self.fb[blk].append(clone(inst))
                 self.vmap[inst] = c
                 self.clones.append((c, inst, ()))
