@@ -24,6 +24,8 @@ def main(argv=None):
                     "shrunk reproducers (default: a new temporary directory)")
     ap.add_argument("--shrink", type=int, default=5, metavar="K", help="shrink up to K failures "
                     "(the first of each category first) into regression tests (default 5; 0: off)")
+    ap.add_argument("--profile", choices=["default", "stress", "small"], default="default",
+                    help="generator preset (enzyme_py.fuzz.generator.PROFILES)")
     ap.add_argument("--forward", choices=["auto", "on", "off"], default="auto",
                     help="forward-vs-reverse checks (auto: when mode=Forward is implemented)")
     ap.add_argument("--one", type=int, metavar="SEED", help="check one kernel in this process, "
@@ -33,13 +35,15 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     from .checker import Settings
+    from .generator import PROFILES
     settings = Settings(forward={"auto": None, "on": True, "off": False}[args.forward])
+    config = PROFILES[args.profile]
 
     if args.show is not None or args.one is not None:
         from .generator import generate
         from .program import render
         seed = args.show if args.show is not None else args.one
-        prog = generate(seed)
+        prog = generate(seed, config)
         print(render(prog))
         for p in prog.params:
             print(f"# {p.name}: {p.kind} {p.ann} {p.dtype} {p.layout} dims={p.dims}")
@@ -64,7 +68,7 @@ def main(argv=None):
     signal.signal(signal.SIGINT, _term)
     signal.signal(signal.SIGTERM, _term)
     summary = run_campaign(args.n, args.seed, jobs=args.jobs or None, settings=settings,
-                           timeout=args.timeout, recycle=args.recycle, out_dir=out_dir,
+                           config=config, timeout=args.timeout, recycle=args.recycle, out_dir=out_dir,
                            progress=not args.quiet, start=args.start)
     text = summary.format(all_rule_keys())
     print(text)
@@ -75,7 +79,7 @@ def main(argv=None):
 
     if args.shrink and summary.failures:
         from .shrinker import shrink_failures
-        written = shrink_failures(summary, out_dir, args.shrink, settings=settings,
+        written = shrink_failures(summary, out_dir, args.shrink, settings=settings, config=config,
                                   timeout=args.timeout, command=" ".join(["python -m enzyme_py.fuzz"] + (argv or sys.argv[1:])))
         for path in written:
             print(f"reproducer: {path}")

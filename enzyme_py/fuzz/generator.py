@@ -42,6 +42,17 @@ class Config:
     p_helpers: float = 0.3
     p_temp: float = 1.0          # weight multiplier of temporaries (0 disables them)
     p_reduce: float = 1.0        # weight multiplier of np.sum / np.max / np.dot (0 disables)
+    p_recurrence: float = 1.0    # weight multiplier of in-place time-step recurrences
+
+
+# named presets (`python -m enzyme_py.fuzz --profile NAME`)
+PROFILES = {
+    "default": Config(),
+    # bigger kernels, more loops over overwritten memory, more helpers and float32
+    "stress": Config(max_stmts=18, min_stmts=6, p_helpers=0.6, p_f32=0.4, p_recurrence=3.0),
+    # small kernels: faster, for quick runs
+    "small": Config(max_stmts=5, min_stmts=1, max_expr_depth=2),
+}
 
 
 UNARY_ANY = ["sin", "cos", "np.sin", "np.cos", "atan", "asinh", "erf", "erfc", "tanh", "np.tanh",
@@ -242,7 +253,8 @@ class Generator:
             (5 if arr_helpers and self.dup_1d(sc) else 0, "callstmt"),
             (3 * cfg.p_temp if sc.kernel else 0, "temp"),
             (0.7, "raise"),
-            (4 if (sc.kernel and sc.depth <= cfg.max_loop_depth - 2 and self.recurrence_targets(sc)) else 0,
+            (4 * cfg.p_recurrence
+             if (sc.kernel and sc.depth <= cfg.max_loop_depth - 2 and self.recurrence_targets(sc)) else 0,
              "recurrence"),
         ])
         if kind == "assign":
