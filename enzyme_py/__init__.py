@@ -7,6 +7,7 @@ done on their LLVM IR the way Enzyme does it.
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, Forward, Reverse
 from .api import autodiff, clear_cache, compile_count, compile_gradient, inspect
 from .errors import UnsupportedError
+from . import njit_api  # noqa: F401 - autodiff and the annotations inside @njit code
 from .custom import register_derivative
 from .explain import explain
 from .helpers import (differentiable, forward_entry, gradient, gradient_entry, hessian,

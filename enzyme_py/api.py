@@ -17,9 +17,11 @@ from numba.core.dispatcher import Dispatcher
 
 from .annotations import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed,
                           Forward, Reverse, as_annotation)
+from . import timings
 from .capture import capture
 from .cleanup import cleanup
 from .convention import array_extents, build_activity
+from . import disk_cache
 from .link import (GradientSpec, compile_library, gradient_name, make_entry,
                    prepare_module)
 
@@ -52,6 +54,7 @@ class CompiledGradient:
     error: Optional[BaseException] = None
     layout: Any = None      # ir_passes' TapeLayout: what the tape holds (see explain)
     library: Any = None     # the Numba code library holding the gradient
+    timings: Any = None     # seconds per build stage (enzyme_py/timings.py; ENZYME_PY_TIMINGS=1)
 
     @property
     def name(self) -> Optional[str]:
@@ -67,18 +70,21 @@ def differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=Fa
     from ir_passes import parse_module, print_module, reverse_mode
     from . import nrt  # noqa: F401 - registers Numba's allocators with ir_passes
 
-    module = parse_module(text)
+    with timings.stage("parse"):
+        module = parse_module(text)
     options = {} if cache == "minimal" else {"cache": cache}
     try:
-        g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
-                         counts="declare", extents=extents, **options)
+        with timings.stage("AD"):
+            g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
+                             counts="declare", extents=extents, **options)
         if layouts is not None:
             layouts[out_name] = g.layout
     except TypeError as exc:
         if options and "cache" in str(exc):
             raise ValueError(f"cache={cache!r} is not supported") from exc
         raise
-    return print_module(module)
+    with timings.stage("print"):
+        return print_module(module)
 
 
 _lock = threading.RLock()
@@ -180,7 +186,11 @@ def _prepare(kernel, args, mode, cache, keep_failure=False):
             per_kernel = _gradients.setdefault(dispatcher, {})
             grad = per_kernel.get(key)
             if grad is None:
-                grad = _build(dispatcher, annotated, kinds, cache, keep_failure, disjoint)
+                argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
+                shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
+                                     if isinstance(a, (Duplicated, DuplicatedNoNeed)))
+                grad = _build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
+                              disjoint)
                 if grad.error is None:
                     per_kernel[key] = grad
     return grad, annotated
@@ -257,11 +267,29 @@ def _disjoint(annotated) -> bool:
     return True
 
 
-def _build(dispatcher, annotated, kinds, cache, keep_failure, disjoint=False) -> CompiledGradient:
-    """Run the pipeline of docs/internals.md for one (kernel, signature, activity)."""
-    argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
-    shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
-                         if isinstance(a, (Duplicated, DuplicatedNoNeed)))
+def gradient_for_types(dispatcher, argtypes, shadow_types, kinds) -> CompiledGradient:
+    """The (cached) gradient for Numba argument types, as @njit callers see them: arrays
+    may alias, so it is the variant that assumes nothing about their memory."""
+    key = ("types", tuple(kinds), tuple(argtypes), tuple(shadow_types))
+    with _lock:
+        per_kernel = _gradients.setdefault(dispatcher, {})
+        grad = per_kernel.get(key)
+        if grad is None:
+            grad = per_kernel[key] = _build(dispatcher, tuple(argtypes), tuple(shadow_types),
+                                            tuple(kinds), "minimal", False)
+    return grad
+
+
+@timings.timed_build
+def _build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
+           disjoint=False) -> CompiledGradient:
+    """Run the pipeline of docs/internals.md for one (kernel, signature, activity).
+    `shadow_types`: the Numba types of the Duplicated arguments' shadows, in order."""
+    slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
+        "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), (kinds, cache, disjoint),
+        make_entry)
+    if slot is not None and slot.hit:
+        return CompiledGradient(**slot.hit)
     cap = capture(dispatcher, argtypes)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     texts = {"captured": cap.text}
@@ -270,6 +298,8 @@ def _build(dispatcher, annotated, kinds, cache, keep_failure, disjoint=False) ->
         name = gradient_name(cap.fn_name, cap.argtypes, activity)
         if not disjoint:
             name += "_alias"
+        if slot is not None:
+            name = slot.symbol(name)
         layouts = {}
         try:
             texts["generated"] = differentiate(
@@ -282,16 +312,19 @@ def _build(dispatcher, annotated, kinds, cache, keep_failure, disjoint=False) ->
         library = compile_library(texts["verified"], name)
         spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
         entry = make_entry(spec, library)
-        entry.compile(cap.argtypes + shadow_types + (numba.float64,))
+        with timings.stage("entry"):
+            entry.compile(cap.argtypes + shadow_types + (numba.float64,))
     except Exception as exc:
         if not keep_failure:
             raise
         return CompiledGradient(entry=None, spec=None, activity=tuple(activity),
                                 kernel_name=cap.fn_name, error=exc, **texts)
     _stats["compiles"] += 1
-    return CompiledGradient(entry=entry, spec=spec, activity=tuple(activity),
-                            kernel_name=cap.fn_name, layout=layouts.get(name),
-                            library=library, **texts)
+    fields = dict(entry=entry, spec=spec, activity=tuple(activity), kernel_name=cap.fn_name,
+                  layout=layouts.get(name), library=library)
+    if slot is not None:
+        slot.save(fields, texts["verified"])
+    return CompiledGradient(**fields, **texts)
 
 
 # ---- validation -----------------------------------------------------------

@@ -12,6 +12,7 @@ no float) and `t_j` the tangent of the return value in direction j. The entry ca
 the tangents of their final contents (docs/semantics.md).
 """
 import hashlib
+import re
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from .capture import capture
 from .cleanup import cleanup
 from .convention import build_activity, returns_float
 from .link import _names, _release_return_value, compile_library, prepare_module
+from . import disk_cache
 
 MAX_WIDTH = 16
 
@@ -228,7 +230,11 @@ def _prepare(kernel, args, keep_failure=False):
             per_kernel = _compiled.setdefault(dispatcher, {})
             fwd = per_kernel.get(key)
             if fwd is None:
-                fwd = _build(dispatcher, annotated, kinds, width, shadows, keep_failure, disjoint)
+                from .api import _typeof
+                argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
+                shadow_types = tuple(numba.typeof(s) for lanes in shadows for s in lanes)
+                fwd = _build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
+                             disjoint)
                 if fwd.error is None:
                     per_kernel[key] = fwd
     return fwd, annotated, shadows, tangents
@@ -246,30 +252,53 @@ def _all_disjoint(annotated, shadows) -> bool:
     return True
 
 
-def _build(dispatcher, annotated, kinds, width, shadows, keep_failure, disjoint=False) -> CompiledForward:
-    from .api import _typeof
-    argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
+def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1) -> CompiledForward:
+    """The (cached) tangent function for Numba argument types, as @njit callers see them: the
+    variant that assumes nothing about how arrays and shadows overlap."""
+    key = ("types", tuple(kinds), width, tuple(argtypes), tuple(shadow_types))
+    with _lock:
+        per_kernel = _compiled.setdefault(dispatcher, {})
+        fwd = per_kernel.get(key)
+        if fwd is None:
+            fwd = per_kernel[key] = _build(dispatcher, tuple(argtypes), tuple(shadow_types),
+                                           tuple(kinds), width, False)
+    return fwd
+
+
+def _build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
+           disjoint=False) -> CompiledForward:
+    """`shadow_types`: the Numba types of the shadows, flat (per Duplicated argument, its k)."""
+    tangent_types = (types.float64,) * (kinds.count("active") * width)
+    slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
+        "forward", dispatcher, tuple(argtypes) + tuple(shadow_types) + tangent_types,
+        (kinds, width, disjoint), make_forward_entry)
+    if slot is not None and slot.hit:
+        return CompiledForward(**slot.hit)
     cap = capture(dispatcher, argtypes)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     texts = {"captured": cap.text}
     try:
         texts["cleaned"] = cleanup(cap.text, cap.fn_name)
         name = forward_name(cap.fn_name, cap.argtypes, activity, width) + ("" if disjoint else "_alias")
+        if slot is not None:
+            name = slot.symbol(name)
         texts["generated"] = forward_differentiate(texts["cleaned"], cap.fn_name, activity, name, width,
                                                    disjoint)
         texts["verified"] = prepare_module(texts["generated"], name)
         library = compile_library(texts["verified"], name)
         spec = ForwardSpec(cap.argtypes, cap.restype, kinds, width, name)
         entry = make_forward_entry(spec, library)
-        entry.compile(tuple(argtypes) + tuple(numba.typeof(s) for lanes in shadows for s in lanes)
-                      + (types.float64,) * (len(spec.active_positions) * width))
+        entry.compile(tuple(argtypes) + tuple(shadow_types) + (types.float64,) * (len(spec.active_positions) * width))
     except Exception as exc:
         if not keep_failure:
             raise
         return CompiledForward(entry=None, spec=None, activity=tuple(activity),
                                kernel_name=cap.fn_name, error=exc, **texts)
-    return CompiledForward(entry=entry, spec=spec, activity=tuple(activity), kernel_name=cap.fn_name,
-                           library=library, **texts)
+    fields = dict(entry=entry, spec=spec, activity=tuple(activity), kernel_name=cap.fn_name,
+                  library=library)
+    if slot is not None:
+        slot.save(fields, texts["verified"])
+    return CompiledForward(**fields, **texts)
 
 
 # ---- the intrinsic and the entry -------------------------------------------------------------
@@ -347,7 +376,9 @@ def njit_entry(call, params, label):
            f"    return out\n")
     scope = {"call": call, "raise_status": raise_status}
     exec(compile(src, f"<enzyme_py {label}>", "exec"), scope)
-    return numba.njit(nogil=True)(scope["entry"])
+    fn = scope["entry"]
+    fn.__qualname__ = re.sub(r"\W", "_", label)   # a symbol of its own (disk_cache loads entries)
+    return numba.njit(nogil=True)(fn)
 
 
 def float_slot(context, builder, ty, value=0.0):

@@ -1,0 +1,255 @@
+"""`autodiff` and the annotations inside @njit code.
+
+In @njit code, `Const(v)`, `Active(x)` (`Active(x, dx)` in forward mode), `Duplicated(a, da)`
+and `DuplicatedNoNeed(a, da)` build small structs, and `autodiff(kernel, *args, mode=..., seed=...)`
+is typed by building (or fetching) the gradient for the argument types at compile time; the call
+then costs one call of the gradient. Annotations made in Python can also be passed to @njit code.
+
+The gradient assumes nothing about how the arrays overlap (the variant `autodiff` picks for
+aliased arrays). Shapes and strides of shadows are checked when the call runs; shadows must not
+share memory with the primal arrays (Python's `autodiff` checks that, @njit code does not).
+"""
+import inspect as _inspect
+
+from numba.core import cgutils, types
+from numba.core.errors import TypingError
+from numba.core.imputils import impl_ret_borrowed, lower_builtin, lower_constant
+from numba.core.typing.templates import AbstractTemplate, infer_global, signature
+from numba.extending import (NativeValue, models, make_attribute_wrapper, register_model,
+                             type_callable, typeof_impl, unbox)
+
+from .api import autodiff
+from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, Forward, Mode, Reverse
+from .convention import returns_float
+
+_CLASSES = {"Const": Const, "Active": Active, "Duplicated": Duplicated,
+            "DuplicatedNoNeed": DuplicatedNoNeed}
+
+
+# ---- annotation types ----------------------------------------------------------------------
+
+class AnnotationType(types.Type):
+    """`kind(value[, extra])`: extra is the shadow (Duplicated*) or the tangent (Active)."""
+
+    def __init__(self, kind, value, extra=None):
+        self.kind, self.value, self.extra = kind, value, extra
+        super().__init__(f"{kind}({value}" + (f", {extra})" if extra is not None else ")"))
+
+    @property
+    def key(self):
+        return self.kind, self.value, self.extra
+
+    @property
+    def field(self):
+        return "tangent" if self.kind == "Active" else "shadow"
+
+
+@register_model(AnnotationType)
+class AnnotationModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        members = [("value", fe_type.value)]
+        if fe_type.extra is not None:
+            members.append((fe_type.field, fe_type.extra))
+        super().__init__(dmm, fe_type, members)
+
+
+make_attribute_wrapper(AnnotationType, "value", "value")
+make_attribute_wrapper(AnnotationType, "shadow", "shadow")
+make_attribute_wrapper(AnnotationType, "tangent", "tangent")
+
+
+def _register_constructor(kind, cls):
+    @type_callable(cls)
+    def typer(context):
+        def typ(value, extra=None):
+            if extra is not None and kind == "Const":
+                return None
+            if extra is None and kind.startswith("Duplicated"):
+                return None
+            return AnnotationType(kind, value, extra)
+        return typ
+
+    def lower(context, builder, sig, args):
+        ty = sig.return_type
+        ann = cgutils.create_struct_proxy(ty)(context, builder)
+        ann.value = context.cast(builder, args[0], sig.args[0], ty.value)
+        if len(args) > 1:
+            setattr(ann, ty.field, context.cast(builder, args[1], sig.args[1], ty.extra))
+        return impl_ret_borrowed(context, builder, ty, ann._getvalue())
+
+    lower_builtin(cls, types.Any)(lower)
+    lower_builtin(cls, types.Any, types.Any)(lower)
+
+    @typeof_impl.register(cls)
+    def typeof_annotation(val, c):
+        from numba import typeof
+        extra = getattr(val, "tangent" if kind == "Active" else "shadow", None)
+        return AnnotationType(kind, typeof(val.value, c.purpose),
+                              None if extra is None else typeof(extra, c.purpose))
+
+
+for _kind, _cls in _CLASSES.items():
+    _register_constructor(_kind, _cls)
+
+
+@unbox(AnnotationType)
+def _unbox_annotation(typ, obj, c):
+    ann = cgutils.create_struct_proxy(typ)(c.context, c.builder)
+    is_error = cgutils.alloca_once_value(c.builder, cgutils.false_bit)
+    for name, fety in [("value", typ.value), (typ.field, typ.extra)]:
+        if fety is None:
+            continue
+        attr = c.pyapi.object_getattr_string(obj, name)
+        native = c.unbox(fety, attr)
+        c.pyapi.decref(attr)
+        setattr(ann, name, native.value)
+        with c.builder.if_then(native.is_error):
+            c.builder.store(cgutils.true_bit, is_error)
+    return NativeValue(ann._getvalue(), is_error=c.builder.load(is_error))
+
+
+# ---- mode markers ----------------------------------------------------------------------------
+
+class ModeType(types.Dummy):
+    def __init__(self, mode):
+        self.mode = mode
+        super().__init__(f"enzyme_py.{mode.name}")
+
+    @property
+    def key(self):
+        return self.mode.name
+
+
+register_model(ModeType)(models.OpaqueModel)
+
+
+@typeof_impl.register(Mode)
+def _typeof_mode(val, c):
+    return ModeType(val)
+
+
+@lower_constant(ModeType)
+def _mode_constant(context, builder, ty, pyval):
+    return context.get_dummy_value()
+
+
+# ---- autodiff --------------------------------------------------------------------------------
+
+_generated = {}   # folded argument types -> the Python body compiled for that call
+
+
+@infer_global(autodiff)
+class AutodiffTemplate(AbstractTemplate):
+    """Types `autodiff(kernel, *args, mode=Reverse, seed=1.0)` in @njit code."""
+
+    def generic(self, args, kws):
+        kws = dict(kws)
+        mode = kws.pop("mode", types.Omitted(Reverse))
+        seed = kws.pop("seed", types.Omitted(1.0))
+        if kws:
+            raise TypingError(f"autodiff in @njit code takes mode= and seed=, not {sorted(kws)}")
+        if not args or not isinstance(args[0], types.Dispatcher):
+            raise TypingError("autodiff in @njit code needs an @njit kernel as its first argument"
+                              + (f", not {args[0]}" if args else ""))
+        folded = tuple(args) + (mode, seed)
+        if folded not in _generated:
+            _generated[folded] = _plan(args[0].dispatcher, args[1:], _mode_of(mode), seed)
+        body, restype = _generated[folded]
+        params = [_inspect.Parameter(n, _inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                  for n in ["kernel"] + [f"a{i}" for i in range(len(args) - 1)]]
+        params += [_inspect.Parameter("mode", _inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                      default=Reverse),
+                   _inspect.Parameter("seed", _inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                      default=1.0)]
+        return signature(restype, *folded).replace(pysig=_inspect.Signature(params))
+
+
+@lower_builtin(autodiff, types.VarArg(types.Any))
+def _lower_autodiff(context, builder, sig, args):
+    body, _ = _generated[tuple(sig.args)]
+    return context.compile_internal(builder, body, sig, args)
+
+
+def _mode_of(ty):
+    if isinstance(ty, types.Omitted):
+        return ty.value
+    if isinstance(ty, ModeType):
+        return ty.mode
+    raise TypingError(f"autodiff's mode must be enzyme_py.Reverse or enzyme_py.Forward, not {ty}")
+
+
+def _kinds(anns, mode):
+    """Per argument: ("const" | "active" | "dup", Numba type of the value, shadow type)."""
+    out = []
+    for pos, ann in enumerate(anns):
+        where = f"autodiff argument {pos + 1}"
+        if not isinstance(ann, AnnotationType) or ann.kind == "Const":
+            value = ann.value if isinstance(ann, AnnotationType) else ann
+            out.append(("const", value, None))
+        elif ann.kind == "Active":
+            if isinstance(ann.value, types.Array):
+                raise TypingError(f"{where}: Active is for float scalars; for an array use "
+                                  f"Duplicated(array, shadow) with a zeroed shadow")
+            if not isinstance(ann.value, types.Float):
+                raise TypingError(f"{where}: Active needs a float, not {ann.value}")
+            if mode is Forward and ann.extra is None:
+                raise TypingError(f"{where}: in forward mode Active(x, dx) carries a tangent")
+            out.append(("active", ann.value, ann.extra))
+        else:
+            v, s = ann.value, ann.extra
+            if not isinstance(v, types.Array) or not isinstance(v.dtype, types.Float):
+                raise TypingError(f"{where}: {ann.kind} is for float arrays, not {v}")
+            if not isinstance(s, types.Array) or (s.dtype, s.ndim) != (v.dtype, v.ndim):
+                raise TypingError(f"{where}: the shadow must be an array like {v}, not {s}")
+            if not s.mutable:
+                raise TypingError(f"{where}: the shadow is read-only")
+            out.append(("dup", v, s))
+    return out
+
+
+def _plan(dispatcher, anns, mode, seed):
+    """Build the gradient (or tangent function) and the body that calls it: (body, restype)."""
+    kinds = _kinds(anns, mode)
+    argtypes = tuple(t for _, t, _ in kinds)
+    shadow_types = tuple(s for k, _, s in kinds if k == "dup")
+    names = [f"a{i}" for i in range(len(anns))]
+    value = [f"{n}.value" if isinstance(a, AnnotationType) else n for n, a in zip(names, anns)]
+    shadows = [f"{n}.shadow" for n, (k, _, _) in zip(names, kinds) if k == "dup"]
+    checks = [_check(i, n) for i, (n, (k, _, _)) in enumerate(zip(names, kinds)) if k == "dup"]
+    if mode is Forward:
+        from .forward import forward_for_types
+        fwd = forward_for_types(dispatcher, argtypes, shadow_types, tuple(k for k, _, _ in kinds))
+        tangents = [f"{n}.tangent" for n, (k, _, _) in zip(names, kinds) if k == "active"]
+        call = f"_, ts = entry({', '.join(value + shadows + tangents)})"
+        floats = returns_float(fwd.spec.restype)
+        result, restype = ("ts[0]", fwd.spec.value_type) if floats else ("None", types.none)
+        entry = fwd.entry
+    else:
+        from .api import gradient_for_types
+        grad = gradient_for_types(dispatcher, argtypes, shadow_types,
+                                  tuple(k for k, _, _ in kinds))
+        seed_value = repr(float(seed.value)) if isinstance(seed, types.Omitted) else "seed"
+        if not isinstance(seed, (types.Omitted, types.Float, types.Integer)):
+            raise TypingError(f"autodiff's seed must be a float, not {seed}")
+        call = f"d = entry({', '.join(value + shadows + [seed_value])})"
+        slots, restypes, n = [], [], 0
+        for k, t, _ in kinds:
+            slots.append(f"d[{n}]" if k == "active" else "None")
+            restypes.append(t if k == "active" else types.none)
+            n += k == "active"
+        result, restype = "(" + "".join(s + ", " for s in slots) + ")", types.Tuple(restypes)
+        entry = grad.entry
+    src = (f"def body(kernel, {', '.join(names + ['mode', 'seed'])}):\n"
+           + "".join(f"    {c}\n" for c in checks)
+           + f"    {call}\n    return {result}\n")
+    scope = {"entry": entry}
+    exec(compile(src, f"<enzyme_py njit autodiff of {dispatcher.py_func.__name__}>", "exec"), scope)
+    return scope["body"], restype
+
+
+def _check(pos, name):
+    where = f"autodiff argument {pos + 1}"
+    return (f"if {name}.value.shape != {name}.shadow.shape or "
+            f"{name}.value.strides != {name}.shadow.strides:\n"
+            f"        raise ValueError('{where}: the shadow\\'s shape or strides differ from the "
+            f"array\\'s; use np.zeros_like(x)')")
