@@ -63,13 +63,13 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
 
     %retptr is duplicated too when the kernel returns a float: the analysis may call the
     primal return value varying (its tangents are zero), and its shadows are just k slots."""
-    from ir_passes import forward_mode, parse_module, print_module, reverse_mode
+    from ir_passes import LIBC_HEAP, forward_mode, parse_module, print_module, reverse_mode
     from . import nrt  # noqa: F401 - Numba's allocators
     from .hvp import fresh_tapes
 
     module = parse_module(cleaned)
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
-                 counts=None)
+                 counts=None, heap=LIBC_HEAP)   # forward mode below knows malloc / realloc / free
     fresh_tapes(module)
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)

@@ -106,12 +106,12 @@ def fresh_tapes(module) -> None:
 
 def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width=1) -> tuple:
     """(the gradient module after O2, the module with the forward mode of the gradient)."""
-    from ir_passes import forward_mode, parse_module, print_module, reverse_mode
+    from ir_passes import LIBC_HEAP, forward_mode, parse_module, print_module, reverse_mode
     from . import nrt  # noqa: F401 - Numba's allocators
 
     module = parse_module(cleaned)
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
-                 counts=None)
+                 counts=None, heap=LIBC_HEAP)   # forward mode below knows malloc / realloc / free
     fresh_tapes(module)
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)

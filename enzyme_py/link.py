@@ -55,7 +55,7 @@ def gradient_name(fn_name: str, argtypes, activity) -> str:
 
 
 def prepare_module(text: str, grad_name: str) -> str:
-    """Give every defined function but `grad_name` internal linkage; verify.
+    """Give every defined function but `grad_name` (and its `.release`) internal linkage; verify.
 
     Internal helpers cannot clash with the same functions in other libraries.
     Returns the verified module text.
@@ -65,7 +65,7 @@ def prepare_module(text: str, grad_name: str) -> str:
     for fn in module.functions:
         if fn.name == grad_name:
             found = not fn.is_declaration
-        elif not fn.is_declaration:
+        elif not fn.is_declaration and fn.name != grad_name + ".release":   # tape.py
             fn.linkage = llvm.Linkage.internal
     if not found:
         raise ValueError(f"the generated module does not define @{grad_name}")

@@ -3,8 +3,13 @@
 `np.empty` and friends call an NRT allocator that returns a meminfo handle, and
 `NRT_MemInfo_data*` turns the handle into the data pointer. ir_passes gives an
 allocation that receives differentiable data a zeroed shadow of the same size.
+
+A gradient's own memory (tape, workspace, scratch) comes from NRT_Allocate / NRT_Free
+(`void *NRT_Allocate(size_t)`, `void NRT_Free(void *)`, symbols Numba's runtime adds to
+LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passes grows by
+allocate + copy + free.
 """
-from ir_passes import register_allocator, register_dot, register_inactive
+from ir_passes import register_allocator, register_dot, register_heap, register_inactive
 
 for _alloc in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
                "NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe"):
@@ -22,3 +27,5 @@ for _name in ("NRT_Free", "NRT_MemInfo_call_dtor", "NRT_decref", "NRT_incref",
 
 # np.dot of two 1-D arrays: numba_xxdot(kind, conjugate, n, x, y, &out), kind 'd' or 's'
 register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0)
+
+register_heap("NRT_Allocate", "NRT_Free")

@@ -10,6 +10,8 @@ from .rules.allocators import register_allocator
 from .rules.blas import register_dot
 from .rules.registry import external as register_external
 from .rules.registry import inactive as register_inactive
+from .transforms.heap import LIBC as LIBC_HEAP
+from .transforms.heap import Heap, register_heap
 from .transforms.restore import Extent
 
 
@@ -26,5 +28,5 @@ def forward_mode(module, fn_name, activity, out_name, width=1, **options):
     return run(module, fn_name, activity, out_name, width=width, **options)
 
 
-__all__ = ["Extent", "UnsupportedError", "parse_module", "print_module", "register_allocator", "register_dot", "register_external", "register_inactive",
+__all__ = ["Extent", "Heap", "LIBC_HEAP", "register_heap", "UnsupportedError", "parse_module", "print_module", "register_allocator", "register_dot", "register_external", "register_inactive",
            "reverse_mode", "forward_mode"]

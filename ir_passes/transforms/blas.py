@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.values import Constant, ConstFloat, ConstInt
 from ..rules.blas import DOTS
+from . import heap
 
 
 def element_type(g, inst, dot):
@@ -63,7 +64,7 @@ def copy_inputs(fwd, key, e) -> None:
     ft = element_type(g, inst, dot)
     n = b.cast("sext", fcall.ops[dot.n], T.i64)
     size = b.mul(n, ConstInt(T.i64, T.size_of(ft)))
-    buf = b.call("malloc", T.ptr, [size])
+    buf = heap.allocate(b, size)
     b.call("llvm.memcpy.p0.p0.i64", T.void, [buf, fcall.ops[k], size, ConstInt(T.i1, 0)])
     ensure(g.module, "enzpy.push_allocation")
     b.call("enzpy.push_allocation", T.void, [g.tape.frame.address(b, g.tape.allocation_list()), buf])

@@ -15,6 +15,7 @@ from ..ir import types as T
 from ..ir.builder import MathBuilder
 from ..ir.module import Block
 from ..ir.values import Argument, Constant, ConstInt
+from . import heap
 
 LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
 SHADOW_POSITIONS = {"getelementptr": (0,), "bitcast": (0,), "addrspacecast": (0,), "select": (1, 2),
@@ -101,7 +102,8 @@ class ForwardSweep:
         return fwd_field_address(self, blk, f)
 
     def shadow_allocation(self, inst, blk):
-        """A zeroed malloc of the same size as the allocation whose data pointer `inst` is."""
+        """A zeroed allocation (from the module's heap) of the same size as the allocation whose
+        data pointer `inst` is."""
         from ..rules.allocators import allocation_size
         from ..ir.instructions import Instruction
         from ..ir.values import Global
@@ -109,10 +111,11 @@ class ForwardSweep:
         if size is None:
             raise UnsupportedError(f"differentiable memory comes from a call to `{inst.callee_name}`",
                                    self.g.describe(inst), self.g.locate(inst))
-        self.g.module.declare("malloc", T.ptr, [T.i64])
+        allocate = heap.of(self.g.module).allocate
+        self.g.module.declare(allocate, T.ptr, [T.i64])
         self.g.module.declare("llvm.memset.p0.i64", T.void, [T.ptr, T.i8, T.i64, T.i1])
         s = Instruction("call", T.ptr, [size], name=f"{inst.name or 'alloc'}.shadow",
-                        callee=Global(T.ptr, "malloc"), arg_attrs=[""])
+                        callee=Global(T.ptr, allocate), arg_attrs=[""])
         z = Instruction("call", T.void, [s, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)],
                         callee=Global(T.ptr, "llvm.memset.p0.i64"), arg_attrs=["", "", "", ""])
         from .calls import fwd_field_address
@@ -294,7 +297,7 @@ class ForwardSweep:
                 eb = MathBuilder(g.module, err)
                 g.tape.free_all(eb, failed=True)
                 if g.split:
-                    eb.call("free", T.void, [g.tape.frame.pointer])
+                    heap.free(eb, g.tape.frame.pointer)
                 eb.ret(status)
             self.success_exits.append((b.block, blk))
 

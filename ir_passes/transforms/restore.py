@@ -125,23 +125,30 @@ def span(g, b, root):
 
 def snapshot(g, fwd) -> None:
     """Copy the final contents of restored arrays aside where the forward sweep succeeds, and
-    back when the reverse sweep finishes."""
+    back when the reverse sweep finishes. The copies live in scratch buffers that are parked
+    with the tape between calls (tape.buffers), so a repeat call allocates none."""
+    from .runtime import ensure
     roots = restored_roots(g)
     if not roots:
         return
-    fields = {r: g.tape.new_field(T.ptr) for r in roots}
+    fields = {r: (g.tape.new_field(T.ptr, g.null_ptr), g.tape.new_field(T.i64, ConstInt(T.i64, 0)))
+              for r in roots}
+    for f, cap in fields.values():
+        g.tape.buffers += [f, cap]
+    ensure(g.module, "enzpy.buffer")
     for blk, _ in fwd.success_exits:
         tmp = Block("snapshot")
         b = MathBuilder(g.module, tmp)
         for r in roots:
             start, size = span(g, b, r)
-            copy = b.call("malloc", T.ptr, [size])
+            f, cap = fields[r]
+            copy = b.call("enzpy.buffer", T.ptr, [g.tape.frame.address(b, f),
+                                                  g.tape.frame.address(b, cap), size])
             b.call("llvm.memcpy.p0.p0.i64", T.void, [copy, start, size, ConstInt(T.i1, 0)])
-            g.tape.store(b, copy, fields[r])
         at = len(blk.instructions) - 1
         for j, inst in enumerate(tmp.instructions):
             blk.insert(at + j, inst)
-    g.final_copies = fields
+    g.final_copies = {r: f for r, (f, _) in fields.items()}
 
 
 def put_back(g, b) -> None:
@@ -150,4 +157,3 @@ def put_back(g, b) -> None:
         start, size = span(g, b, r)
         copy = g.tape.load(b, f)
         b.call("llvm.memcpy.p0.p0.i64", T.void, [start, copy, size, ConstInt(T.i1, 0)])
-        b.call("free", T.void, [copy])

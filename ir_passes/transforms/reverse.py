@@ -7,6 +7,7 @@ or are recomputed (availability.py). Instruction adjoints come from the rule tab
 from __future__ import annotations
 
 from ..ir.builder import MathBuilder
+from . import heap as _heap
 from .forward_sweep import ForwardSweep, success_test
 from .gradient import Gradient
 from .report import layout, record_counts
@@ -17,7 +18,7 @@ NUMBA_SUCCESS = (0, -2)
 
 
 def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalias=False,
-                 success_codes=NUMBA_SUCCESS, counts="define", extents=None):
+                 success_codes=NUMBA_SUCCESS, counts="define", extents=None, heap=None):
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: one of "const", "dup", "active" per parameter of the primal.
@@ -27,10 +28,13 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalia
     stores into them can be undone in the reverse sweep instead of taping the loads they clobber.
     counts: "define" or "declare" the global `<out_name>.tape_counts` where each call leaves the
     iteration counts of its taped loops (`explain` reads it), or None for no such global.
+    heap: where the gradient's tape and scratch memory come from (heap.Heap; None: the one
+    heap.register_heap named last, libc malloc / realloc / free unless changed).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     if cache not in ("minimal", "always"):
         raise ValueError(f"cache must be 'minimal' or 'always', not {cache!r}")
+    module.heap = heap if heap is not None else _heap.registered()
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
                              extents)
     snapshot(g, fwd)
@@ -91,7 +95,7 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
     entry = Block("entry", aug)
     b = MathBuilder(module, entry)
     g.tape.finalize(None)
-    frame = b.call("malloc", T.ptr, [ConstInt(T.i64, max(g.tape.frame.size, 8))])
+    frame = _heap.allocate(b, ConstInt(T.i64, max(g.tape.frame.size, 8)))
     b.br(g.init_block)
     MathBuilder(module, g.init_block).br(fwd.fb[g.primal.entry])
     exit_field = g.tape.frame.field(T.i32) if len(fwd.success_exits) > 1 else None
@@ -142,8 +146,8 @@ def free_function(g, aug_name):
     g.tape._free_allocations(b)
     for e in g.tape.entries.values():
         if e.home is not None:
-            b.call("free", T.void, [g.tape.load(b, e.storage)])
-    b.call("free", T.void, [g.tape.frame.pointer])
+            _heap.free(b, g.tape.load(b, e.storage))
+    _heap.free(b, g.tape.frame.pointer)
     b.ret()
     replace_uses(f, g.tape.frame.pointer, param)
     g.module.add_function(f)
@@ -165,12 +169,15 @@ def splice(g, marker, emit) -> None:
 
 def combine(g, fwd) -> None:
     """Close the combined gradient: the frame is an alloca in the entry block; tape arrays are
-    parked in a workspace global between calls."""
+    parked in a workspace global between calls (`<name>.release()` frees them)."""
     from ..ir import types as T
     slot = f"{g.fn.name}.workspace"
-    if g.tape.persistent_fields():
+    parks = bool(g.tape.persistent_fields())
+    if parks:
         g.module.items.append(f'@"{slot}" = internal global ptr null, align 8')
     g.tape.finalize(slot)
+    if parks:
+        g.tape.release_function(slot, f"{g.fn.name}.release")
     b = MathBuilder(g.module, g.alloca_block)
     frame = g.alloca_block.insert(0, frame_alloca(g.tape.frame.size))
     b.br(g.init_block)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.builder import MathBuilder
 from ..ir.values import ConstInt
+from . import heap
 from .adjoints import reverse_instruction
 
 
@@ -107,7 +108,7 @@ class ReverseSweep:
             b.store(b.accumulate(b.load(a.type, out), d), out)
         g.tape.free_all(b)
         if g.split:
-            b.call("free", T.void, [g.tape.frame.pointer])
+            heap.free(b, g.tape.frame.pointer)
             b.ret()
             return
         b.ret(g.tape.load(b, self.status_slot) if self.status_slot is not None else None)

@@ -1,4 +1,7 @@
-"""Helper functions the generated code calls, written in LLVM IR and added on demand."""
+"""Helper functions the generated code calls, written in LLVM IR and added on demand.
+
+Those that allocate are written for libc (malloc / realloc / free); heap.rewrite retargets them
+to the module's heap. A `%oldbytes` beside each realloc is for heaps without one."""
 from __future__ import annotations
 
 # digamma by the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 6, then the asymptotic series.
@@ -80,6 +83,7 @@ grow:
   %c2 = mul i64 %cap, 2
   %c3 = add i64 %c2, 8
   %bytes = mul i64 %c3, 8
+  %oldbytes = mul i64 %cap, 8
   %new = call ptr @realloc(ptr %old, i64 %bytes)
   store ptr %new, ptr %list
   store i64 %c3, ptr %capp
@@ -131,7 +135,8 @@ def ensure(module, name: str) -> None:
     if name in module.functions:
         return
     from ..ir.parser import parse_module
-    helper = parse_module(HELPERS[name])
+    from .heap import rewrite
+    helper = parse_module(rewrite(module, HELPERS[name]))
     for fn in helper.functions.values():
         if fn.name not in module.functions:
             module.add_function(fn)
@@ -182,6 +187,7 @@ HELPERS["enzpy.dot_adjoint.f32"] = DOT_ADJOINT.format(S="f32", T="float")
 # array pointers); a global slot holds the parked one. `take` empties the slot (another thread
 # then starts fresh) and copies the fields out; `park` stores them back, reusing the workspace
 # block, and frees whatever another call parked meanwhile (its pointer fields per `mask`).
+# `release` empties the slot and frees what was parked (the gradient's `<name>.release`).
 WORKSPACE = """
 define internal ptr @enzpy.take(ptr %slot, ptr %dst, i64 %n) {
 entry:
@@ -233,6 +239,33 @@ done:
   ret void
 }
 
+define internal void @enzpy.release(ptr %slot, i64 %n, i64 %mask) {
+entry:
+  %old = atomicrmw xchg ptr %slot, ptr null acq_rel, align 8
+  %empty = icmp eq ptr %old, null
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %bit = shl i64 1, %i
+  %m = and i64 %mask, %bit
+  %isptr = icmp ne i64 %m, 0
+  br i1 %isptr, label %drop, label %next
+drop:
+  %p = getelementptr ptr, ptr %old, i64 %i
+  %v = load ptr, ptr %p
+  call void @free(ptr %v)
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %loop, label %last
+last:
+  call void @free(ptr %old)
+  br label %done
+done:
+  ret void
+}
+
 declare ptr @malloc(i64)
 declare void @free(ptr)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
@@ -240,6 +273,7 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 """
 HELPERS["enzpy.take"] = WORKSPACE
 HELPERS["enzpy.park"] = WORKSPACE
+HELPERS["enzpy.release"] = WORKSPACE
 
 # The frames of differentiated callees that returned, as (free function, frame) pairs. If this
 # call fails later, their reverse never runs: `free_children` releases them through their free
@@ -261,6 +295,7 @@ grow:
   %c2 = mul i64 %cap, 2
   %c3 = add i64 %c2, 8
   %bytes = mul i64 %c3, 16
+  %oldbytes = mul i64 %cap, 16
   %new = call ptr @realloc(ptr %old, i64 %bytes)
   store ptr %new, ptr %list
   store i64 %c3, ptr %capp
@@ -312,3 +347,27 @@ declare void @free(ptr)
 """
 for _name in ("enzpy.push_child", "enzpy.free_children", "enzpy.drop_children"):
     HELPERS[_name] = CHILDREN
+
+# A scratch buffer parked with the tape (restore.py's snapshots): at least `size` bytes at *slot,
+# whose capacity is *capp; grown without keeping the contents.
+BUFFER = """
+define internal ptr @enzpy.buffer(ptr %slot, ptr %capp, i64 %size) {
+entry:
+  %cap = load i64, ptr %capp
+  %p = load ptr, ptr %slot
+  %small = icmp ult i64 %cap, %size
+  br i1 %small, label %grow, label %done
+grow:
+  call void @free(ptr %p)
+  %new = call ptr @malloc(i64 %size)
+  store ptr %new, ptr %slot
+  store i64 %size, ptr %capp
+  ret ptr %new
+done:
+  ret ptr %p
+}
+
+declare ptr @malloc(i64)
+declare void @free(ptr)
+"""
+HELPERS["enzpy.buffer"] = BUFFER

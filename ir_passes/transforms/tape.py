@@ -10,7 +10,8 @@ defined in loop L is kept in an array indexed by c_L: written at c_L in the forw
 c_L from reverse code inside L and at c_L - 1 (the most recent iteration) from reverse code after
 L. The arrays of a loop share one capacity. It is reserved on entering the loop and grown when an
 iteration would pass it, so trip counts need not be known up front. Every array is freed when the
-gradient returns, on the error path too.
+gradient returns, on the error path too. All of this memory comes from the module's heap
+(heap.py: libc unless the caller names other functions).
 
 All of this state (counters, capacities, slots, array pointers) lives in one *frame*: fields at
 fixed offsets from a frame pointer. In a combined gradient the frame is an alloca that SROA splits
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from ..ir import types as T
 from ..ir.builder import Builder, MathBuilder
 from ..ir.values import ConstInt
+from . import heap
 
 INITIAL_CAPACITY = 16
 
@@ -78,6 +80,8 @@ class Tape:
     counters: dict = field(default_factory=dict)  # Loop -> Field i64
     capacity: dict = field(default_factory=dict)  # Loop -> Field i64
     frame: Frame = field(default_factory=Frame)
+    buffers: list = field(default_factory=list)   # scratch buffers' fields (ptr, capacity)
+    by_loop: dict = field(default_factory=dict)   # Loop -> its entries, in order
 
     @property
     def init_builder(self) -> Builder:
@@ -114,10 +118,11 @@ class Tape:
                 self.capacity[home] = self.new_field(T.i64, ConstInt(T.i64, 0))
         e = Entry(key, type, home, storage, reason, source)
         self.entries[key] = e
+        self.by_loop.setdefault(home, []).append(e)
         return e
 
     def loop_entries(self, loop) -> list[Entry]:
-        return [e for e in self.entries.values() if e.home is loop]
+        return list(self.by_loop.get(loop, ()))
 
     # --- code emission
     def index(self, b: Builder, loop, inside: bool):
@@ -163,9 +168,11 @@ class Tape:
         need = b.add(need, ConstInt(T.i64, INITIAL_CAPACITY))
         new = b.select(b.icmp("sgt", doubled, need), doubled, need)
         for e in entries:
-            size = b.mul(new, ConstInt(T.i64, T.size_of(e.type)))
+            width = ConstInt(T.i64, T.size_of(e.type))
+            size = b.mul(new, width)
             old = self.load(b, e.storage)
-            self.store(b, b.call("realloc", T.ptr, [old, size]), e.storage)
+            grown = heap.reallocate(b, old, size, lambda: b.mul(cap, width))
+            self.store(b, grown, e.storage)
         self.store(b, new, self.capacity[loop])
         b.br(cont)
         b.position(cont)
@@ -210,7 +217,7 @@ class Tape:
 
     def persistent_fields(self) -> list:
         return list(self.capacity.values()) + [e.storage for e in self.entries.values()
-                                               if e.home is not None]
+                                               if e.home is not None] + self.buffers
 
     def finalize(self, keep: str | None) -> None:
         """Replace the release markers: free everything, or (keep = a workspace global's name)
@@ -234,7 +241,7 @@ class Tape:
             else:
                 for e in self.entries.values():
                     if e.home is not None:
-                        b.call("free", T.void, [self.load(b, e.storage)])
+                        heap.free(b, self.load(b, e.storage))
             for j, inst in enumerate(tmp.instructions):
                 blk.insert(k + j, inst)
 
@@ -267,6 +274,25 @@ class Tape:
         mask = sum(1 << k for k, f in enumerate(fields) if f.type == T.ptr)
         b.call("enzpy.park", T.void, [Global(T.ptr, keep), self.load(b, ws_field), buf,
                                       ConstInt(T.i64, len(fields)), ConstInt(T.i64, mask)])
+
+    def release_function(self, keep: str, name: str) -> None:
+        """`void name()`: free the arrays parked in workspace `keep` (a later call starts afresh)."""
+        from ..ir.module import Block, Function
+        from ..ir.values import Global
+        from .runtime import ensure
+        fields = self.persistent_fields()
+        module = self.gradient.module
+        ensure(module, "enzpy.release")
+        f = Function(name, T.void, [], prefix="define")
+        f.generated = True
+        blk = Block("entry", f)
+        f.blocks = [blk]
+        b = MathBuilder(module, blk)
+        mask = sum(1 << k for k, fl in enumerate(fields) if fl.type == T.ptr)
+        b.call("enzpy.release", T.void, [Global(T.ptr, keep), ConstInt(T.i64, len(fields)),
+                                         ConstInt(T.i64, mask)])
+        b.ret()
+        module.add_function(f)
 
     def bytes_per_iteration(self, loop) -> int:
         return sum(T.size_of(e.type) for e in self.loop_entries(loop))
