@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.values import Argument, Global
+from ..rules.allocators import allocation_size
 from .types import roots
 
 WRITES_NOTHING = ("llvm.lifetime", "llvm.assume", "llvm.dbg", "llvm.experimental.noalias",
@@ -26,15 +27,36 @@ class AliasInfo:
     fn: object
     noalias_params: bool = False
     writes: list = field(default_factory=list)   # (instruction, pointer written or None = unknown)
+    reach: dict = field(default_factory=dict)    # block -> (its SCC's bit, bits of SCCs reachable)
+    # memos, so that queries cost about O(1) each (linear time over a function):
+    _roots: dict = field(default_factory=dict)   # id(pointer) -> (pointer, its roots)
+    _fresh: dict = field(default_factory=dict)   # id(root) -> alloca / allocation / noalias param
+    _pos: dict = field(default_factory=dict)     # block -> (length, {id(instruction): index})
+    _buckets: dict = field(default_factory=dict)  # id(root) or None -> (root, write indices)
+    _summary: dict = field(default_factory=dict)  # bucket key -> (last write per block, reachers)
+    _clobbers: dict = field(default_factory=dict)  # id(load) -> (load, writes)
+    _pred_map: dict = field(default_factory=dict)  # block -> its predecessors
+
+    def roots(self, p) -> tuple:
+        hit = self._roots.get(id(p))
+        if hit is None:
+            hit = self._roots[id(p)] = (p, tuple(roots(p)))
+        return hit[1]
+
+    def is_fresh(self, x) -> bool:
+        """Nothing else points into x: an alloca, an allocation, or a `noalias` parameter."""
+        hit = self._fresh.get(id(x))
+        if hit is None:
+            f = getattr(x, "opcode", None) == "alloca" or is_allocation(x) or \
+                isinstance(x, Argument) and "noalias" in x.attrs.split()
+            hit = self._fresh[id(x)] = (x, f)
+        return hit[1]
 
     def may_alias_roots(self, a, b) -> bool:
         if a is b:
             return True
-        for x, y in ((a, b), (b, a)):
-            if getattr(x, "opcode", None) == "alloca" or is_allocation(x):
-                return False  # fresh memory: nothing else points into it
-            if isinstance(x, Argument) and "noalias" in x.attrs.split():
-                return False
+        if self.is_fresh(a) or self.is_fresh(b):
+            return False
         if isinstance(a, Argument) and isinstance(b, Argument):
             return not self.noalias_params
         if isinstance(a, Global) and isinstance(b, Global):
@@ -42,40 +64,101 @@ class AliasInfo:
         return True
 
     def may_alias(self, p, q) -> bool:
-        return any(self.may_alias_roots(a, b) for a in roots(p) for b in roots(q))
-
-    reach: dict = field(default_factory=dict)   # block -> blocks reachable from it (1+ edges)
+        return any(self.may_alias_roots(a, b) for a in self.roots(p) for b in self.roots(q))
 
     def reachable(self, a, b) -> bool:
         """Can control go from block a to block b along at least one edge?"""
-        if a not in self.reach:
+        if not self.reach:
+            self.reach = reachability(self.fn)
+        ra, sb = self.reach.get(a), self.reach.get(b)
+        if ra is None or sb is None:       # not a block of this function: search
             seen, work = set(), list(a.successors())
             while work:
                 x = work.pop()
                 if x not in seen:
                     seen.add(x)
                     work.extend(x.successors())
-            self.reach[a] = seen
-        return b in self.reach[a]
+            return b in seen
+        return bool(ra[1] >> sb[0] & 1)
+
+    def position(self, inst) -> int:
+        blk = inst.block
+        hit = self._pos.get(blk)
+        if hit is None or hit[0] != len(blk.instructions):
+            hit = self._pos[blk] = (len(blk.instructions),
+                                    {id(i): k for k, i in enumerate(blk.instructions)})
+        return hit[1][id(inst)]
 
     def may_run_after(self, first, second) -> bool:
         """May instruction `second` execute after instruction `first`?"""
-        if first.block is second.block:
-            ins = first.block.instructions
-            if ins.index(second) > ins.index(first):
-                return True
+        if first.block is second.block and self.position(second) > self.position(first):
+            return True
         return self.reachable(first.block, second.block)
 
+    # --- writes grouped by the roots they write (None: unknown memory)
+    def _bucket_keys(self, p) -> list:
+        """Keys of the buckets whose writes may alias pointer p."""
+        if not self._buckets:
+            for k, (w, q) in enumerate(self.writes):
+                for r in (self.roots(q) if q is not None else (None,)):
+                    key = id(r) if r is not None else None
+                    bucket = self._buckets.setdefault(key, (r, []))[1]
+                    if not bucket or bucket[-1] != k:
+                        bucket.append(k)
+        rp = self.roots(p)
+        return [key for key, (r, _) in self._buckets.items()
+                if key is None or any(self.may_alias_roots(a, r) for a in rp)]
+
+    def _reachers(self, key):
+        """({block: last position of a write of the bucket}, blocks from which one is reachable)."""
+        hit = self._summary.get(key)
+        if hit is None:
+            last: dict = {}
+            for k in self._buckets[key][1]:
+                w = self.writes[k][0]
+                last[w.block] = max(last.get(w.block, -1), self.position(w))
+            preds = self._preds()
+            seen, work = set(last), list(last)
+            while work:
+                for x in preds.get(work.pop(), ()):
+                    if x not in seen:
+                        seen.add(x)
+                        work.append(x)
+            hit = self._summary[key] = (last, seen)
+        return hit
+
+    def _preds(self) -> dict:
+        if not self._pred_map:
+            for blk in self.fn.blocks:
+                for s in blk.successors():
+                    self._pred_map.setdefault(s, []).append(blk)
+        return self._pred_map
+
+    def clobbered(self, load) -> bool:
+        """Is there a write that may change what `load` read, after it read it?
+        (The same as `bool(clobbers(load))`, without listing them.)"""
+        blk = load.block
+        for key in self._bucket_keys(load.ops[0]):
+            last, reachers = self._reachers(key)
+            if last.get(blk, -1) > self.position(load):
+                return True
+            if any(s in reachers for s in blk.successors()):
+                return True
+        return False
+
     def clobbers(self, load) -> list:
-        """The writes that may change what `load` read, after it read it."""
-        p = load.ops[0]
-        return [w for w, q in self.writes
-                if (q is None or self.may_alias(p, q)) and self.may_run_after(load, w)]
+        """The writes that may change what `load` read, after it read it (in function order)."""
+        hit = self._clobbers.get(id(load))
+        if hit is None:
+            ks = sorted({k for key in self._bucket_keys(load.ops[0]) for k in self._buckets[key][1]})
+            ws = [self.writes[k][0] for k in ks]
+            hit = self._clobbers[id(load)] = (load, [w for w in ws if self.may_run_after(load, w)])
+        return list(hit[1])
 
     def unchanged(self, load) -> bool:
-        if not all(isinstance(r, (Argument, Global)) for r in roots(load.ops[0])):
+        if not all(isinstance(r, (Argument, Global)) for r in self.roots(load.ops[0])):
             return False  # local memory (stack, allocations) may be gone when the reverse runs
-        return not self.clobbers(load)
+        return not self.clobbered(load)
 
 
 def alias_analysis(fn, noalias_params: bool = False) -> AliasInfo:
@@ -98,8 +181,58 @@ def alias_analysis(fn, noalias_params: bool = False) -> AliasInfo:
     return info
 
 
+def reachability(fn) -> dict:
+    """{block: (k, mask)}: k numbers the block's strongly connected component, bit j of mask says
+    that component j can be reached from it along 1+ edges. One pass over the condensation in
+    reverse topological order (Tarjan's algorithm finds the components in that order)."""
+    index, low, comp, stack, on, order = {}, {}, {}, [], set(), []
+    for root in fn.blocks:
+        if root in index:
+            continue
+        work = [(root, iter(root.successors()))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(w.successors())))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                k, members = len(order), []
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp[x] = k
+                    members.append(x)
+                    if x is v:
+                        break
+                order.append(members)
+    mask = [0] * len(order)
+    for k, members in enumerate(order):     # successors' components come first
+        m = 0
+        for x in members:
+            for s in x.successors():
+                j = comp[s]
+                if j != k:
+                    m |= mask[j] | (1 << j)
+                else:
+                    m |= 1 << k            # a cycle: the component reaches itself
+        mask[k] = m
+    return {x: (comp[x], mask[comp[x]]) for x in comp}
+
+
 def is_allocation(v) -> bool:
-    from ..rules.allocators import allocation_size
     return getattr(v, "opcode", None) == "call" and allocation_size(v) is not None
 
 

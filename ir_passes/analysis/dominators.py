@@ -25,14 +25,36 @@ class Dominators:
     idom: dict = field(default_factory=dict)
     order: list = field(default_factory=list)  # reverse postorder of reachable blocks
 
+    interval: dict = field(default_factory=dict)   # block -> (enter, leave) in a walk of the tree
+
     def dominates(self, a, b) -> bool:
-        """Does block a dominate block b?"""
-        while b is not None:
-            if b is a:
-                return True
-            nxt = self.idom.get(b)
-            b = None if nxt is b else nxt
-        return False
+        """Does block a dominate block b? (O(1): a's interval of the tree walk holds b's.)"""
+        if a is b:
+            return True
+        if not self.interval:
+            self._number()
+        ia, ib = self.interval.get(a), self.interval.get(b)
+        return ia is not None and ib is not None and ia[0] < ib[0] and ib[1] <= ia[1]
+
+    def _number(self) -> None:
+        children: dict = {}
+        root = None
+        for b, d in self.idom.items():
+            if d is b:
+                root = b
+            else:
+                children.setdefault(d, []).append(b)
+        clock, stack = 0, [(root, False)] if root is not None else []
+        enter: dict = {}
+        while stack:
+            b, done = stack.pop()
+            clock += 1
+            if done:
+                self.interval[b] = (enter[b], clock)
+                continue
+            enter[b] = clock
+            stack.append((b, True))
+            stack.extend((c, False) for c in children.get(b, ()))
 
     def reachable(self, b) -> bool:
         return b in self.idom
