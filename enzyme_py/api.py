@@ -258,8 +258,10 @@ def define_counts(layout):
 
 
 def _disjoint(annotated) -> bool:
-    """Do the array arguments occupy disjoint memory? Then a variant that knows it caches less."""
+    """Do the array arguments and the shadows occupy disjoint memory? Then a variant that knows
+    it caches less, and tells LLVM (`noalias`)."""
     arrays = [a.value for a in annotated if type(a.value) is np.ndarray]
+    arrays += [a.shadow for a in annotated if isinstance(a, (Duplicated, DuplicatedNoNeed))]
     for n, x in enumerate(arrays):
         for y in arrays[n + 1:]:
             if np.may_share_memory(x, y):

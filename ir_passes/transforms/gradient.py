@@ -32,7 +32,8 @@ class Gradient:
         check_constant_stores(primal, self.act, self.locate)
         check_integer_views(primal, self.act, self.locate)
         self.null_ptr = Constant(T.ptr, "null")
-        self._make_function(out_name)
+        self.extents = dict(extents or {})  # param index -> restore.Extent of its memory
+        self._make_function(out_name, noalias and not split)
         self.adjoints: dict = {}      # id(primal value) -> alloca of its adjoint
         self.cache_sites: dict = {}   # tape Entry -> primal instruction whose value it holds
         self.shadow_cache_sites: dict = {}
@@ -44,18 +45,23 @@ class Gradient:
         self.current_starts: dict = {}  # Loop -> frame field: its start, while reversing it
         self.alloca_shadows: dict = {}  # primal alloca -> frame Field holding its shadow
         self.split = split            # an augmented forward + reverse pair instead of one function
-        self.extents = dict(extents or {})  # param index -> restore.Extent of its memory
         self.restores: set = set()    # stores the reverse sweep undoes (restore.py)
         self.restore_markers: dict = {}
         self.keep_alive: list = []    # scratch blocks whose ids key memo entries
 
-    def _make_function(self, out_name: str) -> None:
+    def _make_function(self, out_name: str, noalias: bool) -> None:
+        """noalias: the caller promised that the memory of distinct pointer parameters never
+        overlaps; the data parameters (those with a known extent) and the shadows say so to
+        LLVM, so it can keep values in registers across shadow updates."""
         p = self.primal
-        params = [Argument(a.type, a.name or f"arg{k}", "", k) for k, a in enumerate(p.params)]
+        params = [Argument(a.type, a.name or f"arg{k}",
+                           "noalias" if noalias and k in self.extents else "", k)
+                  for k, a in enumerate(p.params)]
         self.shadow_params, self.dout_params = {}, {}
         for k, mode in enumerate(self.activity):
             if mode == "dup":
-                a = Argument(T.ptr, f"{params[k].name}.shadow", "", len(params))
+                a = Argument(T.ptr, f"{params[k].name}.shadow", "noalias" if noalias else "",
+                             len(params))
                 self.shadow_params[k] = a
                 params.append(a)
         for k, mode in enumerate(self.activity):
