@@ -21,6 +21,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -238,17 +239,20 @@ def run_workload(name, quick=False, repeats=None, budget_s=None, peers=PEERS, lo
 
 
 def cold_start(name, quick):
-    """First gradient call in two fresh processes (the second may load an on-disk cache)."""
+    """First gradient call in two fresh processes sharing an empty on-disk cache
+    (ENZYME_PY_CACHE_DIR): the first compiles and stores, the second loads."""
     out = []
-    for _ in range(2):
-        cmd = [sys.executable, "-m", f"{__package__}.coldstart", name] + (["--quick"] if quick
-                                                                           else [])
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                              cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        try:
-            out.append(json.loads(proc.stdout.strip().splitlines()[-1])["grad_first_call_s"])
-        except Exception:
-            out.append(None)
+    with tempfile.TemporaryDirectory(prefix="enzyme_py_cache_") as cache:
+        env = dict(os.environ, ENZYME_PY_CACHE_DIR=cache)
+        for _ in range(2):
+            cmd = [sys.executable, "-m", f"{__package__}.coldstart", name] + (["--quick"] if quick
+                                                                               else [])
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env,
+                                  cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            try:
+                out.append(json.loads(proc.stdout.strip().splitlines()[-1])["grad_first_call_s"])
+            except Exception:
+                out.append(None)
     return out
 
 

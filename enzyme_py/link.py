@@ -80,6 +80,7 @@ def compile_library(text: str, name: str):
     codegen = cpu_target.target_context.codegen()
     with global_compiler_lock:
         library = codegen.create_library(f"enzyme_py.{name}")
+        library.enable_object_caching()     # as Numba does: keeps the object for disk_cache
         library.add_llvm_module(llvm.parse_assembly(text))
         library.add_linking_library(rtsys.library)     # NRT_incref & co.
         library.finalize()
@@ -221,4 +222,6 @@ def make_entry(spec: GradientSpec, library):
            f"    return derivs\n")
     scope = {"gradient_call": make_gradient_call(spec, library), "raise_status": raise_status}
     exec(compile(src, f"<enzyme_py entry {spec.name}>", "exec"), scope)
-    return numba.njit(nogil=True)(scope["entry"])
+    fn = scope["entry"]
+    fn.__qualname__ = f"entry_{spec.name}"   # a symbol of its own (disk_cache loads entries)
+    return numba.njit(nogil=True)(fn)

@@ -1,0 +1,318 @@
+"""On-disk cache of compiled gradients, like Numba's `cache=True` (docs/caching.md).
+
+Off by default. `ENZYME_PY_CACHE_DIR=/path` or `enzyme_py.set_cache_dir(path)` turns it on. A
+gradient is stored as the object code of its library and of its @njit entry, plus the spec and
+tape layout, under a key computed without compiling anything: library versions and sources, CPU,
+the kernel's bytecode and that of every @njit function (and constant) it reaches through its
+globals and closure, the Numba types, the activity and the options. A hit skips capture, cleanup,
+AD and LLVM. Gradients whose code holds process-specific addresses (ctypes/cffi functions,
+custom derivatives) are never stored.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import os
+import pickle
+import re
+import secrets
+import sys
+import tempfile
+import types as pytypes
+import weakref
+
+import numpy as np
+
+ENV_VAR = "ENZYME_PY_CACHE_DIR"
+_MAGIC = b"enzyme_py-gradient-cache-1\n"
+_dir = None                 # set_cache_dir(path); None: ENZYME_PY_CACHE_DIR decides
+_loaded = {}                # key digest -> fields of a gradient loaded or built in this process
+_fingerprints = weakref.WeakKeyDictionary()   # dispatcher -> digest of its code closure
+_versions = []
+stats = {"hits": 0, "misses": 0, "stores": 0, "uncacheable": 0, "bad_files": 0}
+
+
+def set_cache_dir(path) -> None:
+    """Store compiled gradients under `path` (created if needed); None turns the cache off
+    unless ENZYME_PY_CACHE_DIR is set."""
+    global _dir
+    _dir = None if path is None else os.fspath(path)
+
+
+enable = set_cache_dir
+
+
+def disable() -> None:
+    """Turn the disk cache off in this process, whatever ENZYME_PY_CACHE_DIR says."""
+    global _dir
+    _dir = ""
+
+
+def cache_dir():
+    """The folder in use, or None when the disk cache is off."""
+    d = os.environ.get(ENV_VAR) if _dir is None else _dir
+    return d or None
+
+
+# ---- the key -----------------------------------------------------------------------------------
+
+def _library_version() -> bytes:
+    """Versions of Python, Numba, llvmlite, NumPy, the CPU, and the text of enzyme_py and
+    ir_passes (a changed derivative rule must not reuse old code). Computed once."""
+    if not _versions:
+        import llvmlite
+        import numba
+        from numba.core.registry import cpu_target
+        h = hashlib.sha256()
+        h.update(repr((sys.version, numba.__version__, llvmlite.__version__, np.__version__,
+                       cpu_target.target_context.codegen().magic_tuple(),
+                       numba.config.OPT, numba.config.BOUNDSCHECK)).encode())
+        here = os.path.dirname(os.path.abspath(__file__))
+        ir_dir = os.path.join(os.path.dirname(here), "ir_passes")
+        files = [os.path.join(here, f) for f in os.listdir(here) if f.endswith(".py")]
+        for root, _, names in os.walk(ir_dir):
+            files += [os.path.join(root, f) for f in names if f.endswith(".py")]
+        for path in sorted(files):
+            with open(path, "rb") as f:
+                h.update(os.path.relpath(path, os.path.dirname(here)).encode() + f.read())
+        _versions.append(h.digest())
+    return _versions[0]
+
+
+def _rules_state() -> str:
+    """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored)."""
+    from ir_passes.rules import arithmetic, inactive, intrinsics, libm  # noqa: F401 - the
+    from ir_passes.rules.allocators import ALLOCATORS                  # tables fill at import
+    from ir_passes.rules.blas import DOTS
+    from ir_passes.rules.registry import RULES
+    from . import nrt  # noqa: F401
+    rules = sorted((k, r.zero, r.inactive, r.linear, len(r.partials)) for k, r in RULES.items()
+                   if not k.startswith("numba.dynamic.globals."))
+    return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, DOTS.items()))))
+
+
+def _describe(value, h, seen, names=()):
+    """Feed what Numba freezes or compiles from a global or closure value into `h`."""
+    from numba.core.dispatcher import Dispatcher
+    if isinstance(value, Dispatcher):
+        h.update(b"D" + fingerprint(value, seen))
+    elif isinstance(value, pytypes.FunctionType):     # register_jitable, overloads' helpers
+        h.update(b"F")
+        _function(value, h, seen)
+    elif isinstance(value, pytypes.ModuleType):
+        h.update(b"M" + value.__name__.encode())
+        for name in names:        # module.f where f is an @njit function
+            attr = getattr(value, name, None)
+            if isinstance(attr, Dispatcher):
+                h.update(name.encode() + fingerprint(attr, seen))
+    elif isinstance(value, np.ndarray):
+        h.update(repr((value.dtype.str, value.shape)).encode() + value.tobytes())
+    elif isinstance(value, (bool, int, float, complex, str, bytes, type(None), np.generic)):
+        h.update(repr(value).encode())
+    elif isinstance(value, (tuple, list)):
+        h.update(b"(")
+        for v in value:
+            _describe(v, h, seen)
+        h.update(b")")
+    else:
+        t = type(value)
+        h.update(f"<{t.__module__}.{t.__qualname__}>".encode())
+
+
+def _code(code, h, names):
+    """Bytecode, names and constants of `code` and its nested code objects."""
+    h.update(code.co_code)
+    h.update(repr((code.co_name, code.co_names, code.co_varnames, code.co_freevars,
+                   code.co_cellvars, code.co_argcount, code.co_kwonlyargcount)).encode())
+    names.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, pytypes.CodeType):
+            _code(c, h, names)
+        elif isinstance(c, frozenset):
+            h.update(repr(sorted(map(repr, c))).encode())
+        else:
+            h.update(repr(c).encode())
+
+
+def _function(fn, h, seen):
+    if id(fn) in seen:
+        h.update(b"<recursive>")
+        return
+    seen.add(id(fn))
+    h.update(f"{fn.__module__}.{fn.__qualname__}".encode())
+    names = set()
+    _code(fn.__code__, h, names)
+    ordered = sorted(names)
+    for name in ordered:
+        if name in fn.__globals__:
+            h.update(b"g" + name.encode())
+            _describe(fn.__globals__[name], h, seen, ordered)
+    for cell in fn.__closure__ or ():
+        try:
+            _describe(cell.cell_contents, h, seen, ordered)
+        except ValueError:        # an empty cell
+            h.update(b"<empty>")
+    for d in fn.__defaults__ or ():
+        _describe(d, h, seen)
+
+
+def fingerprint(dispatcher, seen=None) -> bytes:
+    """A digest of everything of `dispatcher` that its compiled code depends on (memoized)."""
+    got = _fingerprints.get(dispatcher)
+    if got is not None:
+        return got
+    h = hashlib.sha256()
+    opts = sorted((k, repr(sorted(v) if isinstance(v, (set, frozenset)) else v))
+                  for k, v in dispatcher.targetoptions.items())
+    h.update(repr((opts, sorted(map(repr, dispatcher.locals.items())))).encode())
+    _function(dispatcher.py_func, h, set() if seen is None else seen)
+    digest = h.digest()
+    if seen is None:              # a digest cut short by recursion is not memoized
+        _fingerprints[dispatcher] = digest
+    return digest
+
+
+def make_key(mode, dispatcher, numba_types, options) -> str:
+    h = hashlib.sha256(_library_version())
+    h.update(fingerprint(dispatcher))
+    h.update(repr((mode, tuple(map(str, numba_types)), options, _rules_state())).encode())
+    return h.hexdigest()
+
+
+# ---- what may be stored ------------------------------------------------------------------------
+
+_ADDRESS = re.compile(r"inttoptr \(i64 (-?\d+) to")
+_PROCESS_SPECIFIC = ("numba.dynamic.globals", ".numba.unresolved$")
+_ENV_DEFINITION = re.compile(r'^@"?_ZN08NumbaEnv.*$', re.M)   # every kernel module has one
+
+
+def cacheable(text: str) -> bool:
+    """False when the module embeds something valid in this process only: a ctypes/cffi function
+    or custom-derivative address, an unresolved recursion slot, a use of a Numba environment
+    (filled in at load time by Numba, which knows nothing of our library)."""
+    if any(s in text for s in _PROCESS_SPECIFIC) or \
+            "_ZN08NumbaEnv" in _ENV_DEFINITION.sub("", text):
+        return False
+    return not any(abs(int(n)) > 0xFFFF for n in _ADDRESS.findall(text))
+
+
+# ---- load and store ----------------------------------------------------------------------------
+
+def _reduce_entry(entry):
+    """The compile result of `entry` (its only overload) as Numba's own cache pickles it, but
+    with its environments as (name, consts): their globals are the exec'd entry's scope."""
+    (cres,) = entry.overloads.values()
+    fndesc = copy.copy(cres.fndesc)
+    fndesc.typemap = fndesc.calltypes = fndesc.global_dict = None
+    envs = [(e.env_name, list(e.consts)) for e in cres._find_referenced_environments()]
+    return (cres.library.serialize_using_object_code(), fndesc,
+            (cres.environment.env_name, list(cres.environment.consts)), cres.signature,
+            cres.objectmode, cres.lifted, "", cres.reload_init, envs)
+
+
+def _rebuild_entry(entry, data):
+    from numba.core.compiler import CompileResult
+    from numba.core.environment import Environment
+    from numba.core.registry import cpu_target
+
+    def env(name, consts):
+        found = Environment._memo.get(name)
+        if found is None:
+            found = Environment(entry.py_func.__globals__)
+            found.consts[:] = consts
+            found.env_name = name
+            Environment._memo[name] = found
+        return found
+
+    libdata, fndesc, main_env = data[:3]
+    ctx = cpu_target.target_context
+    cres = CompileResult._rebuild(ctx, libdata, fndesc, env(*main_env), *data[3:8],
+                                  tuple(env(*e) for e in data[8]))
+    ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+    entry.add_overload(cres)
+
+
+class Slot:
+    """One (kernel, types, activity, options) in the disk cache.
+
+    `hit`: the fields of the compiled gradient (spec, library, entry, layout, ...) when it was
+    found, else None. `symbol(name)` makes a gradient name unique among processes; `save(...)`
+    stores a gradient built after a miss."""
+
+    def __init__(self, folder, key, label, make_entry):
+        self.folder, self.key, self.make_entry = folder, key, make_entry
+        safe = re.sub(r"[^A-Za-z0-9_.]", "_", label)[:60]
+        self.path = os.path.join(folder, f"{safe}-{key[:32]}.nbg")
+        self.hit = _loaded.get(key) or self._load()
+        stats["hits" if self.hit else "misses"] += 1
+
+    def symbol(self, name: str) -> str:
+        """Gradients loaded from files of other processes must not clash with this one."""
+        return f"{name}_{secrets.token_hex(6)}"
+
+    def _load(self):
+        try:
+            with open(self.path, "rb") as f:
+                blob = f.read()
+        except OSError:
+            return None
+        try:
+            head, digest, body = blob[:len(_MAGIC)], blob[len(_MAGIC):len(_MAGIC) + 32], \
+                blob[len(_MAGIC) + 32:]
+            if head != _MAGIC or hashlib.sha256(body).digest() != digest:
+                raise ValueError("bad header or checksum")
+            record = pickle.loads(body)
+            if record["key"] != self.key:
+                raise ValueError("key mismatch")
+            fields = self._rebuild(record)
+        except Exception:         # noqa: BLE001 - a corrupt or foreign file: rebuild
+            stats["bad_files"] += 1
+            return None
+        _loaded[self.key] = fields
+        return fields
+
+    def _rebuild(self, record):
+        from numba.core.registry import cpu_target
+        from .api import define_counts
+        fields = dict(record["fields"])
+        cpu_target.target_context.refresh()   # as Numba's cache does: NRT is set up on first use
+        define_counts(fields.get("layout"))   # the gradient reads this global: define it first
+        codegen = cpu_target.target_context.codegen()
+        library = codegen.unserialize_library(record["library"])
+        entry = self.make_entry(fields["spec"], library)
+        _rebuild_entry(entry, record["entry"])
+        fields.update(library=library, entry=entry)
+        return fields
+
+    def save(self, fields: dict, verified_text: str) -> bool:
+        """Store a freshly built gradient: `fields` holds spec, library, entry and what the
+        result type needs besides. Returns whether it was stored."""
+        kept = {k: v for k, v in fields.items() if k not in ("library", "entry")}
+        if not cacheable(verified_text):
+            stats["uncacheable"] += 1
+            return False
+        _loaded[self.key] = fields
+        try:
+            record = {"key": self.key, "fields": kept,
+                      "library": fields["library"].serialize_using_object_code(),
+                      "entry": _reduce_entry(fields["entry"])}
+            body = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+            os.makedirs(self.folder, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                f.write(_MAGIC + hashlib.sha256(body).digest() + body)
+            os.replace(tmp, self.path)      # atomic: readers see the old file or the new one
+        except Exception:         # noqa: BLE001 - an unwritable folder never fails a gradient
+            return False
+        stats["stores"] += 1
+        return True
+
+
+def open_slot(mode, dispatcher, numba_types, options, make_entry):
+    """The Slot for this gradient, or None when the disk cache is off."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = make_key(mode, dispatcher, numba_types, options)
+    label = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}-{mode}"
+    return Slot(folder, key, label, make_entry)
