@@ -9,6 +9,7 @@ from .api import autodiff, clear_cache, compile_count, compile_gradient, inspect
 from .errors import UnsupportedError
 from . import njit_api  # noqa: F401 - autodiff and the annotations inside @njit code
 from .custom import register_derivative
+from .disk_cache import set_cache_dir
 from .explain import explain
 from .helpers import (differentiable, forward_entry, gradient, gradient_entry, hessian,
                       hessian_vector_product, jacobian, jvp, value_and_grad, vjp)
@@ -16,7 +17,7 @@ from .helpers import (differentiable, forward_entry, gradient, gradient_entry, h
 __all__ = [
     "autodiff", "compile_gradient", "inspect", "compile_count", "clear_cache",
     "Const", "Active", "Duplicated", "DuplicatedNoNeed", "BatchDuplicated", "Reverse", "Forward",
-    "UnsupportedError", "explain", "register_derivative",
+    "UnsupportedError", "explain", "register_derivative", "set_cache_dir",
     "gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product", "hessian",
     "differentiable", "gradient_entry", "forward_entry",
 ]
