@@ -11,12 +11,17 @@ from __future__ import annotations
 from ..analysis.types import kind
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
+from . import deferred
 
 
 def reverse_load(g, inst, block, b) -> None:
     if not g.act.is_active(inst):
         return
     d = g.take_adjoint(b, inst)
+    slot = deferred.slot_for(g, inst, block)
+    if slot is not None:
+        b.store(b.accumulate(b.load(inst.type, slot), d), slot)
+        return
     sp = g.avail.shadow(inst.ops[0], block, b)
     b.store(b.accumulate(b.load(inst.type, sp, align=inst.align), d), sp, align=inst.align)
 

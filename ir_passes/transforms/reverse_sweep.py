@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.builder import MathBuilder
 from ..ir.values import ConstInt
-from . import heap
+from . import deferred, heap
 from .adjoints import reverse_instruction
 
 
@@ -25,6 +25,7 @@ class ReverseSweep:
         self.g, self.fwd = g, fwd
         self.rb = {blk: g.new_block("rev." + blk.name) for blk in g.dom.order}
         self.finish_block = None
+        self.loop_exits = []   # (loop, entry edge's source, block): deferred.flush goes there
         rt = g.fn.ret_type
         self.status_slot = None if isinstance(rt, T.VoidType) else g.tape.new_field(rt)
 
@@ -38,6 +39,10 @@ class ReverseSweep:
             for inst in reversed(blk.instructions):
                 reverse_instruction(g, inst, blk, b)
             self.dispatch(blk, b)
+        for loop, src, blk in self.loop_exits:   # every deferred slot is known now
+            b = MathBuilder(g.module, blk)
+            deferred.flush(g, loop, src, b)
+            b.br(self.rb[src])
         self.finish()
 
     def dispatch(self, blk, b) -> None:
@@ -87,6 +92,11 @@ class ReverseSweep:
         header = g.loops.header_loop(dst)
         if header is not None and src in header.blocks:
             g.tape.step(b, header, -1)
+        if header is not None and src not in header.blocks:   # the reverse sweep leaves a loop
+            leave = g.new_block(f"rev.leave.{dst.name}.{src.name}")
+            self.loop_exits.append((header, src, leave))
+            b.br(leave)
+            return blk
         b.br(self.rb[src])
         return blk
 
