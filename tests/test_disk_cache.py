@@ -116,15 +116,24 @@ def test_changed_source_callee_types_activity_miss(tmp_path, cache_dir):
     g3 = grad(load_module(src), x)
     assert len(files(cache_dir)) == 2
     np.testing.assert_allclose(g3 - g1, 4 * x, rtol=1e-12)
+    src.write_text(KERNELS.replace("return v * v * SCALE", "return v * v * v * SCALE"))
+    g4 = grad(load_module(src), x)                     # the @njit callee's code
+    assert len(files(cache_dir)) == 3
+    np.testing.assert_allclose(g4 - g1, 3 * x * x - 2 * x, rtol=1e-12, atol=1e-15)
     src.write_text(KERNELS.replace("helper(x[i]) + math.sin", "helper(x[i]) - math.sin"))
     grad(load_module(src), x)                          # the kernel's own code
-    assert len(files(cache_dir)) == 3
+    assert len(files(cache_dir)) == 4
     mod = load_module(src)
     grad(mod, x.astype(np.float32))                    # the signature
-    assert len(files(cache_dir)) == 4
+    assert len(files(cache_dir)) == 5
     autodiff(mod.energy, Active(2.0), Duplicated(x, np.zeros(9)))
     autodiff(mod.energy, Const(2.0), Duplicated(x, np.zeros(9)))   # the activity
-    assert len(files(cache_dir)) == 6
+    assert len(files(cache_dir)) == 7
+    autodiff(mod.energy, Const(2.0), Duplicated(x, np.zeros(9)), cache="always")   # an option
+    assert len(files(cache_dir)) == 8
+    xx, dxx = x.copy(), np.zeros(9)
+    autodiff(mod.smooth, Duplicated(xx, dxx), Duplicated(xx, dxx))   # the aliasing variant
+    assert len(files(cache_dir)) == 9
 
 
 def test_corrupt_file_is_rebuilt(tmp_path, cache_dir):
