@@ -5,6 +5,9 @@ final IR (`inspect_llvm`) is vectorized and has its callees inlined away: neithe
 is a good input for AD. So at import we install a code-library class that records
 the text of every module Numba adds, and `capture` compiles a private copy of the
 kernel and links the recorded texts of the kernel and all its @njit callees.
+The copy is only typed and lowered: Numba stops before optimizing it or making
+machine code (nobody calls it), and its own library skips Numba's per-function
+optimization (only the recorded, unoptimized text is read).
 
 Callees compiled before that class was installed, or loaded from Numba's
 on-disk cache, have no recorded text: they are recompiled as private copies too
@@ -18,13 +21,17 @@ from typing import Any
 
 import llvmlite.binding as llvm
 import numba
-from numba.core import cgutils, codegen
+from numba.core import cgutils, codegen, compiler
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core import types as numba_types
 from numba.core.errors import NumbaDebugInfoWarning, NumbaError
 from numba.core.registry import cpu_target
 from numba.core.runtime import rtsys
 
+from .timings import stage
+
 _RECORD_ATTR = "_enzyme_py_ir_texts"
+_RECORD_ONLY_ATTR = "_enzyme_py_record_only"   # a private copy's library: record, never compile
 
 
 def _make_recording_class(base):
@@ -34,7 +41,8 @@ def _make_recording_class(base):
         def add_ir_module(self, ir_module):
             self.__dict__.setdefault(_RECORD_ATTR, []).append(
                 cgutils.normalize_ir_text(str(ir_module)))
-            super().add_ir_module(ir_module)
+            if not self.__dict__.get(_RECORD_ONLY_ATTR):
+                super().add_ir_module(ir_module)
 
     return RecordingCodeLibrary
 
@@ -62,7 +70,8 @@ class Captured:
     `text`: LLVM IR of the kernel and every @njit callee (no wrappers, no NRT
     module), verified. `fn_name`: the kernel's mangled name in it. `argtypes`,
     `restype`: the Numba types of the compiled signature. `dispatcher`: the
-    private debug copy that was compiled (kept alive for debugging).
+    private debug copy that was lowered (kept alive for debugging; it has no
+    overloads: it was never compiled to machine code).
     """
     text: str
     fn_name: str
@@ -71,13 +80,14 @@ class Captured:
     dispatcher: Any
 
 
+@stage("capture")
 def capture(kernel, argtypes) -> Captured:
     """Compile a private copy of `kernel` for `argtypes` and return its linked module.
 
     Raises TypeError when Numba cannot compile the kernel for these types.
     """
     try:
-        copy = _compile_copy(kernel, argtypes)
+        copy, cres = _compile_copy(kernel, argtypes)
     except NumbaError as exc:
         if "re-entrant" not in str(exc):
             raise _cannot_compile(kernel, argtypes, exc) from exc
@@ -85,10 +95,9 @@ def capture(kernel, argtypes) -> Captured:
         # compiling the same signature while the copy is: compile it first.
         try:
             kernel.compile(tuple(argtypes))
-            copy = _compile_copy(kernel, argtypes)
+            copy, cres = _compile_copy(kernel, argtypes)
         except NumbaError as exc2:
             raise _cannot_compile(kernel, argtypes, exc2) from exc2
-    (cres,) = copy.overloads.values()
     collector = _Collector()
     collector.add(cres)
     module = link_texts(collector.texts)
@@ -98,12 +107,32 @@ def capture(kernel, argtypes) -> Captured:
 
 
 def _compile_copy(kernel, argtypes):
+    """Type and lower a private copy of `kernel` for `argtypes`: (copy dispatcher, result).
+
+    Numba's pipeline stops after lowering (`no_compile`), the way it compiles internal
+    helpers: the copy's module is recorded, never optimized, finalized or turned into
+    machine code, and the copy gets no overload (it is never called). Callees are compiled
+    as usual, by their own dispatchers."""
     copy = numba.njit(**_copy_options(kernel))(kernel.py_func)
-    with warnings.catch_warnings():
+    fcomp = copy._compiler
+    flags = compiler.Flags()
+    fcomp.targetdescr.options.parse_as_flags(flags, fcomp.targetoptions)
+    flags = fcomp._customize_flags(flags)
+    flags.no_compile = True
+    library = cpu_target.target_context.codegen().create_library(
+        f"enzyme_py.capture.{kernel.py_func.__qualname__}")
+    library.__dict__[_RECORD_ONLY_ATTR] = True
+    with warnings.catch_warnings(), global_compiler_lock:
         # debug=True is our choice, not the user's: hide its complaints.
         warnings.simplefilter("ignore", NumbaDebugInfoWarning)
-        copy.compile(tuple(argtypes))
-    return copy
+        cres = compiler.compile_extra(
+            fcomp.targetdescr.typing_context, fcomp.targetdescr.target_context,
+            fcomp._get_implementation(tuple(argtypes), {}), args=tuple(argtypes),
+            return_type=None, flags=flags, locals=copy.locals, library=library,
+            pipeline_class=fcomp.pipeline_class)
+    if cres.typing_error is not None:
+        raise cres.typing_error
+    return copy, cres
 
 
 def _cannot_compile(kernel, argtypes, exc) -> TypeError:
@@ -188,8 +217,7 @@ class _Collector:
                 self.add(callee)
 
     def _add_fresh_copy(self, dispatcher, argtypes, old):
-        copy = _compile_copy(dispatcher, argtypes)
-        (cres,) = copy.overloads.values()
+        _, cres = _compile_copy(dispatcher, argtypes)
         self.add(cres, rename=(cres.fndesc.mangled_name, old.fndesc.mangled_name))
 
 

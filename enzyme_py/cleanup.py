@@ -13,7 +13,10 @@ import re
 import llvmlite.binding as llvm
 from numba.core.registry import cpu_target
 
+from .timings import stage
 
+
+@stage("cleanup")
 def cleanup(text: str, fn_name: str) -> str:
     """Return `text` after inlining callees into `fn_name` and running O2."""
     module = llvm.parse_assembly(resolve_recursion_slots(text))

@@ -8,6 +8,7 @@ status so the kernel's exceptions reach the caller unchanged. An `@njit` entry
 point wraps the intrinsic: it is callable from Python and from other @njit code.
 """
 import hashlib
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from numba.core.registry import cpu_target
 from numba.extending import intrinsic
 
 from .convention import returns_float
+from .timings import stage
 
 
 @dataclass(frozen=True)
@@ -54,11 +56,15 @@ def gradient_name(fn_name: str, argtypes, activity) -> str:
     return "__enzyme_py_grad_" + hashlib.sha1(key.encode()).hexdigest()[:20]
 
 
+@stage("verify")
 def prepare_module(text: str, grad_name: str) -> str:
     """Give every defined function but `grad_name` (and its `.release`) internal linkage; verify.
 
-    Internal helpers cannot clash with the same functions in other libraries.
-    Returns the verified module text.
+    Internal helpers cannot clash with the same functions in other libraries. Functions and
+    globals left unreferenced (the primal kernel, helpers inlined into the gradient) are
+    dropped: O3 would drop them too, but only after optimizing each function on its own.
+    Returns the verified module text; `compile_library` reuses the parsed module when
+    given that very text (docs/performance.md, compile time).
     """
     module = llvm.parse_assembly(text)
     found = False
@@ -69,10 +75,35 @@ def prepare_module(text: str, grad_name: str) -> str:
             fn.linkage = llvm.Linkage.internal
     if not found:
         raise ValueError(f"the generated module does not define @{grad_name}")
+    _drop_unreferenced(module)
     module.verify()
-    return str(module)
+    verified = str(module)
+    _prepared.last = (verified, module)
+    return verified
 
 
+_prepared = threading.local()   # .last: (text, module) of the latest prepare_module here
+
+
+def _drop_unreferenced(module) -> None:
+    """LLVM's GlobalDCE: delete internal functions and globals nothing external reaches."""
+    tm = cpu_target.target_context.codegen()._tm
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=0))
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_global_dead_code_eliminate_pass()
+    mpm.run(module, pb)
+
+
+def _parse_verified(text: str):
+    """The module of `text`: the one prepare_module just printed it from, else parsed."""
+    last = getattr(_prepared, "last", None)
+    _prepared.last = None
+    if last is not None and last[0] is text:
+        return last[1]
+    return llvm.parse_assembly(text)
+
+
+@stage("O3 + codegen")
 def compile_library(text: str, name: str):
     """Compile verified module text with Numba's codegen (O3) into a code library."""
     from numba.core.runtime import rtsys
@@ -81,7 +112,7 @@ def compile_library(text: str, name: str):
     with global_compiler_lock:
         library = codegen.create_library(f"enzyme_py.{name}")
         library.enable_object_caching()     # as Numba does: keeps the object for disk_cache
-        library.add_llvm_module(llvm.parse_assembly(text))
+        library.add_llvm_module(_parse_verified(text))
         library.add_linking_library(rtsys.library)     # NRT_incref & co.
         library.finalize()
     return library
