@@ -215,33 +215,20 @@ fill:
   %w = phi ptr [ %ws, %entry ], [ %new, %fresh ]
   call void @llvm.memcpy.p0.p0.i64(ptr %w, ptr %src, i64 %bytes, i1 false)
   %old = atomicrmw xchg ptr %slot, ptr %w acq_rel, align 8
-  %empty = icmp eq ptr %old, null
-  br i1 %empty, label %done, label %loop
-loop:
-  %i = phi i64 [ 0, %fill ], [ %i1, %next ]
-  %bit = shl i64 1, %i
-  %m = and i64 %mask, %bit
-  %isptr = icmp ne i64 %m, 0
-  br i1 %isptr, label %release, label %next
-release:
-  %p = getelementptr ptr, ptr %old, i64 %i
-  %v = load ptr, ptr %p
-  call void @free(ptr %v)
-  br label %next
-next:
-  %i1 = add i64 %i, 1
-  %more = icmp slt i64 %i1, %n
-  br i1 %more, label %loop, label %last
-last:
-  call void @free(ptr %old)
-  br label %done
-done:
+  call void @enzpy.free_workspace(ptr %old, i64 %n, i64 %mask)
   ret void
 }
 
 define internal void @enzpy.release(ptr %slot, i64 %n, i64 %mask) {
 entry:
   %old = atomicrmw xchg ptr %slot, ptr null acq_rel, align 8
+  call void @enzpy.free_workspace(ptr %old, i64 %n, i64 %mask)
+  ret void
+}
+
+; A workspace taken out of its slot: its pointer fields (per `mask`), then itself.
+define internal void @enzpy.free_workspace(ptr %old, i64 %n, i64 %mask) {
+entry:
   %empty = icmp eq ptr %old, null
   br i1 %empty, label %done, label %loop
 loop:
