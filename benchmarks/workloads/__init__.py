@@ -1,8 +1,10 @@
 """The benchmark workloads, one module each (see benchmarks/__main__.py for the order).
 
 Each module has NAME, TITLE, the Numba primal `kernel`, `setup(quick)` returning a
-`benchmarks.harness.Instance`, optionally a hand-written adjoint (workloads 1, 2, 3, 7, 8) and
-`jax_setup(instance)` for the JAX peer.
+`benchmarks.harness.Instance`, optionally a hand-written adjoint (workloads 1, 2, 3, 7, 8), and
+`jax_setup(instance)`, `torch_setup(instance)`, `warp_setup(instance)` for the peers, each
+returning (primal call, gradient call, gradient vector); a missing one prints "no port".
+Warp's kernels live in `_warp_kernels.py`, imported only by the Warp ports.
 """
 import os
 

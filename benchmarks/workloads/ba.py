@@ -255,3 +255,42 @@ def jax_setup(inst):
         return np.concatenate([np.asarray(blk).ravel(), np.asarray(jw)])
     return (lambda: jax.block_until_ready(fwd(cams, X, w))), \
         (lambda: jax.block_until_ready(g(cams, X, w))), result
+
+
+def torch_setup(inst):
+    """Per-observation Jacobian blocks with torch.func (vmap of jacrev), like the JAX port."""
+    import torch
+    from torch.func import jacrev, vmap
+    cams, X, w, obs, feats = (torch.from_numpy(np.array(a, copy=True)) for a in inst.data)
+    cam_o, X_o = cams[obs[:, 0]], X[obs[:, 1]]
+
+    def rot(r, x):
+        sq = torch.sum(r * r)
+        safe = torch.where(sq != 0.0, sq, torch.ones_like(sq))
+        theta = torch.sqrt(safe)
+        wv = r / theta
+        full = x * torch.cos(theta) + torch.linalg.cross(wv, x) * torch.sin(theta) \
+            + wv * torch.dot(wv, x) * (1.0 - torch.cos(theta))
+        return torch.where(sq != 0.0, full, x + torch.linalg.cross(r, x))
+
+    def residual(cam, pt, wi, ft):
+        y = rot(cam[:3], pt - cam[3:6])
+        p = y[:2] / y[2]
+        rsq = torch.sum(p * p)
+        L = 1.0 + cam[9] * rsq + cam[10] * rsq * rsq
+        return wi * (p * L * cam[6] + cam[7:9] - ft)
+
+    jac = vmap(jacrev(residual, argnums=(0, 1, 2)))
+
+    def fwd():
+        with torch.no_grad():
+            return vmap(residual)(cam_o, X_o, w, feats), 1.0 - w * w
+
+    def grad():
+        jc, jx, jw = jac(cam_o, X_o, w, feats)
+        return torch.cat([jc, jx, jw[:, :, None]], dim=2), -2.0 * w
+
+    def result():
+        blk, jw = grad()
+        return np.concatenate([blk.numpy().ravel(), jw.numpy()])
+    return fwd, grad, result

@@ -61,3 +61,44 @@ def jax_setup(inst):
     xj = jnp.asarray(x0)
     return (lambda: fwd(xj).block_until_ready()), (lambda: g(xj).block_until_ready()), \
         (lambda: np.asarray(g(xj)))
+
+
+def torch_setup(inst):
+    import torch
+    x = torch.from_numpy(inst.spec[0].init.copy())
+    w = torch.from_numpy(inst.spec[1].seed.copy())
+
+    def fwd():
+        with torch.no_grad():
+            return x * x + torch.sin(x)
+
+    def grad():
+        xr = x.detach().requires_grad_(True)
+        y = xr * xr + torch.sin(xr)
+        return torch.autograd.grad(y, xr, grad_outputs=w)[0]
+    return fwd, grad, (lambda: grad().numpy())
+
+
+def warp_setup(inst):
+    import warp as wp
+    from ._warp_kernels import elementwise as k
+    n = inst.spec[0].init.shape[0]
+    x = wp.array(inst.spec[0].init, dtype=wp.float64, device="cpu", requires_grad=True)
+    y = wp.zeros(n, dtype=wp.float64, device="cpu", requires_grad=True)
+    w = wp.array(inst.spec[1].seed, dtype=wp.float64, device="cpu")
+
+    def fwd():
+        wp.launch(k, dim=n, inputs=[x], outputs=[y], device="cpu")
+
+    tape = wp.Tape()
+
+    def grad():
+        tape.reset()                   # drops the recorded launches, zeroes the gradients
+        with tape:
+            wp.launch(k, dim=n, inputs=[x], outputs=[y], device="cpu")
+        tape.backward(grads={y: w})
+
+    def result():
+        grad()
+        return x.grad.numpy().copy()
+    return fwd, grad, result

@@ -190,3 +190,49 @@ def jax_setup(inst):
         return np.concatenate([np.asarray(r).ravel() for r in g(alphas, means, icf)])
     return (lambda: fwd(alphas, means, icf).block_until_ready()), \
         (lambda: jax.block_until_ready(g(alphas, means, icf))), result
+
+
+def torch_setup(inst):
+    import torch
+    alphas0, means0, icf0, x = (torch.from_numpy(np.array(inst.spec[k].init, copy=True))
+                                for k in range(4))
+    gamma, wm = inst.spec[4].init, inst.spec[5].init
+    K, d = means0.shape
+    n = x.shape[0]
+    rows, cols = [], []
+    for i in range(d):
+        for j in range(i + 1, d):
+            rows.append(j)
+            cols.append(i)
+    rows, cols = torch.tensor(rows), torch.tensor(cols)
+    nn = d + wm + 1
+    C = nn * d * (math.log(gamma) - 0.5 * math.log(2.0)) - log_gamma_distrib(0.5 * nn, d)
+
+    def f(alphas, means, icf):
+        qs = icf[:, :d]
+        Qd = torch.exp(qs)
+        sum_qs = torch.sum(qs, dim=1)
+        Ls = torch.zeros((K, d, d), dtype=icf.dtype)
+        Ls[:, rows, cols] = icf[:, d:]
+        Q = Ls + torch.diag_embed(Qd)
+        xc = x[:, None, :] - means[None, :, :]
+        Qx = torch.einsum("kij,nkj->nki", Q, xc)
+        main = alphas[None, :] + sum_qs[None, :] - 0.5 * torch.sum(Qx * Qx, dim=2)
+        slse = torch.sum(torch.logsumexp(main, dim=1))
+        prior = torch.sum(0.5 * gamma * gamma * (torch.sum(Qd * Qd, dim=1)
+                                                 + torch.sum(icf[:, d:] ** 2, dim=1))
+                          - wm * sum_qs) - K * C
+        return -n * d * 0.5 * math.log(2.0 * PI) + slse - n * torch.logsumexp(alphas, 0) \
+            + prior
+
+    def fwd():
+        with torch.no_grad():
+            return f(alphas0, means0, icf0)
+
+    def grad():
+        args = [a.detach().requires_grad_(True) for a in (alphas0, means0, icf0)]
+        return torch.autograd.grad(f(*args), args)
+
+    def result():
+        return np.concatenate([g.numpy().ravel() for g in grad()])
+    return fwd, grad, result

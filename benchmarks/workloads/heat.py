@@ -117,3 +117,63 @@ def jax_setup(inst):
         return np.concatenate([np.asarray(du), [float(da)]])
     return (lambda: fwd(u0, alpha).block_until_ready()), \
         (lambda: jax.block_until_ready(g(u0, alpha))), result
+
+
+def torch_setup(inst):
+    import torch
+    u0 = torch.from_numpy(inst.spec[0].init.copy())
+    w = torch.from_numpy(inst.spec[0].seed.copy())
+    alpha0 = float(inst.spec[1].init)
+    steps = inst.spec[2].init
+
+    def f(u, alpha):
+        r = alpha * DT_OVER_DX2
+        for _ in range(steps):
+            lap = u[:-2] - 2.0 * u[1:-1] + u[2:]
+            u = torch.cat([u[:1], u[1:-1] + r * lap, u[-1:]])
+        return torch.dot(w, u)
+
+    def fwd():
+        with torch.no_grad():
+            return f(u0, torch.tensor(alpha0, dtype=torch.float64))
+
+    def grad():
+        u = u0.detach().requires_grad_(True)
+        a = torch.tensor(alpha0, dtype=torch.float64, requires_grad=True)
+        return torch.autograd.grad(f(u, a), (u, a))
+
+    def result():
+        du, da = grad()
+        return np.concatenate([du.numpy(), [float(da)]])
+    return fwd, grad, result
+
+
+def warp_setup(inst):
+    import warp as wp
+    from ._warp_kernels import heat_step
+    u0 = inst.spec[0].init
+    n = u0.shape[0]
+    steps = inst.spec[2].init
+    # one array per state: Warp's tape cannot differentiate an array overwritten in place
+    us = [wp.array(u0, dtype=wp.float64, device="cpu", requires_grad=True)] + \
+        [wp.zeros(n, dtype=wp.float64, device="cpu", requires_grad=True) for _ in range(steps)]
+    alpha = wp.array([inst.spec[1].init], dtype=wp.float64, device="cpu", requires_grad=True)
+    w = wp.array(inst.spec[0].seed, dtype=wp.float64, device="cpu")
+
+    def forward():
+        for s in range(steps):
+            wp.launch(heat_step, dim=n, inputs=[us[s], alpha], outputs=[us[s + 1]],
+                      device="cpu")
+
+    tape = wp.Tape()
+
+    def grad():
+        tape.reset()                   # drops the recorded launches, zeroes the gradients
+        with tape:
+            forward()
+        tape.backward(grads={us[-1]: w})
+
+    def result():
+        grad()
+        return np.concatenate([us[0].grad.numpy(), alpha.grad.numpy()])
+    return forward, grad, result

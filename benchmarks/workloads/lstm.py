@@ -130,3 +130,44 @@ def jax_setup(inst):
         return np.concatenate([np.asarray(r).ravel() for r in g(main, extra)])
     return (lambda: fwd(main, extra).block_until_ready()), \
         (lambda: jax.block_until_ready(g(main, extra))), result
+
+
+def torch_setup(inst):
+    import torch
+    main0, extra0, state, seq = (torch.from_numpy(np.array(a.init, copy=True))
+                                 for a in inst.spec)
+    nl = main0.shape[0] // 2
+    b = state.shape[1]
+    c = seq.shape[0]
+
+    def f(main, extra):
+        st = [state[k] for k in range(2 * nl)]
+        total = 0.0
+        for t in range(c - 1):
+            x = seq[t] * extra[0]
+            for L in range(nl):
+                w, bi = main[2 * L], main[2 * L + 1]
+                h, cc = st[2 * L], st[2 * L + 1]
+                fg = torch.sigmoid(x * w[:b] + bi[:b])
+                ig = torch.sigmoid(h * w[b:2 * b] + bi[b:2 * b])
+                og = torch.sigmoid(x * w[2 * b:3 * b] + bi[2 * b:3 * b])
+                ch = torch.tanh(h * w[3 * b:] + bi[3 * b:])
+                cc = cc * fg + ig * ch
+                h = og * torch.tanh(cc)
+                st[2 * L], st[2 * L + 1] = h, cc
+                x = h
+            y = x * extra[1] + extra[2]
+            total = total + torch.dot(seq[t + 1], y - torch.log(torch.sum(torch.exp(y)) + 2.0))
+        return -total / ((c - 1) * b)
+
+    def fwd():
+        with torch.no_grad():
+            return f(main0, extra0)
+
+    def grad():
+        args = [a.detach().requires_grad_(True) for a in (main0, extra0)]
+        return torch.autograd.grad(f(*args), args)
+
+    def result():
+        return np.concatenate([g.numpy().ravel() for g in grad()])
+    return fwd, grad, result

@@ -133,3 +133,59 @@ def jax_setup(inst):
         return np.concatenate([np.asarray(r) for r in g(px, py, m)])
     return (lambda: jax.block_until_ready(fwd(px, py, m))), \
         (lambda: jax.block_until_ready(g(px, py, m))), result
+
+
+def torch_setup(inst):
+    import torch
+    px0, py0, m0 = (torch.from_numpy(inst.spec[k].init.copy()) for k in range(3))
+    wx, wy = (torch.from_numpy(inst.spec[k].seed.copy()) for k in (3, 4))
+    n = px0.shape[0]
+    offdiag = ~torch.eye(n, dtype=torch.bool)
+
+    def forces(px, py, m):
+        dx = px[None, :] - px[:, None]
+        dy = py[None, :] - py[:, None]
+        r2 = dx * dx + dy * dy + EPS2
+        s = torch.where(offdiag, m[None, :] / (r2 * torch.sqrt(r2)), 0.0)
+        return m * torch.sum(s * dx, dim=1), m * torch.sum(s * dy, dim=1)
+
+    def fwd():
+        with torch.no_grad():
+            return forces(px0, py0, m0)
+
+    def grad():
+        args = [a.detach().requires_grad_(True) for a in (px0, py0, m0)]
+        fx, fy = forces(*args)
+        return torch.autograd.grad(torch.dot(wx, fx) + torch.dot(wy, fy), args)
+
+    def result():
+        return np.concatenate([g.numpy() for g in grad()])
+    return fwd, grad, result
+
+
+def warp_setup(inst):
+    import warp as wp
+    from ._warp_kernels import nbody
+    px, py, m = (wp.array(inst.spec[k].init, dtype=wp.float64, device="cpu",
+                          requires_grad=True) for k in range(3))
+    n = inst.spec[0].init.shape[0]
+    fx, fy = (wp.zeros(n, dtype=wp.float64, device="cpu", requires_grad=True) for _ in range(2))
+    wx, wy = (wp.array(inst.spec[k].seed, dtype=wp.float64, device="cpu") for k in (3, 4))
+
+    def forward():
+        fx.zero_()
+        fy.zero_()
+        wp.launch(nbody, dim=n, inputs=[px, py, m], outputs=[fx, fy], device="cpu")
+
+    tape = wp.Tape()
+
+    def grad():
+        tape.reset()                   # drops the recorded launches, zeroes the gradients
+        with tape:
+            forward()
+        tape.backward(grads={fx: wx, fy: wy})
+
+    def result():
+        grad()
+        return np.concatenate([px.grad.numpy(), py.grad.numpy(), m.grad.numpy()])
+    return forward, grad, result

@@ -134,3 +134,67 @@ def jax_setup(inst):
         return np.concatenate([np.asarray(r).ravel() for r in g(W, U, xs)])
     return (lambda: fwd(W, U, xs).block_until_ready()), \
         (lambda: jax.block_until_ready(g(W, U, xs))), result
+
+
+def torch_setup(inst):
+    import torch
+    W0, U0, b, xs0, h0, v = (torch.from_numpy(np.array(a.init, copy=True)) for a in inst.spec)
+
+    def f(W, U, xs):
+        h = h0
+        for t in range(xs.shape[0]):
+            h = torch.tanh(W @ h + U @ xs[t] + b)
+        return torch.dot(v, h)
+
+    def fwd():
+        with torch.no_grad():
+            return f(W0, U0, xs0)
+
+    def grad():
+        args = [a.detach().requires_grad_(True) for a in (W0, U0, xs0)]
+        return torch.autograd.grad(f(*args), args)
+
+    def result():
+        return np.concatenate([g.numpy().ravel() for g in grad()])
+    return fwd, grad, result
+
+
+def warp_setup(inst):
+    import warp as wp
+    from ._warp_kernels import rnn_act, rnn_pre
+    W0, U0, b0, xs0, h0, v0 = (a.init for a in inst.spec)
+    T, nin = xs0.shape
+    H = h0.shape[0]
+
+    def arr(a, grad=True):
+        return wp.array(a, dtype=wp.float64, device="cpu", requires_grad=grad)
+    W, U, xs = arr(W0), arr(U0), arr(xs0)
+    b = arr(b0, False)
+    hs0 = np.zeros((T + 1, H))
+    hs0[0] = h0
+    hs = arr(hs0)                      # the T+1 states, each row written once
+    pre = arr(np.zeros((T, H)))
+    seed = np.zeros((T + 1, H))
+    seed[T] = v0
+    seed = wp.array(seed, dtype=wp.float64, device="cpu")
+
+    def forward():
+        pre.zero_()
+        for t in range(T):
+            wp.launch(rnn_pre, dim=(H, H + nin), inputs=[W, U, hs, xs, t], outputs=[pre],
+                      device="cpu")
+            wp.launch(rnn_act, dim=H, inputs=[pre, b, t], outputs=[hs], device="cpu")
+
+    tape = wp.Tape()
+
+    def grad():
+        tape.reset()                   # drops the recorded launches, zeroes the gradients
+        with tape:
+            forward()
+        tape.backward(grads={hs: seed})
+
+    def result():
+        grad()
+        return np.concatenate([W.grad.numpy().ravel(), U.grad.numpy().ravel(),
+                               xs.grad.numpy().ravel()])
+    return forward, grad, result

@@ -109,3 +109,77 @@ def jax_setup(inst):
     g = jax.jit(jax.grad(f))
     return (lambda: fwd(D).block_until_ready()), (lambda: g(D).block_until_ready()), \
         (lambda: np.asarray(g(D)).ravel())
+
+
+def torch_setup(inst):
+    """Anti-diagonal by anti-diagonal (the cells of one diagonal are independent), with a
+    large finite value standing in for inf so that no masked cell makes a NaN gradient."""
+    import torch
+    D0 = torch.from_numpy(inst.spec[0].init.copy())
+    gamma = inst.spec[1].init
+    m, n = D0.shape
+    BIG = 1e10
+    rows = torch.arange(1, m + 1)
+    diags = []                       # per k = i + j: (valid mask, flat index into D)
+    for k in range(2, m + n + 1):
+        cols = k - rows
+        valid = (cols >= 1) & (cols <= n)
+        idx = (rows - 1) * n + (cols.clamp(1, n) - 1)
+        diags.append((valid, idx))
+
+    def f(D):
+        flat = D.reshape(-1)
+        big = torch.full((m + 1,), BIG, dtype=D.dtype)
+        d2 = torch.cat([torch.zeros(1, dtype=D.dtype), big[1:]])     # k = 0: R[0, 0] = 0
+        d1 = big                                                      # k = 1: R[0,1], R[1,0]
+        for valid, idx in diags:
+            a, b, c = d2[:-1], d1[:-1], d1[1:]     # R[i-1,j-1], R[i-1,j], R[i,j-1]
+            soft = -gamma * torch.logsumexp(torch.stack([-a, -b, -c]) / gamma, dim=0)
+            cur = torch.where(valid, flat[idx] + soft, BIG)
+            d2, d1 = d1, torch.cat([big[:1], cur])
+        return d1[m]
+
+    def fwd():
+        with torch.no_grad():
+            return f(D0)
+
+    def grad():
+        D = D0.detach().requires_grad_(True)
+        return torch.autograd.grad(f(D), D)[0]
+    return fwd, grad, (lambda: grad().numpy().ravel())
+
+
+def warp_setup(inst):
+    import warp as wp
+    from ._warp_kernels import softdtw_diag
+    D0 = inst.spec[0].init
+    gamma = float(inst.spec[1].init)
+    m, n = D0.shape
+    R0 = np.full((m + 1, n + 1), np.inf)
+    R0[0, 0] = 0.0
+    D = wp.array(D0, dtype=wp.float64, device="cpu", requires_grad=True)
+    R = wp.array(R0, dtype=wp.float64, device="cpu", requires_grad=True)
+    R_init = wp.array(R0, dtype=wp.float64, device="cpu")
+    seed = np.zeros((m + 1, n + 1))
+    seed[m, n] = 1.0
+    seed = wp.array(seed, dtype=wp.float64, device="cpu")
+
+    def forward():
+        # every cell is written once, by the launch of its anti-diagonal
+        wp.copy(R, R_init)
+        for k in range(2, m + n + 1):
+            wp.launch(softdtw_diag, dim=m, inputs=[D, wp.float64(gamma), k], outputs=[R],
+                      device="cpu")
+
+    tape = wp.Tape()
+
+    def grad():
+        tape.reset()                   # drops the recorded launches, zeroes the gradients
+        with tape:
+            forward()
+        tape.backward(grads={R: seed})
+
+    def result():
+        grad()
+        return D.grad.numpy().ravel().copy()
+    return forward, grad, result
