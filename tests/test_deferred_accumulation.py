@@ -30,10 +30,12 @@ def scale_rest_in_place(x):
 
 @numba.njit
 def scale_other(x, y, out, a):
-    """x[0] is invariant and the loop stores only into another array."""
+    """x[0] is invariant and the loop stores only into another array (the update after the loop
+    keeps the loop from being fused, fusion.py)."""
     for j in range(y.shape[0]):
         if y[j] > 0.0:
             out[j] = x[0] * y[j] * a
+    out[0] = out[0] * x[1]
 
 
 def _dup(a):

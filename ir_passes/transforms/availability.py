@@ -88,10 +88,23 @@ class Availability:
             return v
         if isinstance(v, Argument):
             return self.g.params[v.index]
+        fused = self._fused_here(v, block)
+        if fused is not None:
+            return fused
         key = (id(b.block), id(v))
         if key not in self.memo:
             self.memo[key] = self._fetch(v, block, b)
         return self.memo[key]
+
+    def _fused_here(self, v, block):
+        """In the reverse of a fused loop's iteration, a value of that iteration whose block
+        dominates the latch is the forward code's value itself (fusion.py)."""
+        lp = self.g.loops.loop_of(v.block) if isinstance(v, Instruction) else None
+        if lp is None or lp not in self.g.fused or block not in lp.blocks:
+            return None
+        if not self.g.dom.dominates(v.block, lp.latches[0]):
+            return None
+        return self.g.fwd.vmap[v]
 
     def _fetch(self, v, block, b):
         how = self.plan(v)
@@ -116,7 +129,7 @@ class Availability:
         self.strategy[v] = "cache"  # breaks cycles through phis
         home = self.g.loops.loop_of(v.block)
         how = "cache"
-        if home is not None and self.g.cache_mode != "always":
+        if home is not None and self.g.cache_mode != "always" and home not in self.g.fused:
             if self._induction_parts(v) is not None:
                 how = "induction"
             elif (v.opcode in CHEAP or pure_math(v)) and all(self._free(o) for o in v.ops):
@@ -150,7 +163,10 @@ class Availability:
         """Can v be had in reverse without a tape?"""
         if isinstance(v, (Constant, Global, Argument)):
             return True
-        if self.g.loops.loop_of(v.block) is None:
+        home = self.g.loops.loop_of(v.block)
+        if home is None:
+            return True
+        if home in self.g.fused and self.g.dom.dominates(v.block, home.latches[0]):
             return True
         return self.plan(v) in ("recompute", "induction", "reload", "restore")
 

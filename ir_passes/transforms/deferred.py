@@ -56,7 +56,7 @@ def slot_for(g, inst, block):
     they must go to memory at once."""
     p = inst.ops[0]
     loop, chosen = g.loops.loop_of(block), None
-    while loop is not None and _invariant(p, loop) and _quiet(g, loop, p):
+    while loop is not None and loop not in g.fused and _invariant(p, loop) and _quiet(g, loop, p):
         chosen, loop = loop, loop.parent
     if chosen is None:
         return None

@@ -154,6 +154,7 @@ class ForwardSweep:
         self.remap_operands()
         self.write_tape()
         self.link_edges()
+        self.fuse(rev)
         self.fix_phis()
         self.returns(rev)
 
@@ -224,6 +225,20 @@ class ForwardSweep:
                     first, last = end
                     term.replace_successor(succ, first)
                     self.pred_block[(blk, succ)] = last
+
+    def fuse(self, rev) -> None:
+        """Fused loops (fusion.py): the latch enters the reverse of its iteration, whose end
+        (the resume block) takes the latch's branch."""
+        for loop in self.g.fused:
+            latch = loop.latches[0]
+            f = self.fb[latch]
+            term = f.instructions.pop()
+            resume = rev.resume_block(loop)
+            resume.append(term)
+            MathBuilder(self.g.module, f).br(rev.rb[latch])
+            for key, blk in list(self.pred_block.items()):
+                if key[0] is latch and blk is f:
+                    self.pred_block[key] = resume
 
     def edge(self, src, dst):
         """Emit the counter and tape work of edge src -> dst; None when there is none."""

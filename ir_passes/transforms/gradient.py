@@ -47,6 +47,8 @@ class Gradient:
         self.split = split            # an augmented forward + reverse pair instead of one function
         self.restores: set = set()    # stores the reverse sweep undoes (restore.py)
         self.restore_markers: dict = {}
+        self.fused: set = set()       # loops reversed an iteration at a time (fusion.py)
+        self.fwd = None               # the ForwardSweep, once synthesis starts
         self.deferred: dict = {}      # (loop, id(pointer), type) -> deferred.py's slot
         self.deferred_quiet: dict = {}
         self.keep_alive: list = []    # scratch blocks whose ids key memo entries

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..ir.builder import MathBuilder
 from . import heap as _heap
 from .forward_sweep import ForwardSweep, success_test
+from .fusion import fused_loops
 from .gradient import Gradient
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
@@ -64,11 +65,14 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     all_preds = primal.predecessors()
     g.preds = {blk: [p for p in all_preds[blk] if p in reachable] for blk in g.dom.order}
     fwd = ForwardSweep(g)
+    g.fwd = fwd
+    reaching = blocks_reaching_success(g)
+    g.fused = fused_loops(g, reaching)
     g.sweep = "fwd"
     fwd.clone_blocks()
     g.sweep = "rev"
     rev = ReverseSweep(g, fwd)
-    rev.build(blocks_reaching_success(g))
+    rev.build(reaching)
     emit_undos(g)
     g.sweep = "fwd"
     fwd.finish(rev)

@@ -25,6 +25,7 @@ class ReverseSweep:
         self.g, self.fwd = g, fwd
         self.rb = {blk: g.new_block("rev." + blk.name) for blk in g.dom.order}
         self.finish_block = None
+        self.resumes = {}      # fused loop -> the block that resumes its forward iteration
         self.loop_exits = []   # (loop, entry edge's source, block): deferred.flush goes there
         rt = g.fn.ret_type
         self.status_slot = None if isinstance(rt, T.VoidType) else g.tape.new_field(rt)
@@ -48,6 +49,9 @@ class ReverseSweep:
     def dispatch(self, blk, b) -> None:
         g = self.g
         preds = g.preds[blk]
+        if g.loops.header_loop(blk) in g.fused:   # the iteration is reversed: resume the forward
+            b.br(self.resume_block(g.loops.header_loop(blk)))
+            return
         if blk is g.primal.entry or not preds:
             b.br(self.finish_target())
             return
@@ -76,6 +80,14 @@ class ReverseSweep:
         targets = [self.edge(p, blk) for p in preds]
         b.switch(w, targets[0], [(ConstInt(T.i32, k), t) for k, t in enumerate(targets) if k])
 
+    def resume_block(self, loop):
+        """Where the reverse of one iteration of a fused loop ends: the forward latch's branch
+        goes here (ForwardSweep.fuse)."""
+        if loop not in self.resumes:
+            self.resumes[loop] = self.g.new_block(f"resume.{loop.header.name}")
+            self.resumes[loop].sweep = "fwd"
+        return self.resumes[loop]
+
     def edge(self, src, dst):
         """The reverse of edge src -> dst: phi adjoints and counters, then the reverse of src."""
         g = self.g
@@ -84,6 +96,11 @@ class ReverseSweep:
         moved = [(phi, g.take_adjoint(b, phi)) for phi in dst.phis() if g.act.is_active(phi)]
         for phi, d in moved:
             g.add_adjoint(b, phi.incoming(src), d)
+        fused = g.loops.loop_of(src)
+        if fused in g.fused and dst not in fused.blocks:   # its iterations are reversed already
+            entry = [p for p in g.preds[fused.header] if p not in fused.blocks][0]
+            b.br(self.rb[entry])
+            return blk
         exited = g.loops.loops_exited(src, dst)
         for lp in exited:
             g.tape.step(b, lp, -1)
