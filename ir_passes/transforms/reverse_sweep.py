@@ -97,9 +97,11 @@ class ReverseSweep:
         for phi, d in moved:
             g.add_adjoint(b, phi.incoming(src), d)
         fused = g.loops.loop_of(src)
-        if fused in g.fused and dst not in fused.blocks:   # its iterations are reversed already
+        if fused in g.fused and dst not in fused.blocks:
+            # Its iterations are reversed already: go on as the reverse of the loop's entry edge
+            # (which skips the loop before it too, when that one is fused as well).
             entry = [p for p in g.preds[fused.header] if p not in fused.blocks][0]
-            b.br(self.rb[entry])
+            b.br(self.edge(entry, fused.header))
             return blk
         exited = g.loops.loops_exited(src, dst)
         for lp in exited:
