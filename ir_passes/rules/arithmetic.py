@@ -1,13 +1,20 @@
 """Rules for float arithmetic, casts and select. See registry.py for the contract."""
+from ..ir.values import ConstFloat
 from .registry import define
 
 
 define("fadd", lambda b, d, x, y: d, lambda b, d, x, y: d, linear=True)
 define("fsub", lambda b, d, x, y: d, lambda b, d, x, y: b.fneg(d), linear=True)
 define("fmul", lambda b, d, x, y: b.fmul(d, x[1]), lambda b, d, x, y: b.fmul(d, x[0]), linear=True)
-define("fdiv",
-       lambda b, d, x, y: b.fdiv(d, x[1]),
-       lambda b, d, x, y: b.fneg(b.fmul(b.fdiv(d, x[1]), y)))
+def _fdiv_divisor(b, d, x, y):
+    """d * -a/c^2 = -(d/c) * y; for a reciprocal (a = 1, y = 1/c) -(d*y)*y needs no division."""
+    a = x[0]
+    if isinstance(a, ConstFloat) and a.value == 1.0:
+        return b.fneg(b.fmul(b.fmul(d, y), y))
+    return b.fneg(b.fmul(b.fdiv(d, x[1]), y))
+
+
+define("fdiv", lambda b, d, x, y: b.fdiv(d, x[1]), _fdiv_divisor)
 define("fneg", lambda b, d, x, y: b.fneg(d), linear=True)
 # fmod(a, c) = a - c * trunc(a / c)
 define("frem",
