@@ -52,8 +52,12 @@ exit:
 ; CHECK: br label %resume.loop
 ; CHECK: resume.loop:
 ; CHECK-NEXT: br i1 %more, label %edge.loop.loop, label %edge.loop.exit
+; The reverse of the exit edge goes on as the reverse of the entry edge, to the entry block.
 ; CHECK: rev.edge.exit.loop:
-; CHECK-NEXT: br label %rev.entry
+; CHECK-NEXT: br label %rev.edge.loop.entry
+; CHECK: rev.edge.loop.entry:
+; CHECK-NOT: rev.loop
+; CHECK: br label %rev.entry
 ; CHECK-NOT: realloc
 
 ; CARRIED-LABEL: define void @grad
