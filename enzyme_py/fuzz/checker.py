@@ -283,6 +283,11 @@ def _check(prog: Program, st: Settings) -> Outcome:
     except Exception as exc:
         return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc), rules=rules)
     if not rep.passed:
+        if rep.primal_mismatches and all(a.passed for a in rep.args) \
+                and FAST_MATH.search(grad.cleaned) and _primal_within_ulps(kern, prog):
+            # LLVM may evaluate fast-math instructions (Numba's own np.cbrt has them) differently
+            # in the gradient's module: the last bits of the primal result are not reproducible.
+            return Outcome(DISCARD, "fastmath_primal_ulps", str(rep), rules=rules)
         if rep.primal_mismatches:
             cat = "primal_mismatch"
         elif any(not a.passed and np.isnan(np.asarray(a.ad, np.float64)).any() for a in rep.args):
@@ -304,6 +309,28 @@ def _check(prog: Program, st: Settings) -> Outcome:
         if problem:
             return Outcome(FAIL, "forward_mismatch", problem, rules=rules, forward=fwd)
     return Outcome(PASS, "", rules=rules, forward=fwd)
+
+
+FAST_MATH = re.compile(r"\b(fast|afn|reassoc|arcp)\b")
+
+
+def _primal_within_ulps(kern, prog, ulps=8) -> bool:
+    """Do the arrays after autodiff and after a plain call agree to `ulps` units of roundoff of
+    max(1, |value|) (a last-bit difference in a term can cancel into a small result)?"""
+    from ..api import autodiff
+    plain, ad = make_args(prog), make_args(prog)
+    kern(*_values(plain))
+    autodiff(kern, *ad, seed=prog.ret_seed)
+    for p, a in zip(plain, ad):
+        x, y = np.asarray(p.value), np.asarray(a.value)
+        if x.dtype.kind != "f":
+            if not np.array_equal(x, y):
+                return False
+            continue
+        gap = ulps * np.finfo(x.dtype).eps * np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
+        if not np.all((np.abs(x - y) <= gap) | (np.isnan(x) & np.isnan(y))):
+            return False
+    return True
 
 
 def _selected(seed, salt, fraction) -> bool:
