@@ -288,6 +288,10 @@ def _check(prog: Program, st: Settings) -> Outcome:
             # LLVM may evaluate fast-math instructions (Numba's own np.cbrt has them) differently
             # in the gradient's module: the last bits of the primal result are not reproducible.
             return Outcome(DISCARD, "fastmath_primal_ulps", str(rep), rules=rules)
+        if not rep.primal_mismatches and f32 and _passes_with_f64_reference(kern, prog, rtol, eps):
+            # The float32 finite differences were the noisy side: the same check with the
+            # reference computed on float64 copies passes (seed 2026009050).
+            return Outcome(DISCARD, "fd_noise_f32", str(rep), rules=rules)
         if rep.primal_mismatches:
             cat = "primal_mismatch"
         elif any(not a.passed and np.isnan(np.asarray(a.ad, np.float64)).any() for a in rep.args):
@@ -309,6 +313,16 @@ def _check(prog: Program, st: Settings) -> Outcome:
         if problem:
             return Outcome(FAIL, "forward_mismatch", problem, rules=rules, forward=fwd)
     return Outcome(PASS, "", rules=rules, forward=fwd)
+
+
+def _passes_with_f64_reference(kern, prog, rtol, eps) -> bool:
+    try:
+        with np.errstate(all="ignore"):
+            rep = check_gradient(kern, *make_args(prog), seed=prog.ret_seed, rtol=rtol, eps=eps,
+                                 fd_dtype=np.float64)
+    except Exception:  # noqa: BLE001 - then the original failure stands
+        return False
+    return rep.passed
 
 
 FAST_MATH = re.compile(r"\b(fast|afn|reassoc|arcp)\b")
