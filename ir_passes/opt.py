@@ -15,7 +15,7 @@ from .passes import PASSES
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ir_passes.opt")
     ap.add_argument("input", help=".ll file, or - for standard input")
-    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, forward-mode, simplify, print")
+    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, forward-mode, hoist-loads, simplify, print")
     ap.add_argument("--fn", default="", help="the function to work on (default: the first defined)")
     ap.add_argument("--activity", default="", help="per parameter: const, dup or active")
     ap.add_argument("--cache", default="minimal", choices=["minimal", "always"])
@@ -33,6 +33,8 @@ def main(argv=None) -> int:
             p = cls(fn=args.fn, activity=activity, cache=args.cache, noalias=args.noalias)
         elif name == "forward-mode":
             p = cls(fn=args.fn, activity=activity, width=args.width)
+        elif name == "hoist-loads":
+            p = cls(fn=args.fn, noalias=args.noalias)
         elif name == "print":
             p = cls(what=args.what, fn=args.fn, activity=activity)
         else:

@@ -40,6 +40,20 @@ class ForwardMode:
 
 
 @dataclass(frozen=True)
+class HoistLoads:
+    """Move loop-invariant loads to loop preheaders, with ir_passes' alias facts (reverse-mode
+    runs this first)."""
+    name = "hoist-loads"
+    fn: str = ""
+    noalias: bool = False
+
+    def apply(self, module) -> str | None:
+        from .transforms.hoist import hoist_invariant_loads
+        hoist_invariant_loads(module.functions[self.fn or first_definition(module)], self.noalias)
+        return None
+
+
+@dataclass(frozen=True)
 class Simplify:
     """LLVM's sroa, instcombine and simplifycfg through llvmlite: a canonical form for golden tests."""
     name = "simplify"
@@ -93,4 +107,5 @@ def first_definition(module) -> str:
     raise ValueError("the module defines no function")
 
 
-PASSES = {"reverse-mode": ReverseMode, "forward-mode": ForwardMode, "simplify": Simplify, "print": Printer}
+PASSES = {"reverse-mode": ReverseMode, "forward-mode": ForwardMode, "hoist-loads": HoistLoads,
+          "simplify": Simplify, "print": Printer}

@@ -10,6 +10,7 @@ from ..ir.builder import MathBuilder
 from . import heap as _heap
 from .forward_sweep import ForwardSweep, success_test
 from .fusion import fused_loops
+from .hoist import hoist_invariant_loads
 from .gradient import Gradient
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
@@ -59,6 +60,7 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalia
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,
                extents=None):
     primal = module.functions[fn_name]
+    hoist_invariant_loads(primal, noalias)
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents)
     g.success_codes = success_codes
     reachable = set(g.dom.order)
