@@ -3,6 +3,9 @@
 - `v = load p`: shadow(p) += adj(v).
 - `store v, p` into shadowed memory: adj(v) += shadow(p); shadow(p) = 0. The shadow of an
   overwritten location is consumed, so it leaves holding the derivative w.r.t. the value before.
+- `p += t` (`store (fadd (load p), t), p` in one block, nothing written between): the shadow of
+  p passes through unchanged, so the store's adjoint reads it without zeroing it and the load's
+  adjoint adds nothing back (the pair would zero it and add the same value again).
 - `memset p`: the shadow of what it overwrote is zeroed.
 - `memcpy dst, src`: shadow(src) += shadow(dst); shadow(dst) = 0, element by element.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 from ..analysis.types import kind
 from ..ir import types as T
+from ..ir.instructions import Instruction
 from ..ir.values import ConstFloat, ConstInt
 from . import deferred
 
@@ -18,6 +22,8 @@ def reverse_load(g, inst, block, b) -> None:
     if not g.act.is_active(inst):
         return
     d = g.take_adjoint(b, inst)
+    if _updated_by(g, inst) is not None:
+        return
     slot = deferred.slot_for(g, inst, block)
     if slot is not None:
         b.store(b.accumulate(b.load(inst.type, slot), d), slot)
@@ -35,10 +41,59 @@ def reverse_store(g, inst, block, b) -> None:
     sp = g.avail.shadow(p, block, b)
     if g.act.is_active(v):
         d = b.load(v.type, sp, align=inst.align)
-        b.store(ConstFloat(v.type, 0.0), sp, align=inst.align)
+        if update_load(g, inst) is None:
+            b.store(ConstFloat(v.type, 0.0), sp, align=inst.align)
         g.add_adjoint(b, v, d)
     else:
         b.store(ConstFloat(v.type, 0.0), sp, align=inst.align)
+
+
+def update_load(g, store):
+    """For `store (fadd (load p), t), p` (or `load p - t`) in one block, with nothing that may
+    write memory between the load and the store and no other use of the load or the sum: the
+    load. Else None."""
+    v, p = store.ops
+    if not (isinstance(v, Instruction) and v.opcode in ("fadd", "fsub") and v.block is store.block
+            and len(_users(g, v)) == 1 and g.act.is_active(v)):
+        return None
+    for x in (v.ops if v.opcode == "fadd" else v.ops[:1]):
+        if (isinstance(x, Instruction) and x.opcode == "load" and x.ops[0] is p and not x.volatile
+                and x.block is store.block and len(_users(g, x)) == 1 and g.act.is_active(x)
+                and x.type == v.type and _nothing_written_between(x, store)):
+            return x
+    return None
+
+
+def _updated_by(g, load):
+    """The store of `p += t` whose load is `load`, or None."""
+    users = _users(g, load)
+    if len(users) != 1:
+        return None
+    after = _users(g, users[0])
+    if len(after) == 1 and after[0].opcode == "store" and update_load(g, after[0]) is load:
+        return after[0]
+    return None
+
+
+def _users(g, v) -> list:
+    table = getattr(g, "use_lists", None)
+    if table is None:
+        table = g.use_lists = {}
+        for i in g.primal.instructions():
+            for o in i.ops:
+                table.setdefault(id(o), []).append(i)
+    return table.get(id(v), [])
+
+
+def _nothing_written_between(first, last) -> bool:
+    from .availability import pure_math
+    insts = first.block.instructions
+    k, n = insts.index(first), insts.index(last)
+    for i in insts[k + 1:n]:
+        if i.opcode == "store" or i.opcode == "call" and not pure_math(i) \
+                or i.opcode in ("opaque", "atomicrmw", "cmpxchg", "fence"):
+            return False
+    return True
 
 
 def reverse_memory_intrinsic(g, inst, block, b) -> None:
