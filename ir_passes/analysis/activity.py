@@ -168,6 +168,9 @@ def check_constant_stores(fn, act: Activity, locate) -> None:
     from ..ir.printer import format_instruction
     from .types import roots
     for i in fn.instructions():
+        const = _const_param_written(i, act)
+        if const is not None:
+            raise ConstantMemoryError(const, format_instruction(i), locate(i))
         if i.opcode != "store" or id(i.ops[1]) in act.shadowed:
             continue
         v = i.ops[0]
@@ -178,6 +181,32 @@ def check_constant_stores(fn, act: Activity, locate) -> None:
                 raise UnsupportedError("active data is stored into memory that has no shadow",
                                        format_instruction(i), locate(i))
             raise ConstantMemoryError(param, format_instruction(i), locate(i))
+
+
+def _const_param_written(i, act: Activity):
+    """A Const parameter that `i` may write differentiable data into through a pointer that
+    also reaches shadowed memory (`p = x if c else a`; the loads of x elsewhere would not see
+    the derivative), or None."""
+    from .types import roots
+    if i.opcode == "store":
+        if kind(i.ops[0].type) != "float" or id(i.ops[0]) not in act.varying:
+            return None
+        dests = [i.ops[1]]
+    elif i.opcode == "call" and differentiated(act, i):
+        dests = [o for o in i.ops if kind(o.type) == "ptr"]
+    elif i.opcode == "call" and (i.callee_name or "").startswith(("llvm.memcpy", "llvm.memmove")):
+        if id(i.ops[1]) not in act.shadowed:
+            return None
+        dests = [i.ops[0]]
+    else:
+        return None
+    for d in dests:
+        if id(d) not in act.shadowed:
+            continue
+        for r in roots(d):
+            if isinstance(r, Argument) and id(r) not in act.shadowed:
+                return r.index
+    return None
 
 
 def check_integer_views(fn, act: Activity, locate) -> None:

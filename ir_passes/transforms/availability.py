@@ -216,6 +216,9 @@ class Availability:
         if isinstance(p, Argument):
             s = self.g.shadow_params.get(p.index)
             if s is None:
+                from .dummy import stand_in_shadow
+                s = stand_in_shadow(self.g, p)
+            if s is None:
                 raise UnsupportedError(f"pointer %{p.name} has no shadow")
             return s
         if isinstance(p, Constant):

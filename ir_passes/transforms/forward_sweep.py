@@ -132,12 +132,26 @@ class ForwardSweep:
     def forward_shadow(self, p):
         if isinstance(p, Argument):
             s = self.g.shadow_params.get(p.index)
+            if s is None:
+                from .dummy import stand_in_shadow
+                s = stand_in_shadow(self.g, p)
             if s is not None:
                 return s
         if isinstance(p, Constant):
             return p
         if p in self.smap:
             return self.smap[p]
+        if getattr(p, "opcode", None) in ("getelementptr", "bitcast", "addrspacecast") \
+                and p in self.vmap and _const_param_root(p) is not None:
+            # an address into a Const array that meets shadowed memory: into its stand-in
+            base = self.forward_shadow(p.ops[0])
+            s = copy.copy(p)
+            s.ops = [base] + [self.vmap.get(o, o) for o in p.ops[1:]]
+            s.name = f"{p.name or 'p'}.stand_in"
+            at = self.vmap[p]
+            at.block.insert(at.block.instructions.index(at) + 1, s)
+            self.smap[p] = s
+            return s
         raise UnsupportedError("a pointer mixes differentiable and constant memory",
                                self.g.describe(p) if hasattr(p, "opcode") else p.ref())
 
@@ -333,3 +347,10 @@ def success_test(b, status, codes):
 def clone_phi(preds):
     from ..ir.instructions import Instruction
     return Instruction("phi", T.i32, [ConstInt(T.i32, k) for k in range(len(preds))], blocks=list(preds))
+
+
+def _const_param_root(p):
+    """The parameter that p addresses through geps and casts only, or None."""
+    while getattr(p, "opcode", None) in ("getelementptr", "bitcast", "addrspacecast"):
+        p = p.ops[0]
+    return p if isinstance(p, Argument) else None

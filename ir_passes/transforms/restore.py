@@ -106,6 +106,12 @@ def restored_roots(g) -> list:
 
 def span(g, b, root):
     """(first byte, size in bytes) of a parameter's memory."""
+    lo, size = bounds(g, b, root)
+    return b.gep(T.i8, g.params[root.index], [lo]), size
+
+
+def bounds(g, b, root):
+    """(offset of the first byte from the parameter's pointer, size in bytes) of its memory."""
     ext = g.extents[root.index]
     zero = ConstInt(T.i64, 0)
     lo, hi, empty = zero, g.params[ext.itemsize], None
@@ -120,7 +126,7 @@ def span(g, b, root):
     size = b.sub(hi, lo)
     if empty is not None:
         size = b.select(empty, zero, size)
-    return b.gep(T.i8, g.params[root.index], [lo]), size
+    return lo, size
 
 
 def snapshot(g, fwd) -> None:
