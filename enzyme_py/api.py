@@ -142,11 +142,15 @@ def compile_gradient(kernel, *args, mode=Reverse, cache="minimal") -> CompiledGr
     """Build (or fetch from the cache) the gradient for these annotated arguments.
 
     Use `.entry` to call the gradient from @njit code. With mode=Forward it is
-    the CompiledForward of enzyme_py.forward.
+    the CompiledForward of enzyme_py.forward; with BatchDuplicated arguments the
+    CompiledBatched of enzyme_py.batched_reverse (k seeds per call).
     """
     if mode is Forward:
         from .forward import compile_forward
         return compile_forward(kernel, *args)
+    if mode is Reverse and any(isinstance(a, BatchDuplicated) for a in args):
+        from .batched_reverse import compile_batched
+        return compile_batched(kernel, *args)
     return _prepare(kernel, args, mode, cache)[0]
 
 

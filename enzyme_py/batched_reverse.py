@@ -147,12 +147,16 @@ def zeros_like_layout(a):
     return z
 
 
-def batched_autodiff(kernel, *args, seed=1.0):
-    """Reverse mode with BatchDuplicated: k seeds per array in one call. Shadows accumulate lane
-    by lane; the result has, per Active argument, a tuple of its k derivatives."""
+def compile_batched(kernel, *args):
+    """The CompiledBatched for these annotations (BatchDuplicated with k shadows, Active, Const):
+    `.entry` is an @njit function, callable from @njit code, with the signature in this module's
+    docstring. `compile_gradient` returns it when an argument is BatchDuplicated."""
+    return _compile(kernel, *split_batched_args(args, 1.0)[:4])
+
+
+def _compile(kernel, annotated, kinds, width, lanes):
     from .api import _as_dispatcher, _disjoint, _type_key
     dispatcher = _as_dispatcher(kernel)
-    annotated, kinds, width, lanes, seeds = split_batched_args(args, seed)
     disjoint = _disjoint(annotated) and _lanes_apart(annotated, lanes)
     key = (kinds, width, disjoint) + tuple(_type_key(i, a.value) for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
@@ -161,6 +165,14 @@ def batched_autodiff(kernel, *args, seed=1.0):
         with _lock:
             c = _build(dispatcher, annotated, kinds, width, lanes, disjoint)
             _compiled.setdefault(dispatcher, {})[key] = c
+    return c
+
+
+def batched_autodiff(kernel, *args, seed=1.0):
+    """Reverse mode with BatchDuplicated: k seeds per array in one call. Shadows accumulate lane
+    by lane; the result has, per Active argument, a tuple of its k derivatives."""
+    annotated, kinds, width, lanes, seeds = split_batched_args(args, seed)
+    c = _compile(kernel, annotated, kinds, width, lanes)
     values = [a.value for a in annotated]
     scratch = [zeros_like_layout(a.value) for a, k in zip(annotated, kinds) if k == "dup"]
     derivs = c.entry(*values, *scratch, *[s for ls in lanes for s in ls], *seeds)

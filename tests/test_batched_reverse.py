@@ -84,3 +84,29 @@ def test_batched_reverse_checks_its_seeds():
     with pytest.raises(ValueError, match="seed"):
         autodiff(mixed, BatchDuplicated(x, (np.zeros((2, 2)),) * 2),
                  BatchDuplicated(np.ones(2), (np.zeros(2), np.zeros(2))), Active(1.0), seed=(1.0,) * 3)
+
+
+def test_batched_entry_from_njit():
+    # compile_gradient with BatchDuplicated gives the batched entry, callable from @njit code
+    from enzyme_py import compile_gradient
+    rng = np.random.default_rng(3)
+    x, y, a = rng.uniform(0.1, 1, (3, 2)), rng.uniform(0.1, 1, 3), 0.7
+    lanes = [(rng.uniform(-1, 1, x.shape), rng.uniform(-1, 1, y.shape)) for _ in range(2)]
+    c = compile_gradient(mixed, BatchDuplicated(x.copy(), tuple(l[0].copy() for l in lanes)),
+                         BatchDuplicated(y.copy(), tuple(l[1].copy() for l in lanes)), Active(a))
+    entry = c.entry
+
+    @njit
+    def run(x, y, a, zx, zy, dx0, dx1, dy0, dy1):
+        return entry(x, y, a, zx, zy, dx0, dx1, dy0, dy1, 0.5, -2.0)[0]
+
+    sx = [l[0].copy() for l in lanes]
+    sy = [l[1].copy() for l in lanes]
+    da = run(x.copy(), y.copy(), a, np.zeros_like(x), np.zeros_like(y), sx[0], sx[1], sy[0], sy[1])
+    for k, seed in enumerate((0.5, -2.0)):
+        dx, dy = lanes[k][0].copy(), lanes[k][1].copy()
+        (_, _, want) = autodiff(mixed, Duplicated(x.copy(), dx), Duplicated(y.copy(), dy), Active(a),
+                                seed=seed)
+        np.testing.assert_allclose(sx[k], dx, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(sy[k], dy, rtol=1e-12, atol=1e-14)
+        assert abs(da[k] - want) <= 1e-12 * max(1.0, abs(want))
