@@ -29,6 +29,7 @@ from .capture import capture
 from .cleanup import cleanup
 from .convention import array_extents, build_activity, returns_float
 from .forward import MAX_WIDTH, array_data, call_generated, float_slot, njit_entry, status_type
+from . import disk_cache
 from .link import compile_library, prepare_module
 
 
@@ -55,6 +56,7 @@ class CompiledBatched:
     spec: BatchedSpec
     gradient: str = ""
     generated: str = ""
+    library: Any = None
 
 
 def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width,
@@ -185,22 +187,33 @@ def batched_autodiff(kernel, *args, seed=1.0):
 def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatched:
     from .api import _typeof
     argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
+    dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k == "dup"]
+    signature = (tuple(argtypes) + tuple(dup_types)
+                 + tuple(numba.typeof(s) for ls in lanes for s in ls) + (types.float64,) * width)
+    slot = disk_cache.open_slot("batched", dispatcher, signature, (kinds, width, disjoint),
+                                _make_entry)     # docs/caching.md
+    if slot is not None and slot.hit:
+        return CompiledBatched(**slot.hit)
     cap = capture(dispatcher, argtypes)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     cleaned = cleanup(cap.text, cap.fn_name)
     tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), ",".join(kinds),
                                  str(width), str(disjoint)]).encode()).hexdigest()[:20]
     grad_name, name = f"__enzyme_py_bgrad_{tag}", f"__enzyme_py_batched_{tag}"
+    if slot is not None:
+        grad_name, name = slot.symbol(grad_name), slot.symbol(name)
     gradient, generated = batched_module(cleaned, cap.fn_name, activity, grad_name, name,
                                          array_extents(cap.argtypes), disjoint, width,
                                          returns_float(cap.restype))
-    library = compile_library(prepare_module(generated, name), name)
+    verified = prepare_module(generated, name)
+    library = compile_library(verified, name)
     spec = BatchedSpec(cap.argtypes, cap.restype, kinds, width, name)
     entry = _make_entry(spec, library)
-    dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k == "dup"]
-    entry.compile(tuple(argtypes) + tuple(dup_types)
-                  + tuple(numba.typeof(s) for ls in lanes for s in ls) + (types.float64,) * width)
-    return CompiledBatched(entry, spec, gradient, generated)
+    entry.compile(signature)
+    fields = dict(entry=entry, spec=spec, library=library)
+    if slot is not None:
+        slot.save(fields, verified)
+    return CompiledBatched(**fields, gradient=gradient, generated=generated)
 
 
 def _param_names(spec):

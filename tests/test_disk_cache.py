@@ -45,14 +45,17 @@ import json, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 import dc_kernels as m
-from enzyme_py import Active, Duplicated, autodiff, compile_count, disk_cache, Forward
+from enzyme_py import Active, BatchDuplicated, Duplicated, autodiff, compile_count, disk_cache, Forward
 x = np.linspace(-1.0, 1.0, 9)
 dx, y, dy = np.zeros(9), np.zeros(9), np.ones(9)
 autodiff(m.smooth, Duplicated(x, dx), Duplicated(y, dy))
 dx2 = np.zeros(9)
 dk, _ = autodiff(m.energy, Active(2.0), Duplicated(x, dx2))
 tangent = autodiff(m.energy, Active(2.0, 1.0), Duplicated(x, np.ones(9)), mode=Forward)
+lanes = (np.zeros(9), np.zeros(9))
+autodiff(m.smooth, BatchDuplicated(x, lanes), BatchDuplicated(np.zeros(9), (np.ones(9), 2 * np.ones(9))))
 print(json.dumps({"dx": dx.tolist(), "dk": dk, "dx2": dx2.tolist(), "tangent": tangent,
+                  "lanes": [l.tolist() for l in lanes],
                   "builds": compile_count(), "stats": disk_cache.stats}))
 '''
 
@@ -89,12 +92,13 @@ def test_fresh_process_hit_matches_miss(tmp_path):
         assert out.returncode == 0, out.stderr
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     miss, hit = runs
-    assert miss["stats"]["stores"] == 3 and miss["builds"] == 2
-    assert hit["stats"]["hits"] == 3 and hit["stats"]["misses"] == 0 and hit["builds"] == 0
-    for k in ("dx", "dk", "dx2", "tangent"):
+    assert miss["stats"]["stores"] == 4 and miss["builds"] == 2
+    assert hit["stats"]["hits"] == 4 and hit["stats"]["misses"] == 0 and hit["builds"] == 0
+    for k in ("dx", "dk", "dx2", "tangent", "lanes"):
         assert hit[k] == miss[k]
     x = np.linspace(-1.0, 1.0, 9)
     np.testing.assert_allclose(hit["dx"], 2 * x + np.cos(x), rtol=1e-12)
+    np.testing.assert_allclose(hit["lanes"], [2 * x + np.cos(x), 4 * x + 2 * np.cos(x)], rtol=1e-12)
 
 
 def test_changed_source_callee_types_activity_miss(tmp_path, cache_dir):

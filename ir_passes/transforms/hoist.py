@@ -9,7 +9,8 @@ iteration.
 A load moves to its loop's preheader when
 - its pointer is defined outside the loop,
 - no write in the loop may alias it (alias.py), and
-- its block dominates every exiting block, so it runs whenever the loop is entered.
+- its block dominates every exiting block, so it runs whenever the loop is entered, and
+- the loop has no lifetime markers.
 Innermost loops go first, so a load can climb several levels.
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ def hoist_invariant_loads(fn, noalias_params: bool = False) -> int:
         if pre is None:
             continue
         writes = [p for w, p in alias.writes if w.block in lp.blocks]
-        if None in writes:
+        if None in writes or _has_lifetime_markers(lp):
             continue
         exiting = [b for b in lp.blocks if any(s not in lp.blocks for s in b.successors())]
         for blk in [b for b in dom.order if b in lp.blocks]:
@@ -51,6 +52,12 @@ def hoist_invariant_loads(fn, noalias_params: bool = False) -> int:
                 pre.insert(len(pre.instructions) - 1, inst)
                 moved += 1
     return moved
+
+
+def _has_lifetime_markers(lp) -> bool:
+    """llvm.lifetime.start/end make memory undefined between them: leave such loops alone."""
+    return any(i.opcode == "call" and (i.callee_name or "").startswith("llvm.lifetime")
+               for b in lp.blocks for i in b.instructions)
 
 
 def preheader(lp, preds):
