@@ -14,7 +14,8 @@ from ir_passes import register_allocator, register_dot, register_heap, register_
 for _alloc in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
                "NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe"):
     for _data in ("NRT_MemInfo_data_fast", "NRT_MemInfo_data"):
-        register_allocator(_alloc, size_arg=0, data=_data)
+        register_allocator(_alloc, size_arg=0, data=_data, retain="NRT_incref",
+                           release="NRT_decref")   # NRT_decref(NULL) does nothing
 
 # raw buffers (array copies that may overlap use one): the call returns the data pointer
 register_allocator("NRT_Allocate", size_arg=0)

@@ -36,6 +36,7 @@ class AliasInfo:
     _summary: dict = field(default_factory=dict)  # bucket key -> (last write per block, reachers)
     _clobbers: dict = field(default_factory=dict)  # id(load) -> (load, writes)
     _pred_map: dict = field(default_factory=dict)  # block -> its predecessors
+    persistent: set = field(default_factory=set)  # ids of allocations alive until the reverse ends
 
     def roots(self, p) -> tuple:
         hit = self._roots.get(id(p))
@@ -156,7 +157,8 @@ class AliasInfo:
         return list(hit[1])
 
     def unchanged(self, load) -> bool:
-        if not all(isinstance(r, (Argument, Global)) for r in self.roots(load.ops[0])):
+        if not all(isinstance(r, (Argument, Global)) or id(r) in self.persistent
+                   for r in self.roots(load.ops[0])):
             return False  # local memory (stack, allocations) may be gone when the reverse runs
         return not self.clobbered(load)
 

@@ -17,13 +17,19 @@ class Allocator:
     alloc: str                 # allocating function
     size_arg: int              # index of its size-in-bytes argument
     data: str | None = None    # accessor handle -> data pointer; None: alloc returns the data
+    retain: str | None = None  # handle -> void: one more reference (a reference count)
+    release: str | None = None  # handle -> void: drop one; must accept null
 
 
 ALLOCATORS: dict[tuple, Allocator] = {}
 
 
-def register_allocator(alloc: str, size_arg: int = 0, data: str | None = None) -> Allocator:
-    a = Allocator(alloc, size_arg, data)
+def register_allocator(alloc: str, size_arg: int = 0, data: str | None = None,
+                       retain: str | None = None, release: str | None = None) -> Allocator:
+    """`retain`/`release`: reference counting of the handle, when the allocator has it. The
+    gradient then keeps memory allocated outside loops alive until its reverse sweep ends, and
+    reads it again there instead of taping what it held."""
+    a = Allocator(alloc, size_arg, data, retain, release)
     ALLOCATORS[(alloc, data)] = a
     return a
 

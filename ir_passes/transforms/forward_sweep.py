@@ -61,6 +61,9 @@ class ForwardSweep:
                 c = self.fb[blk].append(clone(inst))
                 self.vmap[inst] = c
                 self.clones.append((c, inst, ()))
+                if id(inst) in g.retained:
+                    from .retain import retain
+                    retain(g, MathBuilder(g.module, self.fb[blk]), inst, c)
                 if inst.opcode == "store" and inst.ops[0].type.is_ptr and g.act.has_shadow(inst.ops[1]):
                     self.shadow_pointer_store(inst, blk)
                 if inst.opcode == "alloca" and g.act.has_shadow(inst):

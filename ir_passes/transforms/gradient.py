@@ -52,6 +52,9 @@ class Gradient:
         self.deferred: dict = {}      # (loop, id(pointer), type) -> deferred.py's slot
         self.deferred_quiet: dict = {}
         self.keep_alive: list = []    # scratch blocks whose ids key memo entries
+        from .retain import retained_allocations
+        self.retained, self.alias.persistent = retained_allocations(self)  # retain.py
+        self.retained_fields: list = []
 
     def _make_function(self, out_name: str, noalias: bool) -> None:
         """noalias: the caller promised that the memory of distinct pointer parameters never

@@ -236,6 +236,8 @@ class Tape:
             b = MathBuilder(self.gradient.module, tmp)
             self.release_children(b, getattr(m, "failed", False))
             self._free_allocations(b)
+            from .retain import release_all
+            release_all(self.gradient, b)
             if park:
                 self._park(b, keep, fields, buf, ws_field)
             else:
