@@ -5,7 +5,9 @@ pointer itself), which argument is the size in bytes, and the accessor that turn
 the data pointer. For an allocation that receives differentiable data the forward sweep mallocs a
 zeroed shadow of the same size right after the data pointer is obtained; the reverse sweep frees it
 when it walks back past that point. The primal's own frees stay where they are: the reverse sweep
-never reads primal memory of an allocation (values it needs are cached).
+reads primal memory of an allocation only when the allocator has reference counting (`retain`,
+`release`) and the gradient holds a reference until the end (transforms/retain.py); otherwise the
+values it needs are cached.
 """
 from __future__ import annotations
 
