@@ -115,3 +115,26 @@ def test_active_store_into_const_side_raises(use_x):
     a = np.array([0.5, -0.4, 0.9])
     with pytest.raises(ConstantMemoryError, match="argument 0 .`x`., which is Const"):
         _grad(store_through, x, a, use_x)
+
+
+@njit
+def pick_temporary(a, out, use_t):
+    # a temporary holding constants, behind one variable with a Duplicated array: the
+    # temporary gets a zeroed shadow of its own (fuzz seed 2028001547)
+    t = np.zeros(3)
+    t[1] = 0.25
+    p = t if use_t else a
+    out[0] = p[1] * a[2]
+
+
+@pytest.mark.parametrize("use_t", [True, False])
+def test_select_between_temporary_and_duplicated(use_t):
+    a = np.array([0.5, -0.4, 0.9])
+    da, dout = np.zeros(3), np.array([1.0])
+    autodiff(pick_temporary, Duplicated(a.copy(), da), Duplicated(np.zeros(1), dout), Const(use_t))
+    want = np.zeros(3)
+    if use_t:
+        want[2] = 0.25
+    else:
+        want[1], want[2] = a[2], a[1]
+    np.testing.assert_allclose(da, want, rtol=1e-12)

@@ -116,6 +116,12 @@ def _forward(insts, act: Activity) -> None:
                 if any(id(s) in act.shadowed for s in srcs):
                     act.shadowed.add(id(i))
                     changed = True
+            if i.opcode in ("phi", "select") and id(i) in act.shadowed:
+                # local memory merged with shadowed memory gets a (zeroed) shadow of its own
+                for r in _alloca_roots(i):
+                    if id(r) not in act.shadowed:
+                        act.shadowed.add(id(r))
+                        changed = True
             if id(i) in act.varying or i.opcode not in PROPAGATE:
                 continue
             if i.opcode == "load":
