@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 from .annotations import Active, BatchDuplicated, Const, Duplicated, as_annotation
 from .capture import capture
 from .cleanup import cleanup
-from .convention import build_activity, returns_float
+from .convention import array_extents, build_activity, returns_float
 from .link import _names, _release_return_value, compile_library, prepare_module
 from . import disk_cache
 
@@ -75,15 +75,18 @@ class CompiledForward:
         return self.spec.width if self.spec else 0
 
 
-def forward_differentiate(text, fn_name, activity, out_name, width=1, noalias=False) -> str:
+def forward_differentiate(text, fn_name, activity, out_name, width=1, noalias=False,
+                          extents=None) -> str:
     """Run ir_passes' forward mode on module `text`; return the new module text.
 
-    noalias: every array and shadow of the call is memory of its own (shadows get `noalias`)."""
+    noalias: every array and shadow of the call is memory of its own (shadows get `noalias`).
+    extents: convention.array_extents of the argument types (stand-in shadows for Const arrays)."""
     from ir_passes import forward_mode, parse_module, print_module
     from . import nrt  # noqa: F401 - Numba's allocators
 
     module = parse_module(text)
-    forward_mode(module, fn_name, list(activity), out_name, width=width, noalias_shadows=noalias)
+    forward_mode(module, fn_name, list(activity), out_name, width=width, noalias_shadows=noalias,
+                 extents=extents)
     return print_module(module)
 
 
@@ -283,7 +286,7 @@ def _build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
         if slot is not None:
             name = slot.symbol(name)
         texts["generated"] = forward_differentiate(texts["cleaned"], cap.fn_name, activity, name, width,
-                                                   disjoint)
+                                                   disjoint, array_extents(cap.argtypes))
         texts["verified"] = prepare_module(texts["generated"], name)
         library = compile_library(texts["verified"], name)
         spec = ForwardSpec(cap.argtypes, cap.restype, kinds, width, name)

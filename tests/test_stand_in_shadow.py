@@ -138,3 +138,28 @@ def test_select_between_temporary_and_duplicated(use_t):
     else:
         want[1], want[2] = a[2], a[1]
     np.testing.assert_allclose(da, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("use_x", [True, False])
+def test_forward_mode_select_between_const_and_duplicated(use_x):
+    from enzyme_py import BatchDuplicated, Forward
+    x = np.array([0.3, 0.7, 1.1])
+    a = np.array([0.5, -0.4, 0.9])
+    lanes = (np.array([1.0, 2.0, -1.0]), np.array([0.0, -0.5, 3.0]))
+    touts = (np.zeros(1), np.zeros(1))
+    autodiff(pick, Const(x.copy()), BatchDuplicated(a.copy(), tuple(t.copy() for t in lanes)),
+             BatchDuplicated(np.zeros(1), touts), Const(use_x), mode=Forward)
+    p = x if use_x else a
+    for ta, tout in zip(lanes, touts):
+        tp = np.zeros(3) if use_x else ta
+        want = 2 * p[1] * tp[1] + ta[0] * p[2] + a[0] * tp[2]
+        assert abs(tout[0] - want) < 1e-12
+
+
+def test_forward_mode_active_store_into_const_side_raises():
+    from enzyme_py import Forward
+    x = np.array([0.3, 0.7, 1.1])
+    a = np.array([0.5, -0.4, 0.9])
+    with pytest.raises(ConstantMemoryError, match="constant memory"):
+        autodiff(store_through, Const(x.copy()), Duplicated(a.copy(), np.ones(3)),
+                 Duplicated(np.zeros(1), np.zeros(1)), Const(True), mode=Forward)

@@ -6,15 +6,18 @@ gets a zeroed scratch buffer as large as its memory, made when the gradient star
 its other allocations. Adjoints that land there are dropped, which is what Const means; a value
 read through `p` and written back through `p` still carries its derivative through the buffer.
 
+Forward mode does the same (`forward_stand_in`): one zeroed buffer per Const parameter, read as
+a zero tangent by every lane, allocated at entry and freed before every return.
+
 Only for parameters whose memory extent is known (enzyme_py's array data pointers) and in a
-top-level gradient; anything else keeps the UnsupportedError.
+top-level function; anything else keeps the UnsupportedError.
 """
 from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.values import ConstInt
 from . import heap
-from .restore import bounds
+from .restore import bounds, extent_bounds
 
 
 def stand_in_shadow(g, p):
@@ -36,3 +39,48 @@ def stand_in_shadow(g, p):
     shadow = b.gep(T.i8, buf, [b.sub(ConstInt(T.i64, 0), lo)])
     dummies[p.index] = shadow
     return shadow
+
+
+def forward_stand_in(fm, p):
+    """Forward mode: the stand-in shadow of Const pointer parameter p for every lane, or None."""
+    ext = fm.extents.get(p.index)
+    if ext is None:
+        return None
+    if p.index in fm.stand_ins:
+        return fm.stand_ins[p.index]
+    from ..ir.builder import MathBuilder
+    from ..ir.module import Block
+    tmp = Block("stand_in")
+    b = MathBuilder(fm.module, tmp)
+    lo, size = extent_bounds(b, fm.params, ext)
+    fm.module.declare(heap.of(fm.module).allocate, T.ptr, [T.i64])
+    fm.module.declare("llvm.memset.p0.i64", T.void, [T.ptr, T.i8, T.i64, T.i1])
+    buf = heap.allocate(b, size)
+    b.call("llvm.memset.p0.i64", T.void, [buf, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)])
+    shadow = b.gep(T.i8, buf, [b.sub(ConstInt(T.i64, 0), lo)])
+    entry = fm.fn.blocks[0]
+    for k, inst in enumerate(tmp.instructions):
+        entry.insert(k + fm.stand_in_count, inst)
+    fm.stand_in_count += len(tmp.instructions)
+    fm.stand_in_buffers.append(buf)
+    fm.stand_ins[p.index] = [shadow] * fm.width
+    return fm.stand_ins[p.index]
+
+
+def free_forward_stand_ins(fm) -> None:
+    """Before every return of the forward-mode function: free the stand-in buffers."""
+    if not fm.stand_in_buffers:
+        return
+    from ..ir.builder import MathBuilder
+    from ..ir.module import Block
+    for blk in fm.fn.blocks:
+        t = blk.terminator
+        if t is None or t.opcode != "ret":
+            continue
+        tmp = Block("free_stand_ins")
+        b = MathBuilder(fm.module, tmp)
+        for buf in fm.stand_in_buffers:
+            heap.free(b, buf)
+        at = len(blk.instructions) - 1
+        for k, inst in enumerate(tmp.instructions):
+            blk.insert(at + k, inst)

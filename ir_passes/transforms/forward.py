@@ -47,7 +47,7 @@ LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indic
 
 
 def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guards=False,
-                 noalias_shadows=False):
+                 noalias_shadows=False, extents=None):
     """Add `out_name`, the forward-mode tangent function of `fn_name` (see the module docstring).
 
     activity: "const", "dup" or "active" per parameter of the primal. width: tangents per value.
@@ -56,12 +56,15 @@ def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guard
     with zero seeds and k seeds as tangents (batched reverse mode).
     noalias_shadows: the caller promises every shadow pointer parameter is memory no other
     parameter reaches (`noalias`), which lets LLVM keep tangents in registers.
+    extents: {param index: restore.Extent}: a Const pointer parameter with a known extent that
+    meets shadowed memory in a phi or select gets a zeroed stand-in shadow (dummy.py).
     Returns the generated Function.
     """
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an integer from 1 to {MAX_WIDTH}, not {width!r}")
     fm = ForwardMode(module, fn_name, activity, out_name, width, strong_zero_guards=strong_zero_guards,
                      noalias_shadows=noalias_shadows)
+    fm.extents = dict(extents or {})
     fm.run()
     worklist = module.__dict__.setdefault("forward_worklist", [])
     while worklist:
@@ -113,6 +116,10 @@ class ForwardMode:
         self.rmap: dict = {}    # id(primal integer) -> the raw bits of its shadow (copies of floats)
         self.bmap: dict = {}    # primal block -> new block
         self.phis: list = []    # (new phi, primal phi, what, lane)
+        self.extents: dict = {}  # param index -> restore.Extent (stand-in shadows, dummy.py)
+        self.stand_ins: dict = {}
+        self.stand_in_buffers: list = []
+        self.stand_in_count = 0
         self._make_function(out_name, internal)
         self.b = MathBuilder(module)
 
@@ -168,6 +175,8 @@ class ForwardMode:
                 if inst.opcode != "phi":
                     visit(self, inst)
         self.fill_phis()
+        from .dummy import free_forward_stand_ins
+        free_forward_stand_ins(self)
         return self.fn
 
     def fill_phis(self) -> None:
@@ -223,6 +232,9 @@ class ForwardMode:
         """The shadows of pointer p."""
         if isinstance(p, Argument):
             s = self.shadow_params.get(p.index)
+            if s is None:
+                from .dummy import forward_stand_in
+                s = forward_stand_in(self, p)
             if s is None:
                 raise self.unsupported(f"pointer %{p.name} has no shadow (it is not dup)", user or p)
             return s

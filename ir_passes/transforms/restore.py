@@ -112,11 +112,15 @@ def span(g, b, root):
 
 def bounds(g, b, root):
     """(offset of the first byte from the parameter's pointer, size in bytes) of its memory."""
-    ext = g.extents[root.index]
+    return extent_bounds(b, g.params, g.extents[root.index])
+
+
+def extent_bounds(b, params, ext):
+    """bounds() for Extent `ext` over the function parameters `params`."""
     zero = ConstInt(T.i64, 0)
-    lo, hi, empty = zero, g.params[ext.itemsize], None
+    lo, hi, empty = zero, params[ext.itemsize], None
     for n_idx, s_idx in ext.dims:
-        n, s = g.params[n_idx], g.params[s_idx]
+        n, s = params[n_idx], params[s_idx]
         t = b.mul(b.sub(n, ConstInt(T.i64, 1)), s)
         neg = b.icmp("slt", t, zero)
         lo = b.add(lo, b.select(neg, t, zero))
