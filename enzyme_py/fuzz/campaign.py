@@ -210,6 +210,7 @@ class Summary:
     triaged: Dict[str, List[int]] = field(default_factory=lambda: defaultdict(list))
     rules: Counter = field(default_factory=Counter)
     forward: Counter = field(default_factory=Counter)
+    forward_seeds: Dict[str, List[int]] = field(default_factory=lambda: defaultdict(list))
     kernel_seconds: float = 0.0
     wall: float = 0.0
     interrupted: bool = False
@@ -234,8 +235,12 @@ class Summary:
         for r in out.rules:
             self.rules[r] += 1
         if out.forward:
-            self.forward[out.forward if out.forward.startswith("unsupported") else
-                         out.forward.split(":")[0]] += 1
+            key = out.forward if out.forward.startswith("unsupported") else \
+                out.forward.split(":")[0]
+            self.forward[key] += 1
+            ex = self.forward_seeds[key]
+            if key != "ok" and len(ex) < 3:
+                ex.append(seed)
 
     @property
     def checked(self):
@@ -251,7 +256,9 @@ class Summary:
             "invalid": {k: v for k, v in self.invalid.items()},
             "failures": {k: v for k, v in self.failures.items()},
             "explained_by_known_bugs": {k: v for k, v in self.triaged.items()}, "rules": dict(self.rules),
-            "forward": dict(self.forward), "wall_seconds": round(self.wall, 1),
+            "forward": dict(self.forward),
+            "forward_examples": {k: v for k, v in self.forward_seeds.items() if v},
+            "wall_seconds": round(self.wall, 1),
             "interrupted": self.interrupted,
             "kernel_seconds": round(self.kernel_seconds, 1),
         }
@@ -290,7 +297,8 @@ class Summary:
         if self.forward:
             L.append("  forward mode (<v, J u> forward vs <J^T v, u> reverse, on checked kernels):")
             for k, v in self.forward.most_common():
-                L.append(f"    {v:7d}  {k}")
+                ex = self.forward_seeds.get(k)
+                L.append(f"    {v:7d}  {k}" + (f"   (e.g. seeds {_seeds(ex, 3)})" if ex else ""))
         else:
             L.append("  forward mode: not available (autodiff(mode=Forward) raises "
                      "NotImplementedError); forward-vs-reverse checks off")
