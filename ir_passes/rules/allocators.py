@@ -52,4 +52,37 @@ def allocation_size(inst):
             handle = inst.ops[0]
             if getattr(handle, "opcode", None) == "call" and handle.callee_name == a.alloc:
                 return handle.ops[a.size_arg]
+            size = _merged_size(handle, a)
+            if size is not None:
+                return size
     return None
+
+
+def _merged_size(handle, a):
+    """The size of the allocations a phi or select of handles merges, when they all come from
+    allocator `a` with the same size (an `np.empty` reassigned in a loop: LLVM's loop rotation
+    allocates in the preheader and in the latch); else None."""
+    if getattr(handle, "opcode", None) not in ("phi", "select"):
+        return None
+    sizes, seen, work = [], set(), [handle]
+    while work:
+        h = work.pop()
+        if id(h) in seen:
+            continue
+        seen.add(id(h))
+        op = getattr(h, "opcode", None)
+        if op == "phi":
+            work.extend(h.ops)
+        elif op == "select":
+            work.extend(h.ops[1:])
+        elif op == "call" and h.callee_name == a.alloc:
+            sizes.append(h.ops[a.size_arg])
+        else:
+            return None
+    first = sizes[0] if sizes else None
+    for z in sizes[1:]:
+        if z is not first and not (getattr(z, "value", None) is not None
+                                   and getattr(z, "value", None) == getattr(first, "value", None)
+                                   and str(z.type) == str(first.type)):
+            return None
+    return first
