@@ -200,8 +200,8 @@ def test_summary_counts_and_formats():
                   "numba:TypingError", "exercised: 1/2; never: fmul", "forward"):
         assert piece in text, piece
     assert s.to_json()["failures"] == {"wrong_gradient": [4], "died:SIGSEGV": [5]}
-    # forward-mode outcomes other than ok keep example seeds too
-    s.add(7, Outcome(PASS, forward="ok"))
+    # forward-mode outcomes other than "checked" keep example seeds too
+    s.add(7, Outcome(PASS, forward="checked"))
     s.add(8, Outcome(PASS, forward="unsupported:internal: a varying value has no tangent"))
     assert "(e.g. seeds 8)" in s.format()
     assert s.to_json()["forward_examples"] == {

@@ -239,7 +239,7 @@ class Summary:
                 out.forward.split(":")[0]
             self.forward[key] += 1
             ex = self.forward_seeds[key]
-            if key != "ok" and len(ex) < 3:
+            if key != "checked" and len(ex) < 3:
                 ex.append(seed)
 
     @property
