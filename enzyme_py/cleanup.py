@@ -3,7 +3,8 @@
 Callees are marked `alwaysinline` (so Numba's allocation helpers inline too) and
 made internal (so they disappear once inlined); then LLVM's O2 module pipeline
 runs with vectorization, unrolling and interleaving off, followed by NRT's
-refcount pruner. The kernel keeps its name and signature.
+refcount pruner (O1 instead when O2 leaves irreducible control flow). The kernel
+keeps its name and signature.
 
 Debug records (`#dbg_value`) are dropped: they carry variable locations, which AD
 does not use. `!dbg` line locations stay, so errors can name the Python line.
@@ -18,16 +19,42 @@ from .timings import stage
 
 @stage("cleanup")
 def cleanup(text: str, fn_name: str) -> str:
-    """Return `text` after inlining callees into `fn_name` and running O2."""
+    """Return `text` after inlining callees into `fn_name` and running O2 (O1 when O2 leaves
+    irreducible control flow, which AD cannot reverse: O2, not O1, made a loop with two entries
+    out of `while a and b:` around nested loops, fuzz seed 2031000444)."""
+    out = _clean(text, fn_name, 2)
+    if not _reducible(out):
+        out = _clean(text, fn_name, 1)
+    return out
+
+
+def _clean(text: str, fn_name: str, level: int) -> str:
     module = llvm.parse_assembly(resolve_recursion_slots(text))
     for fn in module.functions:
         if fn.is_declaration or fn.name == fn_name:
             continue
         fn.add_function_attribute("alwaysinline")
         fn.linkage = llvm.Linkage.internal
-    _run_pipeline(module)
+    _run_pipeline(module, level)
     module.verify()
     return _DEBUG_RECORD.sub("", str(module))
+
+
+def _reducible(text: str) -> bool:
+    """Does every defined function have reducible control flow (only natural loops)?"""
+    from ir_passes import parse_module
+    from ir_passes.analysis.loops import IrreducibleError, loop_info
+    try:
+        module = parse_module(text)
+    except Exception:          # noqa: BLE001 - the parser's error is reported later, where it is used
+        return True
+    for fn in module.functions.values():
+        if not fn.is_declaration:
+            try:
+                loop_info(fn)
+            except IrreducibleError:
+                return False
+    return True
 
 
 _DEBUG_RECORD = re.compile(r"^[ \t]+#dbg_\w+\(.*\n", re.M)
@@ -46,9 +73,9 @@ def resolve_recursion_slots(text: str) -> str:
     return _UNRESOLVED.sub(fill, text)
 
 
-def _run_pipeline(module: llvm.ModuleRef) -> None:
+def _run_pipeline(module: llvm.ModuleRef, level: int = 2) -> None:
     tm = cpu_target.target_context.codegen()._tm
-    pto = llvm.create_pipeline_tuning_options(speed_level=2)
+    pto = llvm.create_pipeline_tuning_options(speed_level=level)
     pto.loop_vectorization = False
     pto.slp_vectorization = False
     pto.loop_unrolling = False

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import UnsupportedError
 from .dominators import dominators
 
 
@@ -57,8 +58,8 @@ class LoopInfo:
         return [x for x in (lp.ancestors() if lp else []) if src not in x.blocks][::-1]
 
 
-class IrreducibleError(ValueError):
-    pass
+class IrreducibleError(UnsupportedError, ValueError):
+    """Control flow with a cycle that has two entries: no natural loops to reverse."""
 
 
 def loop_info(fn) -> LoopInfo:
