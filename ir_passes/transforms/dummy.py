@@ -24,21 +24,17 @@ def stand_in_shadow(g, p):
     """The stand-in shadow of Const pointer parameter p, or None when it cannot have one."""
     if g.split or p.index not in g.extents:
         return None
-    dummies = g.__dict__.setdefault("stand_ins", {})
+    dummies = g.stand_ins
     if p.index in dummies:
         return dummies[p.index]
     from .runtime import ensure
     b = g.init_builder
     lo, size = bounds(g, b, p)
-    g.module.declare(heap.of(g.module).allocate, T.ptr, [T.i64])
-    g.module.declare("llvm.memset.p0.i64", T.void, [T.ptr, T.i8, T.i64, T.i1])
-    buf = heap.allocate(b, size)
-    b.call("llvm.memset.p0.i64", T.void, [buf, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)])
+    buf = _zeroed(b, size)
     ensure(g.module, "enzpy.push_allocation")
     b.call("enzpy.push_allocation", T.void, [g.tape.frame.address(b, g.tape.allocation_list()), buf])
-    shadow = b.gep(T.i8, buf, [b.sub(ConstInt(T.i64, 0), lo)])
-    dummies[p.index] = shadow
-    return shadow
+    dummies[p.index] = _shifted(b, buf, lo)
+    return dummies[p.index]
 
 
 def forward_stand_in(fm, p):
@@ -53,11 +49,8 @@ def forward_stand_in(fm, p):
     tmp = Block("stand_in")
     b = MathBuilder(fm.module, tmp)
     lo, size = extent_bounds(b, fm.params, ext)
-    fm.module.declare(heap.of(fm.module).allocate, T.ptr, [T.i64])
-    fm.module.declare("llvm.memset.p0.i64", T.void, [T.ptr, T.i8, T.i64, T.i1])
-    buf = heap.allocate(b, size)
-    b.call("llvm.memset.p0.i64", T.void, [buf, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)])
-    shadow = b.gep(T.i8, buf, [b.sub(ConstInt(T.i64, 0), lo)])
+    buf = _zeroed(b, size)
+    shadow = _shifted(b, buf, lo)
     entry = fm.fn.blocks[0]
     for k, inst in enumerate(tmp.instructions):
         entry.insert(k + fm.stand_in_count, inst)
@@ -84,3 +77,17 @@ def free_forward_stand_ins(fm) -> None:
         at = len(blk.instructions) - 1
         for k, inst in enumerate(tmp.instructions):
             blk.insert(at + k, inst)
+
+
+def _zeroed(b, size):
+    """`size` zeroed bytes from the module's heap."""
+    b.module.declare(heap.of(b.module).allocate, T.ptr, [T.i64])
+    b.module.declare("llvm.memset.p0.i64", T.void, [T.ptr, T.i8, T.i64, T.i1])
+    buf = heap.allocate(b, size)
+    b.call("llvm.memset.p0.i64", T.void, [buf, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)])
+    return buf
+
+
+def _shifted(b, buf, lo):
+    """The stand-in for the parameter's pointer: the parameter's first byte is at `lo` from it."""
+    return b.gep(T.i8, buf, [b.sub(ConstInt(T.i64, 0), lo)])

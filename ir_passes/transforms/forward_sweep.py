@@ -147,10 +147,8 @@ class ForwardSweep:
         if getattr(p, "opcode", None) in ("getelementptr", "bitcast", "addrspacecast") \
                 and p in self.vmap and _const_param_root(p) is not None:
             # an address into a Const array that meets shadowed memory: into its stand-in
-            base = self.forward_shadow(p.ops[0])
-            s = copy.copy(p)
-            s.ops = [base] + [self.vmap.get(o, o) for o in p.ops[1:]]
-            s.name = f"{p.name or 'p'}.stand_in"
+            s = clone(p, ".stand_in")
+            s.ops = [self.forward_shadow(p.ops[0])] + [self.vmap.get(o, o) for o in p.ops[1:]]
             at = self.vmap[p]
             at.block.insert(at.block.instructions.index(at) + 1, s)
             self.smap[p] = s

@@ -55,6 +55,7 @@ class Gradient:
         from .retain import retained_allocations
         self.retained, self.alias.persistent = retained_allocations(self)  # retain.py
         self.retained_fields: list = []
+        self.stand_ins: dict = {}     # Const param index -> its stand-in shadow (dummy.py)
 
     def _make_function(self, out_name: str, noalias: bool) -> None:
         """noalias: the caller promised that the memory of distinct pointer parameters never
