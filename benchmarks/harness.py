@@ -14,7 +14,7 @@ from typing import Any, Callable, List, Optional
 
 import numpy as np
 
-from enzyme_py import Active, Const, Duplicated, autodiff, compile_gradient
+from enzyme_py import Active, Const, Duplicated, DuplicatedNoNeed, autodiff, compile_gradient
 
 
 @dataclass
@@ -24,12 +24,14 @@ class Arg:
     kind: "const", "dup" (Duplicated array) or "active" (float scalar).
     init: its initial value. seed: for "dup", the initial shadow (dL/d final value);
     None means zeros. wrt: whether its derivative is part of the reported gradient.
+    need: for "dup", False when the caller does not need its primal result (DuplicatedNoNeed).
     """
     kind: str
     init: Any
     seed: Any = None
     wrt: bool = True
     name: str = ""
+    need: bool = True
 
 
 @dataclass
@@ -75,7 +77,7 @@ class Instance:
         out = []
         for a, v, s in zip(self.spec, self.values, self.shadows):
             if a.kind == "dup":
-                out.append(Duplicated(v, s))
+                out.append((Duplicated if a.need else DuplicatedNoNeed)(v, s))
             elif a.kind == "active":
                 out.append(Active(v))
             else:

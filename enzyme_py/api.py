@@ -20,7 +20,7 @@ from .annotations import (Active, BatchDuplicated, Const, Duplicated, Duplicated
 from . import timings
 from .capture import capture
 from .cleanup import cleanup
-from .convention import array_extents, build_activity
+from .convention import array_extents, build_activity, data_params
 from . import disk_cache
 from .link import (GradientSpec, compile_library, gradient_name, make_entry,
                    prepare_module)
@@ -63,10 +63,11 @@ class CompiledGradient:
 
 
 def differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=False,
-                  layouts=None, extents=None) -> str:
+                  layouts=None, extents=None, no_need=()) -> str:
     """Run ir_passes' reverse mode on module `text`; return the new module text.
 
-    `noalias`: the arrays of this call are disjoint. `layouts`, a dict, receives the tape layout."""
+    `noalias`: the arrays of this call are disjoint. `layouts`, a dict, receives the tape layout.
+    `no_need`: parameter indices of DuplicatedNoNeed arrays' data pointers."""
     from ir_passes import parse_module, print_module, reverse_mode
     from . import nrt  # noqa: F401 - registers Numba's allocators with ir_passes
 
@@ -76,7 +77,8 @@ def differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=Fa
     try:
         with timings.stage("AD"):
             g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
-                             counts="declare", extents=extents, **options)
+                             counts="declare", extents=extents, no_need=no_need,
+                             **options)
         if layouts is not None:
             layouts[out_name] = g.layout
     except TypeError as exc:
@@ -182,7 +184,9 @@ def _prepare(kernel, args, mode, cache, keep_failure=False):
     if "dup" in kinds:
         _check_aliasing(annotated)
     disjoint = _disjoint(annotated)
-    key = (kinds, cache, disjoint) + tuple([_type_key(i, a.value) for i, a in enumerate(annotated)])
+    no_need = tuple(i for i, a in enumerate(annotated) if isinstance(a, DuplicatedNoNeed))
+    key = (kinds, cache, disjoint, no_need) + tuple([_type_key(i, a.value)
+                                                     for i, a in enumerate(annotated)])
     per_kernel = _gradients.get(dispatcher)
     grad = per_kernel.get(key) if per_kernel is not None else None
     if grad is None:
@@ -194,7 +198,7 @@ def _prepare(kernel, args, mode, cache, keep_failure=False):
                 shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
                                      if isinstance(a, (Duplicated, DuplicatedNoNeed)))
                 grad = _build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-                              disjoint)
+                              disjoint, no_need)
                 if grad.error is None:
                     per_kernel[key] = grad
     return grad, annotated
@@ -273,26 +277,29 @@ def _disjoint(annotated) -> bool:
     return True
 
 
-def gradient_for_types(dispatcher, argtypes, shadow_types, kinds) -> CompiledGradient:
+def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=()) -> CompiledGradient:
     """The (cached) gradient for Numba argument types, as @njit callers see them: arrays
-    may alias, so it is the variant that assumes nothing about their memory."""
-    key = ("types", tuple(kinds), tuple(argtypes), tuple(shadow_types))
+    may alias, so it is the variant that assumes nothing about their memory.
+    `no_need`: positions of the DuplicatedNoNeed arguments."""
+    key = ("types", tuple(kinds), tuple(argtypes), tuple(shadow_types), tuple(no_need))
     with _lock:
         per_kernel = _gradients.setdefault(dispatcher, {})
         grad = per_kernel.get(key)
         if grad is None:
             grad = per_kernel[key] = _build(dispatcher, tuple(argtypes), tuple(shadow_types),
-                                            tuple(kinds), "minimal", False)
+                                            tuple(kinds), "minimal", False,
+                                            no_need=tuple(no_need))
     return grad
 
 
 @timings.timed_build
 def _build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-           disjoint=False) -> CompiledGradient:
+           disjoint=False, no_need=()) -> CompiledGradient:
     """Run the pipeline of docs/internals.md for one (kernel, signature, activity).
-    `shadow_types`: the Numba types of the Duplicated arguments' shadows, in order."""
+    `shadow_types`: the Numba types of the Duplicated arguments' shadows, in order.
+    `no_need`: positions of the DuplicatedNoNeed arguments (their primal result is not needed)."""
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
-        "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), (kinds, cache, disjoint),
+        "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), (kinds, cache, disjoint, no_need),
         make_entry)
     if slot is not None and slot.hit:
         return CompiledGradient(**slot.hit)
@@ -304,13 +311,15 @@ def _build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
         name = gradient_name(cap.fn_name, cap.argtypes, activity)
         if not disjoint:
             name += "_alias"
+        if no_need:
+            name += "_noneed" + "_".join(map(str, no_need))
         if slot is not None:
             name = slot.symbol(name)
         layouts = {}
         try:
             texts["generated"] = differentiate(
                 texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
-                array_extents(cap.argtypes))
+                array_extents(cap.argtypes), data_params(cap.argtypes, no_need))
         except Exception as exc:
             raise in_python_terms(exc, dispatcher, cap.argtypes) from None
         define_counts(layouts.get(name))

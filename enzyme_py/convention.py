@@ -94,6 +94,12 @@ def build_activity(argtypes, restype, kinds) -> list:
     return activity
 
 
+def data_params(argtypes, positions) -> tuple:
+    """The parameter index of the data pointer of each array argument at `positions`."""
+    layouts = arg_layouts(argtypes)
+    return tuple(layouts[i].data for i in positions)
+
+
 def _field_offset(dm, name, index) -> int:
     pos = dm.get_field_position(name)
     return index + sum(_width(m.get_argument_type()) for m in dm.inner_models()[:pos])

@@ -226,8 +226,10 @@ def _plan(dispatcher, anns, mode, seed):
         entry = fwd.entry
     else:
         from .api import gradient_for_types
+        no_need = tuple(i for i, a in enumerate(anns)
+                        if isinstance(a, AnnotationType) and a.kind == "DuplicatedNoNeed")
         grad = gradient_for_types(dispatcher, argtypes, shadow_types,
-                                  tuple(k for k, _, _ in kinds))
+                                  tuple(k for k, _, _ in kinds), no_need)
         seed_value = repr(float(seed.value)) if isinstance(seed, types.Omitted) else "seed"
         if not isinstance(seed, (types.Omitted, types.Float, types.Integer)):
             raise TypingError(f"autodiff's seed must be a float, not {seed}")

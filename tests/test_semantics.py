@@ -211,8 +211,11 @@ def test_repeat_call_does_not_recompile():
     n0 = enzyme_py.compile_count()
     call()
     call(n=9)                                  # other sizes: same Numba types
-    call(ann=DuplicatedNoNeed)                 # same activity as Duplicated
     assert enzyme_py.compile_count() == n0
+    call(ann=DuplicatedNoNeed)                 # primal not needed: a variant of its own, once
+    call(ann=DuplicatedNoNeed, n=7)
+    assert enzyme_py.compile_count() == n0 + 1
+    n0 += 1
     call(dtype=np.float32)                     # new types: one new gradient
     assert enzyme_py.compile_count() == n0 + 1
     call(dtype=np.float32)

@@ -13,4 +13,4 @@ DATA_DIR = os.environ.get(
     os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data",
                                   "adbench")))
 
-ORDER = ["elementwise", "rnn", "heat", "gmm", "lstm", "ba", "nbody", "softdtw"]
+ORDER = ["elementwise", "elementwise_noneed", "rnn", "heat", "gmm", "lstm", "ba", "nbody", "softdtw"]

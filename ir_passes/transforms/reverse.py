@@ -11,6 +11,7 @@ from . import heap as _heap
 from .forward_sweep import ForwardSweep, success_test
 from .fusion import fused_loops
 from .hoist import hoist_invariant_loads
+from .noneed import drop, unneeded_stores
 from .gradient import Gradient
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
@@ -20,7 +21,8 @@ NUMBA_SUCCESS = (0, -2)
 
 
 def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalias=False,
-                 success_codes=NUMBA_SUCCESS, counts="define", extents=None, heap=None):
+                 success_codes=NUMBA_SUCCESS, counts="define", extents=None, heap=None,
+                 no_need=()):
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: one of "const", "dup", "active" per parameter of the primal.
@@ -30,15 +32,19 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalia
     stores into them can be undone in the reverse sweep instead of taping the loads they clobber.
     counts: "define" or "declare" the global `<out_name>.tape_counts` where each call leaves the
     iteration counts of its taped loops (`explain` reads it), or None for no such global.
+    no_need: indices of "dup" parameters whose final primal contents the caller does not need
+    (DuplicatedNoNeed); their stores may be skipped (noneed.py).
     heap: where the gradient's tape and scratch memory come from (heap.Heap; None: the one
     heap.register_heap named last, libc malloc / realloc / free unless changed).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     if cache not in ("minimal", "always"):
         raise ValueError(f"cache must be 'minimal' or 'always', not {cache!r}")
+    if any(activity[i] != "dup" for i in no_need):
+        raise ValueError("no_need names parameters that are not 'dup'")
     module.heap = heap if heap is not None else _heap.registered()
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
-                             extents)
+                             extents, no_need)
     snapshot(g, fwd)
     splice(g, rev.put_back_marker, lambda b: put_back(g, b))
     if counts:
@@ -46,6 +52,7 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalia
     g.layout = layout(g)
     g.layout.counts_symbol = getattr(g, "counts_symbol", None)
     combine(g, fwd)
+    drop(fwd, g.unneeded)
     worklist = module.__dict__.setdefault("split_worklist", [])
     while worklist:
         callee, act, aug, rev_name = worklist.pop()
@@ -58,11 +65,12 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalia
 
 
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,
-               extents=None):
+               extents=None, no_need=()):
     primal = module.functions[fn_name]
     hoist_invariant_loads(primal, noalias)
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents)
     g.success_codes = success_codes
+    g.unneeded = unneeded_stores(primal, g.alias, no_need)
     reachable = set(g.dom.order)
     all_preds = primal.predecessors()
     g.preds = {blk: [p for p in all_preds[blk] if p in reachable] for blk in g.dom.order}
