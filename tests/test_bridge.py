@@ -443,7 +443,7 @@ def test_inspect_exposes_ir_texts(fake_ir_passes):
 
 def test_inspect_returns_failed_build_with_texts(monkeypatch):
     def failing(text, fn_name, activity, out_name, cache="minimal", noalias=False, layouts=None,
-                extents=None):
+                extents=None, no_need=()):
         raise enzyme_py.UnsupportedError("some construct", "  %x = frem double %a, %b")
 
     monkeypatch.setattr(api, "differentiate", failing)
