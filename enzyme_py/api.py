@@ -62,7 +62,7 @@ class CompiledGradient:
         return self.spec.name if self.spec else None
 
 
-def differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=False,
+def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False,
                   layouts=None, extents=None, no_need=()) -> str:
     """Run ir_passes' reverse mode on module `text`; return the new module text.
 
@@ -73,7 +73,7 @@ def differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=Fa
 
     with timings.stage("parse"):
         module = parse_module(text)
-    options = {} if cache == "minimal" else {"cache": cache}
+    options = {} if cache == "auto" else {"cache": cache}
     try:
         with timings.stage("AD"):
             g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
@@ -106,7 +106,7 @@ def clear_cache() -> None:
         _gradients.clear()
 
 
-def autodiff(kernel, *args, mode=Reverse, seed=1.0, cache="minimal"):
+def autodiff(kernel, *args, mode=Reverse, seed=1.0, cache="auto"):
     """Differentiate `kernel(*args)` in reverse mode.
 
     Returns a tuple with one entry per argument: the derivative (a float) for
@@ -122,6 +122,10 @@ def autodiff(kernel, *args, mode=Reverse, seed=1.0, cache="minimal"):
     their initial values, scalars Active(x, dx); the shadows leave holding the
     tangents of the final values, and the result is the tangent of the return
     value (a tuple of k for k directions), or None when it returns no float.
+
+    cache (reverse mode): "auto" recomputes cheap values and tapes expensive ones (divisions,
+    math calls) inside loops; "minimal" recomputes all it safely can (the smallest tape);
+    "always" tapes every value the reverse sweep needs (docs/internals.md).
     """
     if mode is Forward:
         from .forward import forward_autodiff
@@ -140,7 +144,7 @@ def autodiff(kernel, *args, mode=Reverse, seed=1.0, cache="minimal"):
     return tuple(result)
 
 
-def compile_gradient(kernel, *args, mode=Reverse, cache="minimal") -> CompiledGradient:
+def compile_gradient(kernel, *args, mode=Reverse, cache="auto") -> CompiledGradient:
     """Build (or fetch from the cache) the gradient for these annotated arguments.
 
     Use `.entry` to call the gradient from @njit code. With mode=Forward it is
@@ -156,7 +160,7 @@ def compile_gradient(kernel, *args, mode=Reverse, cache="minimal") -> CompiledGr
     return _prepare(kernel, args, mode, cache)[0]
 
 
-def inspect(kernel, *args, mode=Reverse, cache="minimal") -> CompiledGradient:
+def inspect(kernel, *args, mode=Reverse, cache="auto") -> CompiledGradient:
     """The CompiledGradient for these arguments, with its IR texts
     (`.captured`, `.cleaned`, `.generated`, `.verified`).
 
@@ -287,7 +291,7 @@ def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=()) ->
         grad = per_kernel.get(key)
         if grad is None:
             grad = per_kernel[key] = _build(dispatcher, tuple(argtypes), tuple(shadow_types),
-                                            tuple(kinds), "minimal", False,
+                                            tuple(kinds), "auto", False,
                                             no_need=tuple(no_need))
     return grad
 

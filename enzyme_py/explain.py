@@ -62,7 +62,7 @@ def user_line(locations) -> str:
     return ""
 
 
-def explain(kernel, *args, cache: str = "minimal", seed: float = 1.0) -> Explanation:
+def explain(kernel, *args, cache: str = "auto", seed: float = 1.0) -> Explanation:
     """Describe the reverse-mode gradient of `kernel` for these annotated arguments.
 
     Reuses the compiled gradient (building it if needed). The caller's arrays are never changed:

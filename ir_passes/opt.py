@@ -18,7 +18,7 @@ def main(argv=None) -> int:
     ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, forward-mode, hoist-loads, simplify, print")
     ap.add_argument("--fn", default="", help="the function to work on (default: the first defined)")
     ap.add_argument("--activity", default="", help="per parameter: const, dup or active")
-    ap.add_argument("--cache", default="minimal", choices=["minimal", "always"])
+    ap.add_argument("--cache", default="auto", choices=["auto", "minimal", "always"])
     ap.add_argument("--noalias", action="store_true", help="distinct pointer parameters never overlap")
     ap.add_argument("--width", type=int, default=1, help="with -p forward-mode: tangents per value")
     ap.add_argument("--what", default="loops", help="with -p print: dominators, loops, types, activity")

@@ -11,7 +11,7 @@ class ReverseMode:
     fn: str = ""
     activity: tuple = ()
     out: str = "grad"
-    cache: str = "minimal"
+    cache: str = "auto"
     noalias: bool = False
 
     def apply(self, module) -> str | None:

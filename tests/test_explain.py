@@ -70,9 +70,15 @@ def test_heat_tape_sizes(n, steps):
     assert np.array_equal(u, u.copy())
 
 
-def test_reduction_over_read_only_input_has_no_tape():
-    e = explain(total, Duplicated(np.random.rand(500), np.zeros(500)))
+def test_reduction_over_read_only_input_has_no_tape_with_minimal():
+    e = explain(total, Duplicated(np.random.rand(500), np.zeros(500)), cache="minimal")
     assert e.tape_bytes == 0
+
+
+def test_auto_tapes_the_exp_and_recomputes_the_rest():
+    e = explain(total, Duplicated(np.random.rand(500), np.zeros(500)))
+    assert e.tape_bytes == 500 * 8
+    assert len(e.cached) == 1 and "math call" in e.cached[0].reason
 
 
 def test_in_place_square_explains_why():

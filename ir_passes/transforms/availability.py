@@ -5,6 +5,10 @@ A primal value the reverse sweep needs is, in order of preference:
 - defined outside every loop: kept in a stack slot (free after SROA);
 - cheap and pure with operands that are themselves available (integer and pointer arithmetic,
   comparisons, casts, an induction variable rebuilt from the loop counter): recomputed;
+- expensive (a division, a square root, a transcendental call) inside an unfused loop: read back
+  from the tape, which streams at a few cycles per value where these take tens (an N-body pair's
+  sqrt and 1/r^3 made its gradient 3.2x the primal recomputed, 2.6x taped); values computed from
+  it are still recomputed;
 - a load whose memory alias analysis proves unchanged until the reverse sweep: loaded again;
 - a load clobbered only by stores the reverse sweep undoes (restore.py): loaded again;
 - otherwise: cached on the tape, indexed by the loop iteration.
@@ -36,6 +40,20 @@ def pure_math(v) -> bool:
         return True
     rule = lookup(v.callee_name)
     return rule is not None and not rule.inactive and all(not o.type.is_ptr for o in v.ops)
+
+
+CHEAP_MATH = ("llvm.fabs.", "llvm.copysign.", "llvm.minnum.", "llvm.maxnum.", "llvm.minimum.",
+              "llvm.maximum.", "llvm.floor.", "llvm.ceil.", "llvm.trunc.", "llvm.rint.",
+              "llvm.nearbyint.", "llvm.round.", "llvm.roundeven.", "llvm.fma.", "llvm.fmuladd.",
+              "fabs", "copysign", "floor", "ceil", "trunc")
+
+
+def expensive(v) -> bool:
+    """Costlier to evaluate again than to read from the tape: a division or a math call."""
+    if v.opcode in ("fdiv", "frem"):
+        return True
+    return v.opcode == "call" and pure_math(v) and \
+        not v.callee_name.startswith(PURE_INTEGER_INTRINSICS + CHEAP_MATH)
 
 
 def common_loop(loop, block):
@@ -132,6 +150,8 @@ class Availability:
         if home is not None and self.g.cache_mode != "always" and home not in self.g.fused:
             if self._induction_parts(v) is not None:
                 how = "induction"
+            elif expensive(v) and self.g.cache_mode == "auto":
+                how = "tape"
             elif (v.opcode in CHEAP or pure_math(v)) and all(self._free(o) for o in v.ops):
                 how = "recompute"
             elif v.opcode == "load" and not self.g.split and self.g.alias.unchanged(v) \
@@ -146,6 +166,8 @@ class Availability:
         """Why v goes on the tape, in words for `explain`."""
         if self.g.cache_mode == "always":
             return "cache='always' caches every value the reverse sweep needs"
+        if self.strategy.get(v) == "tape":
+            return "a division or math call: reading it back costs less than computing it again"
         if v.opcode == "load":
             if self.g.split:
                 return "the caller may overwrite it before this function's reverse sweep"
@@ -160,7 +182,8 @@ class Availability:
         return "its operands are not all available in the reverse sweep"
 
     def _free(self, v) -> bool:
-        """Can v be had in reverse without a tape?"""
+        """Can v be had in reverse without taping values computed from it? (An expensive value's
+        own tape slot counts as available: what is computed from it is still recomputed.)"""
         if isinstance(v, (Constant, Global, Argument)):
             return True
         home = self.g.loops.loop_of(v.block)
@@ -168,7 +191,7 @@ class Availability:
             return True
         if home in self.g.fused and self.g.dom.dominates(v.block, home.latches[0]):
             return True
-        return self.plan(v) in ("recompute", "induction", "reload", "restore")
+        return self.plan(v) in ("recompute", "induction", "reload", "restore", "tape")
 
     def _recompute(self, v, block, b):
         import copy

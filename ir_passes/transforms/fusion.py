@@ -31,7 +31,7 @@ from ..ir.values import ConstInt
 
 
 def fused_loops(g, reaching_success) -> set:
-    if g.split or g.cache_mode != "minimal":
+    if g.split or g.cache_mode == "always":
         return set()
     return {lp for lp in g.loops.loops
             if lp.parent is None and not lp.children and _qualifies(g, lp, reaching_success)}

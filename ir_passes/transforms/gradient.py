@@ -16,7 +16,7 @@ from ..ir.values import Argument, Constant, ConstFloat
 
 
 class Gradient:
-    def __init__(self, module, primal, activity, out_name, cache_mode="minimal", noalias=False,
+    def __init__(self, module, primal, activity, out_name, cache_mode="auto", noalias=False,
                  split=False, extents=None):
         if len(activity) != len(primal.params):
             raise ValueError(f"activity has {len(activity)} entries, @{primal.name} has "

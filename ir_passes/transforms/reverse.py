@@ -20,13 +20,15 @@ from .reverse_sweep import ReverseSweep
 NUMBA_SUCCESS = (0, -2)
 
 
-def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalias=False,
+def reverse_mode(module, fn_name, activity, out_name, *, cache="auto", noalias=False,
                  success_codes=NUMBA_SUCCESS, counts="define", extents=None, heap=None,
                  no_need=()):
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: one of "const", "dup", "active" per parameter of the primal.
-    cache: "minimal" recomputes what analysis proves safe; "always" caches every needed value.
+    cache: "auto" recomputes cheap values analysis proves safe to recompute and tapes expensive
+    ones (divisions, math calls) in loops; "minimal" recomputes all it safely can (the smallest
+    tape); "always" caches every needed value.
     noalias: the caller guarantees that distinct pointer parameters do not overlap.
     extents: {param index: restore.Extent} for pointer parameters whose memory extent is known;
     stores into them can be undone in the reverse sweep instead of taping the loads they clobber.
@@ -38,8 +40,8 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="minimal", noalia
     heap.register_heap named last, libc malloc / realloc / free unless changed).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
-    if cache not in ("minimal", "always"):
-        raise ValueError(f"cache must be 'minimal' or 'always', not {cache!r}")
+    if cache not in ("auto", "minimal", "always"):
+        raise ValueError(f"cache must be 'auto', 'minimal' or 'always', not {cache!r}")
     if any(activity[i] != "dup" for i in no_need):
         raise ValueError("no_need names parameters that are not 'dup'")
     module.heap = heap if heap is not None else _heap.registered()
