@@ -71,3 +71,61 @@ def trip_bound(loop, dom) -> TripBound | None:
             if isinstance(b.type, type(init.type)) and b.type == init.type:
                 return TripBound(init, b, step)
     return None
+
+
+@dataclass
+class ExactTrip:
+    """Every entry of the loop that ends well runs exactly N iterations. With the distance
+    D = (bound - init) * step: for an `ne` test N = D (D + 1 when the test reads the phi rather
+    than its increment); for a strict `slt`/`sgt` test in the direction of the step
+    N = max(D, 1) (max(D, 0) + 1 on the phi)."""
+    init: object
+    bound: object
+    step: int
+    on_phi: bool
+    strict: bool          # slt/sgt rather than ne
+
+
+SWAPPED = {"eq": "eq", "ne": "ne", "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle"}
+INVERSE = {"eq": "ne", "ne": "eq", "slt": "sge", "sge": "slt", "sgt": "sle", "sle": "sgt"}
+
+
+def exact_trip(loop, reaching) -> ExactTrip | None:
+    """The exact iteration count of each entry of `loop`, when its only exit toward a successful
+    return is the latch's signed or equality test of an i64 induction variable (step +-1)
+    against a value defined outside the loop. Exits into failure paths do not count: the
+    reverse sweep of a failed call never runs. None when the count is not known this way."""
+    if len(loop.latches) != 1:
+        return None
+    latch = loop.latches[0]
+    for blk in loop.blocks:
+        if blk is not latch and any(s not in loop.blocks and s in reaching for s in blk.successors()):
+            return None
+    term = latch.terminator
+    if term is None or term.opcode != "br" or not term.ops or len(term.targets) != 2:
+        return None
+    inside = [t in loop.blocks for t in term.targets]
+    if inside.count(True) != 1 or term.targets[inside.index(True)] is not loop.header:
+        return None
+    cond = term.ops[0]
+    if not (isinstance(cond, Instruction) and cond.opcode == "icmp"):
+        return None
+    pred = cond.pred
+    if "samesign" in cond.flags and pred[0] == "u":    # same signs: unsigned order is signed
+        pred = "s" + pred[1:]
+    if pred not in SWAPPED:
+        return None
+    for a, b, pred in ((cond.ops[0], cond.ops[1], pred), (cond.ops[1], cond.ops[0], SWAPPED[pred])):
+        iv = induction(a, loop)
+        if iv is None or abs(iv[1]) != 1 or not invariant(b, loop):
+            continue
+        phi, step = iv
+        if phi.type != b.type or getattr(phi.type, "bits", None) != 64:
+            continue
+        stay = pred if inside[0] else INVERSE[pred]       # the test that continues the loop
+        strict = stay == ("slt" if step == 1 else "sgt")
+        if stay != "ne" and not strict:
+            continue
+        init = [x for x, blk in zip(phi.ops, phi.blocks) if blk not in loop.blocks][0]
+        return ExactTrip(init, b, step, a is phi, strict)
+    return None

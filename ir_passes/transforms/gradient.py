@@ -12,7 +12,7 @@ from ..ir import types as T
 from ..ir.builder import MathBuilder
 from ..ir.module import Function
 from ..ir.printer import format_instruction
-from ..ir.values import Argument, Constant, ConstFloat
+from ..ir.values import Argument, Constant, ConstFloat, ConstInt
 
 
 class Gradient:
@@ -42,6 +42,7 @@ class Gradient:
         self.tape = Tape(self)
         self.avail = Availability(self)
         self.starts: dict = {}        # Loop -> tape key of its start counter
+        self.exact_trips: dict = {}   # Loop -> tripcount.ExactTrip or None (set by synthesize)
         self.current_starts: dict = {}  # Loop -> frame field: its start, while reversing it
         self.alloca_shadows: dict = {}  # primal alloca -> frame Field holding its shadow
         self.split = split            # an augmented forward + reverse pair instead of one function
@@ -122,11 +123,34 @@ class Gradient:
     def loop_start(self, loop, block, b):
         """The value of c_L when the most recent entry into `loop` happened. Inside the loop it is
         a frame field set when the reverse sweep enters the loop (a register after SROA), so
-        reverse loops stay countable; outside, it is read from the tape."""
-        e = self.start_entry(loop)
+        reverse loops stay countable; outside, c_L minus the entry's exact trip count when it is
+        known, else read from the tape."""
         if block in loop.blocks:
             return self.tape.load(b, self.current_start(loop))
-        return self.tape.read(b, e, block)
+        if self.exact_trips.get(loop) is not None:
+            return b.sub(self.tape.load(b, self.tape.counter(loop)), self.trip_count(loop, block, b))
+        return self.tape.read(b, self.start_entry(loop), block)
+
+    def entry_start(self, loop, src, b):
+        """Entering `loop` backwards from its block `src`, its counter stepped back to the last
+        iteration: c_L at the start of this entry. With an exact trip count N it is c_L - N + 1
+        and the loop needs no start on the tape."""
+        if self.exact_trips.get(loop) is None:
+            return self.tape.read(b, self.start_entry(loop), src)
+        c = self.tape.load(b, self.tape.counter(loop))
+        return b.add(b.sub(c, self.trip_count(loop, src, b)), ConstInt(T.i64, 1))
+
+    def trip_count(self, loop, block, b):
+        """The exact iterations of the most recent entry of `loop` (tripcount.ExactTrip)."""
+        et = self.exact_trips[loop]
+        init, bound = self.avail.primal(et.init, block, b), self.avail.primal(et.bound, block, b)
+        d = b.sub(bound, init) if et.step == 1 else b.sub(init, bound)
+        one, zero = ConstInt(T.i64, 1), ConstInt(T.i64, 0)
+        if not et.strict:
+            return b.add(d, one) if et.on_phi else d
+        if et.on_phi:
+            return b.add(b.select(b.icmp("sgt", d, zero), d, zero), one)
+        return b.select(b.icmp("sgt", d, one), d, one)
 
     def start_entry(self, loop):
         e = self.tape.entry(("start", loop), T.i64, loop.parent, "loop start")

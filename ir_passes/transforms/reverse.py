@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..ir.builder import MathBuilder
 from . import heap as _heap
 from .forward_sweep import ForwardSweep, success_test
+from ..analysis.tripcount import exact_trip
 from .fusion import fused_loops
 from .hoist import hoist_invariant_loads
 from .noneed import drop, unneeded_stores
@@ -79,6 +80,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     fwd = ForwardSweep(g)
     g.fwd = fwd
     reaching = blocks_reaching_success(g)
+    g.exact_trips = {lp: exact_trip(lp, reaching) for lp in g.loops.loops}
     g.fused = fused_loops(g, reaching)
     g.sweep = "fwd"
     fwd.clone_blocks()

@@ -106,8 +106,13 @@ class ReverseSweep:
         exited = g.loops.loops_exited(src, dst)
         for lp in exited:
             g.tape.step(b, lp, -1)
-        for lp in exited:  # entering lp backwards: its start, once, for the reverse loop's test
-            g.tape.store(b, g.tape.read(b, g.start_entry(lp), src), g.current_start(lp))
+        if any(g.exact_trips.get(lp) is not None for lp in exited):
+            nxt = g.new_block(f"rev.starts.{dst.name}.{src.name}")   # a fresh memo for them
+            b.br(nxt)
+            b = MathBuilder(g.module, nxt)
+        for lp in reversed(exited):  # entering lp backwards: its start, for the reverse loop's
+            # test; outer loops first, since an inner loop's bounds may use an outer counter
+            g.tape.store(b, g.entry_start(lp, src, b), g.current_start(lp))
         header = g.loops.header_loop(dst)
         if header is not None and src in header.blocks:
             g.tape.step(b, header, -1)
