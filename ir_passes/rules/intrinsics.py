@@ -13,8 +13,14 @@ def sq(b, v):
     return b.fmul(v, v)
 
 
-define("llvm.sin", lambda b, d, x, y: b.fmul(d, b.intrinsic("cos", [x[0]])), spellings=("sin", "sinf"))
-define("llvm.cos", lambda b, d, x, y: b.fneg(b.fmul(d, b.intrinsic("sin", [x[0]]))), spellings=("cos", "cosf"))
+def partner(b, x, mine, other):
+    """`other`(x[0]) for the rule of `mine`(x[0]): the primal's own call when it has one."""
+    v = x.sibling(x.inst.callee_name.replace(mine, other, 1))
+    return v if v is not None else b.intrinsic(other, [x[0]])
+
+
+define("llvm.sin", lambda b, d, x, y: b.fmul(d, partner(b, x, "sin", "cos")), spellings=("sin", "sinf"))
+define("llvm.cos", lambda b, d, x, y: b.fneg(b.fmul(d, partner(b, x, "cos", "sin"))), spellings=("cos", "cosf"))
 define("llvm.tan", lambda b, d, x, y: b.fmul(d, b.fadd(c(b, d, 1.0), sq(b, y))), spellings=("tan", "tanf"))
 define("llvm.exp", lambda b, d, x, y: b.fmul(d, y), spellings=("exp", "expf"))
 define("llvm.exp2", lambda b, d, x, y: b.fmul(b.fmul(d, y), c(b, d, math.log(2.0))), spellings=("exp2", "exp2f"))

@@ -33,6 +33,11 @@ class Operands:
     def __len__(self):
         return len(self.inst.ops)
 
+    def sibling(self, callee_name):
+        """None: a tangent is emitted beside its instruction, where LLVM's CSE already merges
+        a recomputed call with the primal's."""
+        return None
+
 
 def visit(fm, inst) -> None:
     handler = HANDLERS.get(inst.opcode)
