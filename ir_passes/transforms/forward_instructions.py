@@ -122,6 +122,7 @@ def float_cast(fm, inst) -> None:
     c = fm.emit_primal(inst)
     t = fm.tan(inst.ops[0])
     if t is None or not fm.varying(inst):
+        fm.tmap[id(inst)] = None      # zero: a varying operand whose tangent is zero (round)
         return
     check_scalar(fm, inst)
     fm.tmap[id(inst)] = [fm.b.cast(inst.opcode, v, c.type, fm.suffix(inst, "t", j)) for j, v in enumerate(t)]
