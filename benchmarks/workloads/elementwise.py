@@ -29,11 +29,15 @@ def hand_adjoint(x, y, dx, dy):
         dy[i] = 0.0
 
 
-def setup(quick=False, n=None):
+def data(quick=False, n=None):
+    """(n, x, w): the input and the seed on y."""
     n = n or (10_000 if quick else 1_000_000)
     rng = np.random.default_rng(1)
-    x = rng.uniform(-2.0, 2.0, n)
-    w = rng.standard_normal(n)
+    return n, rng.uniform(-2.0, 2.0, n), rng.standard_normal(n)
+
+
+def setup(quick=False, n=None):
+    n, x, w = data(quick, n)
     args = [Arg("dup", x, name="x"), Arg("dup", np.zeros(n), seed=w, wrt=False, name="y")]
     hx, hy, hdx, hdy = x.copy(), np.zeros(n), np.zeros(n), w.copy()
 

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ..harness import Arg, Hand, Instance
-from .elementwise import jax_setup, kernel, torch_setup, warp_setup  # noqa: F401
+from .elementwise import data, jax_setup, kernel, torch_setup, warp_setup  # noqa: F401
 
 NAME = "elementwise_noneed"
 TITLE = "elementwise, y not needed"
@@ -26,10 +26,7 @@ def hand_adjoint(x, dx, dy):
 
 
 def setup(quick=False, n=None):
-    n = n or (10_000 if quick else 1_000_000)
-    rng = np.random.default_rng(1)
-    x = rng.uniform(-2.0, 2.0, n)
-    w = rng.standard_normal(n)
+    n, x, w = data(quick, n)
     args = [Arg("dup", x, name="x"),
             Arg("dup", np.zeros(n), seed=w, wrt=False, name="y", need=False)]
     hx, hdx, hdy = x.copy(), np.zeros(n), w.copy()
