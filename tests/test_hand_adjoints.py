@@ -15,10 +15,11 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/
 
 from benchmarks.harness import verify  # noqa: E402
-from benchmarks.workloads import elementwise, heat, nbody, rnn, softdtw  # noqa: E402
+from benchmarks.workloads import elementwise, elementwise_noneed, heat, nbody, rnn, softdtw  # noqa: E402
 
 SMALL = {
     "elementwise": lambda: elementwise.setup(n=37),
+    "elementwise_noneed": lambda: elementwise_noneed.setup(n=37),
     "rnn": lambda: rnn.setup(H=6, nin=4, T=5),
     "heat_even": lambda: heat.setup(n=23, steps=6),
     "heat_odd": lambda: heat.setup(n=23, steps=7),
