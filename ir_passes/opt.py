@@ -15,11 +15,12 @@ from .passes import PASSES
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ir_passes.opt")
     ap.add_argument("input", help=".ll file, or - for standard input")
-    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, forward-mode, hoist-loads, simplify, print")
+    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, forward-mode, hoist-loads, fold-sign-tests, simplify, print")
     ap.add_argument("--fn", default="", help="the function to work on (default: the first defined)")
     ap.add_argument("--activity", default="", help="per parameter: const, dup or active")
     ap.add_argument("--cache", default="auto", choices=["auto", "minimal", "always"])
     ap.add_argument("--noalias", action="store_true", help="distinct pointer parameters never overlap")
+    ap.add_argument("--nonnegative", default="", help="with -p fold-sign-tests: parameter indices >= 0")
     ap.add_argument("--width", type=int, default=1, help="with -p forward-mode: tangents per value")
     ap.add_argument("--what", default="loops", help="with -p print: dominators, loops, types, activity")
     args = ap.parse_args(argv)
@@ -35,6 +36,8 @@ def main(argv=None) -> int:
             p = cls(fn=args.fn, activity=activity, width=args.width)
         elif name == "hoist-loads":
             p = cls(fn=args.fn, noalias=args.noalias)
+        elif name == "fold-sign-tests":
+            p = cls(fn=args.fn, nonnegative=tuple(int(k) for k in args.nonnegative.split(",") if k))
         elif name == "print":
             p = cls(what=args.what, fn=args.fn, activity=activity)
         else:

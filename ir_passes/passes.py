@@ -54,6 +54,20 @@ class HoistLoads:
 
 
 @dataclass(frozen=True)
+class FoldSignTests:
+    """Fold `icmp slt x, 0` (and the like) where x is never negative (reverse-mode runs this
+    first); `nonnegative`: parameter indices known to be >= 0, such as array lengths."""
+    name = "fold-sign-tests"
+    fn: str = ""
+    nonnegative: tuple = ()
+
+    def apply(self, module) -> str | None:
+        from .transforms.nonneg import fold_sign_tests
+        fold_sign_tests(module.functions[self.fn or first_definition(module)], self.nonnegative)
+        return None
+
+
+@dataclass(frozen=True)
 class Simplify:
     """LLVM's sroa, instcombine and simplifycfg through llvmlite: a canonical form for golden tests."""
     name = "simplify"
@@ -108,4 +122,4 @@ def first_definition(module) -> str:
 
 
 PASSES = {"reverse-mode": ReverseMode, "forward-mode": ForwardMode, "hoist-loads": HoistLoads,
-          "simplify": Simplify, "print": Printer}
+          "fold-sign-tests": FoldSignTests, "simplify": Simplify, "print": Printer}

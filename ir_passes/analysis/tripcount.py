@@ -84,6 +84,7 @@ class ExactTrip:
     step: int
     on_phi: bool
     strict: bool          # slt/sgt rather than ne
+    phi: object = None    # the induction variable
 
 
 SWAPPED = {"eq": "eq", "ne": "ne", "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle"}
@@ -127,5 +128,5 @@ def exact_trip(loop, reaching) -> ExactTrip | None:
         if stay != "ne" and not strict:
             continue
         init = [x for x, blk in zip(phi.ops, phi.blocks) if blk not in loop.blocks][0]
-        return ExactTrip(init, b, step, a is phi, strict)
+        return ExactTrip(init, b, step, a is phi, strict, phi)
     return None

@@ -13,6 +13,7 @@ from ..analysis.tripcount import exact_trip
 from .fusion import fused_loops
 from .hoist import hoist_invariant_loads
 from .noneed import drop, unneeded_stores
+from .nonneg import fold_sign_tests
 from .gradient import Gradient
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
@@ -70,6 +71,7 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="auto", noalias=F
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,
                extents=None, no_need=()):
     primal = module.functions[fn_name]
+    fold_sign_tests(primal, [n for e in (extents or {}).values() for n, _ in e.dims])
     hoist_invariant_loads(primal, noalias)
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents)
     g.success_codes = success_codes
