@@ -24,10 +24,10 @@ from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
-from .annotations import Active, BatchDuplicated, Const, Duplicated, as_annotation
+from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
 from .capture import capture
 from .cleanup import cleanup
-from .convention import array_extents, build_activity, returns_float
+from .convention import array_extents, build_activity, data_params, returns_float
 from .link import _names, _release_return_value, compile_library, prepare_module
 from . import disk_cache
 
@@ -76,17 +76,18 @@ class CompiledForward:
 
 
 def forward_differentiate(text, fn_name, activity, out_name, width=1, noalias=False,
-                          extents=None) -> str:
+                          extents=None, no_need=()) -> str:
     """Run ir_passes' forward mode on module `text`; return the new module text.
 
     noalias: every array and shadow of the call is memory of its own (shadows get `noalias`).
-    extents: convention.array_extents of the argument types (stand-in shadows for Const arrays)."""
+    extents: convention.array_extents of the argument types (stand-in shadows for Const arrays).
+    no_need: parameter indices of DuplicatedNoNeed arrays' data pointers."""
     from ir_passes import forward_mode, parse_module, print_module
     from . import nrt  # noqa: F401 - Numba's allocators
 
     module = parse_module(text)
     forward_mode(module, fn_name, list(activity), out_name, width=width, noalias_shadows=noalias,
-                 extents=extents)
+                 extents=extents, no_need=no_need)
     return print_module(module)
 
 
@@ -225,7 +226,9 @@ def _prepare(kernel, args, keep_failure=False):
     if "dup" in kinds:
         _check_aliasing_forward(annotated, shadows)
     disjoint = _all_disjoint(annotated, shadows)
-    key = (kinds, width, disjoint) + tuple(_type_key(i, a.value) for i, a in enumerate(annotated))
+    no_need = tuple(i for i, a in enumerate(annotated) if isinstance(a, DuplicatedNoNeed))
+    key = (kinds, width, disjoint, no_need) + tuple(_type_key(i, a.value)
+                                                    for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
     fwd = per_kernel.get(key) if per_kernel is not None else None
     if fwd is None:
@@ -237,7 +240,7 @@ def _prepare(kernel, args, keep_failure=False):
                 argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
                 shadow_types = tuple(numba.typeof(s) for lanes in shadows for s in lanes)
                 fwd = _build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
-                             disjoint)
+                             disjoint, no_need)
                 if fwd.error is None:
                     per_kernel[key] = fwd
     return fwd, annotated, shadows, tangents
@@ -269,12 +272,13 @@ def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1) -> Com
 
 
 def _build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
-           disjoint=False) -> CompiledForward:
-    """`shadow_types`: the Numba types of the shadows, flat (per Duplicated argument, its k)."""
+           disjoint=False, no_need=()) -> CompiledForward:
+    """`shadow_types`: the Numba types of the shadows, flat (per Duplicated argument, its k).
+    `no_need`: positions of the DuplicatedNoNeed arguments."""
     tangent_types = (types.float64,) * (kinds.count("active") * width)
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
         "forward", dispatcher, tuple(argtypes) + tuple(shadow_types) + tangent_types,
-        (kinds, width, disjoint), make_forward_entry)
+        (kinds, width, disjoint, no_need), make_forward_entry)
     if slot is not None and slot.hit:
         return CompiledForward(**slot.hit)
     cap = capture(dispatcher, argtypes)
@@ -283,10 +287,13 @@ def _build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
     try:
         texts["cleaned"] = cleanup(cap.text, cap.fn_name)
         name = forward_name(cap.fn_name, cap.argtypes, activity, width) + ("" if disjoint else "_alias")
+        if no_need:
+            name += "_noneed" + "_".join(map(str, no_need))
         if slot is not None:
             name = slot.symbol(name)
         texts["generated"] = forward_differentiate(texts["cleaned"], cap.fn_name, activity, name, width,
-                                                   disjoint, array_extents(cap.argtypes))
+                                                   disjoint, array_extents(cap.argtypes),
+                                                   data_params(cap.argtypes, no_need))
         texts["verified"] = prepare_module(texts["generated"], name)
         library = compile_library(texts["verified"], name)
         spec = ForwardSpec(cap.argtypes, cap.restype, kinds, width, name)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from numba import njit
 
-from enzyme_py import Duplicated, DuplicatedNoNeed, autodiff, check_gradient
+from enzyme_py import Duplicated, DuplicatedNoNeed, Forward, autodiff, check_gradient
 
 
 @njit
@@ -128,3 +128,16 @@ def test_inside_njit_code():
     y, dx, dy = np.zeros_like(x), np.zeros_like(x), w.copy()
     outer(x, dx, y, dy)
     np.testing.assert_allclose(dx, w * (2 * x + np.cos(x)), rtol=1e-14, atol=1e-15)
+
+
+def test_forward_mode_skips_the_stores_too():
+    x, w = _data(seed=6)
+    t = np.ones_like(x)
+    y, dy = np.full_like(x, 7.0), np.zeros_like(x)
+    autodiff(elementwise, Duplicated(x, t.copy()), DuplicatedNoNeed(y, dy), mode=Forward)
+    np.testing.assert_allclose(dy, 2 * x + np.cos(x), rtol=1e-14, atol=1e-15)
+    assert np.all(y == 7.0)
+    y2, dy2 = np.zeros_like(x), np.zeros_like(x)
+    autodiff(reads_back, Duplicated(x, t.copy()), DuplicatedNoNeed(y2, dy2),
+             Duplicated(np.zeros_like(x), np.zeros_like(x)), mode=Forward)
+    np.testing.assert_allclose(y2, np.sin(x), rtol=1e-15)          # read back: computed

@@ -47,7 +47,7 @@ LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indic
 
 
 def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guards=False,
-                 noalias_shadows=False, extents=None):
+                 noalias_shadows=False, extents=None, no_need=()):
     """Add `out_name`, the forward-mode tangent function of `fn_name` (see the module docstring).
 
     activity: "const", "dup" or "active" per parameter of the primal. width: tangents per value.
@@ -58,6 +58,9 @@ def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guard
     parameter reaches (`noalias`), which lets LLVM keep tangents in registers.
     extents: {param index: restore.Extent}: a Const pointer parameter with a known extent that
     meets shadowed memory in a phi or select gets a zeroed stand-in shadow (dummy.py).
+    no_need: indices of "dup" parameters whose final primal contents the caller does not need
+    (DuplicatedNoNeed): their stores are skipped when nothing reads them back (noneed.py);
+    noalias_shadows also tells that analysis the arrays are disjoint.
     Returns the generated Function.
     """
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
@@ -65,6 +68,13 @@ def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guard
     fm = ForwardMode(module, fn_name, activity, out_name, width, strong_zero_guards=strong_zero_guards,
                      noalias_shadows=noalias_shadows)
     fm.extents = dict(extents or {})
+    if no_need:
+        from ..analysis.alias import alias_analysis
+        from .noneed import unneeded_stores
+        if any(activity[i] != "dup" for i in no_need):
+            raise ValueError("no_need names parameters that are not 'dup'")
+        alias = alias_analysis(fm.primal, noalias_params=noalias_shadows)
+        fm.unneeded = {id(s) for s in unneeded_stores(fm.primal, alias, no_need)}
     fm.run()
     worklist = module.__dict__.setdefault("forward_worklist", [])
     while worklist:
@@ -120,6 +130,7 @@ class ForwardMode:
         self.stand_ins: dict = {}
         self.stand_in_buffers: list = []
         self.stand_in_count = 0
+        self.unneeded: set = set()   # ids of primal stores the caller does not need (noneed.py)
         self._make_function(out_name, internal)
         self.b = MathBuilder(module)
 

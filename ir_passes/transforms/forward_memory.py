@@ -96,7 +96,8 @@ def _copies_to_shadow(fm, user, v) -> bool:
 
 
 def store(fm, inst) -> None:
-    fm.emit_primal(inst)
+    if id(inst) not in fm.unneeded:
+        fm.emit_primal(inst)
     v, p = inst.ops
     k = kind(v.type)
     if not fm.has_shadow(p):
