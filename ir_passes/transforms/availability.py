@@ -11,6 +11,8 @@ A primal value the reverse sweep needs is, in order of preference:
   it are still recomputed;
 - a load whose memory alias analysis proves unchanged until the reverse sweep: loaded again;
 - a load clobbered only by stores the reverse sweep undoes (restore.py): loaded again;
+- an integer loop recurrence whose step the reverse sweep can compute: run backwards
+  (recurrence.py);
 - otherwise: cached on the tape, indexed by the loop iteration.
 """
 from __future__ import annotations
@@ -142,6 +144,9 @@ class Availability:
             return self._recompute(v, block, b)
         if how == "induction":
             return self._induction(v, block, b)
+        if how == "recurrence" and block in self.g.recurrences[v].blocks:
+            from .recurrence import field
+            return self.g.tape.load(b, field(self.g, v))
         if how == "reload" or (how == "restore" and block is v.block):
             if how == "restore":
                 restore.mark(self.g, v)
@@ -171,6 +176,12 @@ class Availability:
                 how = "reload"
             elif v.opcode == "load" and restore.restorable(self.g, v) and self._free(v.ops[0]):
                 how = "restore"
+            elif v.opcode == "phi":
+                from .recurrence import recurrence_loop
+                lp = recurrence_loop(self.g, v)
+                if lp is not None:
+                    how = "recurrence"
+                    self.g.recurrences[v] = lp
         self.strategy[v] = how
         return how
 
@@ -203,7 +214,7 @@ class Availability:
             return True
         if home in self.g.fused and self.g.dom.dominates(v.block, home.latches[0]):
             return True
-        return self.plan(v) in ("recompute", "induction", "reload", "restore", "tape")
+        return self.plan(v) in ("recompute", "induction", "reload", "restore", "tape", "recurrence")
 
     def _recompute(self, v, block, b):
         import copy

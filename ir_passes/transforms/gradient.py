@@ -43,6 +43,9 @@ class Gradient:
         self.avail = Availability(self)
         self.starts: dict = {}        # Loop -> tape key of its start counter
         self.exact_trips: dict = {}   # Loop -> tripcount.ExactTrip or None (set by synthesize)
+        self.recurrences: dict = {}   # header phi -> Loop it runs backwards in (recurrence.py)
+        self.recurrence_fields: dict = {}
+        self.recurrence_markers: list = []
         self.current_starts: dict = {}  # Loop -> frame field: its start, while reversing it
         self.alloca_shadows: dict = {}  # primal alloca -> frame Field holding its shadow
         self.split = split            # an augmented forward + reverse pair instead of one function

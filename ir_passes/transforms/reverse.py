@@ -14,6 +14,7 @@ from .fusion import fused_loops
 from .hoist import hoist_invariant_loads
 from .noneed import drop, unneeded_stores
 from .nonneg import fold_sign_tests
+from .recurrence import fill as fill_recurrences
 from .gradient import Gradient
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
@@ -89,6 +90,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     g.sweep = "rev"
     rev = ReverseSweep(g, fwd)
     rev.build(reaching)
+    fill_recurrences(g)
     emit_undos(g)
     g.sweep = "fwd"
     fwd.finish(rev)

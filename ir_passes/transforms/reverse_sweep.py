@@ -16,7 +16,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.builder import MathBuilder
 from ..ir.values import ConstInt
-from . import deferred, heap
+from . import deferred, heap, recurrence
 from .adjoints import reverse_instruction
 
 
@@ -113,9 +113,12 @@ class ReverseSweep:
         for lp in reversed(exited):  # entering lp backwards: its start, for the reverse loop's
             # test; outer loops first, since an inner loop's bounds may use an outer counter
             g.tape.store(b, g.entry_start(lp, src, b), g.current_start(lp))
+        for lp in exited:
+            b = recurrence.mark(g, "enter", lp, src, b)
         header = g.loops.header_loop(dst)
         if header is not None and src in header.blocks:
             g.tape.step(b, header, -1)
+            b = recurrence.mark(g, "back", header, src, b)
         if header is not None and src not in header.blocks:   # the reverse sweep leaves a loop
             leave = g.new_block(f"rev.leave.{dst.name}.{src.name}")
             self.loop_exits.append((header, src, leave))
