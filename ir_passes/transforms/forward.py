@@ -65,6 +65,9 @@ def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guard
     """
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an integer from 1 to {MAX_WIDTH}, not {width!r}")
+    if extents:
+        from .nonneg import fold_sign_tests
+        fold_sign_tests(module.functions[fn_name], [n for e in extents.values() for n, _ in e.dims])
     fm = ForwardMode(module, fn_name, activity, out_name, width, strong_zero_guards=strong_zero_guards,
                      noalias_shadows=noalias_shadows)
     fm.extents = dict(extents or {})
