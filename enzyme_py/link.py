@@ -24,6 +24,13 @@ from numba.extending import intrinsic
 from .convention import returns_float
 from .timings import stage
 
+# LLVM's LoopLoadElimination, when it versions a loop under SCEV predicates, can leave a phi
+# that does not dominate its uses: O3 turned a valid gradient into invalid IR (fuzz seed
+# 2038001212, tests/regressions/test_fuzz_loop_load_elim_versioning.py). Without those
+# predicates it still forwards stores to loads where no runtime check is needed. The option is
+# process-wide, so Numba's compilation of other code loses only this versioning.
+llvm.set_option("", "-loop-load-elimination-scev-check-threshold=0")
+
 
 @dataclass(frozen=True)
 class GradientSpec:
