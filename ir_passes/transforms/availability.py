@@ -22,6 +22,7 @@ from ..ir import types as T
 from ..ir.instructions import Instruction
 from ..ir.values import Argument, Constant, ConstInt, Global
 from . import restore
+from .recurrence import field as recurrence_field, recurrence_loop
 
 CHEAP = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp", "fcmp", "select",
          "getelementptr", "trunc", "zext", "sext", "sitofp", "uitofp", "fptosi", "fptoui", "fpext",
@@ -145,8 +146,7 @@ class Availability:
         if how == "induction":
             return self._induction(v, block, b)
         if how == "recurrence" and block in self.g.recurrences[v].blocks:
-            from .recurrence import field
-            return self.g.tape.load(b, field(self.g, v))
+            return self.g.tape.load(b, recurrence_field(self.g, v))
         if how == "reload" or (how == "restore" and block is v.block):
             if how == "restore":
                 restore.mark(self.g, v)
@@ -177,7 +177,6 @@ class Availability:
             elif v.opcode == "load" and restore.restorable(self.g, v) and self._free(v.ops[0]):
                 how = "restore"
             elif v.opcode == "phi":
-                from .recurrence import recurrence_loop
                 lp = recurrence_loop(self.g, v)
                 if lp is not None:
                     how = "recurrence"

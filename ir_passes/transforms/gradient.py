@@ -131,7 +131,7 @@ class Gradient:
         if block in loop.blocks:
             return self.tape.load(b, self.current_start(loop))
         if self.exact_trips.get(loop) is not None:
-            return b.sub(self.tape.load(b, self.tape.counter(loop)), self.trip_count(loop, block, b))
+            return b.sub(self.tape.load(b, self.tape.counter(loop)), self.exact_trip_count(loop, block, b))
         return self.tape.read(b, self.start_entry(loop), block)
 
     def entry_start(self, loop, src, b):
@@ -141,9 +141,9 @@ class Gradient:
         if self.exact_trips.get(loop) is None:
             return self.tape.read(b, self.start_entry(loop), src)
         c = self.tape.load(b, self.tape.counter(loop))
-        return b.add(b.sub(c, self.trip_count(loop, src, b)), ConstInt(T.i64, 1))
+        return b.add(b.sub(c, self.exact_trip_count(loop, src, b)), ConstInt(T.i64, 1))
 
-    def trip_count(self, loop, block, b):
+    def exact_trip_count(self, loop, block, b):
         """The exact iterations of the most recent entry of `loop` (tripcount.ExactTrip)."""
         et = self.exact_trips[loop]
         init, bound = self.avail.primal(et.init, block, b), self.avail.primal(et.bound, block, b)

@@ -95,7 +95,7 @@ def _step(g, p, loop, v, b, arm=False):
         d = _step(g, p, loop, init, b, arm)
         if d is None or b is None:
             return d
-        n = g.trip_count(inner, latch, b)
+        n = g.exact_trip_count(inner, latch, b)
         if v is phi:
             n = b.sub(n, ConstInt(T.i64, 1))
         if p.type.bits < 64:
