@@ -20,6 +20,7 @@ from .annotations import (Active, BatchDuplicated, Const, Duplicated, Duplicated
 from . import timings
 from .capture import capture
 from .cleanup import cleanup
+from .vector_math import host_library
 from .convention import array_extents, build_activity, data_params
 from . import disk_cache
 from .link import (GradientSpec, compile_library, gradient_name, make_entry,
@@ -78,7 +79,7 @@ def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False
         with timings.stage("AD"):
             g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
                              counts="declare", extents=extents, no_need=no_need,
-                             **options)
+                             vector_library=host_library(), **options)
         if layouts is not None:
             layouts[out_name] = g.layout
     except TypeError as exc:

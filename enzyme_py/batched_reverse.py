@@ -27,6 +27,7 @@ from numba.extending import intrinsic
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
 from .capture import capture
 from .cleanup import cleanup
+from .vector_math import host_library
 from .convention import array_extents, build_activity, returns_float
 from .forward import MAX_WIDTH, array_data, call_generated, float_slot, njit_entry, status_type
 from . import disk_cache
@@ -71,7 +72,8 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
 
     module = parse_module(cleaned)
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
-                 counts=None, heap=LIBC_HEAP)   # forward mode below knows malloc / realloc / free
+                 counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
+                 vector_library=host_library())
     fresh_tapes(module)
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)
@@ -80,7 +82,7 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
     if float_ret:
         act[0] = "dup"
     forward_mode(module, grad_name, act, out_name, width=width, strong_zero_guards=True,
-                 noalias_shadows=noalias)
+                 noalias_shadows=noalias, vector_library=host_library())
     return gradient, print_module(module)
 
 

@@ -23,6 +23,8 @@ import weakref
 
 import numpy as np
 
+from .vector_math import cache_tag
+
 ENV_VAR = "ENZYME_PY_CACHE_DIR"
 _MAGIC = b"enzyme_py-gradient-cache-1\n"
 _dir = None                 # set_cache_dir(path); None: ENZYME_PY_CACHE_DIR decides
@@ -66,7 +68,7 @@ def _library_version() -> bytes:
         h = hashlib.sha256()
         h.update(repr((sys.version, numba.__version__, llvmlite.__version__, np.__version__,
                        cpu_target.target_context.codegen().magic_tuple(),
-                       numba.config.OPT, numba.config.BOUNDSCHECK)).encode())
+                       numba.config.OPT, numba.config.BOUNDSCHECK, cache_tag())).encode())
         here = os.path.dirname(os.path.abspath(__file__))
         ir_dir = os.path.join(os.path.dirname(here), "ir_passes")
         files = [os.path.join(here, f) for f in os.listdir(here) if f.endswith(".py")]

@@ -27,6 +27,7 @@ from numba.extending import intrinsic
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
 from .capture import capture
 from .cleanup import cleanup
+from .vector_math import host_library
 from .convention import array_extents, build_activity, data_params, returns_float
 from .link import _names, _release_return_value, compile_library, prepare_module
 from . import disk_cache
@@ -87,7 +88,7 @@ def forward_differentiate(text, fn_name, activity, out_name, width=1, noalias=Fa
 
     module = parse_module(text)
     forward_mode(module, fn_name, list(activity), out_name, width=width, noalias_shadows=noalias,
-                 extents=extents, no_need=no_need)
+                 extents=extents, no_need=no_need, vector_library=host_library())
     return print_module(module)
 
 

@@ -32,6 +32,7 @@ from numba.extending import intrinsic
 
 from .capture import capture
 from .cleanup import cleanup
+from .vector_math import host_library
 from .convention import array_extents, build_activity, returns_float
 from .forward import MAX_WIDTH, array_data, call_generated, float_slot, njit_entry, status_type
 from .link import compile_library, prepare_module
@@ -111,13 +112,14 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
 
     module = parse_module(cleaned)
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
-                 counts=None, heap=LIBC_HEAP)   # forward mode below knows malloc / realloc / free
+                 counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
+                 vector_library=host_library())
     fresh_tapes(module)
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)
     g = module.functions[grad_name]
     act = list(activity) + ["dup"] * (len(g.params) - len(activity))
-    forward_mode(module, grad_name, act, out_name, width=width)
+    forward_mode(module, grad_name, act, out_name, width=width, vector_library=host_library())
     return gradient, print_module(module)
 
 

@@ -13,6 +13,7 @@ from .rules.registry import inactive as register_inactive
 from .transforms.heap import LIBC as LIBC_HEAP
 from .transforms.heap import Heap, register_heap
 from .transforms.restore import Extent
+from .transforms.vector_math import VectorLibrary, libmvec
 
 
 def reverse_mode(module, fn_name, activity, out_name, **options):

@@ -22,6 +22,8 @@ def main(argv=None) -> int:
     ap.add_argument("--noalias", action="store_true", help="distinct pointer parameters never overlap")
     ap.add_argument("--nonnegative", default="", help="with -p fold-sign-tests: parameter indices >= 0")
     ap.add_argument("--width", type=int, default=1, help="with -p forward-mode: tangents per value")
+    ap.add_argument("--libmvec", default="", help="with -p reverse-mode/forward-mode: ISA letters "
+                    "(b, c, d, e) whose libmvec variants the rules' math calls may use")
     ap.add_argument("--what", default="loops", help="with -p print: dominators, loops, types, activity")
     args = ap.parse_args(argv)
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
@@ -31,9 +33,10 @@ def main(argv=None) -> int:
     for name in [p for p in args.passes.split(",") if p]:
         cls = PASSES[name]
         if name == "reverse-mode":
-            p = cls(fn=args.fn, activity=activity, cache=args.cache, noalias=args.noalias)
+            p = cls(fn=args.fn, activity=activity, cache=args.cache, noalias=args.noalias,
+                    libmvec=args.libmvec)
         elif name == "forward-mode":
-            p = cls(fn=args.fn, activity=activity, width=args.width)
+            p = cls(fn=args.fn, activity=activity, width=args.width, libmvec=args.libmvec)
         elif name == "hoist-loads":
             p = cls(fn=args.fn, noalias=args.noalias)
         elif name == "fold-sign-tests":

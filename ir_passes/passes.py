@@ -13,12 +13,14 @@ class ReverseMode:
     out: str = "grad"
     cache: str = "auto"
     noalias: bool = False
+    libmvec: str = ""       # ISA letters (b, c, d, e): the rules' math calls name libmvec variants
 
     def apply(self, module) -> str | None:
         from .transforms.reverse import reverse_mode
         fn = self.fn or first_definition(module)
         act = list(self.activity) + ["const"] * (len(module.functions[fn].params) - len(self.activity))
-        reverse_mode(module, fn, act, self.out, cache=self.cache, noalias=self.noalias)
+        reverse_mode(module, fn, act, self.out, cache=self.cache, noalias=self.noalias,
+                     vector_library=vector_library(self.libmvec))
         return None
 
 
@@ -30,13 +32,21 @@ class ForwardMode:
     activity: tuple = ()
     out: str = "fwd"
     width: int = 1
+    libmvec: str = ""       # as in ReverseMode
 
     def apply(self, module) -> str | None:
         from .transforms.forward import forward_mode
         fn = self.fn or first_definition(module)
         act = list(self.activity) + ["const"] * (len(module.functions[fn].params) - len(self.activity))
-        forward_mode(module, fn, act, self.out, width=self.width)
+        forward_mode(module, fn, act, self.out, width=self.width,
+                     vector_library=vector_library(self.libmvec))
         return None
+
+
+def vector_library(isas: str):
+    """glibc's libmvec for the ISA letters `isas` (transforms/vector_math.py), or None."""
+    from .transforms.vector_math import libmvec
+    return libmvec(tuple(isas)) if isas else None
 
 
 @dataclass(frozen=True)

@@ -183,3 +183,19 @@ class MathBuilder(Builder):
         wide = self.cast("fpext", x, T.f64)
         r = self.call("enzpy.digamma", T.f64, [wide])
         return self.cast("fptrunc", r, x.type)
+
+
+class RuleBuilder(MathBuilder):
+    """The builder a derivative rule writes with, at the position of `b`.
+
+    Calls it emits are marked `adjoint_only`: their results feed derivatives only, never a primal
+    value, a branch or an address, so they may use a vector math library (vector_math.py).
+    Primal operands the rule reads are fetched through `b` and stay unmarked."""
+
+    def __init__(self, b):
+        super().__init__(b.module, b.block, tuple(b.fmf))
+
+    def call(self, name, ret, args, result_name="", attrs=""):
+        v = super().call(name, ret, args, result_name, attrs)
+        v.adjoint_only = True
+        return v

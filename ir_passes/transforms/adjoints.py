@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..analysis.types import kind
 from ..ir import types as T
+from ..ir.builder import RuleBuilder
 from ..ir.values import ConstFloat
 from ..rules.registry import lookup
 from .availability import Lazy, Operands
@@ -33,13 +34,14 @@ def apply_rule(g, rule, inst, block, b, operands=None) -> None:
     x = Operands(g.avail, inst, block, b)
     y = Lazy(inst.type, lambda: g.avail.primal(inst, block, b))
     is_zero = None
+    rb = RuleBuilder(b)
     for k, op in enumerate(operands):
         if not g.act.is_active(op):
             continue
         partial = rule.partial(k)
         if partial is None:
             raise g.unsupported(f"`{rule.key}` has no derivative with respect to operand {k}", inst)
-        contribution = partial(b, d, x, y)
+        contribution = partial(rb, d, x, y)
         if contribution is not None and not rule.linear:
             # strong zero: a zero adjoint contributes zero even where the partial is inf/NaN
             is_zero = is_zero or b.fcmp("oeq", d, ConstFloat(d.type, 0.0))

@@ -41,13 +41,14 @@ from ..ir.printer import format_instruction
 from ..ir.values import Argument, Constant, ConstFloat, ConstInt, Global
 from .forward_activity import forward_activity
 from .forward_alloc import shadow_handles
+from .vector_math import use_vector_variants
 
 MAX_WIDTH = 16
 LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
 
 
 def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guards=False,
-                 noalias_shadows=False, extents=None, no_need=()):
+                 noalias_shadows=False, extents=None, no_need=(), vector_library=None):
     """Add `out_name`, the forward-mode tangent function of `fn_name` (see the module docstring).
 
     activity: "const", "dup" or "active" per parameter of the primal. width: tangents per value.
@@ -61,6 +62,7 @@ def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guard
     no_need: indices of "dup" parameters whose final primal contents the caller does not need
     (DuplicatedNoNeed): their stores are skipped when nothing reads them back (noneed.py);
     noalias_shadows also tells that analysis the arrays are disjoint.
+    vector_library: as in reverse_mode, for the rules' own math calls (vector_math.py).
     Returns the generated Function.
     """
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
@@ -84,6 +86,7 @@ def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guard
         callee, act, name, w = worklist.pop()
         ForwardMode(module, callee, list(act), name, w, internal=True,
                     strong_zero_guards=strong_zero_guards).run()
+    use_vector_variants(module, vector_library)
     return fm.fn
 
 

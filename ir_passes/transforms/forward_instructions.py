@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..analysis.types import kind
 from ..ir import types as T
+from ..ir.builder import RuleBuilder
 from ..ir.instructions import Instruction
 from ..ir.values import Constant, ConstFloat, ConstInt
 from ..rules.registry import lookup
@@ -100,13 +101,14 @@ def apply_rule(fm, rule, inst) -> None:
         if t is not None and rule.partial(k) is None:
             raise fm.unsupported(f"`{rule.key}` has no derivative with respect to operand {k}", inst)
     lanes = []
+    rb = RuleBuilder(b)
     for j in range(fm.width):
         total = None
         for k, t in enumerate(tangents):
             if t is None:
                 continue
             d = t[j]
-            c = rule.partial(k)(b, d, x, y)
+            c = rule.partial(k)(rb, d, x, y)
             if c is None:
                 continue
             if not rule.linear:

@@ -19,13 +19,14 @@ from .gradient import Gradient
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
 from .reverse_sweep import ReverseSweep
+from .vector_math import use_vector_variants
 
 NUMBA_SUCCESS = (0, -2)
 
 
 def reverse_mode(module, fn_name, activity, out_name, *, cache="auto", noalias=False,
                  success_codes=NUMBA_SUCCESS, counts="define", extents=None, heap=None,
-                 no_need=()):
+                 no_need=(), vector_library=None):
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: one of "const", "dup", "active" per parameter of the primal.
@@ -41,6 +42,8 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="auto", noalias=F
     (DuplicatedNoNeed); their stores may be skipped (noneed.py).
     heap: where the gradient's tape and scratch memory come from (heap.Heap; None: the one
     heap.register_heap named last, libc malloc / realloc / free unless changed).
+    vector_library: a vector_math.VectorLibrary the derivative rules' own math calls may use
+    once LLVM vectorizes their loop (None: scalar calls only).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     if cache not in ("auto", "minimal", "always"):
@@ -66,6 +69,7 @@ def reverse_mode(module, fn_name, activity, out_name, *, cache="auto", noalias=F
         gs, fs, rs = synthesize(module, callee, list(act), aug + ".combined", cache, False, success_codes, True)
         splice(gs, rs.put_back_marker, lambda b: None)
         split(gs, fs, rs, aug, rev_name)
+    use_vector_variants(module, vector_library)
     return g
 
 
