@@ -125,7 +125,8 @@ def _forward(insts, act: Activity) -> None:
             if id(i) in act.varying or i.opcode not in PROPAGATE:
                 continue
             if i.opcode == "load":
-                hit = kind(i.type) == "float" and id(i.ops[0]) in act.shadowed
+                hit = kind(i.type) == "float" and id(i.ops[0]) in act.shadowed and \
+                    not _const_memory(i.ops[0], act)
             elif i.opcode == "select":
                 hit = any(id(o) in act.varying for o in i.ops[1:])
             else:
@@ -133,6 +134,16 @@ def _forward(insts, act: Activity) -> None:
             if hit:
                 act.varying.add(id(i))
                 changed = True
+
+
+def _const_memory(p, act: Activity) -> bool:
+    """p points only into Const parameters' memory. A pointer there has a shadow when it also
+    feeds a phi or select with shadowed memory (a stand-in, transforms/dummy.py), but what it
+    loads is constant: storing differentiable data into a Const parameter is refused
+    (check_constant_stores)."""
+    from .types import roots
+    rs = roots(p)
+    return bool(rs) and all(isinstance(r, Argument) and id(r) not in act.shadowed for r in rs)
 
 
 def _dot_out(call):
