@@ -228,3 +228,36 @@ def test_primal_calls_stay_libm_beside_the_same_rule_calls(mode):
     assert np.array_equal(y, plain)
     d = np.cos(2.0 * x) + 1.5 * np.sqrt(x)
     np.testing.assert_allclose(dy if mode == "forward" else dx, w * d, rtol=1e-12, atol=1e-12)
+
+
+SIN_COS = """
+define void @f(ptr %x, ptr %y) {
+entry:
+  %v = load double, ptr %x
+  %s = call double @llvm.sin.f64(double %v)
+  %c = call double @llvm.cos.f64(double %v)
+  %p = fmul double %s, %c
+  store double %p, ptr %y
+  ret void
+}
+declare double @llvm.sin.f64(double)
+declare double @llvm.cos.f64(double)
+"""
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_sibling_the_primal_computes_is_reused_not_marked(mode):
+    """sin's rule needs cos(x), and the primal computes it (after sin, or before for cos's
+    rule): the rules use the primal's value, so no marked call is left to merge with nothing."""
+    from ir_passes import forward_mode, reverse_mode
+    module = parse_module(SIN_COS)
+    run = reverse_mode if mode == "reverse" else forward_mode
+    run(module, "f", ["dup", "dup"], "d", vector_library=libmvec(("d",)))
+    text = print_module(module)
+    assert "vector-function-abi-variant" not in text
+    body = text[text.index("define void @d("):]
+    assert body.count("@llvm.cos.f64(") <= 2 and body.count("@llvm.sin.f64(") <= 2
+    only_sin = parse_module(SIN_COS.replace("%c = call double @llvm.cos.f64(double %v)",
+                                            "%c = fadd double %v, 1.0"))
+    run(only_sin, "f", ["dup", "dup"], "d", vector_library=libmvec(("d",)))
+    assert "_ZGV_LLVM_N4v_llvm.cos.f64(_ZGVdN4v_cos)" in print_module(only_sin)

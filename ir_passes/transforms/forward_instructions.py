@@ -35,8 +35,16 @@ class Operands:
         return len(self.inst.ops)
 
     def sibling(self, callee_name):
-        """None: a tangent is emitted beside its instruction, where LLVM's CSE already merges
-        a recomputed call with the primal's."""
+        """The primal's call to `callee_name` on the same operands in the same block (sin's
+        tangent needs the cos of the same x), as a copy emitted at the tangent: LLVM's CSE merges
+        it with the primal's own, whether that comes before or after. None when the primal has
+        no such call; the rule then makes its own, which vector_math.py may mark and which
+        therefore merges with nothing."""
+        ops = self.inst.ops
+        for i in self.inst.block.instructions:
+            if i is not self.inst and i.opcode == "call" and i.callee_name == callee_name and \
+                    len(i.ops) == len(ops) and all(a is b for a, b in zip(i.ops, ops)):
+                return self.fm.clone(i, name="")
         return None
 
 
