@@ -70,6 +70,15 @@ class Instruction(Value):
             return c.ops[0].name
         return ""
 
+    def sibling_call(self, callee_name: str):
+        """Another call in this block to `callee_name` on the same operands (the cos(x) beside a
+        sin(x)), or None."""
+        for i in self.block.instructions:
+            if i is not self and i.opcode == "call" and i.callee_name == callee_name and \
+                    len(i.ops) == len(self.ops) and all(a is b for a, b in zip(i.ops, self.ops)):
+                return i
+        return None
+
     def successors(self) -> list:
         if self.opcode == "switch":
             return [self.targets[0]] + [b for _, b in self.cases]

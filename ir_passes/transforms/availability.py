@@ -100,12 +100,8 @@ class Operands:
         (sin's adjoint needs the cos of the same x, which the primal often computes too), as the
         reverse sweep gets primal values; None when the primal has no such call. Recomputing
         it instead would cost a second sincos where the forward one is in another branch."""
-        ops = self.inst.ops
-        for i in self.inst.block.instructions:
-            if i is not self.inst and i.opcode == "call" and i.callee_name == callee_name and \
-                    len(i.ops) == len(ops) and all(a is b for a, b in zip(i.ops, ops)):
-                return self.avail.primal(i, self.block, self.b)
-        return None
+        call = self.inst.sibling_call(callee_name)
+        return self.avail.primal(call, self.block, self.b) if call is not None else None
 
 
 class Availability:

@@ -40,12 +40,8 @@ class Operands:
         it with the primal's own, whether that comes before or after. None when the primal has
         no such call; the rule then makes its own, which vector_math.py may mark and which
         therefore merges with nothing."""
-        ops = self.inst.ops
-        for i in self.inst.block.instructions:
-            if i is not self.inst and i.opcode == "call" and i.callee_name == callee_name and \
-                    len(i.ops) == len(ops) and all(a is b for a, b in zip(i.ops, ops)):
-                return self.fm.clone(i, name="")
-        return None
+        call = self.inst.sibling_call(callee_name)
+        return self.fm.clone(call, name="") if call is not None else None
 
 
 def visit(fm, inst) -> None:
