@@ -15,7 +15,7 @@ from .passes import PASSES
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ir_passes.opt")
     ap.add_argument("input", help=".ll file, or - for standard input")
-    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, forward-mode, hoist-loads, fold-sign-tests, simplify, print")
+    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, forward-mode, hoist-loads, forward-stores, fold-sign-tests, simplify, print")
     ap.add_argument("--fn", default="", help="the function to work on (default: the first defined)")
     ap.add_argument("--activity", default="", help="per parameter: const, dup or active")
     ap.add_argument("--cache", default="auto", choices=["auto", "minimal", "always"])
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
                     libmvec=args.libmvec)
         elif name == "forward-mode":
             p = cls(fn=args.fn, activity=activity, width=args.width, libmvec=args.libmvec)
-        elif name == "hoist-loads":
+        elif name in ("hoist-loads", "forward-stores"):
             p = cls(fn=args.fn, noalias=args.noalias)
         elif name == "fold-sign-tests":
             p = cls(fn=args.fn, nonnegative=tuple(int(k) for k in args.nonnegative.split(",") if k))

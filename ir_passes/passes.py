@@ -64,6 +64,20 @@ class HoistLoads:
 
 
 @dataclass(frozen=True)
+class ForwardStores:
+    """Replace loads of a temporary filled by an earlier loop with the stored expression
+    (transforms/store_forwarding.py; reverse-mode runs this first)."""
+    name = "forward-stores"
+    fn: str = ""
+    noalias: bool = False
+
+    def apply(self, module) -> str | None:
+        from .transforms.store_forwarding import forward_loop_stores
+        forward_loop_stores(module.functions[self.fn or first_definition(module)], self.noalias)
+        return None
+
+
+@dataclass(frozen=True)
 class FoldSignTests:
     """Fold `icmp slt x, 0` (and the like) where x is never negative (reverse-mode runs this
     first); `nonnegative`: parameter indices known to be >= 0, such as array lengths."""
@@ -132,4 +146,5 @@ def first_definition(module) -> str:
 
 
 PASSES = {"reverse-mode": ReverseMode, "forward-mode": ForwardMode, "hoist-loads": HoistLoads,
-          "fold-sign-tests": FoldSignTests, "simplify": Simplify, "print": Printer}
+          "forward-stores": ForwardStores, "fold-sign-tests": FoldSignTests, "simplify": Simplify,
+          "print": Printer}

@@ -250,9 +250,12 @@ def _allocator_or_inactive(name: str) -> bool:
 
 
 def _may_write(call) -> bool:
-    """A call writes memory unless it is a pure math function of scalars."""
-    return any(o.type.is_ptr for o in call.ops) or "memory(none)" not in call.fn_attrs and \
-        not _is_math(call.callee_name)
+    """A call writes memory unless it is a pure math function of scalars, or an LLVM intrinsic
+    without pointer operands (`llvm.smul.with.overflow`: it reaches no memory of the program)."""
+    if any(o.type.is_ptr for o in call.ops):
+        return True
+    return "memory(none)" not in call.fn_attrs and not _is_math(call.callee_name) and \
+        not call.callee_name.startswith("llvm.")
 
 
 def _is_math(name: str) -> bool:

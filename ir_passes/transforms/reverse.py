@@ -12,6 +12,7 @@ from .forward_sweep import ForwardSweep, success_test
 from ..analysis.tripcount import exact_trip
 from .fusion import fused_loops
 from .hoist import hoist_invariant_loads
+from .store_forwarding import forward_loop_stores
 from .noneed import drop, unneeded_stores
 from .nonneg import fold_sign_tests
 from .recurrence import fill as fill_recurrences
@@ -78,6 +79,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     primal = module.functions[fn_name]
     fold_sign_tests(primal, [n for e in (extents or {}).values() for n, _ in e.dims])
     hoist_invariant_loads(primal, noalias)
+    forward_loop_stores(primal, noalias)
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents)
     g.success_codes = success_codes
     g.unneeded = unneeded_stores(primal, g.alias, no_need)
