@@ -135,6 +135,11 @@ class AliasInfo:
                     self._pred_map.setdefault(s, []).append(blk)
         return self._pred_map
 
+    def writes_to(self, p) -> list:
+        """Every write of the function that may alias pointer p, wherever it runs."""
+        ks = sorted({k for key in self._bucket_keys(p) for k in self._buckets[key][1]})
+        return [self.writes[k][0] for k in ks]
+
     def clobbered(self, load) -> bool:
         """Is there a write that may change what `load` read, after it read it?
         (The same as `bool(clobbers(load))`, without listing them.)"""

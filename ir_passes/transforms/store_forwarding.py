@@ -157,7 +157,7 @@ def _fill(store, info, dom, alias):
         return None
     if getattr(base, "block", None) in lp.blocks:
         return None
-    if any(w is not store and (p is None or alias.may_alias(p, store.ops[1])) for w, p in alias.writes):
+    if alias.writes_to(store.ops[1]) != [store]:
         return None
     trip = exact_trip(lp, set())
     if trip is None:
@@ -179,7 +179,7 @@ def _expression(v, loop, index, alias):
         if len(seen) > MAX_COPY:
             return False
         if x.opcode == "load":
-            if x.volatile or any(p is None or alias.may_alias(p, x.ops[0]) for _, p in alias.writes):
+            if x.volatile or alias.writes_to(x.ops[0]):
                 return False
         elif x.opcode == "call":
             rule = lookup(x.callee_name)
