@@ -6,6 +6,8 @@ the next. Later iterations overwrite `xc`, so without forwarding the reverse swe
 read of it. Gradients are checked against finite differences and the analytic chain; the tape
 shrinks by exactly the forwarded reads.
 """
+import math
+
 import numpy as np
 import pytest
 from numba import njit
@@ -120,3 +122,98 @@ def test_only_the_reads_at_the_fill_index_are_forwarded(request):
     # xc[j] is forwarded, xc[d - 1 - j] stays on the tape
     assert tape_bytes(quad_reversed, x, m, D) - reversed_kept == n * K * d * 8
     assert tape_bytes(quad_written_input, x, m, D) == written_kept
+
+
+# ---- more shapes: forwarded or not, the gradient is right ------------------------------------
+
+@njit
+def triangular(x, m):
+    """GMM's hoisted xc[i] in a triangular loop: forwarded (the outer index runs 0..d-1)."""
+    n, d = x.shape
+    xc = np.empty(d)
+    total = 0.0
+    for i in range(n):
+        for j in range(d):
+            xc[j] = x[i, j] * m[j]
+        for a in range(d):
+            for b in range(a + 1, d):
+                total += xc[a] * m[b]
+    return total
+
+
+@njit
+def fill_with_break(x, m):
+    """The fill loop may stop early: not an exact trip count, not forwarded."""
+    n, d = x.shape
+    xc = np.zeros(d)
+    total = 0.0
+    for i in range(n):
+        for j in range(d):
+            if x[i, j] > 1.5:
+                break
+            xc[j] = x[i, j] * m[j]
+        for j in range(d):
+            total += xc[j] * xc[j]
+    return total
+
+
+@njit
+def conditional_fill(x, m):
+    """The store does not run in every iteration: not forwarded."""
+    n, d = x.shape
+    xc = np.zeros(d)
+    total = 0.0
+    for i in range(n):
+        for j in range(d):
+            if x[i, j] > 0.0:
+                xc[j] = x[i, j] * m[j]
+        for j in range(d):
+            total += xc[j] * m[j]
+    return total
+
+
+@njit
+def shorter_reader(x, m):
+    """The reader starts at 1: its index is not the filler's from 0, not forwarded."""
+    n, d = x.shape
+    xc = np.empty(d)
+    total = 0.0
+    for i in range(n):
+        for j in range(d):
+            xc[j] = math.sin(x[i, j]) * m[j]
+        for j in range(1, d):
+            total += xc[j] * xc[j - 1]
+    return total
+
+
+@njit
+def pure_call_fill(x, m):
+    """The stored expression calls a math intrinsic: forwarded."""
+    n, d = x.shape
+    xc = np.empty(d)
+    total = 0.0
+    for i in range(n):
+        for j in range(d):
+            xc[j] = math.exp(x[i, j] - m[j])
+        for j in range(d):
+            total += xc[j] * m[j]
+    return total
+
+
+@pytest.mark.parametrize("kernel, forwarded", [
+    (triangular, True), (fill_with_break, False), (conditional_fill, False),
+    (shorter_reader, False), (pure_call_fill, True)])
+def test_shapes(kernel, forwarded, monkeypatch):
+    counts = []
+    real = reverse.forward_loop_stores
+
+    def counting(fn, noalias=False):
+        counts.append(real(fn, noalias))
+        return counts[-1]
+    monkeypatch.setattr(reverse, "forward_loop_stores", counting)
+    enzyme_py.clear_cache()
+    rng = np.random.default_rng(4)
+    x, m = rng.standard_normal((5, 4)), rng.uniform(0.5, 1.5, 4)
+    report = check_gradient(kernel, Const(x), Duplicated(m, np.zeros_like(m)))
+    assert report.passed, report
+    assert (sum(counts) > 0) == forwarded
