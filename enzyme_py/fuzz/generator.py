@@ -43,6 +43,8 @@ class Config:
     p_temp: float = 1.0          # weight multiplier of temporaries (0 disables them)
     p_reduce: float = 1.0        # weight multiplier of np.sum / np.max / np.dot (0 disables)
     p_recurrence: float = 1.0    # weight multiplier of in-place time-step recurrences
+    p_reread: float = 0.0        # a filled 1-D temporary is read back at once, element by element,
+                                 # into a Duplicated array (store forwarding); 0 keeps the seeds
 
 
 # named presets (`python -m enzyme_py.fuzz --profile NAME`)
@@ -52,6 +54,8 @@ PROFILES = {
     "stress": Config(max_stmts=18, min_stmts=6, p_helpers=0.6, p_f32=0.4, p_recurrence=3.0),
     # small kernels: faster, for quick runs
     "small": Config(max_stmts=5, min_stmts=1, max_expr_depth=2),
+    # temporaries filled by a loop and read back by the next (store_forwarding.py)
+    "reread": Config(p_temp=3.0, p_reread=0.8),
 }
 
 
@@ -91,6 +95,7 @@ class Generator:
         self.r = random.Random(seed)
         self.nr = np.random.default_rng(seed)
         self.counters: Dict[str, int] = {}
+        self.pending: list = []      # statements to follow the one just generated
 
     def fresh(self, prefix):
         k = self.counters.get(prefix, 0)
@@ -234,6 +239,8 @@ class Generator:
             s = self.stmt(sc)
             if s is not None:
                 out.append(s)
+            out.extend(self.pending)
+            self.pending.clear()
         return out
 
     def stmt(self, sc: _Scope):
@@ -473,10 +480,29 @@ class Generator:
                 inner.ints[v] = (0, self.sizes[d] - 1)
             fill = self.fexpr(inner, 2)
             t = Temp(name, dims, dtype, "empty", fv, fill)
+            if self.cfg.p_reread > 0 and dims == ("N",) and self.chance(self.cfg.p_reread):
+                if self.chance(0.5):      # from scalars only: nothing it reads is ever written
+                    inner.arrays = {}
+                    t.fill = self.fexpr(inner, 2)
+                self.pending.append(self.reread(sc, name))
         else:
             t = Temp(name, dims, dtype, "zeros", (), None)
         sc.arrays[name] = dims
         return t
+
+    def reread(self, sc, name):
+        """for i in range(<N>): d[i] += t[i] * <factor>, over the fill loop's range, into a
+        Duplicated array when there is one (else into t itself)."""
+        var = self.fresh("i")
+        inner = sc.child(in_loop=True, depth=sc.depth + 1)
+        inner.ints[var] = (0, self.sizes["N"] - 1)
+        shapes = [(n, p.dims.index("N")) for n, p in self.params.items()
+                  if p.kind in ("arr", "iarr") and "N" in p.dims]
+        stop = Shape(*shapes[0]) if shapes else Int(self.sizes["N"])
+        dups = [a for a in self.dup_1d(sc) if a != name]
+        target = self.r.choice(dups) if dups else name
+        expr = Bin("*", Load(name, (Name(var),)), self.factor(inner))
+        return For(var, Range(None, stop), [Store(target, (Name(var),), expr, "+")])
 
     def ret_expr(self, sc):
         e = self.fexpr(sc, 2)
