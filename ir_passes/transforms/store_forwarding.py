@@ -139,6 +139,7 @@ class _Fill:
                 setattr(c, f, list(getattr(inst, f)))
             c.ops = [m.get(id(o), o) for o in inst.ops]
             c.name = ""
+            c.meta = ""       # alias scopes and other hints belong to the original's place
             c.block = blk
             blk.instructions.insert(at, c)
             at += 1
