@@ -4,6 +4,8 @@ import os
 import sys
 import tempfile
 
+from .generator import PROFILES
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(
@@ -24,7 +26,7 @@ def main(argv=None):
                     "shrunk reproducers (default: a new temporary directory)")
     ap.add_argument("--shrink", type=int, default=5, metavar="K", help="shrink up to K failures "
                     "(the first of each category first) into regression tests (default 5; 0: off)")
-    ap.add_argument("--profile", choices=["default", "stress", "small"], default="default",
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="default",
                     help="generator preset (enzyme_py.fuzz.generator.PROFILES)")
     ap.add_argument("--forward", choices=["auto", "on", "off"], default="auto",
                     help="forward-vs-reverse checks (auto: when mode=Forward is implemented)")
