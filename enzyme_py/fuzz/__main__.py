@@ -37,7 +37,6 @@ def main(argv=None):
     args = ap.parse_args(argv)
 
     from .checker import Settings
-    from .generator import PROFILES
     settings = Settings(forward={"auto": None, "on": True, "off": False}[args.forward])
     config = PROFILES[args.profile]
 
