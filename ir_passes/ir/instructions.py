@@ -70,6 +70,16 @@ class Instruction(Value):
             return c.ops[0].name
         return ""
 
+    LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
+
+    def copy(self) -> "Instruction":
+        """A copy with lists of its own (same name, attributes, metadata and block field)."""
+        import copy
+        c = copy.copy(self)
+        for f in self.LIST_FIELDS:
+            setattr(c, f, list(getattr(self, f)))
+        return c
+
     def sibling_call(self, callee_name: str):
         """Another call in this block to `callee_name` on the same operands (the cos(x) beside a
         sin(x)), or None."""

@@ -212,11 +212,8 @@ class Availability:
         return self.plan(v) in ("recompute", "induction", "reload", "restore", "tape", "recurrence")
 
     def _recompute(self, v, block, b):
-        import copy
-        c = copy.copy(v)
+        c = v.copy()
         c.ops = [self.primal(o, block, b) for o in v.ops]
-        for f in ("flags", "blocks", "targets", "cases", "arg_attrs", "indices"):
-            setattr(c, f, list(getattr(v, f)))
         c.name, c.dbg, c.meta = v.name + ".re" if v.name else "", "", ""
         return b.emit(c)
 

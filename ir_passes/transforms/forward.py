@@ -27,7 +27,6 @@ forward_values.py for arithmetic.
 """
 from __future__ import annotations
 
-import copy
 
 from ..analysis.activity import check_constant_stores
 from ..analysis.dominators import dominators
@@ -44,7 +43,6 @@ from .forward_alloc import shadow_handles
 from .vector_math import use_vector_variants
 
 MAX_WIDTH = 16
-LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
 
 
 def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guards=False,
@@ -276,9 +274,7 @@ class ForwardMode:
     # --- emission helpers
     def clone(self, inst, ops=None, name=None):
         """Emit a copy of primal `inst` with mapped operands (or `ops`) at the builder."""
-        c = copy.copy(inst)
-        for f in LIST_FIELDS:
-            setattr(c, f, list(getattr(inst, f)))
+        c = inst.copy()
         c.ops = [self.val(o) for o in inst.ops] if ops is None else list(ops)
         c.targets = [self.bmap[t] for t in inst.targets]
         c.cases = [(k, self.bmap[t]) for k, t in inst.cases]

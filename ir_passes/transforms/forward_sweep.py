@@ -8,7 +8,6 @@
 """
 from __future__ import annotations
 
-import copy
 
 from ..errors import UnsupportedError
 from ..ir import types as T
@@ -17,15 +16,12 @@ from ..ir.module import Block
 from ..ir.values import Argument, Constant, ConstInt
 from . import heap
 
-LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
 SHADOW_POSITIONS = {"getelementptr": (0,), "bitcast": (0,), "addrspacecast": (0,), "select": (1, 2),
                     "load": (0,)}
 
 
 def clone(inst, name_suffix=""):
-    c = copy.copy(inst)
-    for f in LIST_FIELDS:
-        setattr(c, f, list(getattr(inst, f)))
+    c = inst.copy()
     c.name = inst.name + name_suffix if inst.name else ""
     c.dbg = ""
     return c

@@ -129,14 +129,11 @@ class _Fill:
 
     def copy_at(self, load, index):
         """The stored expression computed again just before `load`, with `index` for A's."""
-        import copy
         blk = load.block
         at = blk.instructions.index(load)
         m = {id(self.index): index}
         for inst in self.tree:
-            c = copy.copy(inst)
-            for f in ("ops", "flags", "blocks", "targets", "cases", "indices", "arg_attrs"):
-                setattr(c, f, list(getattr(inst, f)))
+            c = inst.copy()
             c.ops = [m.get(id(o), o) for o in inst.ops]
             c.name = ""
             c.meta = ""       # alias scopes and other hints belong to the original's place
