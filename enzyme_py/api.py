@@ -23,7 +23,7 @@ from .cleanup import cleanup
 from .vector_math import host_library
 from .convention import array_extents, build_activity, data_params
 from . import disk_cache
-from .link import (GradientSpec, compile_library, gradient_name, make_entry,
+from .link import (GradientSpec, compile_entry, compile_library, gradient_name, make_entry,
                    prepare_module)
 
 
@@ -333,7 +333,8 @@ def _build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
         spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
         entry = make_entry(spec, library)
         with timings.stage("entry"):
-            entry.compile(cap.argtypes + shadow_types + (numba.float64,))
+            compile_entry(entry, cap.argtypes + shadow_types + (numba.float64,),
+                          cap.argtypes != tuple(argtypes))
     except Exception as exc:
         if not keep_failure:
             raise

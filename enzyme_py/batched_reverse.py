@@ -31,7 +31,7 @@ from .vector_math import host_library
 from .convention import array_extents, build_activity, returns_float
 from .forward import MAX_WIDTH, array_data, call_generated, float_slot, njit_entry, status_type
 from . import disk_cache
-from .link import compile_library, prepare_module
+from .link import compile_entry, compile_library, prepare_module
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,7 @@ def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatc
     library = compile_library(verified, name)
     spec = BatchedSpec(cap.argtypes, cap.restype, kinds, width, name)
     entry = _make_entry(spec, library)
-    entry.compile(signature)
+    compile_entry(entry, cap.argtypes + signature[len(argtypes):], cap.argtypes != argtypes)
     fields = dict(entry=entry, spec=spec, library=library)
     if slot is not None:
         slot.save(fields, verified)

@@ -13,6 +13,13 @@ Callees compiled before that class was installed, or loaded from Numba's
 on-disk cache, have no recorded text: they are recompiled as private copies too
 (renamed to the symbol the kernel calls). NRT's own module is never linked in:
 its functions stay declarations, as refprune and ir_passes expect.
+
+A private copy must be the specialization Numba compiled, not merely the same
+source: it is compiled with the dispatcher's `locals`, target options and the
+overload's return type (an explicit signature's, say `f4(f4)`), for the overload
+Numba would dispatch to, and its compile flags (Numba's ABI tag) are compared
+with the original's. A copy that differs is refused (`CaptureMismatch`), never
+differentiated.
 """
 import re
 import warnings
@@ -80,14 +87,23 @@ class Captured:
     dispatcher: Any
 
 
+class CaptureMismatch(TypeError):
+    """A private copy of a function would not be the specialization Numba compiled."""
+
+
 @stage("capture")
 def capture(kernel, argtypes) -> Captured:
     """Compile a private copy of `kernel` for `argtypes` and return its linked module.
 
-    Raises TypeError when Numba cannot compile the kernel for these types.
+    The copy is the overload Numba would run for `argtypes` (with explicit signatures,
+    the declared one that matches, so `Captured.argtypes` may differ from `argtypes`).
+    Raises TypeError when Numba cannot compile the kernel for these types, and
+    CaptureMismatch when the copy would differ from the compiled original.
     """
+    argtypes, original = resolve_overload(kernel, tuple(argtypes))
+    restype = original.signature.return_type if original is not None else None
     try:
-        copy, cres = _compile_copy(kernel, argtypes)
+        copy, cres = _compile_copy(kernel, argtypes, restype)
     except NumbaError as exc:
         if "re-entrant" not in str(exc):
             raise _cannot_compile(kernel, argtypes, exc) from exc
@@ -95,9 +111,11 @@ def capture(kernel, argtypes) -> Captured:
         # compiling the same signature while the copy is: compile it first.
         try:
             kernel.compile(tuple(argtypes))
-            copy, cres = _compile_copy(kernel, argtypes)
+            copy, cres = _compile_copy(kernel, argtypes, restype)
         except NumbaError as exc2:
             raise _cannot_compile(kernel, argtypes, exc2) from exc2
+    if original is not None:
+        check_same_specialization(kernel, cres, original)
     collector = _Collector()
     collector.add(cres)
     module = link_texts(collector.texts)
@@ -106,7 +124,67 @@ def capture(kernel, argtypes) -> Captured:
                     restype=cres.signature.return_type, dispatcher=copy)
 
 
-def _compile_copy(kernel, argtypes):
+def resolve_overload(kernel, argtypes):
+    """(argument types, compiled overload or None) of the call `kernel(*argtypes)`.
+
+    An exact compiled overload is taken as it is. A dispatcher that cannot compile new
+    signatures (explicit signatures) converts the arguments to the declared overload that
+    Numba's typing selects; the copy is built for that one."""
+    compiled = kernel.overloads.get(argtypes)
+    if compiled is not None or kernel._can_compile:
+        return argtypes, compiled
+    template, _, args, kws = kernel.get_call_template(list(argtypes), {})
+    sig = template(kernel.typingctx).apply(args, kws)
+    if sig is None:
+        declared = ", ".join(f"({_names(s)})" for s in kernel.signatures)
+        raise TypeError(f"{kernel.py_func.__qualname__} was compiled only for its declared "
+                        f"signatures {declared}; none accepts ({_names(argtypes)})")
+    return tuple(sig.args), kernel.overloads[tuple(sig.args)]
+
+
+def _names(numba_types) -> str:
+    return ", ".join(str(t) for t in numba_types)
+
+
+# Flags the private copy adds for itself: debug info, no machine code, no wrappers.
+_COPY_ONLY_FLAGS = frozenset({"debuginfo", "dbg_extend_lifetimes", "dbg_optnone", "no_compile",
+                              "no_cpython_wrapper", "no_cfunc_wrapper"})
+
+
+def check_same_specialization(dispatcher, copy, original) -> None:
+    """Refuse a private copy whose signature or compile flags differ from the original's."""
+    what = None
+    if copy.signature != original.signature:
+        what = f"its signature is {copy.signature}, the compiled one {original.signature}"
+    else:
+        mine, theirs = _flags_of(copy), _flags_of(original)
+        if mine is not None and theirs is not None and mine != theirs:
+            diff = sorted(set(mine.items()) ^ set(theirs.items()))
+            what = "its compile flags differ: " + ", ".join(f"{k}={v}" for k, v in diff)
+    if what is not None:
+        raise CaptureMismatch(
+            f"enzyme_py cannot reproduce the compiled {dispatcher.py_func.__qualname__}: "
+            f"{what}. Differentiating a different function would give a wrong gradient. "
+            f"Import enzyme_py before compiling it, or clear Numba's cache for it.")
+
+
+_FLAG_ITEM = re.compile(r"(\w+)=((?:[^,(){}]|\([^)]*\)|\{[^}]*\})+)")
+
+
+def _flags_of(cres):
+    """The compile flags encoded in a compile result's ABI tag, minus the copy's own, as a
+    dict of printed values; None when the tag cannot be read."""
+    tags = getattr(cres.fndesc, "abi_tags", ())
+    if len(tags) != 1:
+        return None
+    try:
+        summary = compiler.Flags.demangle(tags[0])
+    except Exception:   # noqa: BLE001 - an ABI tag from another Numba: nothing to compare
+        return None
+    return {k: v.strip() for k, v in _FLAG_ITEM.findall(summary) if k not in _COPY_ONLY_FLAGS}
+
+
+def _compile_copy(kernel, argtypes, return_type=None):
     """Type and lower a private copy of `kernel` for `argtypes`: (copy dispatcher, result).
 
     Numba's pipeline stops after lowering (`no_compile`), the way it compiles internal
@@ -128,7 +206,7 @@ def _compile_copy(kernel, argtypes):
         cres = compiler.compile_extra(
             fcomp.targetdescr.typing_context, fcomp.targetdescr.target_context,
             fcomp._get_implementation(tuple(argtypes), {}), args=tuple(argtypes),
-            return_type=None, flags=flags, locals=copy.locals, library=library,
+            return_type=return_type, flags=flags, locals=kernel.locals, library=library,
             pipeline_class=fcomp.pipeline_class)
     if cres.typing_error is not None:
         raise cres.typing_error
@@ -217,7 +295,8 @@ class _Collector:
                 self.add(callee)
 
     def _add_fresh_copy(self, dispatcher, argtypes, old):
-        _, cres = _compile_copy(dispatcher, argtypes)
+        _, cres = _compile_copy(dispatcher, argtypes, old.signature.return_type)
+        check_same_specialization(dispatcher, cres, old)
         self.add(cres, rename=(cres.fndesc.mangled_name, old.fndesc.mangled_name))
 
 

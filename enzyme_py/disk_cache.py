@@ -232,6 +232,7 @@ def _rebuild_entry(entry, data):
                                   tuple(env(*e) for e in data[8]))
     ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
     entry.add_overload(cres)
+    entry.disable_compile()     # its one signature; Numba converts arguments to it
 
 
 class Slot:

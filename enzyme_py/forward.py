@@ -29,7 +29,7 @@ from .capture import capture
 from .cleanup import cleanup
 from .vector_math import host_library
 from .convention import array_extents, build_activity, data_params, returns_float
-from .link import _names, _release_return_value, compile_library, prepare_module
+from .link import _names, _release_return_value, compile_entry, compile_library, prepare_module
 from . import disk_cache
 
 MAX_WIDTH = 16
@@ -299,7 +299,8 @@ def _build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
         library = compile_library(texts["verified"], name)
         spec = ForwardSpec(cap.argtypes, cap.restype, kinds, width, name)
         entry = make_forward_entry(spec, library)
-        entry.compile(tuple(argtypes) + tuple(shadow_types) + (types.float64,) * (len(spec.active_positions) * width))
+        compile_entry(entry, cap.argtypes + tuple(shadow_types) + tangent_types,
+                      cap.argtypes != tuple(argtypes))
     except Exception as exc:
         if not keep_failure:
             raise

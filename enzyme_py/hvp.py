@@ -35,7 +35,7 @@ from .cleanup import cleanup
 from .vector_math import host_library
 from .convention import array_extents, build_activity, returns_float
 from .forward import MAX_WIDTH, array_data, call_generated, float_slot, njit_entry, status_type
-from .link import compile_library, prepare_module
+from .link import compile_entry, compile_library, prepare_module
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,8 @@ def compile_hvp(kernel, x, *const, width=1) -> CompiledHVP:
         spec = HVPSpec(cap.argtypes, cap.restype, width, name)
         entry = _make_entry(spec, library)
         xt = numba.typeof(x)
-        entry.compile(tuple(argtypes) + (types.float64, xt) + (xt,) * (2 * width))
+        compile_entry(entry, cap.argtypes + (types.float64, xt) + (xt,) * (2 * width),
+                      cap.argtypes != argtypes)
         out = CompiledHVP(entry, spec, cleaned, gradient, generated)
         _compiled.setdefault(dispatcher, {})[key] = out
         return out

@@ -246,6 +246,16 @@ def _release_return_value(context, builder, restype, retptr):
     context.nrt.decref(builder, restype, value)
 
 
+def compile_entry(entry, signature, convert: bool) -> None:
+    """Compile `entry` for `signature` (the kernel's argument types as captured, then shadows,
+    seeds or tangents). `convert`: capture resolved the call to a declared signature other than
+    the values' own types (an explicit `@njit("f4(f4)")`); the entry then takes no other
+    signature, so Numba converts the arguments to it as it does for the kernel."""
+    entry.compile(tuple(signature))
+    if convert:
+        entry.disable_compile()
+
+
 def make_entry(spec: GradientSpec, library):
     """The @njit entry `entry(*primal_args, *shadows, seed)` -> tuple of derivatives.
 
