@@ -371,6 +371,18 @@ def _check_active(where, value):
         raise TypeError(
             f"{where}: Active needs a real float scalar, got "
             f"{type(value).__name__} {value!r}; pass float(x) or mark it Const")
+    _check_float_dtype(where, np.asarray(value).dtype, "scalar")
+
+
+_NUMBA_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _check_float_dtype(where, dtype, what):
+    """Numba compiles float32 and float64 only: name the dtype instead of a bare Numba error."""
+    if dtype not in _NUMBA_FLOATS:
+        raise TypeError(
+            f"{where}: a {dtype} {what} cannot be differentiated: Numba compiles float32 and "
+            f"float64 only; convert it first (x.astype(np.float64))")
 
 
 def _check_duplicated(where, value, shadow):
@@ -382,6 +394,7 @@ def _check_duplicated(where, value, shadow):
         raise TypeError(
             f"{where}: only float arrays can be differentiated, got dtype "
             f"{value.dtype}; mark it Const")
+    _check_float_dtype(where, value.dtype, "array")
     if not isinstance(shadow, np.ndarray):
         raise TypeError(
             f"{where}: the shadow must be a NumPy array, got "

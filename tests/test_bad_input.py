@@ -188,3 +188,16 @@ def test_inactive_call_without_rule_is_fine():
 def test_unsupported_error_is_exported():
     import ir_passes
     assert enzyme_py.UnsupportedError is ir_passes.UnsupportedError
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.longdouble], ids=["float16", "longdouble"])
+@pytest.mark.parametrize("mode", [enzyme_py.Reverse, enzyme_py.Forward], ids=["reverse", "forward"])
+def test_float_dtypes_numba_cannot_compile(dtype, mode):
+    x = np.ones(3, dtype)
+    y, dy = np.zeros(3), np.ones(3)
+    with pytest.raises(TypeError, match=f"{np.dtype(dtype)} array cannot be differentiated: "
+                                        "Numba compiles float32 and float64 only"):
+        autodiff(square_into, Duplicated(x, np.zeros_like(x)), Duplicated(y, dy), mode=mode)
+    _assert_untouched((y, np.zeros(3)), (dy, np.ones(3)))
+    with pytest.raises(TypeError, match=f"{np.dtype(dtype)} scalar cannot be differentiated"):
+        autodiff(scale, Active(dtype(2.0)), Const(np.ones(3)))
