@@ -7,7 +7,9 @@
   writes holds the seed for that memory's final value on entry; the reverse sweep
   consumes it (overwritten locations come back zeroed).
 - `DuplicatedNoNeed(a, da)`: like Duplicated, but the caller does not need the
-  primal result in `a`. (Today the primal is still computed.)
+  primal result in `a`: the gradient skips the stores into `a` (and the arithmetic only they
+  use) when nothing in the kernel reads `a` back, leaving `a` unspecified; otherwise `a` is
+  computed as for Duplicated.
 - `BatchDuplicated(a, (da_1, ..., da_k))`: k shadows: k directions (forward mode) or k seeds
   (reverse mode) in one call.
 - In forward mode, `Active(x, dx)` carries the tangent of a scalar (docs/semantics.md).
@@ -41,7 +43,8 @@ class Duplicated:
 
 @dataclass(frozen=True)
 class DuplicatedNoNeed:
-    """Duplicated, but the caller does not need the primal result."""
+    """Duplicated, but the caller does not need the primal result: its stores may be skipped
+    (then `value` is left unspecified), exactly as docs/semantics.md says."""
     value: Any
     shadow: Any
 
