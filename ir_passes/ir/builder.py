@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from . import types as T
 from .instructions import Instruction
-from .values import ConstFloat, ConstInt, Global, Value
+from .values import Constant, ConstFloat, ConstInt, Global, Value
 
 
 def const(t: T.Type, v) -> Value:
@@ -125,7 +125,6 @@ class Builder:
 
     def call_address(self, address: int, ret: T.Type, args: list, name="") -> Value:
         """Call the function at a fixed address (a C function pointer)."""
-        from .values import Constant
         callee = Constant(T.ptr, f"inttoptr (i64 {int(address)} to ptr)")
         return self.emit(Instruction("call", ret, args, callee=callee, arg_attrs=["" for _ in args],
                                      flags=[]), name)
@@ -176,13 +175,6 @@ class MathBuilder(Builder):
     def libm(self, name, args):
         t = args[0].type
         return self.call(name + ("f" if t.bits == 32 else ""), t, args)
-
-    def digamma(self, x):
-        from ..transforms.runtime import ensure
-        ensure(self.module, "enzpy.digamma")
-        wide = self.cast("fpext", x, T.f64)
-        r = self.call("enzpy.digamma", T.f64, [wide])
-        return self.cast("fptrunc", r, x.type)
 
 
 class RuleBuilder(MathBuilder):

@@ -8,20 +8,24 @@ Operand conventions (`ops`):
   call: the arguments (callee separate)   ret: [] or [value]
   br: [] or [cond], targets [t] / [t, f]  switch: [cond], cases [(const, block)], targets [default]
   extractvalue: [agg]                     insertvalue: [agg, value]
+  marker: none (a place a transform fills in later; never printed)
+
+The fields are declared (`__slots__`): setting one that does not exist fails.
 """
 from __future__ import annotations
 
+from .opcodes import BINARY, CASTS, TERMINATORS
+from .printer import format_instruction
 from .types import Type, void
 from .values import Value
 
-BINARY = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or",
-          "xor", "fadd", "fsub", "fmul", "fdiv", "frem"}
-CASTS = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptoui", "fptosi", "uitofp", "sitofp",
-         "ptrtoint", "inttoptr", "bitcast", "addrspacecast"}
-TERMINATORS = {"ret", "br", "switch", "unreachable", "indirectbr", "invoke", "resume"}
-
+__all__ = ["BINARY", "CASTS", "TERMINATORS", "Instruction"]
 
 class Instruction(Value):
+    __slots__ = ("opcode", "type", "ops", "name", "block", "flags", "pred", "blocks", "targets",
+                 "cases", "source_type", "align", "indices", "callee", "fnty_text", "tail", "cconv",
+                 "ret_attrs", "arg_attrs", "fn_attrs", "adjoint_only", "volatile", "meta", "dbg", "raw")
+
     def __init__(self, opcode: str, type: Type = void, ops: list[Value] | None = None, name: str = "",
                  **fields):
         self.opcode = opcode
@@ -66,16 +70,17 @@ class Instruction(Value):
             return ""
         if c.ref().startswith("@"):
             return c.name
-        if getattr(c, "opcode", None) == "load" and c.ops[0].ref().startswith("@"):
+        if isinstance(c, Instruction) and c.opcode == "load" and c.ops[0].ref().startswith("@"):
             return c.ops[0].name
         return ""
 
     LIST_FIELDS = ("ops", "flags", "blocks", "targets", "cases", "arg_attrs", "indices")
 
-    def copy(self) -> "Instruction":
+    def copy(self) -> Instruction:
         """A copy with lists of its own (same name, attributes, metadata and block field)."""
-        import copy
-        c = copy.copy(self)
+        c = Instruction.__new__(Instruction)
+        for f in self.__slots__:
+            setattr(c, f, getattr(self, f))
         for f in self.LIST_FIELDS:
             setattr(c, f, list(getattr(self, f)))
         return c
@@ -106,7 +111,6 @@ class Instruction(Value):
         raise KeyError(f"phi {self.ref()} has no incoming value from %{block.name}")
 
     def __repr__(self) -> str:
-        from .printer import format_instruction
         try:
             return f"<Instruction {format_instruction(self)}>"
         except Exception:  # noqa: BLE001 - repr must never fail

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 from .instructions import Instruction
-from .types import Type
+from .types import Type, label
 from .values import Argument, Value
 
 
 class Block(Value):
     def __init__(self, name: str, function=None):
-        from .types import label
         self.type = label
         self.name = name
         self.function = function
@@ -57,6 +56,8 @@ class Function:
         self.vararg = vararg
         self.is_declaration = is_declaration
         self.blocks: list[Block] = []
+        self.raw = ""               # a declaration's line as parsed, printed back unchanged
+        self.generated = False      # made by a transform: printed without debug attachments
 
     @property
     def entry(self) -> Block:
@@ -90,6 +91,13 @@ class Module:
         self.items: list = []
         self.functions: dict[str, Function] = {}
         self.locations: dict[str, list[tuple[str, int]]] = {}  # "!47" -> [(file, line), ...]
+        self.heap = None    # where code generated into it allocates (runtime.heap.Heap); None: libc
+        # Functions transforms derive from the module's own (a callee's split gradient, its
+        # forward version), per transform: {key: names}, each made once; `pending`: those still
+        # to generate; `facts`: memos of what an analysis learned about the module's functions.
+        self.derived: dict[str, dict] = {}
+        self.pending: dict[str, list] = {}
+        self.facts: dict[str, object] = {}
 
     def add_function(self, fn: Function) -> Function:
         if fn.name in self.functions:

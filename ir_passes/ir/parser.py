@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 
 from . import types as T
-from .instructions import BINARY, CASTS, Instruction
+from .instructions import Instruction
 from .module import Block, Function, Module
+from .opcodes import BINARY, CASTS
 from .values import Argument, Constant, ConstFloat, ConstInt, Global, Value, parse_float_literal
 
 TOKEN = re.compile(r"""
@@ -252,7 +253,6 @@ class FunctionParser:
             prev = self.values.get(name)
             if isinstance(prev, Forward):
                 prev.type = inst.type
-                prev.resolved = inst  # type: ignore[attr-defined]
             self.values[name] = inst
         return inst
 
@@ -615,7 +615,7 @@ def parse_module(text: str) -> Module:
             continue
         if line.startswith("declare "):
             fn = parse_header(line, True)
-            fn.raw = line  # type: ignore[attr-defined]
+            fn.raw = line
             mod.add_function(fn)
         elif line.strip() and not line.lstrip().startswith(";"):
             mod.items.append(line)

@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from .instructions import BINARY, CASTS, Instruction
-from .module import Function, Module
+from .opcodes import BINARY, CASTS
 from .types import VoidType
+
+if TYPE_CHECKING:
+    from .instructions import Instruction
+    from .module import Function, Module
 
 PLAIN_NAME = re.compile(r"^[-a-zA-Z$._][-a-zA-Z$._0-9]*$")
 
@@ -166,8 +170,8 @@ def print_module(mod: Module) -> str:
     for item in mod.items:
         if isinstance(item, str):
             out.append(item)
-        elif item.is_declaration and getattr(item, "raw", None):
+        elif item.is_declaration and item.raw:
             out.append(item.raw)
         else:
-            out.append(format_function(item, debug=not getattr(item, "generated", False)))
+            out.append(format_function(item, debug=not item.generated))
     return "\n".join(out) + "\n"

@@ -10,6 +10,7 @@ from .types import FloatType, IntType, Type
 class Value:
     """Anything an instruction can use. `ref()` is how an operand prints (without its type)."""
 
+    __slots__ = ()    # Instruction declares its fields; other values keep a __dict__
     type: Type
     name: str = ""
 
@@ -21,6 +22,13 @@ class Value:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.type} {self.ref()}>"
+
+
+class Placeholder(Value):
+    """A value that stands for one not made yet; replaced with `edit.replace_uses`."""
+
+    def __init__(self, type: Type, name: str = ""):
+        self.type, self.name = type, name
 
 
 class Argument(Value):
