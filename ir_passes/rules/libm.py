@@ -1,6 +1,8 @@
 """Rules for the libm functions Numba calls. See registry.py for the contract."""
 import math
 
+from ..ir import types as T
+from ..runtime.helpers import ensure
 from .intrinsics import c, sq
 from .registry import define
 
@@ -11,6 +13,14 @@ def libm(name, *partials):
 
 def rsqrt_of(b, d, v):
     return b.fdiv(d, b.intrinsic("sqrt", [v]))
+
+
+def digamma(b, x):
+    """psi(x), by the runtime helper enzpy.digamma (in double precision)."""
+    ensure(b.module, "enzpy.digamma")
+    wide = b.cast("fpext", x, T.f64)
+    r = b.call("enzpy.digamma", T.f64, [wide])
+    return b.cast("fptrunc", r, x.type)
 
 
 libm("tanh", lambda b, d, x, y: b.fmul(d, b.fsub(c(b, d, 1.0), sq(b, y))))
@@ -33,4 +43,4 @@ libm("erf", lambda b, d, x, y: b.fmul(d, b.fmul(c(b, d, 2.0 / math.sqrt(math.pi)
                                                  b.intrinsic("exp", [b.fneg(sq(b, x[0]))]))))
 libm("erfc", lambda b, d, x, y: b.fneg(b.fmul(d, b.fmul(c(b, d, 2.0 / math.sqrt(math.pi)),
                                                          b.intrinsic("exp", [b.fneg(sq(b, x[0]))])))))
-libm("lgamma", lambda b, d, x, y: b.fmul(d, b.digamma(x[0])))
+libm("lgamma", lambda b, d, x, y: b.fmul(d, digamma(b, x[0])))

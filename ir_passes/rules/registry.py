@@ -3,7 +3,8 @@
 How to add a rule
 -----------------
 Register it in one of the rule modules (`arithmetic.py`, `intrinsics.py`, `libm.py`) with
-`define(key, *partials, spellings=...)`:
+`define(key, *partials, spellings=...)`; rules/__init__.py imports them all, so the table is full
+whenever any part of ir_passes.rules is imported:
 
 - `key` is the LLVM opcode (`fdiv`), the intrinsic without its type suffix (`llvm.sin`), or the libm
   name (`tanh`). `spellings` lists other callee names that mean the same function (`tanhf`).
@@ -18,7 +19,8 @@ Register it in one of the rule modules (`arithmetic.py`, `intrinsics.py`, `libm.
 - `ZERO` is a partial for an operand the result does not depend on locally (copysign's sign).
 - `zero(key)` declares a function whose derivative is zero everywhere it is defined (floor).
 - `inactive(key)` declares a function that never carries derivatives (refcounting, lifetime
-  markers): calls to it are copied into the forward sweep and have no reverse.
+  markers): calls to it are copied into the forward sweep and have no reverse (effects.py
+  lists LLVM's; a host registers its own).
 - Partials are "strong zero" unless `linear=True`: a zero adjoint gives a zero contribution even
   where the partial is inf or NaN. This matters after LLVM speculates both sides of a branch
   (`np.cbrt` computes pow of a negative number and then selects the other value).
@@ -112,15 +114,4 @@ def intrinsic_key(name: str) -> str:
 
 
 def lookup(opcode_or_callee: str) -> Rule | None:
-    _load()
     return RULES.get(intrinsic_key(opcode_or_callee))
-
-
-_loaded = False
-
-
-def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        from . import arithmetic, inactive, intrinsics, libm  # noqa: F401 - registers the rules

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import types as T
+from ..ir.parser import parse_module
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ def registered() -> Heap:
 
 
 def of(module) -> Heap:
-    return getattr(module, "heap", LIBC)
+    """The heap of the code generated into `module` (module.heap; libc when it names none)."""
+    return module.heap if module.heap is not None else LIBC
 
 
 def allocate(b, size):
@@ -105,7 +107,6 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 def _ensure(module, name: str) -> None:
     if name in module.functions:
         return
-    from ..ir.parser import parse_module
     h = of(module)
     for fn in parse_module(HELPERS.replace("{A}", h.allocate).replace("{F}", h.free)).functions.values():
         if fn.name not in module.functions:

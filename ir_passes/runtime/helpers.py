@@ -4,6 +4,9 @@ Those that allocate are written for libc (malloc / realloc / free); heap.rewrite
 to the module's heap. A `%oldbytes` beside each realloc is for heaps without one."""
 from __future__ import annotations
 
+from ..ir.parser import parse_module
+from .heap import rewrite
+
 # digamma by the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 6, then the asymptotic series.
 DIGAMMA = """
 define internal double @enzpy.digamma(double %x) {
@@ -134,8 +137,6 @@ def ensure(module, name: str) -> None:
     """Add helper `name` (and what it declares) to the module once."""
     if name in module.functions:
         return
-    from ..ir.parser import parse_module
-    from .heap import rewrite
     helper = parse_module(rewrite(module, HELPERS[name]))
     for fn in helper.functions.values():
         if fn.name not in module.functions:

@@ -1,0 +1,242 @@
+"""What calls do besides computing their result, as data: which never carry derivatives, which
+write no memory of the program, which allocate, free or reallocate memory, and which are cheap
+enough to evaluate again in the reverse sweep.
+
+Everything here is registered by name, so that a host describes its runtime (enzyme_py registers
+Numba's allocators, frees and reference counts) without ir_passes naming it.
+
+Allocators. An allocator is described by the function that allocates (returning a handle, or the
+data pointer itself), which argument is the size in bytes, and the accessor that turns the handle
+into the data pointer. For an allocation that receives differentiable data the forward sweep
+mallocs a zeroed shadow of the same size right after the data pointer is obtained; the reverse
+sweep frees it when it walks back past that point. The primal's own frees stay where they are:
+the reverse sweep reads primal memory of an allocation only when the allocator has reference
+counting (`retain`, `release`) and the gradient holds a reference until the end
+(transforms/reverse/retain.py); otherwise the values it needs are cached.
+
+Forward mode allocates the shadow of memory a function allocates alongside it, and frees or
+reallocates it with the primal's: frees (`register_free`), reallocators (`register_realloc`) and
+allocators of zeroed memory (`calloc`) are data too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir.instructions import Instruction
+from ..ir.values import Global
+from .registry import inactive, lookup
+
+# --- functions that never carry derivatives (the host adds its own: reference counts, frees)
+
+for _name in ("llvm.lifetime.start", "llvm.lifetime.end", "llvm.assume", "llvm.dbg.value",
+              "llvm.dbg.declare", "llvm.experimental.noalias.scope.decl", "llvm.invariant.start",
+              "llvm.invariant.end"):
+    inactive(_name)
+
+# --- calls that write no memory of the program (prefixes of callee names)
+
+WRITES_NOTHING: list[str] = ["llvm.lifetime", "llvm.assume", "llvm.dbg", "llvm.experimental.noalias",
+                             "llvm.smax", "llvm.smin", "llvm.umax", "llvm.umin"]
+
+
+def register_writes_nothing(prefix: str) -> None:
+    """Calls to functions whose name starts with `prefix` write no memory the program reads
+    (a reference count, a statistics counter)."""
+    if prefix not in WRITES_NOTHING:
+        WRITES_NOTHING.append(prefix)
+
+
+def writes_nothing(name: str) -> bool:
+    return name.startswith(tuple(WRITES_NOTHING))
+
+
+def allocator_or_inactive(name: str) -> bool:
+    """Allocators return fresh memory and write no existing memory; inactive functions (frees,
+    refcounts) only touch memory the reverse sweep never reads back."""
+    if any(name in (a.alloc, a.data) for a in ALLOCATORS.values()):
+        return True
+    rule = lookup(name)
+    return rule is not None and rule.inactive
+
+
+def may_write(call) -> bool:
+    """A call writes memory unless it is a pure math function of scalars, or an LLVM intrinsic
+    without pointer operands (`llvm.smul.with.overflow`: it reaches no memory of the program)."""
+    if any(o.type.is_ptr for o in call.ops):
+        return True
+    return "memory(none)" not in call.fn_attrs and not is_math(call.callee_name) and \
+        not call.callee_name.startswith("llvm.")
+
+
+def is_math(name: str) -> bool:
+    rule = lookup(name)
+    return rule is not None and not rule.inactive
+
+
+# --- allocators
+
+@dataclass(frozen=True)
+class Allocator:
+    alloc: str                 # allocating function
+    size_arg: int              # index of its size-in-bytes argument
+    data: str | None = None    # accessor handle -> data pointer; None: alloc returns the data
+    retain: str | None = None  # handle -> void: one more reference (a reference count)
+    release: str | None = None  # handle -> void: drop one; must accept null
+
+
+ALLOCATORS: dict[tuple, Allocator] = {}
+
+
+def register_allocator(alloc: str, size_arg: int = 0, data: str | None = None,
+                       retain: str | None = None, release: str | None = None) -> Allocator:
+    """`retain`/`release`: reference counting of the handle, when the allocator has it. The
+    gradient then keeps memory allocated outside loops alive until its reverse sweep ends, and
+    reads it again there instead of taping what it held."""
+    a = Allocator(alloc, size_arg, data, retain, release)
+    ALLOCATORS[(alloc, data)] = a
+    return a
+
+
+register_allocator("malloc", 0)
+
+
+def allocation_size(inst):
+    """When `inst` yields the data pointer of an allocation: the size operand; else None."""
+    if inst.opcode != "call":
+        return None
+    name = inst.callee_name
+    a = ALLOCATORS.get((name, None))
+    if a is not None:
+        return inst.ops[a.size_arg]
+    for a in ALLOCATORS.values():
+        if a.data == name and inst.ops:
+            handle = inst.ops[0]
+            if isinstance(handle, Instruction) and handle.opcode == "call" and handle.callee_name == a.alloc:
+                return handle.ops[a.size_arg]
+            size = _merged_size(handle, a)
+            if size is not None:
+                return size
+    return None
+
+
+def _merged_size(handle, a):
+    """The size of the allocations a phi or select of handles merges, when they all come from
+    allocator `a` with the same size (an `np.empty` reassigned in a loop: LLVM's loop rotation
+    allocates in the preheader and in the latch); else None."""
+    if getattr(handle, "opcode", None) not in ("phi", "select"):
+        return None
+    sizes, seen, work = [], set(), [handle]
+    while work:
+        h = work.pop()
+        if id(h) in seen:
+            continue
+        seen.add(id(h))
+        op = getattr(h, "opcode", None)
+        if op == "phi":
+            work.extend(h.ops)
+        elif op == "select":
+            work.extend(h.ops[1:])
+        elif op == "call" and h.callee_name == a.alloc:
+            sizes.append(h.ops[a.size_arg])
+        else:
+            return None
+    first = sizes[0] if sizes else None
+    for z in sizes[1:]:
+        if z is not first and not (getattr(z, "value", None) is not None
+                                   and getattr(z, "value", None) == getattr(first, "value", None)
+                                   and str(z.type) == str(first.type)):
+            return None
+    return first
+
+
+def is_allocation(v) -> bool:
+    """Is v the data pointer of an allocation of known size?"""
+    return isinstance(v, Instruction) and v.opcode == "call" and allocation_size(v) is not None
+
+
+# --- frees, reallocations and zeroed allocations (forward mode mirrors them on the shadows)
+
+FREES: dict[str, int] = {"free": 0}            # function -> index of its pointer argument
+REALLOCS: dict[str, tuple[int, int]] = {"realloc": (0, 1)}   # function -> (pointer arg, size arg)
+ZEROED: set[str] = {"calloc"}   # allocators whose memory comes zeroed (LLVM turns malloc+memset into calloc)
+
+
+def register_free(name: str, arg: int = 0) -> None:
+    FREES[name] = arg
+
+
+def register_realloc(name: str, ptr_arg: int = 0, size_arg: int = 1) -> None:
+    REALLOCS[name] = (ptr_arg, size_arg)
+
+
+def realloc_operand(inst):
+    """The old pointer of a reallocation, or None when inst is not one."""
+    if inst.opcode != "call":
+        return None
+    r = REALLOCS.get(inst.callee_name)
+    return inst.ops[r[0]] if r is not None and len(inst.ops) > r[0] else None
+
+
+def is_zeroed(inst) -> bool:
+    return inst.opcode == "call" and inst.callee_name in ZEROED
+
+
+def returns_new_memory(inst) -> bool:
+    """An allocation, a reallocation or a zeroed allocation: memory forward mode gives a shadow of
+    its own."""
+    return allocation_size(inst) is not None or realloc_operand(inst) is not None or is_zeroed(inst)
+
+
+def handle_allocator(inst):
+    """For the data accessor of a handle allocator (`data(h)` with `h = alloc(...)`): h; else None."""
+    if inst.opcode != "call" or not inst.ops:
+        return None
+    name = inst.callee_name
+    for a in ALLOCATORS.values():
+        if a.data == name:
+            h = inst.ops[0]
+            if isinstance(h, Instruction) and h.opcode == "call" and h.callee_name == a.alloc:
+                return h
+    return None
+
+
+def handle_size(h):
+    """The size operand of allocation handle h (a call to a handle allocator)."""
+    for a in ALLOCATORS.values():
+        if a.alloc == h.callee_name and a.data is not None:
+            return h.ops[a.size_arg]
+    raise KeyError(h.callee_name)
+
+
+# --- cost: what the reverse sweep may evaluate again rather than tape
+
+CHEAP = {"add", "sub", "mul", "shl", "lshr", "ashr", "and", "or", "xor", "icmp", "fcmp", "select",
+         "getelementptr", "trunc", "zext", "sext", "sitofp", "uitofp", "fptosi", "fptoui", "fpext",
+         "fptrunc", "bitcast", "ptrtoint", "inttoptr", "fneg", "fadd", "fsub", "fmul", "fdiv",
+         "freeze", "extractvalue"}
+
+PURE_INTEGER_INTRINSICS = ("llvm.umin.", "llvm.umax.", "llvm.smin.", "llvm.smax.", "llvm.abs.",
+                           "llvm.ctpop.", "llvm.ctlz.", "llvm.cttz.")
+
+CHEAP_MATH = ("llvm.fabs.", "llvm.copysign.", "llvm.minnum.", "llvm.maxnum.", "llvm.minimum.",
+              "llvm.maximum.", "llvm.floor.", "llvm.ceil.", "llvm.trunc.", "llvm.rint.",
+              "llvm.nearbyint.", "llvm.round.", "llvm.roundeven.", "llvm.fma.", "llvm.fmuladd.",
+              "fabs", "copysign", "floor", "ceil", "trunc")
+
+
+def pure_math(v) -> bool:
+    """A call to a math function of the rule table: no memory effects, safe to call again."""
+    if v.opcode != "call" or not v.callee_name or not isinstance(v.callee, Global):
+        return False  # only direct calls: a loaded function pointer is not an operand to refetch
+    if v.callee_name.startswith(PURE_INTEGER_INTRINSICS):
+        return True
+    rule = lookup(v.callee_name)
+    return rule is not None and not rule.inactive and all(not o.type.is_ptr for o in v.ops)
+
+
+def expensive(v) -> bool:
+    """Costlier to evaluate again than to read from the tape: a division or a math call."""
+    if v.opcode in ("fdiv", "frem"):
+        return True
+    return v.opcode == "call" and pure_math(v) and \
+        not v.callee_name.startswith(PURE_INTEGER_INTRINSICS + CHEAP_MATH)

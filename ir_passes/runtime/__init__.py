@@ -1,0 +1,1 @@
+"""What the generated code calls: helper functions written in LLVM IR, and the heap."""
