@@ -18,8 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import UnsupportedError
+from ..ir.instructions import Instruction
+from ..ir.printer import format_instruction
 from ..ir.values import Argument, Constant
-from .types import kind
+from ..options import Activity, activities
+from ..rules.blas import lookup_blas
+from ..rules.effects import allocation_size
+from .types import kind, roots
 
 PROPAGATE = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "select", "phi",
              "call", "freeze", "extractvalue", "insertvalue", "bitcast", "load"}
@@ -37,11 +42,14 @@ class ConstantMemoryError(UnsupportedError):
 
 
 @dataclass
-class Activity:
+class ActivityInfo:
     shadowed: set = field(default_factory=set)   # ids of pointer values with a shadow
     varying: set = field(default_factory=set)
     useful: set = field(default_factory=set)
     active_params: set = field(default_factory=set)
+    module: object = None     # the module, whose defined functions calls are differentiated into
+    ptr_holders: set = field(default_factory=set)  # forward_activity.py: roots of memory holding
+    #                                                pointers with shadows
 
     def has_shadow(self, v) -> bool:
         return id(v) in self.shadowed
@@ -63,28 +71,48 @@ def is_defined_call(inst, module) -> bool:
     return f is not None and not f.is_declaration
 
 
-def activity_analysis(fn, activity: list[str], module=None) -> Activity:
-    act = Activity()
-    act.module = module
+def activity_analysis(fn, activity, module=None) -> ActivityInfo:
+    """`activity`: an Activity (or its string) per parameter of fn."""
+    act = ActivityInfo(module=module)
     insts = list(fn.instructions())
-    for a, mode in zip(fn.params, activity):
-        if mode == "dup":
+    for a, mode in zip(fn.params, activities(activity)):
+        if mode is Activity.DUP:
             act.shadowed.add(id(a))
-        elif mode == "active":
+        elif mode is Activity.ACTIVE:
             act.varying.add(id(a))
             act.active_params.add(id(a))
-    _forward(insts, act)
+    propagate_forward(insts, act)
     _backward(insts, act)
     return act
 
 
-def differentiated(act: Activity, i) -> bool:
+def differentiated(act: ActivityInfo, i) -> bool:
     """A call into module code that touches varying values or shadowed memory."""
-    return is_defined_call(i, getattr(act, "module", None)) and \
+    return is_defined_call(i, act.module) and \
         any(id(o) in act.varying or id(o) in act.shadowed for o in i.ops)
 
 
-def _forward(insts, act: Activity) -> None:
+def call_activity(act: ActivityInfo, call, scalar_floats: bool = False,
+                  scalar_pointers: bool = False) -> tuple:
+    """The activity of a call's arguments, for a call into a function of the module that both
+    modes differentiate as a function of its own (its split gradient, its forward version).
+
+    Per argument: DUP for a pointer with a shadow, ACTIVE for a varying float, CONST otherwise.
+    scalar_floats / scalar_pointers: a vector of floats / of pointers is CONST (forward mode
+    refuses calls that pass varying vectors before it asks: transforms/forward/calls.py)."""
+    out = []
+    for o in call.ops:
+        if (o.type.is_ptr if scalar_pointers else kind(o.type) == "ptr") and act.has_shadow(o):
+            out.append(Activity.DUP)
+        elif kind(o.type) == "float" and id(o) in act.varying and (o.type.is_float or not scalar_floats):
+            out.append(Activity.ACTIVE)
+        else:
+            out.append(Activity.CONST)
+    return tuple(out)
+
+
+def propagate_forward(insts, act: ActivityInfo) -> None:
+    """Grow the shadowed and varying sets along the instructions until nothing changes."""
     changed = True
     while changed:
         changed = False
@@ -99,9 +127,9 @@ def _forward(insts, act: Activity) -> None:
                     and id(i) not in act.shadowed:
                 act.shadowed.add(id(i))
                 changed = True
-            if i.opcode == "call" and _dot_out(i) is not None and \
+            if i.opcode == "call" and lookup_blas(i.callee_name) is not None and \
                     any(id(o) in act.shadowed for o in i.ops):
-                for r in _alloca_roots(_dot_out(i)):
+                for r in _alloca_roots(lookup_blas(i.callee_name).output(i)):
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True
@@ -136,31 +164,22 @@ def _forward(insts, act: Activity) -> None:
                 changed = True
 
 
-def _const_memory(p, act: Activity) -> bool:
+def _const_memory(p, act: ActivityInfo) -> bool:
     """p points only into Const parameters' memory. A pointer there has a shadow when it also
     feeds a phi or select with shadowed memory (a stand-in, transforms/dummy.py), but what it
     loads is constant: storing differentiable data into a Const parameter is refused
     (check_constant_stores)."""
-    from .types import roots
     rs = roots(p)
     return bool(rs) and all(isinstance(r, Argument) and id(r) not in act.shadowed for r in rs)
 
 
-def _dot_out(call):
-    from ..rules.blas import DOTS
-    dot = DOTS.get(call.callee_name)
-    return call.ops[dot.out] if dot is not None else None
-
-
 def _alloca_roots(p) -> list:
     """The local memory p may point into: allocas and allocations made by the function."""
-    from ..rules.allocators import allocation_size
-    from .types import roots
-    return [r for r in roots(p) if getattr(r, "opcode", None) == "alloca"
-            or (getattr(r, "opcode", None) == "call" and allocation_size(r) is not None)]
+    return [r for r in roots(p) if isinstance(r, Instruction) and
+            (r.opcode == "alloca" or r.opcode == "call" and allocation_size(r) is not None)]
 
 
-def _backward(insts, act: Activity) -> None:
+def _backward(insts, act: ActivityInfo) -> None:
     changed = True
     while changed:
         changed = False
@@ -179,11 +198,9 @@ def _backward(insts, act: Activity) -> None:
                     changed = True
 
 
-def check_constant_stores(fn, act: Activity, locate) -> None:
+def check_constant_stores(fn, act: ActivityInfo, locate) -> None:
     """Refuse active data stored into memory without a shadow (Enzyme's 'constant memory is
     stored to a differentiable variable')."""
-    from ..ir.printer import format_instruction
-    from .types import roots
     for i in fn.instructions():
         const = _const_param_written(i, act)
         if const is not None:
@@ -200,11 +217,10 @@ def check_constant_stores(fn, act: Activity, locate) -> None:
             raise ConstantMemoryError(param, format_instruction(i), locate(i))
 
 
-def _const_param_written(i, act: Activity):
+def _const_param_written(i, act: ActivityInfo):
     """A Const parameter that `i` may write differentiable data into through a pointer that
     also reaches shadowed memory (`p = x if c else a`; the loads of x elsewhere would not see
     the derivative), or None."""
-    from .types import roots
     if i.opcode == "store":
         if kind(i.ops[0].type) != "float" or id(i.ops[0]) not in act.varying:
             return None
@@ -226,11 +242,9 @@ def _const_param_written(i, act: Activity):
     return None
 
 
-def check_integer_views(fn, act: Activity, locate) -> None:
+def check_integer_views(fn, act: ActivityInfo, locate) -> None:
     """Refuse reading differentiable float memory as integers (a bit-level view of a float): the
     integer would carry the float's value with no derivative, a silent zero."""
-    from ..ir.printer import format_instruction
-    from .types import roots
     float_roots = set()
     for i in fn.instructions():
         if i.opcode in ("load", "store"):
@@ -241,12 +255,14 @@ def check_integer_views(fn, act: Activity, locate) -> None:
         if i.opcode != "load" or kind(i.type) != "int" or id(i.ops[0]) not in act.shadowed:
             continue
         rs = roots(i.ops[0])
-        if any(id(r) in float_roots and getattr(r, "opcode", None) != "alloca" for r in rs):
+        if any(id(r) in float_roots and not (isinstance(r, Instruction) and r.opcode == "alloca")
+               for r in rs):
             raise UnsupportedError("differentiable float data is read as an integer (a bit-level "
                                    "view of a float)", format_instruction(i), locate(i))
 
 
-def print_activity(fn, activity: list[str]) -> str:
+def print_activity(fn, activity) -> str:
+    """Each named value of fn: active, shadowed (a pointer with a shadow) or const."""
     act = activity_analysis(fn, activity)
     out = []
     for i in fn.instructions():

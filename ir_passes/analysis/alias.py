@@ -14,12 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..ir.instructions import Instruction
 from ..ir.values import Argument, Global
-from ..rules.allocators import allocation_size
+from ..rules.blas import lookup_blas
+from ..rules.effects import allocator_or_inactive, is_allocation, may_write, writes_nothing
 from .types import roots
-
-WRITES_NOTHING = ("llvm.lifetime", "llvm.assume", "llvm.dbg", "llvm.experimental.noalias",
-                  "NRT_incref", "NRT_decref", "llvm.smax", "llvm.smin", "llvm.umax", "llvm.umin")
 
 
 @dataclass
@@ -48,7 +47,7 @@ class AliasInfo:
         """Nothing else points into x: an alloca, an allocation, or a `noalias` parameter."""
         hit = self._fresh.get(id(x))
         if hit is None:
-            f = getattr(x, "opcode", None) == "alloca" or is_allocation(x) or \
+            f = isinstance(x, Instruction) and x.opcode == "alloca" or is_allocation(x) or \
                 isinstance(x, Argument) and "noalias" in x.attrs.split()
             hit = self._fresh[id(x)] = (x, f)
         return hit[1]
@@ -175,13 +174,11 @@ def alias_analysis(fn, noalias_params: bool = False) -> AliasInfo:
             info.writes.append((i, i.ops[1]))
         elif i.opcode == "call":
             name = i.callee_name
-            from ..rules.blas import DOTS
             if name.startswith("llvm.memset") or name.startswith("llvm.memcpy") or name.startswith("llvm.memmove"):
                 info.writes.append((i, i.ops[0]))
-            elif name in DOTS:
-                info.writes.append((i, i.ops[DOTS[name].out]))
-            elif not name.startswith(WRITES_NOTHING) and not _allocator_or_inactive(name) \
-                    and _may_write(i):
+            elif lookup_blas(name) is not None:
+                info.writes.append((i, lookup_blas(name).output(i)))
+            elif not writes_nothing(name) and not allocator_or_inactive(name) and may_write(i):
                 info.writes.append((i, None))
         elif i.opcode == "opaque" and i.flags and i.flags[0] in ("atomicrmw", "cmpxchg", "fence"):
             info.writes.append((i, i.ops[0] if i.ops else None))
@@ -239,31 +236,22 @@ def reachability(fn) -> dict:
     return {x: (comp[x], mask[comp[x]]) for x in comp}
 
 
-def is_allocation(v) -> bool:
-    return getattr(v, "opcode", None) == "call" and allocation_size(v) is not None
+def print_alias(fn, noalias_params: bool = False) -> str:
+    """The writes of fn and what they may write (the roots of the pointer, or `unknown`), then
+    each load: `unchanged` (nothing may overwrite it afterwards) or the writes that may."""
+    info = alias_analysis(fn, noalias_params)
+    out = []
 
+    def where(w):
+        return f"%{w.name}" if w.name else f"{w.opcode} in %{w.block.name}"
 
-def _allocator_or_inactive(name: str) -> bool:
-    """Allocators return fresh memory and write no existing memory; inactive functions (frees,
-    refcounts) only touch memory the reverse sweep never reads back."""
-    from ..rules.allocators import ALLOCATORS
-    from ..rules.registry import lookup
-    if any(name in (a.alloc, a.data) for a in ALLOCATORS.values()):
-        return True
-    rule = lookup(name)
-    return rule is not None and rule.inactive
-
-
-def _may_write(call) -> bool:
-    """A call writes memory unless it is a pure math function of scalars, or an LLVM intrinsic
-    without pointer operands (`llvm.smul.with.overflow`: it reaches no memory of the program)."""
-    if any(o.type.is_ptr for o in call.ops):
-        return True
-    return "memory(none)" not in call.fn_attrs and not _is_math(call.callee_name) and \
-        not call.callee_name.startswith("llvm.")
-
-
-def _is_math(name: str) -> bool:
-    from ..rules.registry import lookup
-    rule = lookup(name)
-    return rule is not None and not rule.inactive
+    for w, q in info.writes:
+        targets = "unknown" if q is None else " ".join(r.ref() for r in info.roots(q))
+        out.append(f"write {where(w)}: {targets}")
+    for i in fn.instructions():
+        if i.opcode == "load":
+            ws = info.clobbers(i)
+            after = " ".join(where(w) for w in ws) if ws else "nothing"
+            out.append(f"load %{i.name}: {'unchanged' if info.unchanged(i) else 'changed'}; "
+                       f"overwritten by {after}")
+    return "\n".join(out)

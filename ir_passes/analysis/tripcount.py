@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from ..ir.instructions import Instruction
 from ..ir.values import Argument, Constant, ConstInt
+from .dominators import dominators
+from .loops import loop_info
 
 
 @dataclass
@@ -130,3 +132,24 @@ def exact_trip(loop, reaching) -> ExactTrip | None:
         init = [x for x, blk in zip(phi.ops, phi.blocks) if blk not in loop.blocks][0]
         return ExactTrip(init, b, step, a is phi, strict, phi)
     return None
+
+
+def print_tripcounts(fn) -> str:
+    """Per loop: its trip bound (`iterations <= |bound - init| / |step| + 2`) and its exact trip
+    count (the reverse sweep then needs no start on the tape), or `unknown`."""
+    info = loop_info(fn)
+    dom = dominators(fn)
+    out = []
+    for lp in info.loops:
+        tb = trip_bound(lp, dom)
+        bound = (f"|{tb.bound.ref()} - {tb.init.ref()}| / {abs(tb.step)} + 2" if tb is not None
+                 else "unknown")
+        et = exact_trip(lp, set(dom.order))
+        if et is None:
+            exact = "unknown"
+        else:
+            test = "slt/sgt" if et.strict else "ne"
+            exact = (f"from {et.init.ref()} to {et.bound.ref()} step {et.step} ({test} on the "
+                     f"{'phi' if et.on_phi else 'increment'} {et.phi.ref()})")
+        out.append(f"loop {lp.index} header {lp.header.name}: bound {bound}; exact {exact}")
+    return "\n".join(out)

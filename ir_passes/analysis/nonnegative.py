@@ -1,48 +1,11 @@
-"""Fold sign tests of integers that are never negative, before AD.
-
-Numba wraps negative indices: `a[i]` becomes `a + (i < 0 ? n : 0) + i`. When i is a loop counter
-that starts at 0 the test is always false, but LLVM often cannot prove it (a counter that stops
-at an array's length, an index carried across an outer loop). The select that remains makes the
-index non-affine, and the loops that use it, forward and reverse, stay scalar.
-
-An integer is non-negative here when it is
-- a constant >= 0, or a parameter the caller says is (an array's length);
-- `zext`, `lshr` by a non-zero amount, `and` / `urem` with a non-negative operand;
-- `add nsw`, `mul nsw`, `select`, `smax`/`smin` of non-negative values;
-- a phi whose incoming values are all non-negative, assuming it is (an induction: true at entry,
-  and each step keeps it);
-- the counter of a loop that counts up by one without unsigned wrap (`add nuw`) until it equals
-  a non-negative bound: it stays below the bound.
-Then `icmp slt x, 0` is false, `icmp sge x, 0` and `icmp sgt x, -1` are true, and their uses
-get the constant. The primal computes the same values; only the tests go.
-"""
+"""Which integers are never negative (fold-sign-tests uses it: transforms/prepare/)."""
 from __future__ import annotations
 
-from ..analysis.loops import loop_info
-from ..analysis.tripcount import exact_trip
 from ..ir import types as T
+from ..ir.instructions import Instruction
 from ..ir.values import Argument, ConstInt
-
-FOLDS = {("slt", 0): 0, ("sge", 0): 1, ("sgt", -1): 1, ("sle", -1): 0}
-
-
-def fold_sign_tests(fn, nonnegative_params=()) -> int:
-    """Replace sign tests of non-negative integers in `fn` by constants; return how many."""
-    facts = NonNegative(fn, set(nonnegative_params))
-    replaced = {}
-    for inst in fn.instructions():
-        if inst.opcode != "icmp" or not isinstance(inst.ops[1], ConstInt):
-            continue
-        result = FOLDS.get((inst.pred, inst.ops[1].value))
-        if result is not None and facts.holds(inst.ops[0]):
-            replaced[id(inst)] = ConstInt(inst.type, result)
-    if not replaced:
-        return 0
-    for inst in fn.instructions():
-        for k, o in enumerate(inst.ops):
-            if id(o) in replaced:
-                inst.ops[k] = replaced[id(o)]
-    return len(replaced)
+from .loops import loop_info
+from .tripcount import exact_trip
 
 
 class NonNegative:
@@ -105,9 +68,16 @@ def _bounded_counters(fn) -> dict:
         if et is None or et.strict or et.step != 1:
             continue
         inc = [x for x, b in zip(et.phi.ops, et.phi.blocks) if b in lp.blocks]
-        if inc and all(getattr(x, "opcode", None) == "add" and "nuw" in x.flags for x in inc):
+        if inc and all(isinstance(x, Instruction) and x.opcode == "add" and "nuw" in x.flags for x in inc):
             out[id(et.phi)] = (et.init, et.bound)
             if not et.on_phi:
                 for x in inc:
                     out[id(x)] = (et.init, et.bound)
     return out
+
+
+def print_nonnegative(fn, nonnegative_params=()) -> str:
+    """Each named integer of fn: `nonnegative` or `maybe negative`."""
+    facts = NonNegative(fn, set(nonnegative_params))
+    return "\n".join(f"%{i.name}: {'nonnegative' if facts.holds(i) else 'maybe negative'}"
+                     for i in fn.instructions() if i.name and isinstance(i.type, T.IntType))

@@ -19,25 +19,27 @@ differentiable memory), ForwardActivityError names the instruction.
 """
 from __future__ import annotations
 
-from ..analysis.activity import Activity, _forward, activity_analysis, differentiated
-from ..analysis.types import kind, roots
 from ..errors import UnsupportedError
+from ..ir.instructions import Instruction
 from ..ir.values import Argument, Constant, Global
-from .forward_alloc import is_allocation, realloc_operand
+from ..rules.effects import realloc_operand, returns_new_memory
+from .activity import ActivityInfo, activity_analysis, call_activity, differentiated, propagate_forward
+from .types import kind, roots
+
+RETURNS = "returns varying"   # this analysis's memo in module.facts
 
 
-def forward_activity(fn, activity: list[str], module=None, describe=None) -> Activity:
-    act = activity_analysis(fn, activity, module)
-    act.ptr_holders = set()   # ids of roots whose memory holds pointers with shadows
-    insts = list(fn.instructions())
+def forward_activity(fn, activity, module=None, describe=None) -> ActivityInfo:
+    act = activity_analysis(fn, activity, module)   # act.ptr_holders: ids of roots whose memory
+    insts = list(fn.instructions())                 # holds pointers with shadows
     while _extend(insts, act, describe or (lambda i: i.opcode)):
-        _forward(insts, act)
+        propagate_forward(insts, act)
     return act
 
 
 def _local_root(r) -> bool:
-    op = getattr(r, "opcode", None)
-    return op == "alloca" or (op == "call" and is_allocation(r))
+    return isinstance(r, Instruction) and (r.opcode == "alloca" or
+                                           r.opcode == "call" and returns_new_memory(r))
 
 
 class _Extender:
@@ -64,7 +66,7 @@ class _Extender:
             raise UnsupportedError("a pointer into differentiable memory is stored into memory that "
                                    "has no shadow (a Const argument)", self.describe(inst), None,
                                    "Pass that array as Duplicated(array, shadow).")
-        op = getattr(v, "opcode", None)
+        op = v.opcode if isinstance(v, Instruction) else None
         if _local_root(v):
             self.mark(v)
         elif op in ("getelementptr", "bitcast", "addrspacecast"):
@@ -124,7 +126,8 @@ class _Extender:
                     if _local_root(r):
                         self.mark(r)
             if differentiated(act, i) and kind(i.type) == "float" and id(i) not in act.varying \
-                    and call_returns_varying(act.module, i.callee_name, call_activity(act, i)):
+                    and call_returns_varying(act.module, i.callee_name,
+                                             call_activity(act, i, scalar_floats=True)):
                 act.varying.add(id(i))
                 self.changed = True
         if op == "load" and id(i) in act.shadowed:
@@ -135,29 +138,27 @@ class _Extender:
                 self.soft_require(o, i)   # local memory merged with shadowed memory gets a shadow
 
 
-def call_activity(act, call) -> tuple:
-    out = []
-    for o in call.ops:
-        if kind(o.type) == "ptr" and id(o) in act.shadowed:
-            out.append("dup")
-        elif kind(o.type) == "float" and id(o) in act.varying and o.type.is_float:
-            out.append("active")
-        else:
-            out.append("const")
-    return tuple(out)
+class ReturnsVarying:
+    """Memo of call_returns_varying for one module: {(callee, activity): bool}, and whether the
+    fixed point is being computed (then inner queries answer from the table)."""
+
+    def __init__(self):
+        self.table: dict = {}
+        self.busy = False
 
 
 def call_returns_varying(module, callee: str, activity: tuple) -> bool:
     """Does `callee`, called with this activity, return a varying float? A least fixed point over
     the (function, activity) pairs met, so recursion is answered exactly."""
-    table = module.__dict__.setdefault("forward_returns", {})
+    memo = module.facts.setdefault(RETURNS, ReturnsVarying())
+    table = memo.table
     key = (callee, activity)
     if key in table:
         return table[key]
     table[key] = False
-    if module.__dict__.get("forward_returns_busy"):
+    if memo.busy:
         return False            # the outer fixed point computes it
-    module.__dict__["forward_returns_busy"] = True
+    memo.busy = True
     try:
         changed = True
         while changed:
@@ -169,7 +170,7 @@ def call_returns_varying(module, callee: str, activity: tuple) -> bool:
                     table[k] = v
                     changed = True
     finally:
-        module.__dict__["forward_returns_busy"] = False
+        memo.busy = False
     return table[key]
 
 
@@ -187,4 +188,17 @@ def _extend(insts, act, describe) -> bool:
     return ext.changed
 
 
-__all__ = ["forward_activity"]
+__all__ = ["forward_activity", "print_forward_activity"]
+
+
+def print_forward_activity(fn, activity) -> str:
+    """Each named value of fn: varying (it has tangents), shadowed (a pointer with shadows) or
+    const, as forward mode sees them."""
+    act = forward_activity(fn, activity, None)
+    out = []
+    for i in fn.instructions():
+        if i.name:
+            tag = ("varying" if id(i) in act.varying and kind(i.type) == "float" else
+                   "shadowed" if act.has_shadow(i) else "const")
+            out.append(f"%{i.name}: {tag}")
+    return "\n".join(out)
