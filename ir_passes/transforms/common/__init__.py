@@ -1,0 +1,1 @@
+"""What reverse and forward mode share."""

@@ -1,0 +1,1 @@
+"""Forward mode: the primal with tangents beside each instruction."""

@@ -1,0 +1,1 @@
+"""Reverse mode: the augmented forward sweep, the reverse sweep, and what they share."""

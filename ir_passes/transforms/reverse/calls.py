@@ -1,0 +1,95 @@
+"""Calls into functions of the module: differentiated as functions of their own.
+
+A call to F that takes varying values or shadowed memory uses F's split gradient for the
+activity pattern seen at the call:
+- forward: `F.aug(args, shadows, &frame)` runs F and returns F's own frame (its tape);
+- reverse: `F.rev(args, shadows, douts, frame)` runs F's reverse sweep and frees that frame.
+The frame pointer is cached like any other value, so calls in loops and recursion (direct or
+mutual: F.aug calls F.aug) work. Pairs are generated once per (F, activity) by a worklist.
+"""
+from __future__ import annotations
+
+from ...ir import types as T
+from ...ir.builder import MathBuilder
+from ...ir.instructions import Instruction
+from ...ir.values import ConstFloat, Global
+from ...options import Activity
+from ...runtime.helpers import ensure
+from ...analysis.activity import call_activity
+
+DERIVED = "reverse"   # this transform's key in module.derived and module.pending
+
+
+def split_names(g, inst) -> tuple[str, str, tuple]:
+    """The (aug, rev) names for this call's callee and activity, queued for generation."""
+    act = call_activity(g.act, inst)
+    registry = g.module.derived.setdefault(DERIVED, {})
+    key = (inst.callee_name, act)
+    if key not in registry:
+        tag = f"{len(registry)}"
+        registry[key] = (f"{inst.callee_name}.aug.{tag}", f"{inst.callee_name}.rev.{tag}")
+        g.module.pending.setdefault(DERIVED, []).append((inst.callee_name, act) + registry[key])
+    return registry[key] + (act,)
+
+
+def forward_call(fwd, inst, blk):
+    """Emit F.aug in place of the primal call; returns the clone list entries."""
+    g = fwd.g
+    aug, _, act = split_names(g, inst)
+    field = g.tape.new_field(T.ptr)
+    out_ptr = fwd_field_address(fwd, blk, field)
+    shadow_ops = [o for o, a in zip(inst.ops, act) if a is Activity.DUP]
+    ops = list(inst.ops) + shadow_ops + [out_ptr]
+    ret = g.module.functions[inst.callee_name].ret_type
+    c = Instruction("call", ret, ops, name=(inst.name + ".aug") if inst.name else "",
+                    callee=Global(T.ptr, aug), arg_attrs=["" for _ in ops])
+    fwd.fb[blk].append(Instruction("store", T.void, [g.null_ptr, out_ptr]))
+    fwd.fb[blk].append(c)
+    shadow_pos = tuple(range(len(inst.ops), len(inst.ops) + len(shadow_ops)))
+    fwd.clones.append((c, inst, shadow_pos))
+    frame = Instruction("load", T.ptr, [out_ptr], name="callee.frame")
+    fwd.fb[blk].append(frame)
+    fwd.call_frames[inst] = frame
+    ensure(g.module, "enzpy.push_child")
+    children = fwd_field_address(fwd, blk, g.tape.children_list())
+    free_fn = Global(T.ptr, free_name(aug))
+    fwd.fb[blk].append(Instruction("call", T.void, [children, free_fn, frame],
+                                   callee=Global(T.ptr, "enzpy.push_child"), arg_attrs=["", "", ""]))
+    declare_split(g, inst, aug, act, ret, ops)
+    return c
+
+
+def free_name(aug: str) -> str:
+    """F.free.N releases the frame F.aug.N returned, when its reverse will never run."""
+    return aug.replace(".aug.", ".free.", 1)
+
+
+def fwd_field_address(fwd, blk, field):
+    """The address of frame field `field`, computed in the forward block of primal block blk."""
+    return fwd.g.tape.frame.address(MathBuilder(fwd.g.module, fwd.fb[blk]), field)
+
+
+def declare_split(g, inst, aug, act, ret, ops) -> None:
+    if aug not in g.module.functions:
+        g.module.declare(aug, ret, [o.type for o in ops])
+
+
+def reverse_call(g, inst, block, b) -> None:
+    _, rev, act = split_names(g, inst)
+    home = g.loops.loop_of(inst.block)
+    e = g.tape.entry(("callframe", inst), T.ptr, home, "callee frame")
+    frame = g.tape.read(b, e, block)
+    args = [g.avail.primal(o, block, b) for o in inst.ops]
+    shadows = [g.avail.shadow(o, block, b) for o, a in zip(inst.ops, act) if a is Activity.DUP]
+    douts = []
+    for o, a in zip(inst.ops, act):
+        if a is Activity.ACTIVE:
+            slot = g.alloca_builder.alloca(o.type, "dout")
+            b.store(ConstFloat(o.type, 0.0), slot)
+            douts.append((o, slot))
+    ops = args + shadows + [s for _, s in douts] + [frame]
+    if rev not in g.module.functions:
+        g.module.declare(rev, T.void, [o.type for o in ops])
+    b.emit(Instruction("call", T.void, ops, callee=Global(T.ptr, rev), arg_attrs=["" for _ in ops]))
+    for o, slot in douts:
+        g.add_adjoint(b, o, b.load(o.type, slot))

@@ -1,0 +1,210 @@
+"""Reverse mode: add the gradient of a function to its module.
+
+The gradient runs the augmented forward sweep (forward_sweep.py), then, if the primal succeeded,
+the reverse sweep (reverse_sweep.py). Values cross from one to the other through the tape (tape.py)
+or are recomputed (availability.py). Instruction adjoints come from the rule table (rules/).
+Calls into functions of the module use their split gradients (calls.py), generated here from a
+worklist after the top-level gradient.
+"""
+from __future__ import annotations
+
+from ...analysis.tripcount import exact_trip
+from ...ir import types as T
+from ...ir.builder import MathBuilder
+from ...ir.edit import replace_uses
+from ...ir.instructions import Instruction
+from ...ir.module import Block, Function
+from ...ir.values import Argument, ConstInt
+from ...options import Activity, activities, cache_mode
+from ...rules.convention import success_codes as registered_success_codes
+from ...runtime import heap as _heap
+from ..common.noneed import drop
+from ..common.vector_math import use_vector_variants
+from ..prepare.fold_sign_tests import fold_sign_tests
+from ..prepare.forward_stores import forward_loop_stores
+from ..prepare.hoist_loads import hoist_invariant_loads
+from .calls import DERIVED, free_name
+from .forward_sweep import ForwardSweep
+from .fusion import fused_loops
+from .gradient import Gradient, Sweep
+from .recurrence import fill as fill_recurrences
+from .report import layout, record_counts
+from .restore import emit_undos, put_back, snapshot
+from .reverse_sweep import ReverseSweep
+from .success import blocks_reaching_success
+
+REGISTERED = object()   # success_codes default: rules/convention.py's registered codes
+
+
+def reverse_mode(module, fn_name, activity, out_name, *, cache="auto", noalias=False,
+                 success_codes=REGISTERED, counts="define", extents=None, heap=None,
+                 no_need=(), vector_library=None):
+    """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
+
+    activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
+    cache: a CacheMode (or its string): "auto" recomputes cheap values analysis proves safe to
+    recompute and tapes expensive ones (divisions, math calls) in loops; "minimal" recomputes all
+    it safely can (the smallest tape); "always" caches every needed value.
+    noalias: the caller guarantees that distinct pointer parameters do not overlap.
+    success_codes: the integer return values that are successes (None: every return); by default
+    those registered with rules.convention.register_success_codes.
+    extents: {param index: Extent} for pointer parameters whose memory extent is known;
+    stores into them can be undone in the reverse sweep instead of taping the loads they clobber.
+    counts: "define" or "declare" the global `<out_name>.tape_counts` where each call leaves the
+    iteration counts of its taped loops (`explain` reads it), or None for no such global.
+    no_need: indices of "dup" parameters whose final primal contents the caller does not need
+    (DuplicatedNoNeed); their stores may be skipped (noneed.py).
+    heap: where the gradient's tape and scratch memory come from (runtime.heap.Heap; None: the
+    one heap.register_heap named last, libc malloc / realloc / free unless changed).
+    vector_library: a vector_math.VectorLibrary the derivative rules' own math calls may use
+    once LLVM vectorizes their loop (None: scalar calls only).
+    Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
+    """
+    cache = cache_mode(cache)
+    activity = activities(activity)
+    if any(activity[i] is not Activity.DUP for i in no_need):
+        raise ValueError("no_need names parameters that are not 'dup'")
+    if success_codes is REGISTERED:
+        success_codes = registered_success_codes()
+    module.heap = heap if heap is not None else _heap.registered()
+    g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
+                             extents, no_need)
+    snapshot(g, fwd)
+    g.splice(rev.put_back_marker, lambda b: put_back(g, b))
+    if counts:
+        record_counts(g, fwd, counts)
+    g.layout = layout(g)
+    g.layout.counts_symbol = g.counts_symbol
+    combine(g, fwd)
+    drop(fwd, g.unneeded)
+    worklist = module.pending.setdefault(DERIVED, [])
+    while worklist:
+        callee, act, aug, rev_name = worklist.pop()
+        if not module.functions[aug].is_declaration if aug in module.functions else False:
+            continue
+        gs, fs, rs = synthesize(module, callee, list(act), aug + ".combined", cache, False, success_codes, True)
+        gs.splice(rs.put_back_marker, lambda b: None)
+        split(gs, fs, rs, aug, rev_name)
+    use_vector_variants(module, vector_library)
+    return g
+
+
+def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,
+               extents=None, no_need=()):
+    """Prepare the primal, then build its gradient: the forward sweep, the reverse sweep, and
+    what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
+    primal = module.functions[fn_name]
+    fold_sign_tests(primal, [n for e in (extents or {}).values() for n, _ in e.dims])
+    hoist_invariant_loads(primal, noalias)
+    forward_loop_stores(primal, noalias)
+    g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents,
+                 success_codes=success_codes, no_need=no_need)
+    fwd = ForwardSweep(g)
+    g.fwd = fwd
+    reaching = blocks_reaching_success(module, g.dom, g.preds, success_codes)
+    g.exact_trips = {lp: exact_trip(lp, reaching) for lp in g.loops.loops}
+    g.fused = fused_loops(g, reaching)
+    g.sweep = Sweep.FORWARD
+    fwd.clone_blocks()
+    g.sweep = Sweep.REVERSE
+    rev = ReverseSweep(g, fwd)
+    rev.build(reaching)
+    fill_recurrences(g)
+    emit_undos(g)
+    g.sweep = Sweep.FORWARD
+    fwd.finish(rev)
+    return g, fwd, rev
+
+
+def split(g, fwd, rev, aug_name, rev_name) -> None:
+    """Cut a synthesized gradient into F.aug (forward, returns its frame) and F.rev (reverse)."""
+    module = g.module
+    module.items.remove(g.fn)
+    del module.functions[g.fn.name]
+    n = len(g.primal.params) + len(g.shadow_params)
+    frame_out = Argument(T.ptr, "frame.out", "", n)
+    aug = Function(aug_name, g.fn.ret_type, g.params[:n] + [frame_out], prefix="define internal")
+    frame_param = Argument(T.ptr, "frame.in", "", len(g.params))
+    revf = Function(rev_name, T.void, g.params + [frame_param], prefix="define internal")
+    for f in (aug, revf):
+        f.generated = True
+        module.add_function(f)
+    # forward: malloc the frame, initialize it, run, and hand the frame to the caller
+    entry = Block("entry", aug)
+    b = MathBuilder(module, entry)
+    g.tape.finalize(None)
+    frame = _heap.allocate(b, ConstInt(T.i64, max(g.tape.frame.size, 8)))
+    b.br(g.init_block)
+    MathBuilder(module, g.init_block).br(fwd.fb[g.primal.entry])
+    exit_field = g.tape.frame.field(T.i32) if len(fwd.success_exits) > 1 else None
+    done_blocks = []
+    for k, (blk, primal_ret) in enumerate(fwd.success_exits):
+        done = Block(f"done.{k}", aug)
+        db = MathBuilder(module, done)
+        if exit_field is not None:
+            g.tape.store(db, ConstInt(T.i32, k), exit_field)
+        db.store(g.tape.frame.pointer, frame_out)
+        status = rev.status_slot
+        db.ret(g.tape.load(db, status) if status is not None else None)
+        blk.terminator.replace_successor(rev.rb[primal_ret], done)
+        done_blocks.append(done)
+    aug.blocks = [entry, g.init_block] + [x for x in g.fn.blocks if g.sweep_of[x] is Sweep.FORWARD and
+                                          x not in (g.alloca_block, g.init_block)] + done_blocks
+    replace_uses(aug, g.tape.frame.pointer, frame)
+    # reverse: adjoint slots, then the reverse of the return block the forward left by
+    rb = MathBuilder(module, g.alloca_block)
+    targets = [rev.rb[r] for _, r in fwd.success_exits]
+    if exit_field is None:
+        rb.br(targets[0])
+    else:
+        which = g.tape.load(rb, exit_field)
+        rb.switch(which, targets[0], [(ConstInt(T.i32, k), t) for k, t in enumerate(targets) if k])
+    revf.blocks = [g.alloca_block] + [x for x in g.fn.blocks if g.sweep_of[x] is Sweep.REVERSE]
+    replace_uses(revf, g.tape.frame.pointer, frame_param)
+    freef = free_function(g, aug_name)
+    for f in (aug, revf, freef):
+        for blk in f.blocks:
+            blk.function = f
+
+
+def free_function(g, aug_name):
+    """F.free: release a frame F.aug returned when its reverse will never run (the caller
+    failed later): callee frames it holds, its allocations, its tape, the frame itself."""
+    param = Argument(T.ptr, "frame", "", 0)
+    f = Function(free_name(aug_name), T.void, [param], prefix="define internal")
+    f.generated = True
+    blk = Block("entry", f)
+    f.blocks = [blk]
+    b = MathBuilder(g.module, blk)
+    g.tape.release_children(b, failed=True)
+    g.tape.free_allocations(b)
+    for e in g.tape.entries.values():
+        if e.home is not None:
+            _heap.free(b, g.tape.load(b, e.storage))
+    _heap.free(b, g.tape.frame.pointer)
+    b.ret()
+    replace_uses(f, g.tape.frame.pointer, param)
+    g.module.add_function(f)
+    return f
+
+
+def combine(g, fwd) -> None:
+    """Close the combined gradient: the frame is an alloca in the entry block; tape arrays are
+    parked in a workspace global between calls (`<name>.release()` frees them)."""
+    slot = f"{g.fn.name}.workspace"
+    parks = bool(g.tape.persistent_fields())
+    if parks:
+        g.module.items.append(f'@"{slot}" = internal global ptr null, align 8')
+    g.tape.finalize(slot)
+    if parks:
+        g.tape.release_function(slot, f"{g.fn.name}.release")
+    b = MathBuilder(g.module, g.alloca_block)
+    frame = g.alloca_block.insert(0, frame_alloca(g.tape.frame.size))
+    b.br(g.init_block)
+    MathBuilder(g.module, g.init_block).br(fwd.fb[g.primal.entry])
+    replace_uses(g.fn, g.tape.frame.pointer, frame)
+
+
+def frame_alloca(size: int):
+    return Instruction("alloca", T.ptr, [], name="frame", source_type=T.ArrayType(max(size, 8), T.i8),
+                       align=16)

@@ -1,0 +1,331 @@
+"""The augmented forward sweep: the primal, cloned, plus what the reverse sweep needs.
+
+- every instruction is cloned; pointers into shadowed memory get a shadow twin;
+- loop counters move on the edges that end an iteration, and the tape is reserved on the edges
+  that start one (tape.py);
+- values the reverse sweep reads from the tape are stored where they are defined;
+- a successful `ret` jumps to the reverse sweep; an error `ret` frees the tape and returns.
+"""
+from __future__ import annotations
+
+from ...analysis.activity import differentiated
+from ...errors import UnsupportedError
+from ...ir import types as T
+from ...ir.builder import MathBuilder
+from ...ir.edit import emit_at
+from ...ir.instructions import Instruction
+from ...ir.values import Argument, Constant, ConstInt, Global
+from ...rules.blas import INPUT, lookup_blas
+from ...rules.effects import allocation_size
+from ...runtime import heap
+from ...runtime.helpers import ensure
+from ..common.stand_in import stand_in_shadow
+from .calls import forward_call, fwd_field_address
+from .retain import retain
+from .success import success_test
+
+SHADOW_POSITIONS = {"getelementptr": (0,), "bitcast": (0,), "addrspacecast": (0,), "select": (1, 2),
+                    "load": (0,)}
+
+
+def clone(inst, name_suffix=""):
+    c = inst.copy()
+    c.name = inst.name + name_suffix if inst.name else ""
+    c.dbg = ""
+    return c
+
+
+class ForwardSweep:
+    def __init__(self, g):
+        self.g = g
+        self.fb: dict = {}            # primal block -> forward block
+        self.vmap: dict = {}          # primal value -> forward value
+        self.smap: dict = {}          # primal pointer -> forward shadow pointer
+        self.clones: list = []        # (clone, original, shadow positions)
+        self.pred_block: dict = {}    # (primal P, primal S) -> forward block that jumps into S
+        self.call_frames: dict = {}   # primal call -> forward load of the callee's frame pointer
+        self.success_exits: list = [] # (forward block, primal return block)
+
+    # --- step 1: clone every reachable block
+    def clone_blocks(self) -> None:
+        g = self.g
+        for a in g.primal.params:
+            self.vmap[a] = g.params[a.index]
+        for blk in g.dom.order:
+            self.fb[blk] = g.new_block("fwd." + blk.name)
+        for blk in g.dom.order:
+            for inst in blk.instructions:
+                if inst.opcode == "call" and differentiated(g.act, inst):
+                    self.vmap[inst] = forward_call(self, inst, blk)
+                    continue
+                if inst.opcode == "call" and inst.callee_name.startswith("llvm.lifetime."):
+                    continue  # only hints; they must name an alloca, which a clone may not keep
+                c = self.fb[blk].append(clone(inst))
+                self.vmap[inst] = c
+                self.clones.append((c, inst, ()))
+                if id(inst) in g.retained:
+                    retain(g, MathBuilder(g.module, self.fb[blk]), inst, c)
+                if inst.opcode == "store" and inst.ops[0].type.is_ptr and g.act.has_shadow(inst.ops[1]):
+                    self.shadow_pointer_store(inst, blk)
+                if inst.opcode == "alloca" and g.act.has_shadow(inst):
+                    self.smap[inst] = self.shadow_alloca(inst, blk)
+                elif inst.opcode == "call" and g.act.has_shadow(inst):
+                    self.smap[inst] = self.shadow_allocation(inst, blk)
+                elif g.act.has_shadow(inst):
+                    s = self.fb[blk].append(clone(inst, ".shadow"))
+                    pos = tuple(range(len(inst.ops))) if inst.opcode == "phi" else SHADOW_POSITIONS[inst.opcode]
+                    self.smap[inst] = s
+                    self.clones.append((s, inst, pos))
+        # shadow twins of phis must sit with the phis
+        for blk in self.fb.values():
+            phis = [i for i in blk.instructions if i.opcode == "phi"]
+            rest = [i for i in blk.instructions if i.opcode != "phi"]
+            blk.instructions = phis + rest
+
+    def shadow_pointer_store(self, inst, blk) -> None:
+        """A pointer stored into shadowed memory: its shadow goes to the same place in the shadow
+        memory (an inactive pointer stands for itself there), so loading it back finds it."""
+        s = clone(inst)
+        pos = (0, 1) if self.g.act.has_shadow(inst.ops[0]) else (1,)
+        self.fb[blk].append(s)
+        self.clones.append((s, inst, pos))
+
+    def shadow_alloca(self, inst, blk):
+        """The shadow of a local alloca: a zeroed field of the frame, alive in both sweeps."""
+        g = self.g
+        if inst.ops:
+            raise UnsupportedError("a variable-size stack allocation holds differentiable data",
+                                   g.describe(inst), g.locate(inst))
+        size = T.size_of(inst.source_type)
+        f = g.tape.frame.field(T.ArrayType(size, T.i8))
+        g.alloca_shadows[inst] = f
+        ib = g.init_builder
+        ib.call("llvm.memset.p0.i64", T.void, [g.tape.frame.address(ib, f), ConstInt(T.i8, 0),
+                                               ConstInt(T.i64, size), ConstInt(T.i1, 0)])
+        return fwd_field_address(self, blk, f)
+
+    def shadow_allocation(self, inst, blk):
+        """A zeroed allocation (from the module's heap) of the same size as the allocation whose
+        data pointer `inst` is."""
+        size = allocation_size(inst)
+        if size is None:
+            raise UnsupportedError(f"differentiable memory comes from a call to `{inst.callee_name}`",
+                                   self.g.describe(inst), self.g.locate(inst))
+        allocate = heap.of(self.g.module).allocate
+        self.g.module.declare(allocate, T.ptr, [T.i64])
+        self.g.module.declare("llvm.memset.p0.i64", T.void, [T.ptr, T.i8, T.i64, T.i1])
+        s = Instruction("call", T.ptr, [size], name=f"{inst.name or 'alloc'}.shadow",
+                        callee=Global(T.ptr, allocate), arg_attrs=[""])
+        z = Instruction("call", T.void, [s, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)],
+                        callee=Global(T.ptr, "llvm.memset.p0.i64"), arg_attrs=["", "", "", ""])
+        ensure(self.g.module, "enzpy.push_allocation")
+        lst = fwd_field_address(self, blk, self.g.tape.allocation_list())
+        push = Instruction("call", T.void, [lst, s], callee=Global(T.ptr, "enzpy.push_allocation"),
+                           arg_attrs=["", ""])
+        for i in (s, z, push):
+            self.fb[blk].append(i)
+            self.clones.append((i, None, ()))
+        return s
+
+    def forward_shadow(self, p):
+        if isinstance(p, Argument):
+            s = self.g.shadow_params.get(p.index)
+            if s is None:
+                s = stand_in_shadow(self.g, p)
+            if s is not None:
+                return s
+        if isinstance(p, Constant):
+            return p
+        if p in self.smap:
+            return self.smap[p]
+        if isinstance(p, Instruction) and p.opcode in ("getelementptr", "bitcast", "addrspacecast") \
+                and p in self.vmap and _const_param_root(p) is not None:
+            # an address into a Const array that meets shadowed memory: into its stand-in
+            s = clone(p, ".stand_in")
+            s.ops = [self.forward_shadow(p.ops[0])] + [self.vmap.get(o, o) for o in p.ops[1:]]
+            at = self.vmap[p]
+            at.block.insert(at.block.instructions.index(at) + 1, s)
+            self.smap[p] = s
+            return s
+        raise UnsupportedError("a pointer mixes differentiable and constant memory",
+                               self.g.describe(p) if hasattr(p, "opcode") else p.ref())
+
+    def which_pred(self, blk):
+        """An i32 phi in the forward block saying which predecessor control came from."""
+        preds = self.g.preds[blk]
+        phi = self.fb[blk].insert(0, clone_phi(preds))
+        phi.name = f"from.{blk.name}"
+        self.clones.append((phi, None, ()))
+        return phi
+
+    # --- step 2, after the reverse sweep: operands, edges, tape writes, returns
+    def finish(self, rev) -> None:
+        self.remap_operands()
+        self.write_tape()
+        self.link_edges()
+        self.fuse(rev)
+        self.fix_phis()
+        self.returns(rev)
+
+    def remap_operands(self) -> None:
+        for c, orig, shadow_pos in self.clones:
+            for k, o in enumerate(c.ops):
+                c.ops[k] = self.forward_shadow(o) if k in shadow_pos else self.vmap.get(o, o)
+            if c.opcode == "call" and c.callee is not None:
+                c.callee = self.vmap.get(c.callee, c.callee)
+
+    def write_tape(self) -> None:
+        g = self.g
+        for e in list(g.tape.entries.values()):
+            key = e.key
+            if isinstance(key, tuple) and key[0] == "start":
+                continue  # written on loop entry edges
+            if isinstance(key, tuple) and key[0] == "shadow":
+                value = self.smap[key[1]]
+            elif isinstance(key, tuple) and key[0] == "callframe":
+                value = self.call_frames[key[1]]
+            elif isinstance(key, tuple) and key[0] == "old":
+                self.save_overwritten(key[1], e)
+                continue
+            elif isinstance(key, tuple) and key[0] == "last":
+                value = self.vmap[key[1]]
+            elif isinstance(key, tuple) and key[0] == INPUT:
+                lookup_blas(key[1].callee_name).save_input(self, key, e)
+                continue
+            elif isinstance(key, tuple) and key[0] == "from":
+                value = key[2]
+            else:
+                value = self.vmap[key]
+            self.insert_after(value, lambda b, v=value, e=e: g.tape.write(b, e, v))
+
+    def save_overwritten(self, store, e) -> None:
+        """Before a store the reverse sweep undoes: put the value it overwrites on the tape."""
+        fstore = self.vmap[store]
+        blk = fstore.block
+
+        def save(b):
+            old = b.load(store.ops[0].type, fstore.ops[1], align=store.align)
+            self.g.tape.write(b, e, old)
+        emit_at(self.g.module, blk, blk.instructions.index(fstore), save, "save")
+
+    def insert_after(self, inst, emit) -> None:
+        blk = inst.block
+        k = blk.instructions.index(inst) + 1
+        while k < len(blk.instructions) and blk.instructions[k].opcode == "phi":
+            k += 1
+        emit_at(self.g.module, blk, k, emit)
+
+    def link_edges(self) -> None:
+        g = self.g
+        for blk in g.dom.order:
+            term = self.fb[blk].terminator
+            for succ in dict.fromkeys(blk.successors()):
+                end = self.edge(blk, succ)
+                if end is None:
+                    term.replace_successor(succ, self.fb[succ])
+                    self.pred_block[(blk, succ)] = self.fb[blk]
+                else:
+                    first, last = end
+                    term.replace_successor(succ, first)
+                    self.pred_block[(blk, succ)] = last
+
+    def fuse(self, rev) -> None:
+        """Fused loops (fusion.py): the latch enters the reverse of its iteration, whose end
+        (the resume block) takes the latch's branch."""
+        for loop in self.g.fused:
+            latch = loop.latches[0]
+            f = self.fb[latch]
+            term = f.instructions.pop()
+            resume = rev.resume_block(loop)
+            resume.append(term)
+            MathBuilder(self.g.module, f).br(rev.rb[latch])
+            for key, blk in list(self.pred_block.items()):
+                if key[0] is latch and blk is f:
+                    self.pred_block[key] = resume
+
+    def edge(self, src, dst):
+        """Emit the counter and tape work of edge src -> dst; None when there is none."""
+        g = self.g
+        exited = g.loops.loops_exited(src, dst)
+        header = g.loops.header_loop(dst)
+        back = header if header is not None and src in header.blocks else None
+        entered = header if header is not None and src not in header.blocks else None
+        if not (exited or back or entered):
+            return None
+        first = g.new_block(f"edge.{src.name}.{dst.name}")
+        b = MathBuilder(g.module, first)
+        for lp in exited:
+            g.tape.step(b, lp, +1)
+        if back is not None:
+            g.tape.step(b, back, +1)
+            if g.trip_bounds.get(back) is None:
+                g.tape.reserve(b, back)
+        if entered is not None:
+            if entered in g.starts:
+                g.tape.write(b, g.starts[entered], g.tape.load(b, g.tape.counter(entered)))
+            g.tape.reserve(b, entered, self.trip_count(b, entered))
+        b.br(self.fb[dst])
+        return first, b.block
+
+    def trip_count(self, b, loop):
+        """An upper bound on the iterations of this entry of `loop`, or None when unknown."""
+        tb = self.g.trip_bounds.get(loop)
+        if tb is None:
+            return None
+        init = b.cast("sext", self.vmap.get(tb.init, tb.init), T.i64)
+        bound = b.cast("sext", self.vmap.get(tb.bound, tb.bound), T.i64)
+        diff = b.sub(bound, init)
+        absdiff = b.select(b.icmp("slt", diff, ConstInt(T.i64, 0)), b.sub(ConstInt(T.i64, 0), diff), diff)
+        q = b.binop("udiv", absdiff, ConstInt(T.i64, abs(tb.step)))
+        return b.add(q, ConstInt(T.i64, 2))
+
+    def fix_phis(self) -> None:
+        for c, orig, _ in self.clones:
+            if c.opcode == "phi":
+                dst = self.primal_block_of(c)
+                c.blocks = [self.pred_block[(p, dst)] for p in c.blocks]
+
+    def primal_block_of(self, fwd_inst):
+        for blk, f in self.fb.items():
+            if f is fwd_inst.block:
+                return blk
+        raise KeyError(fwd_inst)
+
+    def returns(self, rev) -> None:
+        g = self.g
+        for blk in g.dom.order:
+            f = self.fb[blk]
+            term = f.terminator
+            if term is None or term.opcode != "ret":
+                continue
+            f.instructions.pop()
+            b = MathBuilder(g.module, f)
+            status = term.ops[0] if term.ops else None
+            if status is not None:
+                g.tape.store(b, status, rev.status_slot)
+            ok = success_test(b, status, g.success_codes)
+            if ok is True:
+                b.br(rev.rb[blk])
+            else:
+                err = g.new_block(f"error.{blk.name}")
+                if ok is False:
+                    b.br(err)
+                else:
+                    b.cbr(ok, rev.rb[blk], err)
+                eb = MathBuilder(g.module, err)
+                g.tape.free_all(eb, failed=True)
+                if g.split:
+                    heap.free(eb, g.tape.frame.pointer)
+                eb.ret(status)
+            self.success_exits.append((b.block, blk))
+
+
+def clone_phi(preds):
+    return Instruction("phi", T.i32, [ConstInt(T.i32, k) for k in range(len(preds))], blocks=list(preds))
+
+
+def _const_param_root(p):
+    """The parameter that p addresses through geps and casts only, or None."""
+    while getattr(p, "opcode", None) in ("getelementptr", "bitcast", "addrspacecast"):
+        p = p.ops[0]
+    return p if isinstance(p, Argument) else None

@@ -1,0 +1,89 @@
+"""What a gradient keeps for its reverse sweep: the data behind `explain`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...ir import types as T
+from ...ir.edit import before_terminator
+from ...ir.values import ConstInt, Global
+
+
+@dataclass
+class CachedValue:
+    instruction: str          # the primal instruction, as LLVM text
+    locations: list           # [(file, line), ...] innermost first
+    reason: str               # why it is cached
+    bytes: int                # bytes per entry
+    loop: int | None          # the loop whose iterations index it; None: stored once
+
+
+@dataclass
+class TapeLayout:
+    counts_symbol: str | None = None   # global [n x i64]: each taped loop's iterations, last call
+    loops: list = field(default_factory=list)            # loop index per entry of counts_symbol
+    bytes_per_iteration: dict = field(default_factory=dict)  # loop index -> bytes
+    cached: list = field(default_factory=list)
+    active: list = field(default_factory=list)           # (instruction text, locations)
+
+    def tape_bytes(self, counts) -> int:
+        """Heap tape for one call, from the iteration counts the gradient recorded."""
+        return sum(self.bytes_per_iteration[lp] * int(n) for lp, n in zip(self.loops, counts))
+
+
+def layout(g) -> TapeLayout:
+    out = TapeLayout()
+    for e in g.tape.entries.values():
+        src = e.source
+        text = g.describe(src) if src is not None else str(e.key[0] if isinstance(e.key, tuple) else e.key)
+        locs = g.module.location(src) if src is not None else []
+        out.cached.append(CachedValue(text, locs, e.reason, T.size_of(e.type),
+                                      e.home.index if e.home is not None else None))
+    for lp in g.loops.loops:
+        if g.tape.loop_entries(lp):
+            out.loops.append(lp.index)
+            out.bytes_per_iteration[lp.index] = g.tape.bytes_per_iteration(lp)
+    for inst in g.primal.instructions():
+        if g.act.is_active(inst) or (inst.opcode == "store" and g.act.has_shadow(inst.ops[1])):
+            out.active.append((g.describe(inst), g.module.location(inst)))
+    return out
+
+
+def record_counts(g, fwd, linkage: str = "define") -> None:
+    """Make the forward sweep leave each taped loop's iteration count in a global.
+
+    linkage "define" defines the global in the module; "declare" only declares it, for a host that
+    defines it once elsewhere (a host that copies a linked library into each caller)."""
+    loops = [lp for lp in g.loops.loops if g.tape.loop_entries(lp)]
+    if not loops:
+        return
+    name = f"{g.fn.name}.tape_counts"
+    body = "external global" if linkage == "declare" else "global"
+    init = "" if linkage == "declare" else " zeroinitializer"
+    g.module.items.append(f'@"{name}" = {body} [{len(loops)} x i64]{init}')
+    glob = Global(T.ptr, name)
+
+    def store_counts(b):
+        for k, lp in enumerate(loops):
+            n = g.tape.load(b, g.tape.counter(lp))
+            b.store(n, b.gep(T.i64, glob, [ConstInt(T.i64, k)]))
+    for blk, _ in fwd.success_exits:
+        before_terminator(g.module, blk, store_counts)
+    g.counts_symbol = name
+
+
+def print_availability(g) -> str:
+    """The availability plan of a gradient: how the reverse sweep gets each primal value it
+    needed (Plan: recompute, induction, reload, restore, tape, recurrence, cache), then what the
+    tape holds, with the loop that indexes each entry and why it is there."""
+    out = []
+    for inst in g.primal.instructions():
+        how = g.avail.strategy.get(inst)
+        if how is not None:
+            out.append(f"%{inst.name or inst.opcode}: {how.value}")
+    for e in g.tape.entries.values():
+        src = e.source
+        what = f"%{src.name}" if src is not None and src.name else \
+            str(e.key[0] if isinstance(e.key, tuple) else e.key)
+        home = f"loop {e.home.index}" if e.home is not None else "once"
+        out.append(f"tape {what} ({home}): {e.reason}")
+    return "\n".join(out)
