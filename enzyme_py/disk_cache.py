@@ -83,14 +83,16 @@ def _library_version() -> bytes:
 
 def _rules_state() -> str:
     """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored)."""
-    from ir_passes.rules import arithmetic, inactive, intrinsics, libm  # noqa: F401 - the
-    from ir_passes.rules.allocators import ALLOCATORS                  # tables fill at import
-    from ir_passes.rules.blas import DOTS
+    from ir_passes.rules.blas import BLAS
+    from ir_passes.rules.convention import success_codes
+    from ir_passes.rules.effects import ALLOCATORS, FREES, REALLOCS, WRITES_NOTHING, ZEROED
     from ir_passes.rules.registry import RULES
     from . import nrt  # noqa: F401
     rules = sorted((k, r.zero, r.inactive, r.linear, len(r.partials)) for k, r in RULES.items()
                    if not k.startswith("numba.dynamic.globals."))
-    return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, DOTS.items()))))
+    return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, BLAS.items())),
+                 sorted(FREES.items()), sorted(REALLOCS.items()), sorted(ZEROED),
+                 sorted(WRITES_NOTHING), success_codes()))
 
 
 def _describe(value, h, seen, names=()):

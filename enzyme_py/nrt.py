@@ -1,4 +1,5 @@
-"""Numba's runtime (NRT) described for ir_passes: how kernels allocate memory.
+"""What ir_passes must know about the code Numba generates, registered through its rule tables:
+how kernels allocate memory (Numba's runtime, NRT), and which statuses mean success.
 
 `np.empty` and friends call an NRT allocator that returns a meminfo handle, and
 `NRT_MemInfo_data*` turns the handle into the data pointer. ir_passes gives an
@@ -9,7 +10,13 @@ A gradient's own memory (tape, workspace, scratch) comes from NRT_Allocate / NRT
 LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passes grows by
 allocate + copy + free.
 """
-from ir_passes import register_allocator, register_dot, register_heap, register_inactive
+from ir_passes import (register_allocator, register_dot, register_heap, register_inactive,
+                       register_success_codes, register_writes_nothing)
+
+# Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
+# any other value is an error or an exception
+NUMBA_SUCCESS = (0, -2)
+register_success_codes(NUMBA_SUCCESS)
 
 for _alloc in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
                "NRT_MemInfo_alloc", "NRT_MemInfo_alloc_safe"):
@@ -25,6 +32,9 @@ register_allocator("NRT_Allocate_External", size_arg=0)
 for _name in ("NRT_Free", "NRT_MemInfo_call_dtor", "NRT_decref", "NRT_incref",
               "numba_attempt_nocopy_reshape"):
     register_inactive(_name)
+# reference counts write no memory the program reads
+for _name in ("NRT_incref", "NRT_decref"):
+    register_writes_nothing(_name)
 
 # np.dot of two 1-D arrays: numba_xxdot(kind, conjugate, n, x, y, &out), kind 'd' or 's'
 register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0)

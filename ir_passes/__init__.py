@@ -1,33 +1,29 @@
 """ir_passes: a small compiler from LLVM IR to LLVM IR that synthesizes derivatives.
 
-It knows nothing about Numba or NumPy: it reads LLVM assembly, analyses it, and adds
-gradient functions. See docs/internals.md for the interface.
+It knows nothing about the host that produced the IR: it reads LLVM assembly, analyses it, and
+adds gradient functions. What it must know of a host's runtime (allocators, frees, reference
+counts, status codes) the host registers here. See docs/internals.md for the interface and
+docs/architecture.md for the layout.
 """
-from .errors import UnsupportedError
+from .errors import InternalError, UnsupportedError
 from .ir.parser import parse_module
 from .ir.printer import print_module
-from .rules.allocators import register_allocator
+from .options import Activity, CacheMode
 from .rules.blas import register_dot
+from .rules.convention import register_success_codes
+from .rules.effects import (register_allocator, register_free, register_realloc,
+                            register_writes_nothing)
 from .rules.registry import external as register_external
 from .rules.registry import inactive as register_inactive
-from .transforms.heap import LIBC as LIBC_HEAP
-from .transforms.heap import Heap, register_heap
-from .transforms.restore import Extent
-from .transforms.vector_math import VectorLibrary, libmvec
+from .runtime.heap import LIBC as LIBC_HEAP
+from .runtime.heap import Heap, register_heap
+from .transforms.common.extent import Extent
+from .transforms.common.vector_math import VectorLibrary, libmvec
+from .transforms.forward.driver import forward_mode
+from .transforms.reverse.driver import reverse_mode
 
-
-def reverse_mode(module, fn_name, activity, out_name, **options):
-    """Add the reverse-mode gradient of `fn_name` to `module` as `out_name` (docs/internals.md)."""
-    from .transforms.reverse import reverse_mode as run
-    return run(module, fn_name, activity, out_name, **options)
-
-
-def forward_mode(module, fn_name, activity, out_name, width=1, **options):
-    """Add the forward-mode tangent function of `fn_name` to `module` as `out_name`
-    (transforms/forward.py; `width` tangents per value, 1 to 16)."""
-    from .transforms.forward import forward_mode as run
-    return run(module, fn_name, activity, out_name, width=width, **options)
-
-
-__all__ = ["Extent", "Heap", "LIBC_HEAP", "register_heap", "UnsupportedError", "parse_module", "print_module", "register_allocator", "register_dot", "register_external", "register_inactive",
-           "reverse_mode", "forward_mode"]
+__all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "UnsupportedError",
+           "VectorLibrary", "forward_mode", "libmvec", "parse_module", "print_module",
+           "register_allocator", "register_dot", "register_external", "register_free",
+           "register_heap", "register_inactive", "register_realloc", "register_success_codes",
+           "register_writes_nothing", "reverse_mode"]

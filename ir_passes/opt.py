@@ -1,51 +1,67 @@
 """Run passes on a .ll file: `python -m ir_passes.opt -p reverse-mode --activity dup,const in.ll`.
 
-Without passes it round-trips the file through the parser and printer.
+Without passes it round-trips the file through the parser and printer. The options are those
+the passes declare (passes.py): each becomes `--<field>`, and a pass gets the ones it declares.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import fields
 
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .passes import PASSES
 
 
-def main(argv=None) -> int:
+def options() -> dict:
+    """{field name: its declaration} over every pass; a name shared by two passes must mean the
+    same (one parse, one set of choices)."""
+    out = {}
+    for p in PASSES.values():
+        for f in fields(p):
+            meta = f.metadata
+            seen = out.get(f.name)
+            if seen is not None and (seen["parse"], seen["choices"]) != (meta["parse"], meta["choices"]):
+                raise TypeError(f"passes declare option --{f.name} differently")
+            out.setdefault(f.name, meta)
+    return out
+
+
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m ir_passes.opt")
     ap.add_argument("input", help=".ll file, or - for standard input")
-    ap.add_argument("-p", "--passes", default="", help="comma-separated: reverse-mode, forward-mode, hoist-loads, forward-stores, fold-sign-tests, simplify, print")
-    ap.add_argument("--fn", default="", help="the function to work on (default: the first defined)")
-    ap.add_argument("--activity", default="", help="per parameter: const, dup or active")
-    ap.add_argument("--cache", default="auto", choices=["auto", "minimal", "always"])
-    ap.add_argument("--noalias", action="store_true", help="distinct pointer parameters never overlap")
-    ap.add_argument("--nonnegative", default="", help="with -p fold-sign-tests: parameter indices >= 0")
-    ap.add_argument("--width", type=int, default=1, help="with -p forward-mode: tangents per value")
-    ap.add_argument("--libmvec", default="", help="with -p reverse-mode/forward-mode: ISA letters "
-                    "(b, c, d, e) whose libmvec variants the rules' math calls may use")
-    ap.add_argument("--what", default="loops", help="with -p print: dominators, loops, types, activity")
-    args = ap.parse_args(argv)
-    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
-    module = parse_module(text)
-    activity = tuple(a for a in args.activity.split(",") if a)
-    out = None
-    for name in [p for p in args.passes.split(",") if p]:
-        cls = PASSES[name]
-        if name == "reverse-mode":
-            p = cls(fn=args.fn, activity=activity, cache=args.cache, noalias=args.noalias,
-                    libmvec=args.libmvec)
-        elif name == "forward-mode":
-            p = cls(fn=args.fn, activity=activity, width=args.width, libmvec=args.libmvec)
-        elif name in ("hoist-loads", "forward-stores"):
-            p = cls(fn=args.fn, noalias=args.noalias)
-        elif name == "fold-sign-tests":
-            p = cls(fn=args.fn, nonnegative=tuple(int(k) for k in args.nonnegative.split(",") if k))
-        elif name == "print":
-            p = cls(what=args.what, fn=args.fn, activity=activity)
+    ap.add_argument("-p", "--passes", default="", help="comma-separated: " + ", ".join(PASSES))
+    for name, meta in options().items():
+        flag = "--" + name.replace("_", "-")
+        users = [p.name for p in PASSES.values() if name in {f.name for f in fields(p)}]
+        text = f"{meta['help']} ({', '.join(users)})"
+        if meta["parse"] is None:
+            ap.add_argument(flag, dest=name, action="store_true", default=argparse.SUPPRESS, help=text)
         else:
-            p = cls()
-        out = p.apply(module)
+            ap.add_argument(flag, dest=name, default=argparse.SUPPRESS, help=text,
+                            choices=meta["choices"])
+    return ap
+
+
+def build(name: str, given: dict):
+    """The pass `name` with the options it declares that the command line gave."""
+    cls = PASSES[name]
+    values = {}
+    for f in fields(cls):
+        if f.name in given:
+            parse = f.metadata["parse"]
+            values[f.name] = given[f.name] if parse is None else parse(given[f.name])
+    return cls(**values)
+
+
+def main(argv=None) -> int:
+    args = vars(parser().parse_args(argv))
+    text = sys.stdin.read() if args["input"] == "-" else open(args["input"]).read()
+    module = parse_module(text)
+    out = None
+    for name in [p for p in args["passes"].split(",") if p]:
+        out = build(name, args).apply(module)
         if out is not None and name != "print":
             module = parse_module(out)
             out = None

@@ -1,26 +1,94 @@
-"""Passes: small frozen dataclasses with a kebab-case name, runnable from `python -m ir_passes.opt`."""
+"""Passes: small frozen dataclasses with a kebab-case name, runnable from `python -m ir_passes.opt`.
+
+A pass declares its options as fields made with `option(help, parse)`: `opt` builds its command
+line from them (`--activity dup,const` fills `activity`), and the FileCheck tests of a pass live
+in tests/filecheck/<name>/.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import llvmlite.binding as llvm
+
+from .analysis.activity import print_activity
+from .analysis.alias import print_alias
+from .analysis.branches import print_branches
+from .analysis.dominators import print_dominators
+from .analysis.forward_activity import print_forward_activity
+from .analysis.loops import print_loops
+from .analysis.nonnegative import print_nonnegative
+from .analysis.tripcount import print_tripcounts
+from .analysis.types import print_types
+from .ir.parser import parse_module
+from .ir.printer import print_module
+from .options import Activity
+from .transforms.common.vector_math import libmvec
+from .transforms.forward.driver import forward_mode
+from .transforms.prepare.fold_sign_tests import fold_sign_tests
+from .transforms.prepare.forward_stores import forward_loop_stores
+from .transforms.prepare.hoist_loads import hoist_invariant_loads
+from .transforms.reverse.driver import reverse_mode
+from .transforms.reverse.report import print_availability
+
+
+def words(text: str) -> tuple:
+    """`a,b` -> ("a", "b")."""
+    return tuple(a for a in text.split(",") if a)
+
+
+def ints(text: str) -> tuple:
+    """`2,3` -> (2, 3)."""
+    return tuple(int(k) for k in text.split(",") if k)
+
+
+def option(default, help: str, parse=None, choices=None):
+    """A pass field that is also a command-line option of `opt`: `parse(text)` makes its value
+    (None: a flag, for a bool); `choices` limits the text."""
+    return field(default=default, metadata={"help": help, "parse": parse, "choices": choices})
+
+
+FN = "the function to work on (default: the first defined)"
+ACTIVITY = "per parameter: const, dup or active (missing ones are const)"
+NOALIAS = "distinct pointer parameters never overlap"
+LIBMVEC = "ISA letters (b, c, d, e) whose libmvec variants the rules' math calls may use"
+
+
+def first_definition(module) -> str:
+    for f in module.functions.values():
+        if not f.is_declaration:
+            return f.name
+    raise ValueError("the module defines no function")
+
+
+def padded(activity, fn) -> list:
+    """`activity` with CONST for the parameters it leaves out."""
+    return list(activity) + [Activity.CONST] * (len(fn.params) - len(activity))
+
+
+def vector_library(isas: str):
+    """glibc's libmvec for the ISA letters `isas` (transforms/common/vector_math.py), or None."""
+    return libmvec(tuple(isas)) if isas else None
 
 
 @dataclass(frozen=True)
 class ReverseMode:
     """Add the reverse-mode gradient of `fn` as `out`."""
     name = "reverse-mode"
-    fn: str = ""
-    activity: tuple = ()
-    out: str = "grad"
-    cache: str = "auto"
-    noalias: bool = False
-    libmvec: str = ""       # ISA letters (b, c, d, e): the rules' math calls name libmvec variants
+    fn: str = option("", FN, str)
+    activity: tuple = option((), ACTIVITY, words)
+    out: str = option("grad", "the name of the function to add", str)
+    cache: str = option("auto", "what the tape keeps (docs/caching.md)", str, ("auto", "minimal", "always"))
+    noalias: bool = option(False, NOALIAS)
+    libmvec: str = option("", LIBMVEC, str)
+    success_codes: tuple | None = option(None, "integer returns that are successes (default: "
+                                         "every return), e.g. 0,-2", ints)
 
     def apply(self, module) -> str | None:
-        from .transforms.reverse import reverse_mode
         fn = self.fn or first_definition(module)
-        act = list(self.activity) + ["const"] * (len(module.functions[fn].params) - len(self.activity))
-        reverse_mode(module, fn, act, self.out, cache=self.cache, noalias=self.noalias,
-                     vector_library=vector_library(self.libmvec))
+        codes = {} if self.success_codes is None else {"success_codes": self.success_codes}
+        reverse_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
+                     cache=self.cache, noalias=self.noalias,
+                     vector_library=vector_library(self.libmvec), **codes)
         return None
 
 
@@ -28,25 +96,17 @@ class ReverseMode:
 class ForwardMode:
     """Add the forward-mode tangent function of `fn` as `out` (`width` tangents per value)."""
     name = "forward-mode"
-    fn: str = ""
-    activity: tuple = ()
-    out: str = "fwd"
-    width: int = 1
-    libmvec: str = ""       # as in ReverseMode
+    fn: str = option("", FN, str)
+    activity: tuple = option((), ACTIVITY, words)
+    out: str = option("fwd", "the name of the function to add", str)
+    width: int = option(1, "tangents per value (1 to 16)", int)
+    libmvec: str = option("", LIBMVEC, str)
 
     def apply(self, module) -> str | None:
-        from .transforms.forward import forward_mode
         fn = self.fn or first_definition(module)
-        act = list(self.activity) + ["const"] * (len(module.functions[fn].params) - len(self.activity))
-        forward_mode(module, fn, act, self.out, width=self.width,
-                     vector_library=vector_library(self.libmvec))
+        forward_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
+                     width=self.width, vector_library=vector_library(self.libmvec))
         return None
-
-
-def vector_library(isas: str):
-    """glibc's libmvec for the ISA letters `isas` (transforms/vector_math.py), or None."""
-    from .transforms.vector_math import libmvec
-    return libmvec(tuple(isas)) if isas else None
 
 
 @dataclass(frozen=True)
@@ -54,11 +114,10 @@ class HoistLoads:
     """Move loop-invariant loads to loop preheaders, with ir_passes' alias facts (reverse-mode
     runs this first)."""
     name = "hoist-loads"
-    fn: str = ""
-    noalias: bool = False
+    fn: str = option("", FN, str)
+    noalias: bool = option(False, NOALIAS)
 
     def apply(self, module) -> str | None:
-        from .transforms.hoist import hoist_invariant_loads
         hoist_invariant_loads(module.functions[self.fn or first_definition(module)], self.noalias)
         return None
 
@@ -66,13 +125,12 @@ class HoistLoads:
 @dataclass(frozen=True)
 class ForwardStores:
     """Replace loads of a temporary filled by an earlier loop with the stored expression
-    (transforms/store_forwarding.py; reverse-mode runs this first)."""
+    (transforms/prepare/forward_stores.py; reverse-mode runs this first)."""
     name = "forward-stores"
-    fn: str = ""
-    noalias: bool = False
+    fn: str = option("", FN, str)
+    noalias: bool = option(False, NOALIAS)
 
     def apply(self, module) -> str | None:
-        from .transforms.store_forwarding import forward_loop_stores
         forward_loop_stores(module.functions[self.fn or first_definition(module)], self.noalias)
         return None
 
@@ -82,11 +140,10 @@ class FoldSignTests:
     """Fold `icmp slt x, 0` (and the like) where x is never negative (reverse-mode runs this
     first); `nonnegative`: parameter indices known to be >= 0, such as array lengths."""
     name = "fold-sign-tests"
-    fn: str = ""
-    nonnegative: tuple = ()
+    fn: str = option("", FN, str)
+    nonnegative: tuple = option((), "parameter indices whose values are >= 0", ints)
 
     def apply(self, module) -> str | None:
-        from .transforms.nonneg import fold_sign_tests
         fold_sign_tests(module.functions[self.fn or first_definition(module)], self.nonnegative)
         return None
 
@@ -97,8 +154,6 @@ class Simplify:
     name = "simplify"
 
     def apply(self, module) -> str:
-        import llvmlite.binding as llvm
-        from .ir.printer import print_module
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         mod = llvm.parse_assembly(print_module(module))
@@ -117,34 +172,38 @@ class Simplify:
         return str(mod)
 
 
+PRINTERS = ("dominators", "loops", "types", "branches", "tripcounts", "alias", "nonnegative",
+            "activity", "forward-activity", "availability")
+
+
 @dataclass(frozen=True)
 class Printer:
-    """Print an analysis of `fn`: dominators, loops, types or activity."""
+    """Print an analysis of `fn` (PRINTERS); `availability` builds the gradient (on a copy of
+    the module) and prints its availability plan: what is recomputed, what is taped."""
     name = "print"
-    what: str = "loops"
-    fn: str = ""
-    activity: tuple = ()
+    what: str = option("loops", "the analysis to print", str, PRINTERS)
+    fn: str = option("", FN, str)
+    activity: tuple = option((), ACTIVITY, words)
+    noalias: bool = option(False, NOALIAS)
+    nonnegative: tuple = option((), "parameter indices whose values are >= 0", ints)
+    cache: str = option("auto", "what the tape keeps (docs/caching.md)", str, ("auto", "minimal", "always"))
 
     def apply(self, module) -> str:
-        from .analysis.activity import print_activity
-        from .analysis.dominators import print_dominators
-        from .analysis.loops import print_loops
-        from .analysis.types import print_types
-        f = module.functions[self.fn or first_definition(module)]
-        if self.what == "activity":
-            act = list(self.activity) + ["const"] * (len(f.params) - len(self.activity))
-            return print_activity(f, act) + "\n"
-        table = {"dominators": print_dominators, "loops": print_loops, "types": print_types}
+        name = self.fn or first_definition(module)
+        f = module.functions[name]
+        if self.what == "availability":
+            copy = parse_module(print_module(module))
+            g = reverse_mode(copy, name, padded(self.activity, f), "grad", cache=self.cache,
+                             noalias=self.noalias)
+            return print_availability(g) + "\n"
+        table = {"dominators": print_dominators, "loops": print_loops, "types": print_types,
+                 "branches": print_branches, "tripcounts": print_tripcounts,
+                 "alias": lambda f: print_alias(f, self.noalias),
+                 "nonnegative": lambda f: print_nonnegative(f, self.nonnegative),
+                 "activity": lambda f: print_activity(f, padded(self.activity, f)),
+                 "forward-activity": lambda f: print_forward_activity(f, padded(self.activity, f))}
         return table[self.what](f) + "\n"
 
 
-def first_definition(module) -> str:
-    for f in module.functions.values():
-        if not f.is_declaration:
-            return f.name
-    raise ValueError("the module defines no function")
-
-
-PASSES = {"reverse-mode": ReverseMode, "forward-mode": ForwardMode, "hoist-loads": HoistLoads,
-          "forward-stores": ForwardStores, "fold-sign-tests": FoldSignTests, "simplify": Simplify,
-          "print": Printer}
+PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStores, FoldSignTests,
+                              Simplify, Printer)}

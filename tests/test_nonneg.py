@@ -39,7 +39,7 @@ def _fold(kernel, args):
     """(sign tests in the cleaned kernel, how many fold_sign_tests folds), array lengths known."""
     import numba
     from ir_passes import parse_module
-    from ir_passes.transforms.nonneg import fold_sign_tests
+    from ir_passes.transforms.prepare.fold_sign_tests import fold_sign_tests
     from enzyme_py.convention import array_extents
     g = inspect(kernel, *args)
     fn = next(f for f in parse_module(g.cleaned).functions.values()

@@ -13,7 +13,7 @@ import pytest
 from numba import njit
 
 import enzyme_py
-import ir_passes.transforms.reverse as reverse
+import ir_passes.transforms.reverse.driver as reverse
 from enzyme_py import Const, Duplicated, autodiff, explain
 from enzyme_py.check import check_gradient
 

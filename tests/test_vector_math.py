@@ -14,7 +14,7 @@ from enzyme_py import Duplicated, Forward, autodiff, compile_gradient
 from enzyme_py import vector_math as host
 from ir_passes import libmvec, parse_module, print_module
 from ir_passes.ir import types as T
-from ir_passes.transforms.vector_math import LIBMVEC_FUNCTIONS, keep_declared
+from ir_passes.transforms.common.vector_math import LIBMVEC_FUNCTIONS, keep_declared
 
 needs_libmvec = pytest.mark.skipif(host.host_library() is None,
                                    reason="no libmvec for Numba's target here")
@@ -166,7 +166,7 @@ def compiled_loop(fn, arity, bits):
     from numba.core.compiler_lock import global_compiler_lock
     from numba.core.registry import cpu_target
 
-    from ir_passes.transforms.vector_math import use_vector_variants
+    from ir_passes.transforms.common.vector_math import use_vector_variants
     t = "double" if bits == 64 else "float"
     name = fn + ("f" if bits == 32 else "")
     module = parse_module(LOOP.format(T=t, name=name, args=", ".join(

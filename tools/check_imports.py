@@ -63,6 +63,14 @@ class Visitor(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
+    def visit_If(self, node):
+        """`if TYPE_CHECKING:` imports are never run: not edges."""
+        if isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for n in node.orelse:
+                self.visit(n)
+            return
+        self.generic_visit(node)
+
     def _import(self, node):
         targets = resolve(self.name, node, self.is_package)
         top = targets[0].split(".")[0]
