@@ -64,7 +64,7 @@ class Instruction(Value):
     @property
     def callee_name(self) -> str:
         """The called function's name; for a call through a pointer loaded from a named global
-        (how hosts such as Numba call C function pointers), that global's name."""
+        (how JIT hosts call C function pointers), that global's name."""
         c = self.callee
         if c is None:
             return ""

@@ -3,7 +3,7 @@
 Status codes: a host may return a status from its functions (an integer return value), some of
 whose values mean success. Reverse mode runs the reverse sweep only after a successful return,
 and gives adjoint code only to blocks from which one can be reached. `register_success_codes`
-names the codes (enzyme_py registers Numba's); by default every return succeeds.
+names the codes (enzyme_py registers its host's); by default every return succeeds.
 """
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 write no memory of the program, which allocate, free or reallocate memory, and which are cheap
 enough to evaluate again in the reverse sweep.
 
-Everything here is registered by name, so that a host describes its runtime (enzyme_py registers
-Numba's allocators, frees and reference counts) without ir_passes naming it.
+Everything here is registered by name, so that a host describes its runtime (its allocators, frees
+and reference counts: enzyme_py registers them) without ir_passes naming it.
 
 Allocators. An allocator is described by the function that allocates (returning a handle, or the
 data pointer itself), which argument is the size in bytes, and the accessor that turns the handle

@@ -1,4 +1,4 @@
-"""Rules for the libm functions Numba calls. See registry.py for the contract."""
+"""Rules for libm functions. See registry.py for the contract."""
 import math
 
 from ..ir import types as T

@@ -1,8 +1,8 @@
 """Fold sign tests of integers that are never negative, before AD (the pass fold-sign-tests).
 
-A host that wraps negative indices (Numba does) turns `a[i]` into `a + (i < 0 ? n : 0) + i`. When i is a loop counter
-that starts at 0 the test is always false, but LLVM often cannot prove it (a counter that stops
-at an array's length, an index carried across an outer loop). The select that remains makes the
+A host that wraps negative indices as Python does turns `a[i]` into `a + (i < 0 ? n : 0) + i`.
+When i is a loop counter that starts at 0 the test is always false, but LLVM often cannot prove
+it (a counter that stops at an array's length, an index carried across an outer loop). The select that remains makes the
 index non-affine, and the loops that use it, forward and reverse, stay scalar.
 
 An integer is non-negative here (analysis/nonnegative.py) when it is
