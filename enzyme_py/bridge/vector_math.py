@@ -1,6 +1,6 @@
 """Which vector math library the derivative rules' own math calls may use on this machine.
 
-ir_passes/transforms/vector_math.py names vector variants on those calls; primal calls stay
+ir_passes/transforms/common/vector_math.py names vector variants on those calls; primal calls stay
 libm's, so primal arrays are written bit for bit as a plain call writes them. Here the host side
 decides: glibc's libmvec, for the instruction sets Numba's target machine compiles for, if the
 library loads. `ENZYME_PY_VECTOR_MATH=0` turns it off (docs/performance.md).
@@ -10,6 +10,9 @@ import os
 import platform
 
 import llvmlite.binding as llvm
+from numba.core.registry import cpu_target
+
+from ir_passes import libmvec
 
 _ISA_FEATURES = {"b": "+sse4.1", "c": "+avx", "d": "+avx2", "e": "+avx512f"}
 _host = []
@@ -31,8 +34,6 @@ def _find():
         lib = ctypes.CDLL("libmvec.so.1")
     except OSError:
         return None
-    from numba.core.registry import cpu_target
-    from ir_passes import libmvec
     features = set(cpu_target.target_context.codegen()._tm_features.split(","))
     isas = [isa for isa, flag in _ISA_FEATURES.items() if flag in features]
     if not isas:

@@ -14,7 +14,10 @@ import re
 import llvmlite.binding as llvm
 from numba.core.registry import cpu_target
 
-from .timings import stage
+from ir_passes import parse_module
+from ir_passes.analysis.loops import IrreducibleError, loop_info
+
+from ..timings import stage
 
 
 @stage("cleanup")
@@ -42,8 +45,6 @@ def _clean(text: str, fn_name: str, level: int) -> str:
 
 def _reducible(text: str) -> bool:
     """Does every defined function have reducible control flow (only natural loops)?"""
-    from ir_passes import parse_module
-    from ir_passes.analysis.loops import IrreducibleError, loop_info
     try:
         module = parse_module(text)
     except Exception:          # noqa: BLE001 - the parser's error is reported later, where it is used

@@ -35,7 +35,7 @@ from numba.core.errors import NumbaDebugInfoWarning, NumbaError
 from numba.core.registry import cpu_target
 from numba.core.runtime import rtsys
 
-from .timings import stage
+from ..timings import stage
 
 _RECORD_ATTR = "_enzyme_py_ir_texts"
 _RECORD_ONLY_ATTR = "_enzyme_py_record_only"   # a private copy's library: record, never compile

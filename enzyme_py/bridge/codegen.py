@@ -1,0 +1,74 @@
+"""Calling a generated function from Numba-generated code, with Numba's CPU calling convention:
+the primal arguments flattened as Numba flattens them, %retptr and %excinfo, then the mode's
+extra parameters; and turning the returned status back into the kernel's exception."""
+from __future__ import annotations
+
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+from .convention import returns_float
+
+
+def type_names(numba_types) -> str:
+    """`float64, array(float64, 1d, C)`: for messages."""
+    return ", ".join(str(t) for t in numba_types)
+
+
+def status_type(result_type):
+    """The type of an intrinsic that returns (status, excinfo, result)."""
+    return types.Tuple([types.int32, types.voidptr, result_type])
+
+
+def call_generated(context, builder, name, argtypes, restype, primal_args, extra, library):
+    """Call generated function `name` with Numba's convention for the primal arguments
+    (%retptr, %excinfo, flattened arguments) followed by `extra` LLVM values.
+
+    Returns (retptr, status code, excinfo as void*). It does not raise: the entry raises with
+    raise_status after the call, once Numba has released the arrays (entry.py)."""
+    call_conv = context.call_conv
+    primal_fnty = call_conv.get_function_type(restype, list(argtypes))
+    retptr = cgutils.alloca_once(builder, primal_fnty.args[0].pointee)
+    builder.store(cgutils.get_null_value(retptr.type.pointee), retptr)
+    excinfo = cgutils.alloca_once(builder, primal_fnty.args[1].pointee)
+    builder.store(cgutils.get_null_value(excinfo.type.pointee), excinfo)
+    flat = list(context.get_arg_packer(argtypes).as_arguments(builder, primal_args))
+    fnty = ir.FunctionType(ir.IntType(32), list(primal_fnty.args) + [v.type for v in extra])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, name)
+    code = builder.call(fn, [retptr, excinfo] + flat + list(extra))
+    context.active_code_library.add_linking_library(library)
+    return retptr, code, builder.bitcast(builder.load(excinfo), cgutils.voidptr_t)
+
+
+def float_slot(context, builder, ty, value=0.0):
+    """A stack slot of Numba type `ty` holding `value`."""
+    slot = cgutils.alloca_once(builder, context.get_value_type(ty))
+    builder.store(context.get_constant(ty, value), slot)
+    return slot
+
+
+def array_data(context, builder, ty, value):
+    """The data pointer of array `value` of Numba type `ty`."""
+    return context.make_array(ty)(context, builder, value=value).data
+
+
+@intrinsic
+def raise_status(typingctx, status, exc):
+    """Raise the exception a gradient returned (status != 0), as the kernel would have."""
+    def codegen(context, builder, sig, llargs):
+        code, excptr = llargs
+        call_conv = context.call_conv
+        excinfo_type = call_conv.get_function_type(types.none, []).args[1].pointee
+        status = call_conv._get_return_status(builder, code, builder.bitcast(excptr, excinfo_type))
+        with cgutils.if_unlikely(builder, status.is_error):
+            call_conv.return_status_propagate(builder, status)
+        return context.get_dummy_value()
+    return types.none(status, exc), codegen
+
+
+def release_return_value(context, builder, restype, retptr):
+    """Drop the reference a non-float return value (e.g. an array) holds."""
+    if returns_float(restype) or restype == types.none:
+        return
+    value = context.get_returned_value(builder, restype, builder.load(retptr))
+    context.nrt.decref(builder, restype, value)

@@ -1,0 +1,89 @@
+"""Compile a generated module with Numba's own codegen (O3) into a code library.
+
+The module is verified first, with every helper made internal (prepare_module); the entries
+that call the generated function are built per mode (modes/, with entry.py and codegen.py).
+"""
+import threading
+
+import llvmlite.binding as llvm
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.registry import cpu_target
+from numba.core.runtime import rtsys
+
+from ..timings import stage
+
+# LLVM's LoopLoadElimination, when it versions a loop under SCEV predicates, can leave a phi
+# that does not dominate its uses: O3 turned a valid gradient into invalid IR (fuzz seed
+# 2038001212, tests/regressions/test_fuzz_loop_load_elim_versioning.py). Without those
+# predicates it still forwards stores to loads where no runtime check is needed. The option is
+# process-wide, so Numba's compilation of other code loses only this versioning.
+llvm.set_option("", "-loop-load-elimination-scev-check-threshold=0")
+
+
+@stage("verify")
+def prepare_module(text: str, grad_name: str) -> str:
+    """Give every defined function but `grad_name` (and its `.release`) internal linkage; verify.
+
+    Internal helpers cannot clash with the same functions in other libraries. Functions and
+    globals left unreferenced (the primal kernel, helpers inlined into the gradient) are
+    dropped: O3 would drop them too, but only after optimizing each function on its own.
+    Returns the verified module text; `compile_library` reuses the parsed module when
+    given that very text (docs/performance.md, compile time).
+    """
+    module = llvm.parse_assembly(text)
+    found = False
+    for fn in module.functions:
+        if fn.name == grad_name:
+            found = not fn.is_declaration
+        elif not fn.is_declaration and fn.name != grad_name + ".release":   # reverse/tape.py
+            fn.linkage = llvm.Linkage.internal
+    if not found:
+        raise ValueError(f"the generated module does not define @{grad_name}")
+    _drop_unreferenced(module)
+    module.verify()
+    verified = str(module)
+    _prepared.last = (verified, module)
+    return verified
+
+
+_prepared = threading.local()   # .last: (text, module) of the latest prepare_module here
+
+
+def _drop_unreferenced(module) -> None:
+    """LLVM's GlobalDCE: delete internal functions and globals nothing external reaches."""
+    tm = cpu_target.target_context.codegen()._tm
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=0))
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_global_dead_code_eliminate_pass()
+    mpm.run(module, pb)
+
+
+def _parse_verified(text: str):
+    """The module of `text`: the one prepare_module just printed it from, else parsed."""
+    last = getattr(_prepared, "last", None)
+    _prepared.last = None
+    if last is not None and last[0] is text:
+        return last[1]
+    return llvm.parse_assembly(text)
+
+
+@stage("O3 + codegen")
+def compile_library(text: str, name: str):
+    """Compile verified module text with Numba's codegen (O3) into a code library."""
+    codegen = cpu_target.target_context.codegen()
+    with global_compiler_lock:
+        library = codegen.create_library(f"enzyme_py.{name}")
+        library.enable_object_caching()     # as Numba does: keeps the object for disk_cache
+        library.add_llvm_module(_parse_verified(text))
+        library.add_linking_library(rtsys.library)     # NRT_incref & co.
+        library.finalize()
+    return library
+
+
+def define_counts(layout) -> None:
+    """Define a gradient's iteration-count global (ir_passes' `counts="declare"`) once, in a
+    library of its own: Numba copies a linked library into each caller."""
+    if layout is None or not layout.counts_symbol:
+        return
+    text = (f'@"{layout.counts_symbol}" = global [{len(layout.loops)} x i64] zeroinitializer\n')
+    compile_library(text, layout.counts_symbol + ".lib")
