@@ -1,0 +1,238 @@
+"""Arguments of a differentiated call: the checks that reject bad input before anything runs,
+the keys that find a compiled gradient again, which memory the arrays and shadows share, and
+copies that keep an array's Numba type. Target-neutral: it knows annotations and NumPy arrays.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from types import FunctionType
+from typing import Any, Optional
+
+import numba
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+
+from ir_passes import Activity
+
+from .annotations import Active, Const, Duplicated, DuplicatedNoNeed
+
+_lock = threading.RLock()
+_jitted = weakref.WeakKeyDictionary()      # plain function -> its njit dispatcher
+
+
+# ---- the kernel -------------------------------------------------------------------------------
+
+def as_dispatcher(kernel) -> Dispatcher:
+    """`kernel` as a Numba dispatcher: an @njit function, or a plain function jitted once."""
+    if isinstance(kernel, Dispatcher):
+        return kernel
+    if isinstance(kernel, FunctionType):
+        jitted = _jitted.get(kernel)
+        if jitted is None:
+            with _lock:
+                jitted = _jitted.setdefault(kernel, numba.njit(kernel))
+        return jitted
+    raise TypeError(
+        f"autodiff needs a Numba @njit function or a plain Python function, "
+        f"not {type(kernel).__name__}")
+
+
+# ---- types and keys ---------------------------------------------------------------------------
+
+def typeof(pos: int, value: Any):
+    """numba.typeof(value), or a TypeError naming argument `pos`."""
+    try:
+        return numba.typeof(value)
+    except ValueError as exc:
+        raise TypeError(f"argument {pos}: Numba cannot type a "
+                        f"{type(value).__name__} ({exc})") from None
+
+
+def type_key(pos: int, value: Any):
+    """A cheap key that determines `numba.typeof(value)` (typeof of an array is slow)."""
+    if type(value) is np.ndarray:
+        f = value.flags
+        return (value.dtype, value.ndim, f.c_contiguous, f.f_contiguous,
+                f.writeable, f.aligned)
+    return typeof(pos, value)
+
+
+# ---- checks -----------------------------------------------------------------------------------
+
+def validate(pos: int, ann) -> Activity:
+    """Check one annotated argument of reverse mode; return its Activity."""
+    where = f"argument {pos}"
+    if isinstance(ann, Const):
+        return Activity.CONST
+    if isinstance(ann, Active):
+        check_active(where, ann.value)
+        return Activity.ACTIVE
+    check_duplicated(where, ann.value, ann.shadow)
+    return Activity.DUP
+
+
+def check_active(where: str, value) -> None:
+    if isinstance(value, np.ndarray):
+        raise TypeError(
+            f"{where}: Active is for float scalars; for an array use "
+            f"Duplicated(array, shadow) with a zeroed shadow of the same shape")
+    if not isinstance(value, (float, np.floating)):
+        raise TypeError(
+            f"{where}: Active needs a real float scalar, got "
+            f"{type(value).__name__} {value!r}; pass float(x) or mark it Const")
+
+
+def check_duplicated(where: str, value, shadow) -> None:
+    if not isinstance(value, np.ndarray):
+        raise TypeError(
+            f"{where}: Duplicated is for float arrays, got "
+            f"{type(value).__name__}; use Active(x) for a float scalar")
+    if value.dtype.kind != "f":
+        raise TypeError(
+            f"{where}: only float arrays can be differentiated, got dtype "
+            f"{value.dtype}; mark it Const")
+    if not isinstance(shadow, np.ndarray):
+        raise TypeError(
+            f"{where}: the shadow must be a NumPy array, got "
+            f"{type(shadow).__name__}; use np.zeros_like(x)")
+    if shadow.dtype.kind != "f":
+        raise TypeError(
+            f"{where}: the shadow must be a float array, got dtype {shadow.dtype}")
+    for what in ("dtype", "shape", "strides"):
+        if getattr(value, what) != getattr(shadow, what):
+            raise ValueError(
+                f"{where}: the shadow's {what} {getattr(shadow, what)} differs "
+                f"from the array's {getattr(value, what)}; use np.zeros_like(x)")
+    if not shadow.flags.writeable:
+        raise ValueError(f"{where}: the shadow is read-only; derivatives are "
+                         f"added into it, so it must be writeable")
+
+
+def check_distinct_lanes(where: str, lanes) -> None:
+    """k shadows of one argument (one per direction or seed) must not share memory."""
+    for n, s in enumerate(lanes):
+        for t in lanes[n + 1:]:
+            if np.may_share_memory(s, t):
+                raise ValueError(f"{where}: two of its shadows share memory; each direction needs "
+                                 f"a shadow of its own")
+
+
+# ---- aliasing ---------------------------------------------------------------------------------
+
+def check_aliasing(annotated) -> None:
+    """Reject shadows that alias primal memory, and one memory with two shadows."""
+    dups = [(i, a) for i, a in enumerate(annotated)
+            if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    arrays = [(i, a.value) for i, a in enumerate(annotated)
+              if isinstance(a.value, np.ndarray)]
+    for i, d in dups:
+        for j, arr in arrays:
+            if np.may_share_memory(d.shadow, arr):
+                raise ValueError(
+                    f"argument {i}: its shadow shares memory with the array of "
+                    f"argument {j}; shadows need memory of their own")
+    for n, (i, a) in enumerate(dups):
+        for j, b in dups[n + 1:]:
+            if np.may_share_memory(a.value, b.value) and not same_shadow(a, b):
+                raise ValueError(
+                    f"arguments {i} and {j} are the same (or overlapping) "
+                    f"memory but have different shadows; pass the same shadow")
+
+
+def check_aliasing_lanes(annotated, shadows) -> None:
+    """check_aliasing with k shadows per differentiated array (`shadows`: their lists, in
+    order): shadows never alias primal memory; the same memory passed twice has the same
+    shadows."""
+    arrays = [(i, a.value) for i, a in enumerate(annotated) if isinstance(a.value, np.ndarray)]
+    dups = [(i, a) for i, a in enumerate(annotated) if not isinstance(a, (Const, Active))]
+    for (i, _), lanes in zip(dups, shadows):
+        for s in lanes:
+            for j, arr in arrays:
+                if np.may_share_memory(s, arr):
+                    raise ValueError(f"argument {i}: its shadow shares memory with the array of "
+                                     f"argument {j}; shadows need memory of their own")
+    for n, ((i, a), la) in enumerate(zip(dups, shadows)):
+        for (j, b), lb in list(zip(dups, shadows))[n + 1:]:
+            if np.may_share_memory(a.value, b.value):
+                same = all(same_shadow(Duplicated(a.value, s), Duplicated(b.value, t))
+                           for s, t in zip(la, lb))
+                if not same:
+                    raise ValueError(f"arguments {i} and {j} are the same (or overlapping) memory "
+                                     f"but have different shadows; pass the same shadows")
+
+
+def same_shadow(a, b) -> bool:
+    """Whether overlapping primals a, b have shadows laid out like them."""
+    offset = b.value.ctypes.data - a.value.ctypes.data
+    return (b.shadow.ctypes.data - a.shadow.ctypes.data == offset
+            and np.may_share_memory(a.shadow, b.shadow))
+
+
+def distinct_memory(arrays) -> bool:
+    """Do no two of `arrays` share memory?"""
+    for n, x in enumerate(arrays):
+        for y in arrays[n + 1:]:
+            if np.may_share_memory(x, y):
+                return False
+    return True
+
+
+def disjoint(annotated) -> bool:
+    """Do the array arguments and the shadows occupy disjoint memory? Then a variant that knows
+    it caches less, and tells LLVM (`noalias`)."""
+    arrays = [a.value for a in annotated if type(a.value) is np.ndarray]
+    arrays += [a.shadow for a in annotated if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    return distinct_memory(arrays)
+
+
+# ---- copies that keep an array's Numba type (dtype, ndim, layout, readonly flag) ---------------
+
+def clone(a: np.ndarray, dtype=None, writeable: Optional[bool] = None) -> np.ndarray:
+    """A copy of `a` with the same shape and memory layout (C, F, or the same strides).
+
+    With `dtype`, the copy has that dtype and strides scaled by the itemsize ratio when the
+    layout is neither C nor F contiguous.
+    """
+    dt = np.dtype(dtype) if dtype is not None else a.dtype
+    if a.ndim == 0 or a.flags.c_contiguous:
+        out = np.empty(a.shape, dtype=dt, order="C")
+    elif a.flags.f_contiguous:
+        out = np.empty(a.shape, dtype=dt, order="F")
+    else:
+        if any(s % a.itemsize for s in a.strides):
+            raise TypeError("check_gradient: cannot copy an array whose strides are not a "
+                            f"multiple of its itemsize (strides={a.strides})")
+        strides = tuple(s // a.itemsize * dt.itemsize for s in a.strides)
+        lo = sum(s * (n - 1) for s, n in zip(strides, a.shape) if s < 0 and n > 0)
+        hi = sum(s * (n - 1) for s, n in zip(strides, a.shape) if s > 0 and n > 0) + dt.itemsize
+        buf = np.zeros((hi - lo) // dt.itemsize + 1, dtype=dt)  # aligned for dt
+        out = np.ndarray(a.shape, dtype=dt, buffer=buf, offset=-lo, strides=strides)
+    out[...] = a
+    if writeable is None:
+        writeable = a.flags.writeable
+    out.flags.writeable = bool(writeable)
+    return out
+
+
+def zeros_like_layout(a: np.ndarray) -> np.ndarray:
+    """A zeroed array with a's shape, dtype and strides (the zero seeds' shadow)."""
+    if a.flags.c_contiguous:
+        return np.zeros(a.shape, a.dtype, order="C")
+    if a.flags.f_contiguous:
+        return np.zeros(a.shape, a.dtype, order="F")
+    z = clone(a, writeable=True)
+    z[...] = 0
+    return z
+
+
+def copy_same_layout(a: np.ndarray) -> np.ndarray:
+    """A copy with the same shape, dtype and strides (so the compiled gradient accepts it)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return np.array(a, order="K", copy=True)
+    lo = sum(min(0, s * (n - 1)) for s, n in zip(a.strides, a.shape))
+    hi = sum(max(0, s * (n - 1)) for s, n in zip(a.strides, a.shape)) + a.itemsize
+    buf = np.zeros((hi - lo) // a.itemsize + 1, a.dtype)
+    view = np.lib.stride_tricks.as_strided(buf[-lo // a.itemsize:], a.shape, a.strides)
+    view[...] = a
+    return view
