@@ -13,6 +13,8 @@ mode's strong-zero guards (`select (d == 0), 0, d * partial`) are differentiated
 `scratch`: per Duplicated argument, a zeroed array laid out like it (the zero seeds' shadow);
 `shadow_lanes`: per Duplicated argument its k shadows; `seeds`: k floats (the return value's).
 """
+from __future__ import annotations
+
 import hashlib
 import threading
 import weakref
@@ -22,16 +24,23 @@ from typing import Any
 import numba
 import numpy as np
 from numba.core import types
-from numba.extending import intrinsic
 
-from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
-from .capture import capture
-from .cleanup import cleanup
-from .vector_math import host_library
-from .convention import array_extents, build_activity, returns_float
-from .forward import MAX_WIDTH, array_data, call_generated, float_slot, njit_entry, status_type
-from . import disk_cache
-from .link import compile_entry, compile_library, prepare_module
+from ir_passes import LIBC_HEAP, Activity, forward_mode, parse_module, print_module, reverse_mode
+
+from .. import disk_cache
+from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
+from ..arguments import (as_dispatcher, check_active, check_duplicated, disjoint, distinct_memory,
+                         type_key, typeof, zeros_like_layout)
+from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
+from ..bridge.capture import capture
+from ..bridge.cleanup import cleanup
+from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
+from ..bridge.convention import array_extents, build_activity, returns_float
+from ..bridge.entry import compile_entry, make_entry, make_intrinsic
+from ..bridge.link import compile_library, prepare_module
+from ..bridge.vector_math import host_library
+from .forward import MAX_WIDTH
+from .hvp import fresh_tapes
 
 
 @dataclass(frozen=True)
@@ -44,11 +53,11 @@ class BatchedSpec:
 
     @property
     def dup_positions(self):
-        return tuple(i for i, k in enumerate(self.kinds) if k == "dup")
+        return tuple(i for i, k in enumerate(self.kinds) if k is Activity.DUP)
 
     @property
     def active_positions(self):
-        return tuple(i for i, k in enumerate(self.kinds) if k == "active")
+        return tuple(i for i, k in enumerate(self.kinds) if k is Activity.ACTIVE)
 
 
 @dataclass(frozen=True)
@@ -66,10 +75,6 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
 
     %retptr is duplicated too when the kernel returns a float: the analysis may call the
     primal return value varying (its tangents are zero), and its shadows are just k slots."""
-    from ir_passes import LIBC_HEAP, forward_mode, parse_module, print_module, reverse_mode
-    from . import nrt  # noqa: F401 - Numba's allocators
-    from .hvp import fresh_tapes
-
     module = parse_module(cleaned)
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
                  counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
@@ -78,9 +83,9 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)
     g = module.functions[grad_name]
-    act = ["const"] * len(activity) + ["dup"] * (len(g.params) - len(activity))
+    act = [Activity.CONST] * len(activity) + [Activity.DUP] * (len(g.params) - len(activity))
     if float_ret:
-        act[0] = "dup"
+        act[0] = Activity.DUP
     forward_mode(module, grad_name, act, out_name, width=width, strong_zero_guards=True,
                  noalias_shadows=noalias, vector_library=host_library())
     return gradient, print_module(module)
@@ -92,17 +97,16 @@ _compiled = weakref.WeakKeyDictionary()
 
 def split_batched_args(args, seed):
     """-> (annotations, kinds, width, shadow lanes per dup arg, seeds)."""
-    from .api import _check_active, _check_duplicated
     annotated = [as_annotation(a) for a in args]
     width = None
     kinds, lanes = [], []
     for pos, a in enumerate(annotated):
         where = f"argument {pos}"
         if isinstance(a, Const):
-            kinds.append("const")
+            kinds.append(Activity.CONST)
         elif isinstance(a, Active):
-            _check_active(where, a.value)
-            kinds.append("active")
+            check_active(where, a.value)
+            kinds.append(Activity.ACTIVE)
         else:
             ls = tuple(a.shadows) if isinstance(a, BatchDuplicated) else None
             if ls is None:
@@ -112,9 +116,9 @@ def split_batched_args(args, seed):
                 raise ValueError(f"{where}: {len(ls)} seeds, but another argument has {width}")
             width = len(ls)
             for s in ls:
-                _check_duplicated(where, a.value, s)
+                check_duplicated(where, a.value, s)
             lanes.append(ls)
-            kinds.append("dup")
+            kinds.append(Activity.DUP)
     if width is None or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"batched reverse mode takes 1 to {MAX_WIDTH} seeds per array")
     seeds = tuple(seed) if isinstance(seed, (tuple, list)) else (seed,) * width
@@ -129,26 +133,10 @@ def split_batched_args(args, seed):
     return annotated, tuple(kinds), width, lanes, tuple(float(s) for s in seeds)
 
 
-def _lanes_apart(annotated, lanes) -> bool:
+def lanes_apart(annotated, lanes) -> bool:
     """Seeds share memory with no array and no other seed (then shadows are `noalias`)."""
-    arrays = [a.value for a in annotated if type(a.value) is np.ndarray] + [s for ls in lanes for s in ls]
-    for n, x in enumerate(arrays):
-        for y in arrays[n + 1:]:
-            if np.may_share_memory(x, y):
-                return False
-    return True
-
-
-def zeros_like_layout(a):
-    """A zeroed array with a's shape, dtype and strides (the zero seeds' shadow)."""
-    if a.flags.c_contiguous:
-        return np.zeros(a.shape, a.dtype, order="C")
-    if a.flags.f_contiguous:
-        return np.zeros(a.shape, a.dtype, order="F")
-    from .check import _clone
-    z = _clone(a, writeable=True)
-    z[...] = 0
-    return z
+    return distinct_memory([a.value for a in annotated if type(a.value) is np.ndarray]
+                           + [s for ls in lanes for s in ls])
 
 
 def compile_batched(kernel, *args):
@@ -159,26 +147,25 @@ def compile_batched(kernel, *args):
 
 
 def _compile(kernel, annotated, kinds, width, lanes):
-    from .api import _as_dispatcher, _disjoint, _type_key
-    dispatcher = _as_dispatcher(kernel)
-    disjoint = _disjoint(annotated) and _lanes_apart(annotated, lanes)
-    key = (kinds, width, disjoint) + tuple(_type_key(i, a.value) for i, a in enumerate(annotated))
+    dispatcher = as_dispatcher(kernel)
+    apart = disjoint(annotated) and lanes_apart(annotated, lanes)
+    key = (kinds, width, apart) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
     c = per_kernel.get(key) if per_kernel is not None else None
     if c is None:
         with _lock:
-            c = _build(dispatcher, annotated, kinds, width, lanes, disjoint)
+            c = _build(dispatcher, annotated, kinds, width, lanes, apart)
             _compiled.setdefault(dispatcher, {})[key] = c
     return c
 
 
-def batched_autodiff(kernel, *args, seed=1.0):
+def autodiff(kernel, *args, seed=1.0) -> tuple:
     """Reverse mode with BatchDuplicated: k seeds per array in one call. Shadows accumulate lane
     by lane; the result has, per Active argument, a tuple of its k derivatives."""
     annotated, kinds, width, lanes, seeds = split_batched_args(args, seed)
     c = _compile(kernel, annotated, kinds, width, lanes)
     values = [a.value for a in annotated]
-    scratch = [zeros_like_layout(a.value) for a, k in zip(annotated, kinds) if k == "dup"]
+    scratch = [zeros_like_layout(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
     derivs = c.entry(*values, *scratch, *[s for ls in lanes for s in ls], *seeds)
     out = [None] * len(args)
     for pos, d in zip(c.spec.active_positions, derivs):
@@ -187,9 +174,8 @@ def batched_autodiff(kernel, *args, seed=1.0):
 
 
 def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatched:
-    from .api import _typeof
-    argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
-    dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k == "dup"]
+    argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
+    dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
     signature = (tuple(argtypes) + tuple(dup_types)
                  + tuple(numba.typeof(s) for ls in lanes for s in ls) + (types.float64,) * width)
     slot = disk_cache.open_slot("batched", dispatcher, signature, (kinds, width, disjoint),
@@ -265,13 +251,9 @@ def _make_call(spec, library):
         result = context.make_tuple(builder, derivs, values)
         return context.make_tuple(builder, sig.return_type, [code, exc, result])
 
-    params = ", ".join(_param_names(spec))
-    src = f"def batched_call(typingctx, {params}):\n    return typer(({params},))\n"
-    scope = {"typer": typer}
-    exec(compile(src, f"<enzyme_py batched reverse {spec.name}>", "exec"), scope)
-    return intrinsic(scope["batched_call"])
+    return make_intrinsic("batched_call", _param_names(spec), typer, f"batched reverse {spec.name}")
 
 
 def _make_entry(spec, library):
-    return njit_entry(_make_call(spec, library), ", ".join(_param_names(spec)),
-                      f"batched reverse entry {spec.name}")
+    return make_entry(_make_call(spec, library), _param_names(spec),
+                      f"batched reverse entry {spec.name}", raise_status)

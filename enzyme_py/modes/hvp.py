@@ -18,6 +18,8 @@ The entry `entry(x, *const, seed, gx, v_1..v_k, hv_1..hv_k) -> (f(x), (df.v_1, .
 is @njit and callable from @njit code; gx receives seed * grad f, hv_j receives seed * H v_j
 (both added to what the caller put there).
 """
+from __future__ import annotations
+
 import hashlib
 import threading
 import weakref
@@ -28,14 +30,20 @@ import numba
 import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
-from numba.extending import intrinsic
 
-from .capture import capture
-from .cleanup import cleanup
-from .vector_math import host_library
-from .convention import array_extents, build_activity, returns_float
-from .forward import MAX_WIDTH, array_data, call_generated, float_slot, njit_entry, status_type
-from .link import compile_entry, compile_library, prepare_module
+from ir_passes import LIBC_HEAP, Activity, forward_mode, parse_module, print_module, reverse_mode
+
+from ..annotations import Const, Duplicated
+from ..arguments import as_dispatcher, disjoint, type_key, typeof
+from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
+from ..bridge.capture import capture
+from ..bridge.cleanup import cleanup
+from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
+from ..bridge.convention import array_extents, build_activity, returns_float
+from ..bridge.entry import compile_entry, make_entry, make_intrinsic
+from ..bridge.link import compile_library, prepare_module
+from ..bridge.vector_math import host_library
+from .forward import MAX_WIDTH
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,7 @@ class CompiledHVP:
     generated: str = ""
 
 
-# The reverse gradient may park its tape arrays in a global workspace between calls (tape.py,
+# The reverse gradient may park its tape arrays in a global workspace between calls (reverse/tape.py,
 # helpers enzpy.take / enzpy.park). Forward mode over it needs the tapes in ordinary memory, so for
 # Hessian-vector products those helpers are replaced by versions that keep nothing: take starts
 # from an empty frame, park frees the tape arrays (the pointer fields of its `mask`).
@@ -97,7 +105,6 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 def fresh_tapes(module) -> None:
     """Replace the workspace helpers, when the gradient uses them (see FRESH_TAPES)."""
-    from ir_passes import parse_module
     if not any(n in module.functions for n in ("enzpy.take", "enzpy.park")):
         return
     for fn in parse_module(FRESH_TAPES).functions.values():
@@ -107,9 +114,6 @@ def fresh_tapes(module) -> None:
 
 def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width=1) -> tuple:
     """(the gradient module after O2, the module with the forward mode of the gradient)."""
-    from ir_passes import LIBC_HEAP, forward_mode, parse_module, print_module, reverse_mode
-    from . import nrt  # noqa: F401 - Numba's allocators
-
     module = parse_module(cleaned)
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
                  counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
@@ -118,7 +122,7 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)
     g = module.functions[grad_name]
-    act = list(activity) + ["dup"] * (len(g.params) - len(activity))
+    act = list(activity) + [Activity.DUP] * (len(g.params) - len(activity))
     forward_mode(module, grad_name, act, out_name, width=width, vector_library=host_library())
     return gradient, print_module(module)
 
@@ -129,33 +133,31 @@ _compiled = weakref.WeakKeyDictionary()
 
 def compile_hvp(kernel, x, *const, width=1) -> CompiledHVP:
     """Build (or fetch) the Hessian-vector product of kernel(x, *const) for k = `width` vectors."""
-    from .api import _as_dispatcher, _disjoint, _type_key, _typeof
-    from .annotations import Const, Duplicated
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f":
         raise TypeError("hessian_vector_product needs x to be a float array")
     if not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be 1 to {MAX_WIDTH}")
-    dispatcher = _as_dispatcher(kernel)
+    dispatcher = as_dispatcher(kernel)
     annotated = [Duplicated(x, x)] + [Const(getattr(c, "value", c)) for c in const]
-    disjoint = _disjoint(annotated)
-    key = (width, disjoint) + tuple(_type_key(i, a.value) for i, a in enumerate(annotated))
+    apart = disjoint(annotated)
+    key = (width, apart) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
     hit = per_kernel.get(key) if per_kernel is not None else None
     if hit is not None:
         return hit
     with _lock:
-        argtypes = tuple(_typeof(i, a.value) for i, a in enumerate(annotated))
+        argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
         cap = capture(dispatcher, argtypes)
         if not returns_float(cap.restype):
             raise TypeError(f"hessian_vector_product needs a kernel returning a float, not {cap.restype}")
-        kinds = ("dup",) + ("const",) * len(const)
+        kinds = (Activity.DUP,) + (Activity.CONST,) * len(const)
         activity = build_activity(cap.argtypes, cap.restype, kinds)
         cleaned = cleanup(cap.text, cap.fn_name)
         tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
-                                     str(disjoint)]).encode()).hexdigest()[:20]
+                                     str(apart)]).encode()).hexdigest()[:20]
         grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
         gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
-                                         array_extents(cap.argtypes), disjoint, width)
+                                         array_extents(cap.argtypes), apart, width)
         library = compile_library(prepare_module(generated, name), name)
         spec = HVPSpec(cap.argtypes, cap.restype, width, name)
         entry = _make_entry(spec, library)
@@ -205,12 +207,9 @@ def _make_call(spec, library):
         result = context.make_tuple(builder, sig.return_type.types[2], [builder.load(retptr), ts])
         return context.make_tuple(builder, sig.return_type, [code, exc, result])
 
-    params = ", ".join(_param_names(spec))
-    src = f"def hvp_call(typingctx, {params}):\n    return typer(({params},))\n"
-    scope = {"typer": typer}
-    exec(compile(src, f"<enzyme_py hvp {spec.name}>", "exec"), scope)
-    return intrinsic(scope["hvp_call"])
+    return make_intrinsic("hvp_call", _param_names(spec), typer, f"hvp {spec.name}")
 
 
 def _make_entry(spec, library):
-    return njit_entry(_make_call(spec, library), ", ".join(_param_names(spec)), f"hvp entry {spec.name}")
+    return make_entry(_make_call(spec, library), _param_names(spec), f"hvp entry {spec.name}",
+                      raise_status)

@@ -2,19 +2,22 @@
 
 The reverse-mode gradient function runs the primal before its reverse sweep, so the kernel's
 return value is in %retptr when it returns. `value_entry(grad)` is an @njit entry over the same
-compiled gradient (link.py) that also returns it:
+compiled gradient (reverse.py) that also returns it:
 
     entry(*primal_args, *shadows, seed) -> (value, (derivatives of the Active arguments))
 """
+from __future__ import annotations
+
 import threading
 
 import numpy as np
 from numba.core import types
-from numba.extending import intrinsic
 
-from .annotations import Active, Const, Duplicated
-from .convention import returns_float
-from .forward import array_data, call_generated, float_slot, njit_entry, status_type
+from ..annotations import Active, Const, Duplicated
+from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
+from ..bridge.convention import returns_float
+from ..bridge.entry import make_entry, make_intrinsic
+from .reverse import compile_gradient
 
 _lock = threading.RLock()
 _entries: dict = {}   # gradient symbol -> entry
@@ -34,7 +37,6 @@ def value_entry(grad):
 
 def value_and_gradient(f, x, *const):
     """(f(x, *const), df/dx) for a scalar kernel, one reverse-mode call."""
-    from .api import compile_gradient
     consts = [c if isinstance(c, Const) else Const(c) for c in const]
     plain = [c.value for c in consts]
     if isinstance(x, np.ndarray):
@@ -71,13 +73,9 @@ def _make_call(spec, library):
         result = context.make_tuple(builder, sig.return_type.types[2], [builder.load(retptr), ds])
         return context.make_tuple(builder, sig.return_type, [code, exc, result])
 
-    params = ", ".join(_param_names(spec))
-    src = f"def value_call(typingctx, {params}):\n    return typer(({params},))\n"
-    scope = {"typer": typer}
-    exec(compile(src, f"<enzyme_py value+gradient {spec.name}>", "exec"), scope)
-    return intrinsic(scope["value_call"])
+    return make_intrinsic("value_call", _param_names(spec), typer, f"value+gradient {spec.name}")
 
 
 def _make_entry(spec, library):
-    return njit_entry(_make_call(spec, library), ", ".join(_param_names(spec)),
-                      f"value+gradient entry {spec.name}")
+    return make_entry(_make_call(spec, library), _param_names(spec),
+                      f"value+gradient entry {spec.name}", raise_status)

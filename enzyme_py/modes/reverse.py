@@ -1,0 +1,388 @@
+"""Reverse mode on the Numba CPU target: `autodiff(kernel, *args)` (api.py dispatches here).
+
+Each argument is annotated (`Const`, `Active`, `Duplicated`, `DuplicatedNoNeed`; a bare value
+means Const). The gradient is built once per (kernel, Numba signature, activity pattern) and
+cached; later calls cost one @njit call. The pipeline is docs/internals.md's: capture, cleanup,
+ir_passes' reverse mode, verify, Numba's O3, and an @njit entry
+
+    entry(*primal_args, *shadows, seed) -> (derivatives of the Active arguments)
+
+whose @intrinsic declares the gradient function, flattens the primal arguments exactly as
+Numba's calling convention does, passes the shadow pointers and derivative slots, and turns the
+returned status back into a Numba status so the kernel's exceptions reach the caller unchanged.
+"""
+from __future__ import annotations
+
+import hashlib
+import inspect as _inspect
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numba
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.errors import TypingError
+
+from ir_passes import Activity, parse_module, print_module, reverse_mode
+
+from .. import disk_cache, timings
+from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
+from ..arguments import as_dispatcher, check_aliasing, type_key, typeof, validate
+from ..arguments import disjoint as disjoint_memory
+from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
+from ..bridge.capture import capture
+from ..bridge.cleanup import cleanup
+from ..bridge.codegen import raise_status, release_return_value, type_names
+from ..bridge.convention import arg_layouts, array_extents, build_activity, data_params, returns_float
+from ..bridge.entry import compile_entry, make_entry, make_intrinsic
+from ..bridge.link import compile_library, define_counts, prepare_module
+from ..bridge.vector_math import host_library
+
+
+@dataclass(frozen=True)
+class GradientSpec:
+    """How to call one generated gradient.
+
+    `argtypes`, `restype`: the kernel's Numba signature. `kinds`: per argument, its Activity
+    (strings are converted). `name`: the gradient function's symbol, with the parameters
+    documented in docs/internals.md. `dup_positions`, `active_positions`: the argument positions
+    of each kind (derived).
+    """
+    argtypes: tuple
+    restype: Any
+    kinds: tuple
+    name: str
+    dup_positions: tuple = field(init=False)
+    active_positions: tuple = field(init=False)
+
+    def __post_init__(self):
+        kinds = tuple(Activity(k) for k in self.kinds)
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "dup_positions",
+                           tuple(i for i, k in enumerate(kinds) if k is Activity.DUP))
+        object.__setattr__(self, "active_positions",
+                           tuple(i for i, k in enumerate(kinds) if k is Activity.ACTIVE))
+
+
+@dataclass(frozen=True)
+class CompiledGradient:
+    """A compiled gradient and the IR texts that produced it.
+
+    `entry` is an @njit function `entry(*primal_args, *shadows, seed)` returning
+    a tuple with the derivative of each Active argument, in argument order;
+    `shadows` are those of the Duplicated arguments, in argument order. It can
+    be called from Python or from other @njit code (with the same Numba types).
+
+    Texts, for debugging: `captured` (the linked, unoptimized module),
+    `cleaned` (after inlining and O2: the input of ir_passes), `generated`
+    (ir_passes' output), `verified` (what Numba compiled). `activity` is the
+    per-LLVM-parameter list given to ir_passes.
+
+    Only `inspect` returns a failed build: then `error` is the exception,
+    `entry` and `spec` are None, and the texts stop at the failing stage.
+    """
+    entry: Any
+    spec: Optional[GradientSpec]
+    activity: tuple
+    kernel_name: str
+    captured: str = ""
+    cleaned: str = ""
+    generated: str = ""
+    verified: str = ""
+    error: Optional[BaseException] = None
+    layout: Any = None      # ir_passes' TapeLayout: what the tape holds (see explain)
+    library: Any = None     # the Numba code library holding the gradient
+    timings: Any = None     # seconds per build stage (enzyme_py/timings.py; ENZYME_PY_TIMINGS=1)
+
+    @property
+    def name(self) -> Optional[str]:
+        """The gradient function's symbol."""
+        return self.spec.name if self.spec else None
+
+
+def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False,
+                  layouts=None, extents=None, no_need=()) -> str:
+    """Run ir_passes' reverse mode on module `text`; return the new module text.
+
+    `noalias`: the arrays of this call are disjoint. `layouts`, a dict, receives the tape layout.
+    `no_need`: parameter indices of DuplicatedNoNeed arrays' data pointers."""
+    with timings.stage("parse"):
+        module = parse_module(text)
+    options = {} if cache == "auto" else {"cache": cache}
+    try:
+        with timings.stage("AD"):
+            g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
+                             counts="declare", extents=extents, no_need=no_need,
+                             vector_library=host_library(), **options)
+        if layouts is not None:
+            layouts[out_name] = g.layout
+    except TypeError as exc:
+        if options and "cache" in str(exc):
+            raise ValueError(f"cache={cache!r} is not supported") from exc
+        raise
+    with timings.stage("print"):
+        return print_module(module)
+
+
+def gradient_name(fn_name: str, argtypes, activity) -> str:
+    """A symbol unique to (kernel, signature, activity)."""
+    key = "|".join([fn_name, ",".join(map(str, argtypes)), ",".join(activity)])
+    return "__enzyme_py_grad_" + hashlib.sha1(key.encode()).hexdigest()[:20]
+
+
+_lock = threading.RLock()
+_gradients = weakref.WeakKeyDictionary()   # dispatcher -> {key: CompiledGradient}
+_stats = {"compiles": 0}
+
+
+def compile_count() -> int:
+    """How many gradients have been built (cache misses) in this process."""
+    return _stats["compiles"]
+
+
+def clear_cache() -> None:
+    """Forget every compiled gradient (the next call rebuilds)."""
+    with _lock:
+        _gradients.clear()
+
+
+def autodiff(kernel, *args, seed=1.0, cache="auto") -> tuple:
+    """Reverse mode (api.autodiff): the derivative of each Active argument, None elsewhere."""
+    grad, annotated = prepare(kernel, args, cache)
+    primal = [a.value for a in annotated]
+    shadows = [a.shadow for a in annotated
+               if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    derivs = grad.entry(*primal, *shadows, float(seed))
+    result = [None] * len(args)
+    for pos, d in zip(grad.spec.active_positions, derivs):
+        result[pos] = d
+    return tuple(result)
+
+
+def compile_gradient(kernel, *args, cache="auto") -> CompiledGradient:
+    """The (cached or new) gradient for these annotated arguments."""
+    return prepare(kernel, args, cache)[0]
+
+
+def inspect(kernel, *args, cache="auto") -> CompiledGradient:
+    """compile_gradient, but a failure after capture is returned in `.error` (api.inspect)."""
+    return prepare(kernel, args, cache, keep_failure=True)[0]
+
+
+def prepare(kernel, args, cache, keep_failure=False):
+    """Validate the arguments; return (cached or new CompiledGradient, annotations)."""
+    dispatcher = as_dispatcher(kernel)
+    annotated = [as_annotation(a) for a in args]
+    kinds = tuple([validate(i, a) for i, a in enumerate(annotated)])
+    if Activity.DUP in kinds:
+        check_aliasing(annotated)
+    apart = disjoint_memory(annotated)
+    no_need = tuple(i for i, a in enumerate(annotated) if isinstance(a, DuplicatedNoNeed))
+    key = (kinds, cache, apart, no_need) + tuple([type_key(i, a.value)
+                                                  for i, a in enumerate(annotated)])
+    per_kernel = _gradients.get(dispatcher)
+    grad = per_kernel.get(key) if per_kernel is not None else None
+    if grad is None:
+        with _lock:
+            per_kernel = _gradients.setdefault(dispatcher, {})
+            grad = per_kernel.get(key)
+            if grad is None:
+                argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
+                shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
+                                     if isinstance(a, (Duplicated, DuplicatedNoNeed)))
+                grad = build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
+                             apart, no_need)
+                if grad.error is None:
+                    per_kernel[key] = grad
+    return grad, annotated
+
+
+def in_python_terms(exc, dispatcher, argtypes):
+    """Name the Python argument when ir_passes reports active data stored into constant memory."""
+    index = getattr(exc, "param_index", None)
+    if index is None:
+        return exc
+    names = list(_inspect.signature(dispatcher.py_func).parameters)
+    for pos, lay in enumerate(arg_layouts(argtypes)):
+        if index in lay.params:
+            name = names[pos] if pos < len(names) else f"#{pos}"
+            exc.args = (f"active data is stored into argument {pos} (`{name}`), which is Const: "
+                        f"constant memory is stored to a differentiable variable"
+                        + (f" at {exc.location[0]}:{exc.location[1]}" if exc.location else "")
+                        + f"\n  LLVM instruction: {exc.instruction.strip()}"
+                        + f"\n  Pass `{name}` as Duplicated({name}, np.zeros_like({name})) so its "
+                        f"derivative has a home.",)
+            exc.argument = name
+            return exc
+    return exc
+
+
+def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=()) -> CompiledGradient:
+    """The (cached) gradient for Numba argument types, as @njit callers see them: arrays
+    may alias, so it is the variant that assumes nothing about their memory.
+    `no_need`: positions of the DuplicatedNoNeed arguments."""
+    key = ("types", tuple(kinds), tuple(argtypes), tuple(shadow_types), tuple(no_need))
+    with _lock:
+        per_kernel = _gradients.setdefault(dispatcher, {})
+        grad = per_kernel.get(key)
+        if grad is None:
+            grad = per_kernel[key] = build(dispatcher, tuple(argtypes), tuple(shadow_types),
+                                           tuple(kinds), "auto", False,
+                                           no_need=tuple(no_need))
+    return grad
+
+
+@timings.timed_build
+def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
+          disjoint=False, no_need=()) -> CompiledGradient:
+    """Run the pipeline of docs/internals.md for one (kernel, signature, activity).
+    `shadow_types`: the Numba types of the Duplicated arguments' shadows, in order.
+    `no_need`: positions of the DuplicatedNoNeed arguments (their primal result is not needed)."""
+    slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
+        "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), (kinds, cache, disjoint, no_need),
+        make_gradient_entry)
+    if slot is not None and slot.hit:
+        return CompiledGradient(**slot.hit)
+    cap = capture(dispatcher, argtypes)
+    activity = build_activity(cap.argtypes, cap.restype, kinds)
+    texts = {"captured": cap.text}
+    try:
+        texts["cleaned"] = cleanup(cap.text, cap.fn_name)
+        name = gradient_name(cap.fn_name, cap.argtypes, activity)
+        if not disjoint:
+            name += "_alias"
+        if no_need:
+            name += "_noneed" + "_".join(map(str, no_need))
+        if slot is not None:
+            name = slot.symbol(name)
+        layouts = {}
+        try:
+            texts["generated"] = differentiate(
+                texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
+                array_extents(cap.argtypes), data_params(cap.argtypes, no_need))
+        except Exception as exc:
+            raise in_python_terms(exc, dispatcher, cap.argtypes) from None
+        define_counts(layouts.get(name))
+        texts["verified"] = prepare_module(texts["generated"], name)
+        library = compile_library(texts["verified"], name)
+        spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
+        entry = make_gradient_entry(spec)
+        with timings.stage("entry"):
+            compile_entry(entry, cap.argtypes + shadow_types + (numba.float64,),
+                          cap.argtypes != tuple(argtypes))
+    except Exception as exc:
+        if not keep_failure:
+            raise
+        return CompiledGradient(entry=None, spec=None, activity=tuple(activity),
+                                kernel_name=cap.fn_name, error=exc, **texts)
+    _stats["compiles"] += 1
+    fields = dict(entry=entry, spec=spec, activity=tuple(activity), kernel_name=cap.fn_name,
+                  layout=layouts.get(name), library=library)
+    if slot is not None:
+        slot.save(fields, texts["verified"])
+    return CompiledGradient(**fields, **texts)
+
+
+# ---- the intrinsic and the entry -------------------------------------------------------------
+
+def param_names(spec: GradientSpec) -> list:
+    """Parameter names of the entry and the intrinsic: primal, shadows, seed."""
+    return ([f"a{i}" for i in range(len(spec.argtypes))]
+            + [f"s{i}" for i in spec.dup_positions] + ["seed"])
+
+
+def make_gradient_call(spec: GradientSpec):
+    """An @intrinsic `f(*primal_args, *shadows, seed)` -> (status, excinfo, derivatives).
+
+    It does not raise: `raise_status(status, excinfo)` does, after the arrays' last use, so
+    Numba has released the references the entry holds (an error returned from inside an
+    expression would skip those decrefs and leak the arrays' meminfos)."""
+    out_type = types.Tuple([types.int32, types.voidptr,
+                            types.Tuple([spec.argtypes[i] for i in spec.active_positions])])
+
+    def typer(args):
+        nargs = len(spec.argtypes)
+        primal, shadows, seed = args[:nargs], args[nargs:-1], args[-1]
+        if tuple(primal) != tuple(spec.argtypes):
+            raise TypingError(
+                f"this enzyme_py gradient was built for argument types "
+                f"({type_names(spec.argtypes)}), not ({type_names(primal)}); build one "
+                f"for these types with enzyme_py.compile_gradient")
+        for i, sty in zip(spec.dup_positions, shadows):
+            pty = spec.argtypes[i]
+            if not isinstance(sty, types.Array) or \
+                    (sty.dtype, sty.ndim) != (pty.dtype, pty.ndim):
+                raise TypingError(f"the shadow of argument {i} must be an array "
+                                  f"like {pty}, not {sty}")
+        if not isinstance(seed, (types.Float, types.Integer)):
+            raise TypingError(f"the seed must be a float, not {seed}")
+        return out_type(*args), _codegen(spec)
+
+    return make_intrinsic("gradient_call", param_names(spec), typer, f"intrinsic {spec.name}")
+
+
+def _codegen(spec: GradientSpec):
+    def codegen(context, builder, sig, llargs):
+        nargs = len(spec.argtypes)
+        call_conv = context.call_conv
+        primal_fnty = call_conv.get_function_type(spec.restype, list(spec.argtypes))
+        retptr = cgutils.alloca_once(builder, primal_fnty.args[0].pointee)
+        builder.store(cgutils.get_null_value(retptr.type.pointee), retptr)
+        excinfo = cgutils.alloca_once(builder, primal_fnty.args[1].pointee)
+        builder.store(cgutils.get_null_value(excinfo.type.pointee), excinfo)
+        flat = list(context.get_arg_packer(spec.argtypes).as_arguments(
+            builder, llargs[:nargs]))
+        shadows = _shadow_pointers(context, builder, spec, sig, llargs, retptr)
+        outs = [_zeroed_slot(context, builder, spec.argtypes[i])
+                for i in spec.active_positions]
+        fnty = ir.FunctionType(ir.IntType(32), list(primal_fnty.args)
+                               + [p.type for p in shadows + outs])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, spec.name)
+        code = builder.call(fn, [retptr, excinfo] + flat + shadows + outs)
+        status = call_conv._get_return_status(builder, code, builder.load(excinfo))
+        with builder.if_then(builder.not_(status.is_error), likely=True):
+            release_return_value(context, builder, spec.restype, retptr)
+        # No add_linking_library: the gradient is already loaded in Numba's JIT engine
+        # (compile_library finalized it), so the call resolves by symbol. Linking a copy into
+        # every caller would optimize and compile the whole gradient again.
+        values = [builder.load(out) for out in outs]
+        derivs = context.make_tuple(builder, sig.return_type.types[2], values)
+        exc = builder.bitcast(builder.load(excinfo), cgutils.voidptr_t)
+        return context.make_tuple(builder, sig.return_type, [code, exc, derivs])
+
+    return codegen
+
+
+def _shadow_pointers(context, builder, spec, sig, llargs, retptr):
+    """Shadow pointers in parameter order: the seed slot for %retptr, then arrays."""
+    nargs = len(spec.argtypes)
+    pointers = []
+    if returns_float(spec.restype):
+        seed = context.cast(builder, llargs[-1], sig.args[-1], spec.restype)
+        slot = cgutils.alloca_once(builder, retptr.type.pointee)
+        builder.store(seed, slot)
+        pointers.append(slot)
+    for k, sty in enumerate(sig.args[nargs:-1]):
+        ary = context.make_array(sty)(context, builder, value=llargs[nargs + k])
+        pointers.append(ary.data)
+    return pointers
+
+
+def _zeroed_slot(context, builder, ty):
+    slot = cgutils.alloca_once(builder, context.get_value_type(ty))
+    builder.store(context.get_constant(ty, 0), slot)
+    return slot
+
+
+def make_gradient_entry(spec: GradientSpec, library=None):
+    """The @njit entry `entry(*primal_args, *shadows, seed)` -> tuple of derivatives.
+
+    The tuple holds one derivative per Active argument, in argument order. The
+    shadows must have the strides of their arrays (autodiff checks this; callers
+    from @njit code must ensure it). It releases the GIL. The gradient's `library` is not
+    linked: it is loaded in Numba's JIT already, and the call resolves by symbol.
+    """
+    return make_entry(make_gradient_call(spec), param_names(spec), f"entry {spec.name}",
+                      raise_status, qualname=f"entry_{spec.name}")
