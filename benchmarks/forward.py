@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from enzyme_py import Active, BatchDuplicated, Const, Duplicated
-from enzyme_py.forward import compile_forward
+from enzyme_py.modes.forward import compile_forward
 
 from .workloads import ORDER
 
@@ -125,7 +125,9 @@ def run(name, quick, width, repeats):
 
 def run_reverse(name, quick, width, repeats):
     from enzyme_py import compile_gradient
-    from enzyme_py.batched_reverse import batched_autodiff, _compiled, zeros_like_layout
+    from enzyme_py.arguments import zeros_like_layout
+    from enzyme_py.modes.batched import autodiff as batched_autodiff
+    from enzyme_py.modes.batched import compile_batched
     mod = importlib.import_module(f"benchmarks.workloads.{name}")
     inst = mod.setup(quick=quick)
     if not getattr(inst, "spec", None):
@@ -142,7 +144,7 @@ def run_reverse(name, quick, width, repeats):
                for a, v, x in zip(inst.spec, s.values, s.shadows)]
     s.reset()
     batched_autodiff(inst.kernel, *batched, seed=rets)          # builds it
-    c = next(iter(_compiled[inst.kernel].values())) if len(_compiled[inst.kernel]) == 1 else None
+    c = compile_batched(inst.kernel, *batched)                  # the one just built
     scratch = [zeros_like_layout(v) for a, v in zip(inst.spec, s.values) if a.kind == "dup"]
 
     def one_call(j):

@@ -3,13 +3,17 @@ done on their LLVM IR the way Enzyme does it.
 
     from enzyme_py import autodiff, Active, Duplicated
     autodiff(kernel, Duplicated(x, dx), Active(a))   # -> (None, da)
+
+The layout is in docs/architecture.md: api.py (the public functions), modes/ (reverse,
+forward, batched reverse, Hessian-vector products), bridge/ (the Numba CPU target).
 """
+from . import njit_api  # noqa: F401 - autodiff and the annotations inside @njit code
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, Forward, Reverse
 from .api import autodiff, clear_cache, compile_count, compile_gradient, inspect
-from .errors import UnsupportedError
-from . import njit_api  # noqa: F401 - autodiff and the annotations inside @njit code
+from .check import check_gradient
 from .custom import register_derivative
 from .disk_cache import set_cache_dir
+from .errors import InternalError, UnsupportedError
 from .explain import explain
 from .helpers import (differentiable, forward_entry, gradient, gradient_entry, hessian,
                       hessian_vector_product, jacobian, jvp, value_and_grad, vjp)
@@ -17,14 +21,7 @@ from .helpers import (differentiable, forward_entry, gradient, gradient_entry, h
 __all__ = [
     "autodiff", "compile_gradient", "inspect", "compile_count", "clear_cache",
     "Const", "Active", "Duplicated", "DuplicatedNoNeed", "BatchDuplicated", "Reverse", "Forward",
-    "UnsupportedError", "explain", "register_derivative", "set_cache_dir",
+    "UnsupportedError", "InternalError", "explain", "register_derivative", "set_cache_dir",
     "gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product", "hessian",
-    "differentiable", "gradient_entry", "forward_entry",
+    "differentiable", "gradient_entry", "forward_entry", "check_gradient",
 ]
-
-try:
-    from .check import check_gradient
-    __all__.append("check_gradient")
-except ModuleNotFoundError as exc:     # enzyme_py.check is written separately
-    if exc.name != f"{__name__}.check":
-        raise

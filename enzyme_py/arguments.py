@@ -81,6 +81,18 @@ def check_active(where: str, value) -> None:
         raise TypeError(
             f"{where}: Active needs a real float scalar, got "
             f"{type(value).__name__} {value!r}; pass float(x) or mark it Const")
+    check_float_dtype(where, np.asarray(value).dtype, "scalar")
+
+
+NUMBA_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def check_float_dtype(where: str, dtype, what: str) -> None:
+    """Numba compiles float32 and float64 only: name the dtype instead of a bare Numba error."""
+    if dtype not in NUMBA_FLOATS:
+        raise TypeError(
+            f"{where}: a {dtype} {what} cannot be differentiated: Numba compiles float32 and "
+            f"float64 only; convert it first (x.astype(np.float64))")
 
 
 def check_duplicated(where: str, value, shadow) -> None:
@@ -92,6 +104,7 @@ def check_duplicated(where: str, value, shadow) -> None:
         raise TypeError(
             f"{where}: only float arrays can be differentiated, got dtype "
             f"{value.dtype}; mark it Const")
+    check_float_dtype(where, value.dtype, "array")
     if not isinstance(shadow, np.ndarray):
         raise TypeError(
             f"{where}: the shadow must be a NumPy array, got "

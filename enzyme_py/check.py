@@ -23,7 +23,9 @@ from typing import Any, List, Optional
 
 import numpy as np
 
+from . import api
 from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, as_annotation
+from .arguments import clone
 
 __all__ = ["check_gradient", "finite_difference", "GradientReport", "ArgReport",
            "default_step", "default_rtol"]
@@ -58,37 +60,6 @@ def default_rtol(dtype, rtol: float = 1e-6, fd_dtype=None) -> float:
     return max(float(rtol), floor)
 
 
-# --------------------------------------------------------------------------------------------
-# Copies that keep the Numba type of an array (dtype, ndim, layout, readonly flag).
-# --------------------------------------------------------------------------------------------
-
-def _clone(a: np.ndarray, dtype=None, writeable: Optional[bool] = None) -> np.ndarray:
-    """A copy of `a` with the same shape and memory layout (C, F, or the same strides).
-
-    With `dtype`, the copy has that dtype and strides scaled by the itemsize ratio when the
-    layout is neither C nor F contiguous.
-    """
-    dt = np.dtype(dtype) if dtype is not None else a.dtype
-    if a.ndim == 0 or a.flags.c_contiguous:
-        out = np.empty(a.shape, dtype=dt, order="C")
-    elif a.flags.f_contiguous:
-        out = np.empty(a.shape, dtype=dt, order="F")
-    else:
-        if any(s % a.itemsize for s in a.strides):
-            raise TypeError("check_gradient: cannot copy an array whose strides are not a "
-                            f"multiple of its itemsize (strides={a.strides})")
-        strides = tuple(s // a.itemsize * dt.itemsize for s in a.strides)
-        lo = sum(s * (n - 1) for s, n in zip(strides, a.shape) if s < 0 and n > 0)
-        hi = sum(s * (n - 1) for s, n in zip(strides, a.shape) if s > 0 and n > 0) + dt.itemsize
-        buf = np.zeros((hi - lo) // dt.itemsize + 1, dtype=dt)  # aligned for dt
-        out = np.ndarray(a.shape, dtype=dt, buffer=buf, offset=-lo, strides=strides)
-    out[...] = a
-    if writeable is None:
-        writeable = a.flags.writeable
-    out.flags.writeable = bool(writeable)
-    return out
-
-
 def _is_float_array(a) -> bool:
     return isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.floating)
 
@@ -117,12 +88,12 @@ def _parse_args(args, rng) -> List[_Arg]:
         kind = type(ann).__name__
         value = ann.value
         if isinstance(value, np.ndarray):
-            value = _clone(value)
+            value = clone(value)
         shadow = None
         if isinstance(ann, (Duplicated, DuplicatedNoNeed)):
             shadow = ann.shadow
             if isinstance(shadow, np.ndarray):
-                shadow = _clone(shadow)
+                shadow = clone(shadow)
                 if gen is not None and _is_float_array(shadow):
                     shadow[...] = gen.standard_normal(shadow.shape)
         parsed.append(_Arg(i, kind, value, shadow))
@@ -161,7 +132,7 @@ class _Objective:
         if fd is None:
             return v
         if _is_float_array(v) and v.dtype.itemsize < fd.itemsize:
-            return _clone(v, dtype=fd)
+            return clone(v, dtype=fd)
         if _is_float_scalar(v) and np.asarray(v).dtype.itemsize < fd.itemsize:
             return fd.type(v)
         return v
@@ -172,7 +143,7 @@ class _Objective:
         for p in self.parsed:
             v = self.cast(p.value)
             if isinstance(v, np.ndarray):
-                v = _clone(v, writeable=True)
+                v = clone(v, writeable=True)
             out.append(v)
         return out
 
@@ -181,7 +152,7 @@ class _Objective:
         for p, v in zip(self.parsed, values):
             if isinstance(v, np.ndarray) and not (isinstance(p.value, np.ndarray)
                                                   and p.value.flags.writeable):
-                v = _clone(v, writeable=False)
+                v = clone(v, writeable=False)
             call_args.append(v)
         ret = self.kernel(*call_args)
         terms = []
@@ -392,8 +363,6 @@ def check_gradient(kernel, *args, seed=1.0, rtol=1e-6, atol=None, eps=None, rng=
     (DuplicatedNoNeed primals excepted). Never modifies the caller's arrays.
     Returns a `GradientReport` (`.passed`, per-argument `report[i]`, readable `str()`).
     """
-    from .api import autodiff  # late import: the API module imports this package
-
     _check_no_aliasing(args)
     parsed = _parse_args(args, rng)
     obj = _Objective(kernel, parsed, seed, fd_dtype)
@@ -402,19 +371,19 @@ def check_gradient(kernel, *args, seed=1.0, rtol=1e-6, atol=None, eps=None, rng=
     ad_args = []
     ad_values = []
     for p in parsed:
-        v = _clone(p.value) if isinstance(p.value, np.ndarray) else p.value
+        v = clone(p.value) if isinstance(p.value, np.ndarray) else p.value
         ad_values.append(v)
         if p.kind in ("Duplicated", "DuplicatedNoNeed"):
-            s = _clone(p.shadow) if isinstance(p.shadow, np.ndarray) else p.shadow
+            s = clone(p.shadow) if isinstance(p.shadow, np.ndarray) else p.shadow
             ad_args.append((Duplicated if p.kind == "Duplicated" else DuplicatedNoNeed)(v, s))
         elif p.kind == "Active":
             ad_args.append(Active(v))
         else:
             ad_args.append(Const(v))
-    result = autodiff(kernel, *ad_args, seed=seed)
+    result = api.autodiff(kernel, *ad_args, seed=seed)
 
     # 2. a plain call on private copies, for the primal check.
-    plain_values = [_clone(p.value) if isinstance(p.value, np.ndarray) else p.value for p in parsed]
+    plain_values = [clone(p.value) if isinstance(p.value, np.ndarray) else p.value for p in parsed]
     kernel(*plain_values)
 
     # 3. the finite-difference reference.

@@ -7,6 +7,8 @@ from typing import Sequence
 
 from ir_passes import register_external
 
+from .api import clear_cache
+
 
 def address_of(fn) -> int:
     """The machine address of a ctypes or cffi function, or an int address."""
@@ -44,5 +46,4 @@ def register_derivative(fn, partials: Sequence | None = None, *, inactive: bool 
     addresses = [] if inactive else [None if p is None else (0 if p == 0 else address_of(p))
                                      for p in partials]
     register_external(callee_key(fn), addresses, inactive_fn=inactive)
-    from .api import clear_cache
     clear_cache()

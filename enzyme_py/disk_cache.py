@@ -21,9 +21,22 @@ import tempfile
 import types as pytypes
 import weakref
 
+import llvmlite
+import numba
 import numpy as np
+from numba.core.compiler import CompileResult
+from numba.core.dispatcher import Dispatcher
+from numba.core.environment import Environment
+from numba.core.registry import cpu_target
 
-from .vector_math import cache_tag
+from ir_passes.rules.blas import BLAS
+from ir_passes.rules.convention import success_codes
+from ir_passes.rules.effects import ALLOCATORS, FREES, REALLOCS, WRITES_NOTHING, ZEROED
+from ir_passes.rules.registry import RULES
+
+from .bridge import nrt  # noqa: F401 - Numba's entries of the rule tables, part of the key
+from .bridge.link import define_counts
+from .bridge.vector_math import cache_tag
 
 ENV_VAR = "ENZYME_PY_CACHE_DIR"
 _MAGIC = b"enzyme_py-gradient-cache-1\n"
@@ -62,18 +75,16 @@ def _library_version() -> bytes:
     """Versions of Python, Numba, llvmlite, NumPy, the CPU, and the text of enzyme_py and
     ir_passes (a changed derivative rule must not reuse old code). Computed once."""
     if not _versions:
-        import llvmlite
-        import numba
-        from numba.core.registry import cpu_target
         h = hashlib.sha256()
         h.update(repr((sys.version, numba.__version__, llvmlite.__version__, np.__version__,
                        cpu_target.target_context.codegen().magic_tuple(),
                        numba.config.OPT, numba.config.BOUNDSCHECK, cache_tag())).encode())
         here = os.path.dirname(os.path.abspath(__file__))
         ir_dir = os.path.join(os.path.dirname(here), "ir_passes")
-        files = [os.path.join(here, f) for f in os.listdir(here) if f.endswith(".py")]
-        for root, _, names in os.walk(ir_dir):
-            files += [os.path.join(root, f) for f in names if f.endswith(".py")]
+        files = []
+        for top in (here, ir_dir):
+            for root, _, names in os.walk(top):
+                files += [os.path.join(root, f) for f in names if f.endswith(".py")]
         for path in sorted(files):
             with open(path, "rb") as f:
                 h.update(os.path.relpath(path, os.path.dirname(here)).encode() + f.read())
@@ -83,11 +94,6 @@ def _library_version() -> bytes:
 
 def _rules_state() -> str:
     """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored)."""
-    from ir_passes.rules.blas import BLAS
-    from ir_passes.rules.convention import success_codes
-    from ir_passes.rules.effects import ALLOCATORS, FREES, REALLOCS, WRITES_NOTHING, ZEROED
-    from ir_passes.rules.registry import RULES
-    from . import nrt  # noqa: F401
     rules = sorted((k, r.zero, r.inactive, r.linear, len(r.partials)) for k, r in RULES.items()
                    if not k.startswith("numba.dynamic.globals."))
     return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, BLAS.items())),
@@ -97,7 +103,6 @@ def _rules_state() -> str:
 
 def _describe(value, h, seen, names=()):
     """Feed what Numba freezes or compiles from a global or closure value into `h`."""
-    from numba.core.dispatcher import Dispatcher
     if isinstance(value, Dispatcher):
         h.update(b"D" + fingerprint(value, seen))
     elif isinstance(value, pytypes.FunctionType):     # register_jitable, overloads' helpers
@@ -215,10 +220,6 @@ def _reduce_entry(entry):
 
 
 def _rebuild_entry(entry, data):
-    from numba.core.compiler import CompileResult
-    from numba.core.environment import Environment
-    from numba.core.registry import cpu_target
-
     def env(name, consts):
         found = Environment._memo.get(name)
         if found is None:
@@ -277,8 +278,6 @@ class Slot:
         return fields
 
     def _rebuild(self, record):
-        from numba.core.registry import cpu_target
-        from .api import define_counts
         fields = dict(record["fields"])
         cpu_target.target_context.refresh()   # as Numba's cache does: NRT is set up on first use
         define_counts(fields.get("layout"))   # the gradient reads this global: define it first

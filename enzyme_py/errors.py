@@ -1,14 +1,10 @@
-"""Errors users may catch.
+"""Errors users may catch, re-exported from ir_passes so users need not import it.
 
-`UnsupportedError` is ir_passes' error for a construct it cannot differentiate
-(it names the construct, the LLVM instruction and, with debug info, the Python
-file and line in `.location`). It is re-exported here so users need not import
-ir_passes.
+`UnsupportedError`: a construct that cannot be differentiated (it names the construct, the
+LLVM instruction and, with debug info, the Python file and line in `.location`).
+`InternalError`: a bug of enzyme_py's differentiation, not of the user's code; its message asks
+to report the kernel.
 """
-try:
-    from ir_passes import UnsupportedError
-except ImportError:     # ir_passes not importable (yet): keep the name usable
-    class UnsupportedError(Exception):
-        """A construct that cannot be differentiated."""
+from ir_passes import InternalError, UnsupportedError
 
-__all__ = ["UnsupportedError"]
+__all__ = ["InternalError", "UnsupportedError"]

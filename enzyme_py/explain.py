@@ -5,9 +5,12 @@ import ctypes
 import os
 from dataclasses import dataclass, field
 
+import llvmlite.binding as llvm
 import numpy as np
 
 from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
+from .arguments import copy_same_layout
+from .api import inspect
 
 NUMBA_DIR = os.sep + "numba" + os.sep
 
@@ -68,7 +71,6 @@ def explain(kernel, *args, cache: str = "auto", seed: float = 1.0) -> Explanatio
     Reuses the compiled gradient (building it if needed). The caller's arrays are never changed:
     the gradient runs once on copies to count the loop iterations that size the tape.
     """
-    from .api import inspect
     grad = inspect(kernel, *args, cache=cache)
     name = getattr(kernel, "__name__", "kernel")
     if grad.error is not None:
@@ -82,18 +84,6 @@ def explain(kernel, *args, cache: str = "auto", seed: float = 1.0) -> Explanatio
                        dict(zip(layout.loops, counts)))
 
 
-def copy_same_layout(a: np.ndarray) -> np.ndarray:
-    """A copy with the same shape, dtype and strides (so the compiled gradient accepts it)."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        return np.array(a, order="K", copy=True)
-    lo = sum(min(0, s * (n - 1)) for s, n in zip(a.strides, a.shape))
-    hi = sum(max(0, s * (n - 1)) for s, n in zip(a.strides, a.shape)) + a.itemsize
-    buf = np.zeros((hi - lo) // a.itemsize + 1, a.dtype)
-    view = np.lib.stride_tricks.as_strided(buf[-lo // a.itemsize:], a.shape, a.strides)
-    view[...] = a
-    return view
-
-
 def run_on_copies(grad, args, seed, layout) -> list:
     """Run the gradient on copies and read the iteration count of each taped loop."""
     if not layout.loops or not layout.counts_symbol:
@@ -104,7 +94,6 @@ def run_on_copies(grad, args, seed, layout) -> list:
     shadows = [copy_same_layout(a.shadow) for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
     grad.entry(*primal, *shadows, float(seed))
-    import llvmlite.binding as llvm
     addr = llvm.address_of_symbol(layout.counts_symbol) or \
         grad.library.codegen._engine.get_global_value_address(layout.counts_symbol)
     arr = (ctypes.c_int64 * len(layout.loops)).from_address(addr)

@@ -14,9 +14,12 @@ import functools
 
 import numpy as np
 
-from .annotations import Active, BatchDuplicated, Const, Duplicated
+from .annotations import Active, BatchDuplicated, Const, Duplicated, Forward
 from .api import autodiff, compile_gradient
-from .forward import MAX_WIDTH, compile_forward, forward_with_primal
+from .arguments import as_dispatcher
+from .modes.forward import MAX_WIDTH, compile_forward, forward_with_primal
+from .modes.hvp import compile_hvp
+from .modes.value_grad import value_and_gradient
 
 __all__ = ["gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product",
            "hessian", "differentiable", "gradient_entry", "forward_entry"]
@@ -38,8 +41,6 @@ def gradient(f, x, *const):
 def value_and_grad(f):
     """A function (x, *const) -> (f(x, *const), df/dx), one reverse-mode call each time
     (the gradient entry also returns the primal value)."""
-    from .value_grad import value_and_gradient
-
     @functools.wraps(getattr(f, "py_func", f))
     def vg(x, *const):
         return value_and_gradient(f, x, *const)
@@ -124,7 +125,6 @@ def _jacobian_forward(f, x, out, const):
 
 
 def autodiff_forward(f, *args):
-    from .annotations import Forward
     return autodiff(f, *args, mode=Forward)
 
 
@@ -147,8 +147,8 @@ def _jacobian_reverse(f, x, out, const):
 
 def hessian_vector_product(f, x, v, *const):
     """H v for a scalar kernel f(x, *const), by forward mode over the reverse-mode gradient
-    (enzyme_py/hvp.py). v may be a tuple of up to 16 vectors: then a tuple of products, one call."""
-    from .hvp import compile_hvp
+    (enzyme_py/modes/hvp.py). v may be a tuple of up to 16 vectors: then a tuple of products,
+    one call."""
     vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
     c = compile_hvp(f, x, *[getattr(a, "value", a) for a in const], width=len(vs))
     gx = np.zeros_like(x)
@@ -189,8 +189,7 @@ class differentiable:
     """
 
     def __init__(self, f):
-        from .api import _as_dispatcher
-        self.kernel = _as_dispatcher(f)
+        self.kernel = as_dispatcher(f)
         functools.update_wrapper(self, getattr(f, "py_func", f))
 
     def __call__(self, *args):
@@ -219,5 +218,5 @@ def gradient_entry(kernel, *args):
 
 def forward_entry(kernel, *args):
     """The @njit-callable forward-mode function: entry(*primal_args, *shadows, *tangents)
-    -> (value, (t_1, ..., t_k)) (enzyme_py/forward.py)."""
+    -> (value, (t_1, ..., t_k)) (enzyme_py/modes/forward.py)."""
     return compile_forward(kernel, *args).entry

@@ -11,6 +11,7 @@ share memory with the primal arrays (Python's `autodiff` checks that, @njit code
 """
 import inspect as _inspect
 
+from numba import typeof
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.imputils import impl_ret_borrowed, lower_builtin, lower_constant
@@ -18,9 +19,13 @@ from numba.core.typing.templates import AbstractTemplate, infer_global, signatur
 from numba.extending import (NativeValue, models, make_attribute_wrapper, register_model,
                              type_callable, typeof_impl, unbox)
 
-from .api import autodiff
+from ir_passes import Activity
+
 from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, Forward, Mode, Reverse
-from .convention import returns_float
+from .api import autodiff
+from .bridge.convention import returns_float
+from .modes.forward import forward_for_types
+from .modes.reverse import gradient_for_types
 
 _CLASSES = {"Const": Const, "Active": Active, "Duplicated": Duplicated,
             "DuplicatedNoNeed": DuplicatedNoNeed}
@@ -82,7 +87,6 @@ def _register_constructor(kind, cls):
 
     @typeof_impl.register(cls)
     def typeof_annotation(val, c):
-        from numba import typeof
         extra = getattr(val, "tangent" if kind == "Active" else "shadow", None)
         return AnnotationType(kind, typeof(val.value, c.purpose),
                               None if extra is None else typeof(extra, c.purpose))
@@ -179,13 +183,13 @@ def _mode_of(ty):
 
 
 def _kinds(anns, mode):
-    """Per argument: ("const" | "active" | "dup", Numba type of the value, shadow type)."""
+    """Per argument: (its Activity, Numba type of the value, shadow type)."""
     out = []
     for pos, ann in enumerate(anns):
         where = f"autodiff argument {pos + 1}"
         if not isinstance(ann, AnnotationType) or ann.kind == "Const":
             value = ann.value if isinstance(ann, AnnotationType) else ann
-            out.append(("const", value, None))
+            out.append((Activity.CONST, value, None))
         elif ann.kind == "Active":
             if isinstance(ann.value, types.Array):
                 raise TypingError(f"{where}: Active is for float scalars; for an array use "
@@ -194,7 +198,7 @@ def _kinds(anns, mode):
                 raise TypingError(f"{where}: Active needs a float, not {ann.value}")
             if mode is Forward and ann.extra is None:
                 raise TypingError(f"{where}: in forward mode Active(x, dx) carries a tangent")
-            out.append(("active", ann.value, ann.extra))
+            out.append((Activity.ACTIVE, ann.value, ann.extra))
         else:
             v, s = ann.value, ann.extra
             if not isinstance(v, types.Array) or not isinstance(v.dtype, types.Float):
@@ -203,7 +207,7 @@ def _kinds(anns, mode):
                 raise TypingError(f"{where}: the shadow must be an array like {v}, not {s}")
             if not s.mutable:
                 raise TypingError(f"{where}: the shadow is read-only")
-            out.append(("dup", v, s))
+            out.append((Activity.DUP, v, s))
     return out
 
 
@@ -211,21 +215,19 @@ def _plan(dispatcher, anns, mode, seed):
     """Build the gradient (or tangent function) and the body that calls it: (body, restype)."""
     kinds = _kinds(anns, mode)
     argtypes = tuple(t for _, t, _ in kinds)
-    shadow_types = tuple(s for k, _, s in kinds if k == "dup")
+    shadow_types = tuple(s for k, _, s in kinds if k is Activity.DUP)
     names = [f"a{i}" for i in range(len(anns))]
     value = [f"{n}.value" if isinstance(a, AnnotationType) else n for n, a in zip(names, anns)]
-    shadows = [f"{n}.shadow" for n, (k, _, _) in zip(names, kinds) if k == "dup"]
-    checks = [_check(i, n) for i, (n, (k, _, _)) in enumerate(zip(names, kinds)) if k == "dup"]
+    shadows = [f"{n}.shadow" for n, (k, _, _) in zip(names, kinds) if k is Activity.DUP]
+    checks = [_check(i, n) for i, (n, (k, _, _)) in enumerate(zip(names, kinds)) if k is Activity.DUP]
     if mode is Forward:
-        from .forward import forward_for_types
         fwd = forward_for_types(dispatcher, argtypes, shadow_types, tuple(k for k, _, _ in kinds))
-        tangents = [f"{n}.tangent" for n, (k, _, _) in zip(names, kinds) if k == "active"]
+        tangents = [f"{n}.tangent" for n, (k, _, _) in zip(names, kinds) if k is Activity.ACTIVE]
         call = f"_, ts = entry({', '.join(value + shadows + tangents)})"
         floats = returns_float(fwd.spec.restype)
         result, restype = ("ts[0]", fwd.spec.value_type) if floats else ("None", types.none)
         entry = fwd.entry
     else:
-        from .api import gradient_for_types
         no_need = tuple(i for i, a in enumerate(anns)
                         if isinstance(a, AnnotationType) and a.kind == "DuplicatedNoNeed")
         grad = gradient_for_types(dispatcher, argtypes, shadow_types,
@@ -236,9 +238,9 @@ def _plan(dispatcher, anns, mode, seed):
         call = f"d = entry({', '.join(value + shadows + [seed_value])})"
         slots, restypes, n = [], [], 0
         for k, t, _ in kinds:
-            slots.append(f"d[{n}]" if k == "active" else "None")
-            restypes.append(t if k == "active" else types.none)
-            n += k == "active"
+            slots.append(f"d[{n}]" if k is Activity.ACTIVE else "None")
+            restypes.append(t if k is Activity.ACTIVE else types.none)
+            n += k is Activity.ACTIVE
         result, restype = "(" + "".join(s + ", " for s in slots) + ")", types.Tuple(restypes)
         entry = grad.entry
     src = (f"def body(kernel, {', '.join(names + ['mode', 'seed'])}):\n"

@@ -16,13 +16,15 @@ from numba.core import types
 from numba.core.runtime import rtsys
 
 import enzyme_py
-from enzyme_py import Active, Const, Duplicated, DuplicatedNoNeed, api
-from enzyme_py.capture import (_RECORD_ATTR, _copy_options, _final_module_text,
-                               capture, strip_noinline)
-from enzyme_py.cleanup import cleanup
-from enzyme_py.convention import arg_layouts, build_activity, param_count
-from enzyme_py.link import (GradientSpec, compile_library, gradient_name,
-                            make_entry, prepare_module)
+from enzyme_py import Active, Const, Duplicated, DuplicatedNoNeed
+from enzyme_py.bridge.capture import (_RECORD_ATTR, _copy_options, _final_module_text,
+                                      capture, strip_noinline)
+from enzyme_py.bridge.cleanup import cleanup
+from enzyme_py.bridge.convention import arg_layouts, build_activity, param_count
+from enzyme_py.bridge.link import compile_library, prepare_module
+from enzyme_py.modes import reverse
+from enzyme_py.modes.reverse import GradientSpec, gradient_name
+from enzyme_py.modes.reverse import make_gradient_entry as make_entry
 
 
 # ---- kernels -----------------------------------------------------------------
@@ -158,7 +160,7 @@ _BODIES = {"square": _square_body, "scaled_sum": _scaled_sum_body}
 
 def fake_differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=False, *rest,
                        layouts=None):
-    """Stands in for enzyme_py.api.differentiate (ir_passes) in these tests."""
+    """Stands in for enzyme_py.modes.reverse.differentiate (ir_passes) in these tests."""
     for name, body in _BODIES.items():
         if f"{len(name)}{name}B" in fn_name:
             return _fake_reverse(text, fn_name, activity, out_name, body(activity))
@@ -168,7 +170,7 @@ def fake_differentiate(text, fn_name, activity, out_name, cache="minimal", noali
 
 @pytest.fixture
 def fake_ir_passes(monkeypatch):
-    monkeypatch.setattr(api, "differentiate", fake_differentiate)
+    monkeypatch.setattr(reverse, "differentiate", fake_differentiate)
 
 
 def _types(*values):
@@ -446,7 +448,7 @@ def test_inspect_returns_failed_build_with_texts(monkeypatch):
                 extents=None, no_need=()):
         raise enzyme_py.UnsupportedError("some construct", "  %x = frem double %a, %b")
 
-    monkeypatch.setattr(api, "differentiate", failing)
+    monkeypatch.setattr(reverse, "differentiate", failing)
     enzyme_py.clear_cache()
     x = np.arange(3.0)
     args = (Duplicated(x, np.zeros(3)), Duplicated(x.copy(), np.ones(3)))
@@ -534,7 +536,7 @@ def test_same_array_twice_with_same_shadow_is_fine(fake_ir_passes):
 
 
 def test_forward_mode_checks_its_annotations():
-    """mode=Forward goes to enzyme_py.forward (tests/test_forward.py), which validates first."""
+    """mode=Forward goes to enzyme_py.modes.forward (tests/test_forward.py), which validates first."""
     with pytest.raises(ValueError, match="directions"):
         enzyme_py.autodiff(square, enzyme_py.BatchDuplicated(X, (np.zeros(4),)),
                            enzyme_py.BatchDuplicated(np.ones(4), (np.zeros(4), np.zeros(4))),

@@ -17,7 +17,8 @@ from numba import njit
 
 from enzyme_py import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, Forward,
                        autodiff)
-from enzyme_py.check import _clone, default_rtol, default_step
+from enzyme_py.arguments import clone
+from enzyme_py.check import default_rtol, default_step
 from test_kernels import CASES
 from test_real_kernels import CASES as REAL_CASES
 from test_kernels_base import assert_close
@@ -42,8 +43,8 @@ def forward_args(args, rng):
     for a in args:
         if isinstance(a, DUP):
             if id(a.value) not in copies:
-                x = _clone(a.value, writeable=a.value.flags.writeable)
-                u = _clone(a.value, writeable=True)
+                x = clone(a.value, writeable=a.value.flags.writeable)
+                u = clone(a.value, writeable=True)
                 u[...] = direction(rng, a.value.shape)
                 copies[id(a.value)] = (x, u)
             x, u = copies[id(a.value)]
@@ -55,7 +56,7 @@ def forward_args(args, rng):
             dirs.append(t)
         else:
             v = a.value if isinstance(a, Const) else a
-            out.append(Const(_clone(v) if isinstance(v, np.ndarray) else v))
+            out.append(Const(clone(v) if isinstance(v, np.ndarray) else v))
             dirs.append(None)
     return out, dirs
 
@@ -67,7 +68,7 @@ def run_plain(kernel, args, dirs, h, fd_dtype):
         v = a.value if hasattr(a, "value") else a
         if isinstance(v, np.ndarray):
             if id(v) not in copies:
-                c = _clone(v, dtype=fd_dtype if _float_array(v) else None, writeable=True)
+                c = clone(v, dtype=fd_dtype if _float_array(v) else None, writeable=True)
                 if d is not None:
                     c[...] = c + h * d.astype(c.dtype)
                 c.flags.writeable = v.flags.writeable
@@ -122,7 +123,7 @@ def test_forward_real_kernel(name):
     def args():   # the same random arguments each time they are asked for
         if "args" not in made:
             made["args"] = REAL_CASES[name]()[1]
-        return [Duplicated(_clone(a.value, writeable=True), _clone(a.shadow, writeable=True))
+        return [Duplicated(clone(a.value, writeable=True), clone(a.shadow, writeable=True))
                 if isinstance(a, DUP) else a for a in made["args"]]
     check_forward(kernel, args, name)
 

@@ -12,7 +12,8 @@ from numba.extending import intrinsic
 
 import enzyme_py.api
 from enzyme_py import Active, Duplicated, check_gradient
-from enzyme_py.check import _clone, finite_difference
+from enzyme_py.arguments import clone
+from enzyme_py.check import finite_difference
 
 # ---------------------------------------------------------------------------------------------
 # LLVM intrinsics Numba does not emit on its own from Python code (fma, fmuladd, minnum, maxnum)
@@ -115,7 +116,7 @@ def A(r, shape, lo, hi, dtype=np.float64):
 
 def D(a, r, lo=-1.0, hi=1.0):
     """Duplicated(a, shadow) with the shadow laid out exactly like a, holding random seeds."""
-    s = _clone(a, writeable=True)
+    s = clone(a, writeable=True)
     s[...] = r.uniform(lo, hi, a.shape)
     return Duplicated(a, s)
 

@@ -8,7 +8,8 @@ from numba import njit
 
 import enzyme_py.api
 from enzyme_py import Active, Const, Duplicated, DuplicatedNoNeed, check_gradient
-from enzyme_py.check import (GradientReport, _clone, default_rtol, default_step,
+from enzyme_py.arguments import clone
+from enzyme_py.check import (GradientReport, default_rtol, default_step,
                              finite_difference)
 
 # tests/ is on sys.path under pytest (rootdir conftest, no package)
@@ -172,12 +173,12 @@ def test_copies_keep_layout_so_no_new_specialisation(monkeypatch):
     assert check_gradient(strided_sum_sq, Duplicated(x, dx)).passed
     assert list(strided_sum_sq.signatures) == sigs
     for a in (base[::-2], np.asfortranarray(np.ones((3, 2))), np.ones((4, 6))[1::2, ::3]):
-        c = _clone(a)
+        c = clone(a)
         assert c.strides == a.strides and c.shape == a.shape and np.array_equal(a, c)
         assert not np.shares_memory(a, c)
     ro = np.ones(3)
     ro.flags.writeable = False
-    assert not _clone(ro).flags.writeable
+    assert not clone(ro).flags.writeable
 
 
 def test_aliased_arguments_rejected():

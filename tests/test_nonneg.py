@@ -40,7 +40,7 @@ def _fold(kernel, args):
     import numba
     from ir_passes import parse_module
     from ir_passes.transforms.prepare.fold_sign_tests import fold_sign_tests
-    from enzyme_py.convention import array_extents
+    from enzyme_py.bridge.convention import array_extents
     g = inspect(kernel, *args)
     fn = next(f for f in parse_module(g.cleaned).functions.values()
               if not f.is_declaration and kernel.__name__ in f.name)

@@ -5,7 +5,7 @@ from numba.core import types
 
 import enzyme_py
 from enzyme_py import Duplicated, timings
-from enzyme_py.capture import capture
+from enzyme_py.bridge.capture import capture
 
 
 @numba.njit

@@ -11,7 +11,7 @@ import pytest
 from numba import njit
 
 from enzyme_py import Duplicated, Forward, autodiff, compile_gradient
-from enzyme_py import vector_math as host
+from enzyme_py.bridge import vector_math as host
 from ir_passes import libmvec, parse_module, print_module
 from ir_passes.ir import types as T
 from ir_passes.transforms.common.vector_math import LIBMVEC_FUNCTIONS, keep_declared
