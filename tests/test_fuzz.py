@@ -1,4 +1,4 @@
-"""The differential fuzzer (enzyme_py.fuzz, issue 6): its parts, and a fast slice of a campaign.
+"""The differential fuzzer (tools.fuzz, issue 6): its parts, and a fast slice of a campaign.
 
 The slice checks SLICE_N generated kernels with fixed seeds (each: a Numba compile, a gradient
 build, finite differences). A kernel passes when its gradient matches finite differences, or
@@ -6,7 +6,7 @@ when it is discarded (finite differences unreliable) or unsupported (Unsupported
 on a wrong gradient, a crash, or an invalid program (a fuzzer bug). Seeds that hit a known bug are
 xfail(strict) and name the reproducer in tests/regressions/.
 
-A full campaign: python -m enzyme_py.fuzz --n 10000 --seed S
+A full campaign: python -m tools.fuzz --n 10000 --seed S
 """
 import copy
 import os
@@ -14,15 +14,15 @@ import os
 import numpy as np
 import pytest
 
-from enzyme_py.fuzz import check_program, generate, render
-from enzyme_py.fuzz.campaign import Pool, Summary, kernel_seed
-from enzyme_py.fuzz.checker import (DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, _Discard,
+from tools.fuzz import check_program, generate, render
+from tools.fuzz.campaign import Pool, Summary, kernel_seed
+from tools.fuzz.checker import (DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, _Discard,
                                     forward_available, load, run_traced)
-from enzyme_py.fuzz.generator import Config
-from enzyme_py.fuzz.program import (FUNCS, Assign, Break, Call, For, If, Int, Load, Name, Num,
+from tools.fuzz.generator import Config
+from tools.fuzz.program import (FUNCS, Assign, Break, Call, For, If, Int, Load, Name, Num,
                                     Program, Range, Return, Store, Temp, While, count_nodes,
                                     is_valid, make_args, walk_all)
-from enzyme_py.fuzz.shrinker import regression_test, same_failure, shrink
+from tools.fuzz.shrinker import regression_test, same_failure, shrink
 
 SLICE_SEED = 11
 # 200 kernels cost about 230 s of CPU (about 2 minutes on 2 idle cores with -n 2);
@@ -84,7 +84,7 @@ def _coverage(n):
 
 
 def _max_loop_depth(block):
-    from enzyme_py.fuzz.program import stmt_blocks
+    from tools.fuzz.program import stmt_blocks
     best = 0
     for s in block:
         inner = max([_max_loop_depth(b) for b in stmt_blocks(s)] or [0])
@@ -115,7 +115,7 @@ def test_generator_covers_the_constructs_of_the_issue():
 # ---------------------------------------------------------------------------------------------
 
 def _tiny():
-    from enzyme_py.fuzz.program import Param
+    from tools.fuzz.program import Param
     x = Param("x0", "arr", "dup", "f64", dims=("N",), value=np.array([0.5, 1.5]),
               shadow=np.ones(2))
     c = Param("c0", "arr", "const", "f64", dims=("N",), value=np.array([0.1, 0.2]))
@@ -147,7 +147,7 @@ def test_validator_accepts_and_rejects():
 
 
 def _cmp():
-    from enzyme_py.fuzz.program import Cmp
+    from tools.fuzz.program import Cmp
     return Cmp("<", Num(0.5), Num(1.0))
 
 
@@ -222,7 +222,7 @@ def test_checker_discards_branch_near_its_boundary():
 
 
 def _cmp_x():
-    from enzyme_py.fuzz.program import Cmp
+    from tools.fuzz.program import Cmp
     return Cmp(">", Load("x0", (Int(1),)), Num(1.0))
 
 
@@ -279,4 +279,4 @@ def test_slice(seed):
     out = check_program(prog)
     assert out.status in (PASS, DISCARD, UNSUPPORTED), (
         f"seed {seed}: {out.status} {out.category}\n{render(prog)}\n{out.detail}\n"
-        f"reproduce: python -m enzyme_py.fuzz --one {seed}")
+        f"reproduce: python -m tools.fuzz --one {seed}")

@@ -1,4 +1,4 @@
-"""Not a gradient bug: the campaign (python -m enzyme_py.fuzz --n 10000 --seed 2026, seed
+"""Not a gradient bug: the campaign (python -m tools.fuzz --n 10000 --seed 2026, seed
 2026009050) reported d x1[0] = 1.0 against a float32 finite difference of 0.9969.
 
 Root cause: the float32 finite-difference reference. x1[0] grows to about 1.4e3 (float32 ulp
@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from enzyme_py import Duplicated, autodiff, check_gradient
-from enzyme_py.fuzz import prims
+from tools.fuzz import prims
 
 REASON = "float32 finite differences at magnitude 1e3 with a 2.5e-3 step are noise, not the AD"
 

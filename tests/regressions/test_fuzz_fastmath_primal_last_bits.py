@@ -1,4 +1,4 @@
-"""Not a bug, a limit of the contract (docs/semantics.md): the campaign (python -m enzyme_py.fuzz
+"""Not a bug, a limit of the contract (docs/semantics.md): the campaign (python -m tools.fuzz
 --n 10000 --seed 2026, seed 2026008543) reported the primal array after autodiff 2.2e-16 away
 from a plain call, with correct gradients.
 

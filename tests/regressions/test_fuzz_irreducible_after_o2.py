@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from enzyme_py import Duplicated, check_gradient, inspect
-from enzyme_py.fuzz import prims
+from tools.fuzz import prims
 from ir_passes import UnsupportedError
 from ir_passes.analysis.loops import IrreducibleError
 

@@ -1,7 +1,7 @@
 """Fixed: the forward sweep drops lifetime markers (hints only). Fuzzer reproducer (crash:RuntimeError): the gradient fails LLVM verification,
 "llvm.lifetime.start/end can only be used on alloca or poison".
 
-Found by the differential fuzzer (python -m enzyme_py.fuzz --n 10000 --seed 2026: seed
+Found by the differential fuzzer (python -m tools.fuzz --n 10000 --seed 2026: seed
 2026000510), shrunk automatically (kern_shrunk), then by hand (kern). It needs np.max (whose
 ravel/reshape code keeps three stack allocas with lifetime markers), an overwrite loop before it,
 a data-dependent select around a division and an in-place copy loop.

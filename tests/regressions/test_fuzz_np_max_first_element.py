@@ -1,6 +1,6 @@
 """Fuzzer reproducer (wrong_gradient): np.max / np.min drop the derivative of the first element.
 
-Found by the differential fuzzer (python -m enzyme_py.fuzz --n 200 --seed 7: seeds 7000019,
+Found by the differential fuzzer (python -m tools.fuzz --n 200 --seed 7: seeds 7000019,
 7000050, 7000095, 7000174; also seed 119), shrunk automatically. When the extremum is the array's
 first element, autodiff gives it derivative 0 (finite differences: 1). Other positions are right.
 

@@ -1,4 +1,4 @@
-"""python -m enzyme_py.fuzz --n 10000 --seed S   (see `--help`)."""
+"""python -m tools.fuzz --n 10000 --seed S   (see `--help`)."""
 import argparse
 import os
 import sys
@@ -9,7 +9,7 @@ from .generator import PROFILES
 
 def main(argv=None):
     ap = argparse.ArgumentParser(
-        prog="python -m enzyme_py.fuzz",
+        prog="python -m tools.fuzz",
         description="Differential fuzzing of enzyme_py: random Numba kernels, reverse-mode "
                     "gradients checked against finite differences.")
     ap.add_argument("--n", type=int, default=1000, help="kernels to generate (default 1000)")
@@ -27,7 +27,7 @@ def main(argv=None):
     ap.add_argument("--shrink", type=int, default=5, metavar="K", help="shrink up to K failures "
                     "(the first of each category first) into regression tests (default 5; 0: off)")
     ap.add_argument("--profile", choices=sorted(PROFILES), default="default",
-                    help="generator preset (enzyme_py.fuzz.generator.PROFILES)")
+                    help="generator preset (tools.fuzz.generator.PROFILES)")
     ap.add_argument("--forward", choices=["auto", "on", "off"], default="auto",
                     help="forward-vs-reverse checks (auto: when mode=Forward is implemented)")
     ap.add_argument("--one", type=int, metavar="SEED", help="check one kernel in this process, "
@@ -57,9 +57,9 @@ def main(argv=None):
         return 0
 
     from .campaign import all_rule_keys, run_campaign
-    out_dir = args.out or tempfile.mkdtemp(prefix=f"enzyme_py_fuzz_s{args.seed}_")
+    out_dir = args.out or tempfile.mkdtemp(prefix=f"tools_fuzz_s{args.seed}_")
     os.makedirs(out_dir, exist_ok=True)
-    print(f"enzyme_py.fuzz: {args.n} kernels, seed {args.seed}, results in {out_dir}", file=sys.stderr)
+    print(f"tools.fuzz: {args.n} kernels, seed {args.seed}, results in {out_dir}", file=sys.stderr)
     import signal
 
     def _term(signum, frame):
@@ -81,7 +81,7 @@ def main(argv=None):
     if args.shrink and summary.failures:
         from .shrinker import shrink_failures
         written = shrink_failures(summary, out_dir, args.shrink, settings=settings, config=config,
-                                  timeout=args.timeout, command=" ".join(["python -m enzyme_py.fuzz"] + (argv or sys.argv[1:])))
+                                  timeout=args.timeout, command=" ".join(["python -m tools.fuzz"] + (argv or sys.argv[1:])))
         for path in written:
             print(f"reproducer: {path}")
     return 1 if summary.failures else 0

@@ -37,8 +37,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..annotations import Active, Const, Duplicated
-from ..check import check_gradient, finite_difference
+from enzyme_py.annotations import Active, Const, Duplicated
+from enzyme_py.check import check_gradient, finite_difference
 from .program import Program, layout_array, make_args, render, render_functions
 
 # outcome statuses
@@ -95,9 +95,9 @@ def load(prog: Program, traced: bool = True) -> dict:
     """Exec the program's source into a namespace: `kern` (@njit, not compiled yet) and, with
     traced=True, the plain-Python traced copy `kern_traced`."""
     src = render(prog)
-    fname = f"<enzyme_py.fuzz seed={prog.seed} #{next(_counter)}>"
+    fname = f"<tools.fuzz seed={prog.seed} #{next(_counter)}>"
     linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
-    ns: dict = {"__name__": f"enzyme_py_fuzz_{next(_counter)}"}
+    ns: dict = {"__name__": f"tools_fuzz_{next(_counter)}"}
     exec(compile(src, fname, "exec"), ns)
     ns["__source__"] = src
     if traced:
@@ -261,8 +261,8 @@ def _check(prog: Program, st: Settings) -> Outcome:
             return Outcome(DISCARD, "fd_noise")
 
     # 4. build the gradient
-    from .. import UnsupportedError
-    from ..api import compile_gradient
+    from enzyme_py import UnsupportedError
+    from enzyme_py.api import compile_gradient
     args = make_args(prog)
     try:
         grad = compile_gradient(kern, *args)
@@ -331,7 +331,7 @@ FAST_MATH = re.compile(r"\b(fast|afn|reassoc|arcp)\b")
 def _primal_within_ulps(kern, prog, ulps=8) -> bool:
     """Do the arrays after autodiff and after a plain call agree to `ulps` units of roundoff of
     max(1, |value|) (a last-bit difference in a term can cancel into a small result)?"""
-    from ..api import autodiff
+    from enzyme_py.api import autodiff
     plain, ad = make_args(prog), make_args(prog)
     kern(*_values(plain))
     autodiff(kern, *ad, seed=prog.ret_seed)
@@ -355,8 +355,8 @@ def _selected(seed, salt, fraction) -> bool:
 def _cache_always_check(kern, prog, rep, rtol):
     """autodiff(..., cache="always") against the finite differences of `rep`; returns
     (category, detail) of a failure or None."""
-    from .. import UnsupportedError
-    from ..api import autodiff
+    from enzyme_py import UnsupportedError
+    from enzyme_py.api import autodiff
     args = make_args(prog)
     try:
         with np.errstate(all="ignore"):
@@ -449,8 +449,8 @@ def forward_available() -> bool:
     if "ok" not in _forward_state:
         from numba import njit
 
-        from ..annotations import Forward
-        from ..api import autodiff
+        from enzyme_py.annotations import Forward
+        from enzyme_py.api import autodiff
 
         @njit
         def probe(x):
@@ -491,9 +491,9 @@ def forward_check(kern, prog: Program, rep, rtol):
     or a tuple whose first float entry is), or None.
     Returns ("checked" | "skipped:<why>", problem text or "").
     """
-    from .. import UnsupportedError
-    from ..annotations import Forward
-    from ..api import autodiff
+    from enzyme_py import UnsupportedError
+    from enzyme_py.annotations import Forward
+    from enzyme_py.api import autodiff
     rng = np.random.default_rng(prog.seed ^ 0x5EED)
     reverse_dot = rev_abs = 0.0
     fwd_args = []

@@ -693,8 +693,8 @@ class Printer:
 
 _CMP_CODE = {"<": 0, "<=": 1, ">": 2, ">=": 3}
 
-HEADER = "import math\n\nimport numpy as np\nfrom numba import njit\n\nfrom enzyme_py.fuzz import prims\n"
-HEADER_TRACED = "import math\n\nimport numpy as np\n\nfrom enzyme_py.fuzz import prims_py as pp\n"
+HEADER = "import math\n\nimport numpy as np\nfrom numba import njit\n\nfrom tools.fuzz import prims\n"
+HEADER_TRACED = "import math\n\nimport numpy as np\n\nfrom tools.fuzz import prims_py as pp\n"
 
 
 def used_helpers(prog) -> List[Helper]:
@@ -759,7 +759,7 @@ def layout_array(a: np.ndarray, layout: str) -> np.ndarray:
 
 def make_args(prog: Program):
     """Fresh annotated arguments (new arrays each call)."""
-    from ..annotations import Active, Const, Duplicated
+    from enzyme_py.annotations import Active, Const, Duplicated
     out = []
     for p in prog.params:
         if p.kind in ("arr", "iarr"):

@@ -1,7 +1,7 @@
 """Campaigns: many generated kernels checked in worker processes, with a progress bar and a summary.
 
 Kernel i of a campaign with seed S has seed `kernel_seed(S, i) = S * 1_000_000 + i`; any kernel
-can be re-checked alone with `python -m enzyme_py.fuzz --one SEED`.
+can be re-checked alone with `python -m tools.fuzz --one SEED`.
 
 Every kernel is checked in a worker process (spawned, so the parent never loads Numba): a kernel
 whose gradient segfaults only kills its worker ("died:<signal>"), one that runs too long is
@@ -266,7 +266,7 @@ class Summary:
     def format(self, all_rules=None) -> str:
         L = []
         n = self.generated
-        L.append(f"enzyme_py.fuzz campaign --seed {self.campaign_seed}: {n} kernels "
+        L.append(f"tools.fuzz campaign --seed {self.campaign_seed}: {n} kernels "
                  f"({self.requested} requested{', INTERRUPTED' if self.interrupted else ''}), "
                  f"{self.jobs} worker(s), wall {_hms(self.wall)} "
                  f"({self.wall / max(1, n):.2f} s/kernel wall, "

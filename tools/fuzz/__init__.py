@@ -6,7 +6,7 @@ differences (issue 6).
 - `check_program(prog)` -> `Outcome` (`checker.py`);
 - `shrink(prog, outcome)` -> a smaller program failing the same way, and
   `regression_test(prog, outcome)` -> a ready-to-paste pytest file (`shrinker.py`);
-- `python -m enzyme_py.fuzz --n 10000 --seed S` runs a campaign (`campaign.py`).
+- `python -m tools.fuzz --n 10000 --seed S` runs a campaign (`campaign.py`).
 """
 from .checker import Outcome, Settings, check_program
 from .generator import Config, generate

@@ -537,7 +537,7 @@ def regression_test(prog: Program, outcome, reason: str = "", name: str = "",
 
 {reason}
 
-Found by the differential fuzzer (enzyme_py.fuzz){": " + command if command else ""}; shrunk
+Found by the differential fuzzer (tools.fuzz){": " + command if command else ""}; shrunk
 automatically. What the fuzzer saw:
 
 {detail}
@@ -545,7 +545,7 @@ automatically. What the fuzzer saw:
 '''
     imports = ["import math", "", "import numpy as np", "import pytest", "from numba import njit", "",
                "from enzyme_py import Active, Const, Duplicated, check_gradient",
-               "from enzyme_py.fuzz import prims  # noqa: F401  (intrinsics the kernel may call)"]
+               "from tools.fuzz import prims  # noqa: F401  (intrinsics the kernel may call)"]
     if isolated:
         imports = ["import subprocess", "import sys", "import textwrap"] + [""] + imports
     out = [head, "\n".join(imports) + "\n\n\n", src.rstrip() + "\n"]

@@ -3,7 +3,7 @@
 `generate(seed)` is reproducible: the same seed always gives the same program and arguments
 (Python's `random.Random` for the structure, NumPy's `default_rng` for the values).
 
-What it draws from (see docs in `enzyme_py/fuzz/__init__.py`): float arithmetic and every
+What it draws from (see docs in `tools/fuzz/__init__.py`): float arithmetic and every
 function of the derivative rule table with arguments mapped into their domains, scalar locals,
 1-D and 2-D array parameters (C, F and strided layouts) read and written (in-place updates,
 reads after writes, negative and modular indices, gathers and scatters through Const index
@@ -47,7 +47,7 @@ class Config:
                                  # into a Duplicated array (store forwarding); 0 keeps the seeds
 
 
-# named presets (`python -m enzyme_py.fuzz --profile NAME`)
+# named presets (`python -m tools.fuzz --profile NAME`)
 PROFILES = {
     "default": Config(),
     # bigger kernels, more loops over overwritten memory, more helpers and float32
