@@ -1,5 +1,5 @@
 """Loads of a loop-filled temporary are recomputed from the stored expression before AD
-(ir_passes/transforms/store_forwarding.py; golden test tests/filecheck/store-forwarding/).
+(ir_passes/transforms/prepare/forward_stores.py; golden test tests/filecheck/forward-stores/).
 
 GMM's pattern: for every point and component, `xc[j] = x[i, j] - m[k, j]` in one loop, read in
 the next. Later iterations overwrite `xc`, so without forwarding the reverse sweep tapes every

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir.instructions import Instruction
+from ..ir.printer import format_instruction
 from ..ir.values import Argument, Global
 from ..rules.blas import lookup_blas
 from ..rules.effects import allocator_or_inactive, is_allocation, may_write, writes_nothing
@@ -237,21 +238,25 @@ def reachability(fn) -> dict:
 
 
 def print_alias(fn, noalias_params: bool = False) -> str:
-    """The writes of fn and what they may write (the roots of the pointer, or `unknown`), then
-    each load: `unchanged` (nothing may overwrite it afterwards) or the writes that may."""
+    """The writes of fn, numbered, with the roots of the memory each may write (`unknown` for a
+    call that may write anything); then per load: `unchanged` (nothing may overwrite it until
+    the function returns: the reverse sweep may load it again), the writes that may overwrite it
+    after it ran, or `local memory` (gone when the reverse sweep runs)."""
     info = alias_analysis(fn, noalias_params)
-    out = []
-
-    def where(w):
-        return f"%{w.name}" if w.name else f"{w.opcode} in %{w.block.name}"
-
-    for w, q in info.writes:
+    out, number = [], {}
+    for k, (w, q) in enumerate(info.writes):
+        number[id(w)] = k
         targets = "unknown" if q is None else " ".join(r.ref() for r in info.roots(q))
-        out.append(f"write {where(w)}: {targets}")
+        out.append(f"write {k}: {format_instruction(w).strip()} -> {targets}")
     for i in fn.instructions():
-        if i.opcode == "load":
-            ws = info.clobbers(i)
-            after = " ".join(where(w) for w in ws) if ws else "nothing"
-            out.append(f"load %{i.name}: {'unchanged' if info.unchanged(i) else 'changed'}; "
-                       f"overwritten by {after}")
+        if i.opcode != "load":
+            continue
+        ws = info.clobbers(i)
+        if info.unchanged(i):
+            state = "unchanged"
+        elif ws:
+            state = "overwritten by write " + ", ".join(str(number[id(w)]) for w in ws)
+        else:
+            state = "local memory"
+        out.append(f"load %{i.name}: {state}")
     return "\n".join(out)
