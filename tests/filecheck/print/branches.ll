@@ -1,10 +1,6 @@
 ; Branch joins: where the two arms of one conditional branch meet, which way control came is the
 ; condition's last value (the reverse sweep asks it again instead of taping the predecessor).
 ; RUN: %opt -p print --what branches %s | %filecheck %s
-; Non-negative integers: with parameter 2 (%n) known >= 0, n + 1 (nsw) is too; zext always is.
-; RUN: %opt -p print --what nonnegative --nonnegative 2 %s | %filecheck %s --check-prefix=NONNEG
-; Forward activity: the floats that carry tangents (varying), whatever they reach.
-; RUN: %opt -p print --what forward-activity --activity dup,dup %s | %filecheck %s --check-prefix=FWD
 
 define void @f(ptr %x, ptr %y, i64 %n) {
 entry:
@@ -28,15 +24,3 @@ join:
 }
 
 ; CHECK: %join: %c ? %then : %else
-
-; NONNEG: %k: maybe negative
-; NONNEG-NEXT: %m: nonnegative
-; NONNEG-NEXT: %p: maybe negative
-; NONNEG-NEXT: %z: nonnegative
-
-; FWD: %a: varying
-; FWD-NEXT: %c: const
-; FWD-NEXT: %t: varying
-; FWD-NEXT: %e: varying
-; FWD-NEXT: %r: varying
-; FWD-NEXT: %k: const
