@@ -1,15 +1,17 @@
 """Shared pytest setup.
 
 - tests/ is put on sys.path so test modules can share helpers (test_kernels_checker imports
-  the corpus helpers from test_kernels) whatever the import mode.
+  the corpus helpers from test_kernels) whatever the import mode, and the repository root so
+  they can import tools/ and benchmarks/ however pytest is started.
 - The header names the numba / llvmlite versions the run used.
 """
 import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
+for _path in (os.path.dirname(_HERE), _HERE):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
 
 
 def pytest_report_header(config):
