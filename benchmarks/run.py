@@ -15,7 +15,6 @@ import argparse
 import gc
 import importlib
 import json
-import math
 import os
 import platform
 import statistics

@@ -10,14 +10,13 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import numba
 import numpy as np
 import pytest
 from numba import float32, types
 
-from enzyme_py import Active, Duplicated, autodiff, check_gradient
+from enzyme_py import Active, Duplicated, autodiff
 from enzyme_py.capture import _RECORD_ATTR, CaptureMismatch, capture
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import pytest
 
-from enzyme_py import Duplicated, UnsupportedError, autodiff, check_gradient, register_derivative
+from enzyme_py import Duplicated, UnsupportedError, autodiff, register_derivative
 
 libm = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
 

@@ -8,7 +8,6 @@ xfail(strict) and name the reproducer in tests/regressions/.
 
 A full campaign: python -m tools.fuzz --n 10000 --seed S
 """
-import copy
 import os
 
 import numpy as np
@@ -18,9 +17,8 @@ from tools.fuzz import check_program, generate, render
 from tools.fuzz.campaign import Pool, Summary, kernel_seed
 from tools.fuzz.checker import (DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, _Discard,
                                     forward_available, load, run_traced)
-from tools.fuzz.generator import Config
 from tools.fuzz.program import (FUNCS, Assign, Break, Call, For, If, Int, Load, Name, Num,
-                                    Program, Range, Return, Store, Temp, While, count_nodes,
+                                    Program, Range, Return, Store, While, count_nodes,
                                     is_valid, make_args, walk_all)
 from tools.fuzz.shrinker import regression_test, same_failure, shrink
 

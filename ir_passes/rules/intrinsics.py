@@ -29,7 +29,8 @@ define("llvm.log", lambda b, d, x, y: b.fdiv(d, x[0]), spellings=("log", "logf")
 define("llvm.log2", lambda b, d, x, y: b.fdiv(d, b.fmul(x[0], c(b, d, math.log(2.0)))), spellings=("log2", "log2f"))
 define("llvm.log10", lambda b, d, x, y: b.fdiv(d, b.fmul(x[0], c(b, d, math.log(10.0)))), spellings=("log10", "log10f"))
 define("llvm.sqrt", lambda b, d, x, y: b.fdiv(d, b.fmul(c(b, d, 2.0), y)), spellings=("sqrt", "sqrtf"))
-define("llvm.fabs", lambda b, d, x, y: b.fmul(d, b.intrinsic("copysign", [c(b, d, 1.0), x[0]])), spellings=("fabs", "fabsf"))
+define("llvm.fabs", lambda b, d, x, y: b.fmul(d, b.intrinsic("copysign", [c(b, d, 1.0), x[0]])),
+       spellings=("fabs", "fabsf"))
 define("llvm.copysign",
        lambda b, d, x, y: b.fmul(d, b.fmul(b.intrinsic("copysign", [c(b, d, 1.0), x[0]]),
                                            b.intrinsic("copysign", [c(b, d, 1.0), x[1]]))),

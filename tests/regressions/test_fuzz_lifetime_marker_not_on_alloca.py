@@ -14,7 +14,6 @@ lifetime markers should be dropped (or kept on allocas only) in the generated fu
 import math
 
 import numpy as np
-import pytest
 from numba import njit
 
 from enzyme_py import Duplicated, check_gradient

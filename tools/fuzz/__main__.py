@@ -81,7 +81,8 @@ def main(argv=None):
     if args.shrink and summary.failures:
         from .shrinker import shrink_failures
         written = shrink_failures(summary, out_dir, args.shrink, settings=settings, config=config,
-                                  timeout=args.timeout, command=" ".join(["python -m tools.fuzz"] + (argv or sys.argv[1:])))
+                                  timeout=args.timeout,
+                                  command=" ".join(["python -m tools.fuzz"] + (argv or sys.argv[1:])))
         for path in written:
             print(f"reproducer: {path}")
     return 1 if summary.failures else 0

@@ -20,7 +20,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from .checker import DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, Settings
 

@@ -32,12 +32,12 @@ import linecache
 import re
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from enzyme_py.annotations import Active, Const, Duplicated
+from enzyme_py.annotations import Active, Duplicated
 from enzyme_py.check import check_gradient, finite_difference
 from .program import Program, layout_array, make_args, render, render_functions
 

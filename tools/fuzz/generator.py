@@ -26,7 +26,7 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 
 from .program import (Assign, Bin, Break, Call, CallStmt, Cast, Cmp, DataInt, For, Helper,
-                      HCall, If, IfExp, IMin, Int, Load, Name, Neg, Num, Param, Program, Raise,
+                      HCall, If, IfExp, Int, Load, Name, Neg, Num, Param, Program, Raise,
                       Range, Reduce, Return, Shape, Store, Temp, ToFloat, While, validate)
 
 
@@ -177,7 +177,6 @@ class Generator:
         return prog
 
     def array_param(self, sizes) -> Param:
-        r = self.r
         two_d = self.chance(0.35)
         dims = ("R", "C") if two_d else ("N",)
         name = self.fresh("A" if two_d else "x")

@@ -22,15 +22,14 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import fields, is_dataclass
-from typing import Callable, Iterator, List, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
 from .program import (Assign, Bin, Break, Call, CallStmt, Cast, Cmp, DataInt, For, HCall, If,
-                      IfExp, IMin, Int, Load, Name, Neg, Node, Num, Program, Raise, Range, Reduce,
+                      IfExp, IMin, Int, Load, Name, Neg, Node, Num, Program, Range, Reduce,
                       Return, Shape, Store, Temp, ToFloat, While, count_nodes, int_value,
-                      is_valid, layout_array, render, render_functions, stmt_blocks, walk_all,
-                      walk_expr, walk_stmts)
+                      is_valid, render_functions, stmt_blocks, walk_all)
 
 
 # ---------------------------------------------------------------------------------------------

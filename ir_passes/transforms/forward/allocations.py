@@ -58,7 +58,7 @@ def shadow_handles(fn, act) -> dict:
 def allocation(fm, inst) -> None:
     """A call returning a pointer with a shadow: an allocation's data pointer or a reallocation."""
     c = fm.emit_primal(inst)
-    b, w = fm.b, fm.width
+    w = fm.width
     old = realloc_operand(inst)
     if old is not None:
         k = inst.ops.index(old)
