@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
@@ -208,7 +208,8 @@ def _fd_scalar(obj: _Objective, k: int, eps: Optional[float]) -> float:
     return (vals[0] - vals[1]) / (steps[0] - steps[1])
 
 
-def finite_difference(kernel, *args, seed=1.0, eps=None, fd_dtype=None, rng=None):
+def finite_difference(kernel: Callable, *args: Any, seed: float = 1.0, eps: Optional[float] = None,
+                      fd_dtype=None, rng=None) -> list:
     """Central finite differences of L (see the module docstring) w.r.t. each initial value.
 
     Returns a list with one entry per argument: a float64 array (same shape as the primal) for
@@ -343,7 +344,8 @@ def _same_primal(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
-def check_gradient(kernel, *args, seed=1.0, rtol=1e-6, atol=None, eps=None, rng=None,
+def check_gradient(kernel: Callable, *args: Any, seed: float = 1.0, rtol: float = 1e-6,
+                   atol: Optional[float] = None, eps: Optional[float] = None, rng=None,
                    fd_dtype=None) -> GradientReport:
     """Check `autodiff(kernel, *args, seed=seed)` against central finite differences.
 

@@ -3,7 +3,7 @@ through ctypes or cffi (or any function pointer Numba calls through a dynamic gl
 from __future__ import annotations
 
 import ctypes
-from typing import Sequence
+from typing import Any, Sequence
 
 from ir_passes import register_external
 
@@ -30,7 +30,7 @@ def callee_key(fn) -> str:
     return f"numba.dynamic.globals.{address_of(fn):x}"
 
 
-def register_derivative(fn, partials: Sequence | None = None, *, inactive: bool = False) -> None:
+def register_derivative(fn: Any, partials: Sequence | None = None, *, inactive: bool = False) -> None:
     """Tell enzyme_py how to differentiate calls to the external function `fn`.
 
     - `inactive=True`: calls never carry derivatives (a logger, a random number source).

@@ -47,7 +47,7 @@ _versions = []
 stats = {"hits": 0, "misses": 0, "stores": 0, "uncacheable": 0, "bad_files": 0}
 
 
-def set_cache_dir(path) -> None:
+def set_cache_dir(path: str | os.PathLike | None) -> None:
     """Store compiled gradients under `path` (created if needed); None turns the cache off
     unless ENZYME_PY_CACHE_DIR is set."""
     global _dir

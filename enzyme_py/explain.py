@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 import os
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -65,7 +66,7 @@ def user_line(locations) -> str:
     return ""
 
 
-def explain(kernel, *args, cache: str = "auto", seed: float = 1.0) -> Explanation:
+def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0) -> Explanation:
     """Describe the reverse-mode gradient of `kernel` for these annotated arguments.
 
     Reuses the compiled gradient (building it if needed). The caller's arrays are never changed:

@@ -11,6 +11,7 @@ reverse or forward mode on the kernel's IR; none from finite differences.
 from __future__ import annotations
 
 import functools
+from typing import Any, Callable
 
 import numpy as np
 
@@ -33,12 +34,12 @@ def _consts(const):
     return [c if isinstance(c, Const) else Const(c) for c in const]
 
 
-def gradient(f, x, *const):
+def gradient(f: Callable, x: Any, *const: Any) -> Any:
     """df/dx of a scalar kernel f(x, *const): an array like x (or a float for a float x)."""
     return value_and_grad(f)(x, *const)[1]
 
 
-def value_and_grad(f):
+def value_and_grad(f: Callable) -> Callable:
     """A function (x, *const) -> (f(x, *const), df/dx), one reverse-mode call each time
     (the gradient entry also returns the primal value)."""
     @functools.wraps(getattr(f, "py_func", f))
@@ -47,7 +48,7 @@ def value_and_grad(f):
     return vg
 
 
-def jvp(f, x, v, *const, out=None):
+def jvp(f: Callable, x: Any, v: Any, *const: Any, out: np.ndarray | None = None) -> tuple:
     """Forward mode: (value, J v).
 
     Scalar kernel: (f(x), the directional derivative df.v) (x an array or a float).
@@ -70,7 +71,7 @@ def _dup_or_active(x, v):
     return Active(float(x), float(v))
 
 
-def vjp(f, x, *const, out=None):
+def vjp(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None) -> tuple:
     """Reverse mode: (value, pullback) with pullback(w) = J^T w.
 
     Scalar kernel: value = f(x), pullback(w) = w * df/dx. With `out`: the kernel is
@@ -93,7 +94,7 @@ def vjp(f, x, *const, out=None):
     return y, pullback
 
 
-def jacobian(f, x, *const, out, mode="forward"):
+def jacobian(f: Callable, x: np.ndarray, *const: Any, out: np.ndarray, mode: str = "forward") -> np.ndarray:
     """d(out)/dx for a kernel f(x, out, *const) that writes `out`: an array of shape
     out.shape + x.shape.
 
@@ -145,7 +146,7 @@ def _jacobian_reverse(f, x, out, const):
     return J.reshape(out.shape + x.shape)
 
 
-def hessian_vector_product(f, x, v, *const):
+def hessian_vector_product(f: Callable, x: np.ndarray, v: Any, *const: Any) -> Any:
     """H v for a scalar kernel f(x, *const), by forward mode over the reverse-mode gradient
     (enzyme_py/modes/hvp.py). v may be a tuple of up to 16 vectors: then a tuple of products,
     one call."""
@@ -158,7 +159,7 @@ def hessian_vector_product(f, x, v, *const):
     return hvs if isinstance(v, (tuple, list)) else hvs[0]
 
 
-def hessian(f, x, *const):
+def hessian(f: Callable, x: np.ndarray, *const: Any) -> np.ndarray:
     """The Hessian of a scalar kernel f(x, *const): shape x.shape + x.shape, by batched
     Hessian-vector products (up to 16 columns per call)."""
     n = x.size
@@ -208,7 +209,7 @@ class differentiable:
         return hessian_vector_product(self.kernel, x, v, *const)
 
 
-def gradient_entry(kernel, *args):
+def gradient_entry(kernel: Callable, *args: Any) -> Any:
     """The @njit-callable reverse-mode gradient for these annotated arguments (the same
     annotations as `autodiff`): entry(*primal_args, *shadows, seed) -> tuple of the Active
     arguments' derivatives; shadows (one per Duplicated argument, in order) receive the rest.
@@ -216,7 +217,7 @@ def gradient_entry(kernel, *args):
     return compile_gradient(kernel, *args).entry
 
 
-def forward_entry(kernel, *args):
+def forward_entry(kernel: Callable, *args: Any) -> Any:
     """The @njit-callable forward-mode function: entry(*primal_args, *shadows, *tangents)
     -> (value, (t_1, ..., t_k)) (enzyme_py/modes/forward.py)."""
     return compile_forward(kernel, *args).entry

@@ -7,9 +7,10 @@ The memory comes from NRT_Allocate / NRT_Free (enzyme_py/nrt.py), so
 parked, e.g. after the last call of a gradient with a large tape.
 """
 import ctypes
+from typing import Any
 
 
-def release_tape(grad) -> bool:
+def release_tape(grad: Any) -> bool:
     """Free the tape that `grad` (a CompiledGradient: `enzyme_py.compile_gradient(...)`) keeps
     between calls. Returns False when its gradient keeps none. A later call starts afresh."""
     library = getattr(grad, "library", None)

@@ -7,10 +7,12 @@ names the codes (enzyme_py registers its host's); by default every return succee
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 _success: list = [None]
 
 
-def register_success_codes(codes) -> tuple | None:
+def register_success_codes(codes: Iterable[int] | None) -> tuple | None:
     """Integer returns equal to one of `codes` are successes, any other value an error (None:
     every return succeeds). Returns the previous codes."""
     old = _success[0]

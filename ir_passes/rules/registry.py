@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 Partial = Callable[..., object]
 
@@ -78,7 +78,7 @@ def inactive(key: str, spellings: tuple[str, ...] = ()) -> Rule:
     return rule
 
 
-def external(key: str, partials, inactive_fn: bool = False) -> Rule:
+def external(key: str, partials: Sequence[int | None], inactive_fn: bool = False) -> Rule:
     """A rule for an external function whose partial derivatives are other external functions:
     `partials[k]` is the address of a function of the same arguments returning d f / d x_k
     (None: not differentiable in that argument; 0: the derivative is zero)."""

@@ -13,8 +13,10 @@ describes glibc's; the caller says which instruction sets the target has and loa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 from ...ir import types as T
+from ...ir.module import Module
 from ...rules.registry import intrinsic_key
 
 # glibc's libmvec (x86_64): _ZGV<isa>N<lanes><v per argument>_<name>, isa b/c/d/e =
@@ -44,7 +46,7 @@ class VectorLibrary:
         return self.variants.get((base, t.bits), ())
 
 
-def libmvec(isas, exported=None) -> VectorLibrary:
+def libmvec(isas: Iterable[str], exported: Callable[[str], bool] | None = None) -> VectorLibrary:
     """glibc's libmvec for the instruction sets `isas` (letters of LIBMVEC_ISA_BITS) the target
     has; `exported(symbol) -> bool` drops what this glibc lacks. The widest ISA of each width."""
     variants = {}
@@ -64,7 +66,7 @@ def libmvec(isas, exported=None) -> VectorLibrary:
 ATTRIBUTE = "vector-function-abi-variant"
 
 
-def use_vector_variants(module, library: VectorLibrary | None) -> int:
+def use_vector_variants(module: Module, library: VectorLibrary | None) -> int:
     """Name `library`'s variants on every adjoint-only call that has one; return how many calls.
     The variants are declared and kept in @llvm.compiler.used until the vectorizer runs."""
     if library is None:

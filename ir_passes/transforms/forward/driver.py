@@ -27,20 +27,25 @@ arithmetic.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from ...analysis.alias import alias_analysis
-from ...ir.module import Function
+from ...ir.module import Function, Module
 from ...options import Activity
 from ..common.noneed import unneeded_stores
+from ..common.extent import Extent
 from ..common.stand_in import free_forward_stand_ins
-from ..common.vector_math import use_vector_variants
+from ..common.vector_math import VectorLibrary, use_vector_variants
 from ..prepare.fold_sign_tests import fold_sign_tests
 from .calls import DERIVED
 from .instructions import visit, visit_phi
 from .state import MAX_WIDTH, ForwardMode
 
 
-def forward_mode(module, fn_name, activity, out_name, width=1, strong_zero_guards=False,
-                 noalias_shadows=False, extents=None, no_need=(), vector_library=None):
+def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str], out_name: str,
+                 width: int = 1, strong_zero_guards: bool = False, noalias_shadows: bool = False,
+                 extents: dict[int, Extent] | None = None, no_need: Sequence[int] = (),
+                 vector_library: VectorLibrary | None = None) -> Function:
     """Add `out_name`, the forward-mode tangent function of `fn_name` (see the module docstring).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.

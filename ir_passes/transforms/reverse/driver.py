@@ -8,18 +8,21 @@ worklist after the top-level gradient.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from ...analysis.tripcount import exact_trip
 from ...ir import types as T
 from ...ir.builder import MathBuilder
 from ...ir.edit import replace_uses
 from ...ir.instructions import Instruction
-from ...ir.module import Block, Function
+from ...ir.module import Block, Function, Module
 from ...ir.values import Argument, ConstInt
-from ...options import Activity, activities, cache_mode
+from ...options import Activity, CacheMode, activities, cache_mode
 from ...rules.convention import success_codes as registered_success_codes
 from ...runtime import heap as _heap
+from ..common.extent import Extent
 from ..common.noneed import drop
-from ..common.vector_math import use_vector_variants
+from ..common.vector_math import VectorLibrary, use_vector_variants
 from ..prepare.fold_sign_tests import fold_sign_tests
 from ..prepare.forward_stores import forward_loop_stores
 from ..prepare.hoist_loads import hoist_invariant_loads
@@ -36,9 +39,12 @@ from .success import blocks_reaching_success
 REGISTERED = object()   # success_codes default: rules/convention.py's registered codes
 
 
-def reverse_mode(module, fn_name, activity, out_name, *, cache="auto", noalias=False,
-                 success_codes=REGISTERED, counts="define", extents=None, heap=None,
-                 no_need=(), vector_library=None):
+def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str], out_name: str, *,
+                 cache: CacheMode | str = "auto", noalias: bool = False,
+                 success_codes: Sequence[int] | None | object = REGISTERED,
+                 counts: str | None = "define", extents: dict[int, Extent] | None = None,
+                 heap: _heap.Heap | None = None, no_need: Sequence[int] = (),
+                 vector_library: VectorLibrary | None = None) -> Gradient:
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
