@@ -54,7 +54,7 @@ PROFILES = {
     "stress": Config(max_stmts=18, min_stmts=6, p_helpers=0.6, p_f32=0.4, p_recurrence=3.0),
     # small kernels: faster, for quick runs
     "small": Config(max_stmts=5, min_stmts=1, max_expr_depth=2),
-    # temporaries filled by a loop and read back by the next (store_forwarding.py)
+    # temporaries filled by a loop and read back by the next (ir_passes forward-stores)
     "reread": Config(p_temp=3.0, p_reread=0.8),
 }
 
