@@ -12,7 +12,7 @@ Every timed call starts from the same state (arrays are reset outside the timed 
 The batched tangents are checked against the separate ones before timing.
 
 With --reverse, the same for reverse mode: one gradient (one seed), k separate gradients, and one
-batched reverse call with k seeds (enzyme_py/batched_reverse.py).
+batched reverse call with k seeds (enzyme_py/modes/batched.py).
 """
 from __future__ import annotations
 

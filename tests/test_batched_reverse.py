@@ -1,5 +1,5 @@
 """Batched reverse mode: BatchDuplicated with k seeds in one reverse-mode call
-(enzyme_py/batched_reverse.py: forward mode over the gradient's seeds, width k).
+(enzyme_py/modes/batched.py: forward mode over the gradient's seeds, width k).
 
 Each lane equals a separate reverse-mode call with that seed (to rounding: the adjoint sums are
 the same operations), for widths 1, 4 and 16, over kernels with loops, branches, np.cbrt's

@@ -1,4 +1,4 @@
-"""DuplicatedNoNeed (ir_passes/transforms/noneed.py): the forward sweep skips stores into an
+"""DuplicatedNoNeed (ir_passes/transforms/common/noneed.py): the forward sweep skips stores into an
 array whose primal result the caller does not need, unless something may read it back.
 Gradients are checked against analytic values and central finite differences; whether the
 stores were skipped shows in the primal array (left untouched, or computed)."""

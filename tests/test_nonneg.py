@@ -1,5 +1,5 @@
 """Numba's wraparound tests of negative indices are folded before AD when the index is provably
-non-negative (ir_passes/transforms/nonneg.py), and kept when it can be negative. Gradients are
+non-negative (ir_passes/transforms/prepare/fold_sign_tests.py), and kept when it can be negative. Gradients are
 checked against finite differences either way, and the generated code shows which tests went."""
 import numpy as np
 from numba import njit

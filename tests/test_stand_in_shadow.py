@@ -1,7 +1,7 @@
 """A Const array that meets a Duplicated one in a phi or select (`p = x if c else a`).
 
 The loads through p are active; when p points into the Const array their adjoints go to a zeroed
-stand-in shadow (ir_passes/transforms/dummy.py) and are dropped. Before, these kernels raised
+stand-in shadow (ir_passes/transforms/common/stand_in.py) and are dropped. Before, these kernels raised
 "a pointer mixes differentiable and constant memory" / "pointer ... has no shadow" (about 60 of
 each 10,000 fuzz kernels).
 """

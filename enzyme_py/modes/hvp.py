@@ -63,10 +63,11 @@ class CompiledHVP:
     generated: str = ""
 
 
-# The reverse gradient may park its tape arrays in a global workspace between calls (reverse/tape.py,
-# helpers enzpy.take / enzpy.park). Forward mode over it needs the tapes in ordinary memory, so for
-# Hessian-vector products those helpers are replaced by versions that keep nothing: take starts
-# from an empty frame, park frees the tape arrays (the pointer fields of its `mask`).
+# The reverse gradient may park its tape arrays in a global workspace between calls
+# (ir_passes/transforms/reverse/tape.py, helpers enzpy.take / enzpy.park). Forward mode over it
+# needs the tapes in ordinary memory, so for Hessian-vector products those helpers are replaced
+# by versions that keep nothing: take starts from an empty frame, park frees the tape arrays (the
+# pointer fields of its `mask`).
 FRESH_TAPES = """
 define internal ptr @enzpy.take(ptr %slot, ptr %dst, i64 %n) {
 entry:

@@ -166,7 +166,7 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
 
 def _const_memory(p, act: ActivityInfo) -> bool:
     """p points only into Const parameters' memory. A pointer there has a shadow when it also
-    feeds a phi or select with shadowed memory (a stand-in, transforms/dummy.py), but what it
+    feeds a phi or select with shadowed memory (a stand-in, transforms/common/stand_in.py), but what it
     loads is constant: storing differentiable data into a Const parameter is refused
     (check_constant_stores)."""
     rs = roots(p)

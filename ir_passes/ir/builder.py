@@ -181,7 +181,8 @@ class RuleBuilder(MathBuilder):
     """The builder a derivative rule writes with, at the position of `b`.
 
     Calls it emits are marked `adjoint_only`: their results feed derivatives only, never a primal
-    value, a branch or an address, so they may use a vector math library (vector_math.py).
+    value, a branch or an address, so they may use a vector math library
+    (transforms/common/vector_math.py).
     Primal operands the rule reads are fetched through `b` and stay unmarked."""
 
     def __init__(self, b):

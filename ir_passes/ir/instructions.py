@@ -48,7 +48,7 @@ class Instruction(Value):
         self.ret_attrs = ""          # call: return attributes
         self.arg_attrs: list[str] = []  # call: attributes per argument
         self.fn_attrs = ""           # call: function attributes (#0, nounwind...)
-        self.adjoint_only = False    # call: a derivative rule's own call (transforms/vector_math.py)
+        self.adjoint_only = False    # call: a derivative rule's own call (transforms/common/vector_math.py)
         self.volatile = False
         self.meta = ""               # trailing metadata other than !dbg, as text
         self.dbg = ""                # the !dbg attachment id, e.g. "!47"

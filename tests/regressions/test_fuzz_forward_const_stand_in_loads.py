@@ -1,7 +1,7 @@
 """Fuzz seed 2040001857: forward mode refused a kernel that reverse mode differentiates.
 
 `x[1] if c else t[1]` became a select between a pointer into Const `x` and one into the local
-`t`, which holds differentiable data, so `x` got a zeroed stand-in shadow (transforms/dummy.py)
+`t`, which holds differentiable data, so `x` got a zeroed stand-in shadow (transforms/common/stand_in.py)
 and forward mode gave the pointer `x + 8` that shadow. A plain load through that pointer was
 then taken as varying, and `x[4] -= x[3] + x[1]`, constant data stored back into Const `x`,
 was refused as "active data is stored into constant memory". What a Const parameter's memory

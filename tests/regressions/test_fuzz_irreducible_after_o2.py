@@ -3,7 +3,7 @@
 Found by campaign seed 2031 (kernel 2031000444), the first such kernel in 23,000. Root cause:
 `while k0 < 2 and np.sum(x0) < 0.25:` around nested loops; O2 (not O1; jump threading is the
 likely pass) turned the loop into a cycle with two entries, which has no natural loop to reverse (the IR Numba emits is
-reducible, and so is O1's result). cleanup (enzyme_py/cleanup.py) now checks the O2 result and
+reducible, and so is O1's result). cleanup (enzyme_py/bridge/cleanup.py) now checks the O2 result and
 cleans with O1 instead when it is irreducible; IrreducibleError is an UnsupportedError for any
 module that stays irreducible.
 """

@@ -1,10 +1,10 @@
 """Fixed: compiling a valid gradient failed with "Instruction does not dominate all uses!".
 
-Found by the fuzz campaign of seed 2038 (seed 2038001212), present since the first session.
+Found by the fuzz campaign of seed 2038 (seed 2038001212), present in the earliest code.
 Root cause: an LLVM bug. The gradient that ir_passes generated passed the verifier. LLVM's O3
 then broke it, in LoopLoadElimination (found with -opt-bisect-limit): the forward loop stores
 x1[(i + 1) % 4] and loads x1[i] in the next iteration, and LLE versioned the loop under SCEV
-predicates, leaving a phi of the frame that does not dominate its use. enzyme_py/link.py now
+predicates, leaving a phi of the frame that does not dominate its use. enzyme_py/bridge/link.py now
 sets -loop-load-elimination-scev-check-threshold=0, so LLE forwards stores only where it needs
 no such versioning.
 """

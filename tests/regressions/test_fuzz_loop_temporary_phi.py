@@ -4,7 +4,7 @@ allocations raised "active data is stored into memory that has no shadow".
 Found by the fuzz campaigns (seeds 2027002362, 2027003313, 2027005020, 2027006104, 2027008901,
 2029002397: 6 in 13,000 kernels). Root cause: LLVM's loop rotation allocates the temporary in
 the preheader and again in the latch and merges the two meminfos with a phi; allocation_size
-(ir_passes/rules/allocators.py) only recognized a data pointer taken from an allocator call
+(ir_passes/rules/effects.py) only recognized a data pointer taken from an allocator call
 itself, so the temporary got no shadow. It now takes the common size of the merged allocations.
 """
 import math

@@ -1,6 +1,6 @@
 """Calls in forward mode.
 
-- memset / memcpy / memmove, allocations, frees and reallocations: forward_memory.py;
+- memset / memcpy / memmove: memory.py; allocations, frees and reallocations: allocations.py;
 - inactive functions (`rule.inactive`): copied; given an allocation handle with a shadow, called
   again on the shadow handle (reference counts move together);
 - math functions of the rule table: the tangent from their partials;

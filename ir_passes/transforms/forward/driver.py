@@ -58,9 +58,9 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     extents: {param index: Extent}: a Const pointer parameter with a known extent that
     meets shadowed memory in a phi or select gets a zeroed stand-in shadow (stand_in.py).
     no_need: indices of "dup" parameters whose final primal contents the caller does not need
-    (DuplicatedNoNeed): their stores are skipped when nothing reads them back (noneed.py);
+    (DuplicatedNoNeed): their stores are skipped when nothing reads them back (common/noneed.py);
     noalias_shadows also tells that analysis the arrays are disjoint.
-    vector_library: as in reverse_mode, for the rules' own math calls (vector_math.py).
+    vector_library: as in reverse_mode, for the rules' own math calls (common/vector_math.py).
     Returns the generated Function.
     """
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:

@@ -8,7 +8,7 @@ iteration.
 
 A load moves to its loop's preheader when
 - its pointer is defined outside the loop,
-- no write in the loop may alias it (alias.py), and
+- no write in the loop may alias it (analysis/alias.py), and
 - its block dominates every exiting block, so it runs whenever the loop is entered, and
 - the loop has no lifetime markers.
 Innermost loops go first, so a load can climb several levels.

@@ -59,7 +59,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     counts: "define" or "declare" the global `<out_name>.tape_counts` where each call leaves the
     iteration counts of its taped loops (`explain` reads it), or None for no such global.
     no_need: indices of "dup" parameters whose final primal contents the caller does not need
-    (DuplicatedNoNeed); their stores may be skipped (noneed.py).
+    (DuplicatedNoNeed); their stores may be skipped (common/noneed.py).
     heap: where the gradient's tape and scratch memory come from (runtime.heap.Heap; None: the
     one heap.register_heap named last, libc malloc / realloc / free unless changed).
     vector_library: a vector_math.VectorLibrary the derivative rules' own math calls may use
