@@ -9,7 +9,8 @@ on a few corpus kernels). Each group runs in a fresh process, in a fixed order, 
 function numbering (part of the mangled names) is the same from run to run. For every case it
 writes `<case>.reverse.ll` (CompiledGradient.generated, or the error), `<case>.layout.txt` (the
 tape layout `explain` reads) and `<case>.forward.ll` (the forward-mode module, or the error).
-Compare two runs with `diff -r`.
+Compare two runs with `diff -r` (a tree checked out in another folder writes that folder in the
+debug info's file names: replace it before comparing).
 
 The ADBench data is looked for in shared/data/adbench one or two folders above the checkout
 unless ADBENCH_DATA names it.
@@ -93,10 +94,10 @@ def run_corpus(out: str, module: str) -> None:
 
 
 def hvp_module():
-    try:
+    """enzyme_py's Hessian-vector module, where this tree has it (older trees: enzyme_py/hvp.py)."""
+    if os.path.exists(os.path.join(ROOT, "enzyme_py", "modes", "hvp.py")):
         return importlib.import_module("enzyme_py.modes.hvp")
-    except ModuleNotFoundError:
-        return importlib.import_module("enzyme_py.hvp")
+    return importlib.import_module("enzyme_py.hvp")
 
 
 def run_modes(out: str) -> None:
