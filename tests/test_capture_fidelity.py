@@ -17,7 +17,7 @@ import pytest
 from numba import float32, types
 
 from enzyme_py import Active, Duplicated, autodiff
-from enzyme_py.capture import _RECORD_ATTR, CaptureMismatch, capture
+from enzyme_py.bridge.capture import _RECORD_ATTR, CaptureMismatch, capture
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
