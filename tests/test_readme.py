@@ -1,5 +1,5 @@
 """The README's Python blocks run as written: in order, in one namespace, as a reader would
-paste them into one session (each block defines what it uses beyond the earlier blocks)."""
+paste them into one Python prompt (each block defines what it uses beyond the earlier blocks)."""
 import os
 import re
 
