@@ -262,11 +262,16 @@ class _Collector:
     def __init__(self):
         self.texts = []
         self.seen = set()
+        # `seen` holds ids: keep every visited library alive, or a private copy's library,
+        # freed after its texts were taken, could hand its id to a later copy (whose texts
+        # would then be skipped: an undefined callee).
+        self.visited = []
         self.nrt_names = {fn.name for fn in rtsys.library.get_defined_functions()}
 
     def add(self, cres, rename=None):
         owners = _callee_overloads(cres)
         for lib in iter_libraries(cres.library, self.seen):
+            self.visited.append(lib)
             recorded = getattr(lib, _RECORD_ATTR, None)
             if recorded:
                 texts = [t for t in recorded if not _WRAPPER_DEF.search(t)]
