@@ -23,7 +23,7 @@ differentiated.
 """
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import llvmlite.binding as llvm
@@ -78,13 +78,17 @@ class Captured:
     module), verified. `fn_name`: the kernel's mangled name in it. `argtypes`,
     `restype`: the Numba types of the compiled signature. `dispatcher`: the
     private debug copy that was lowered (kept alive for debugging; it has no
-    overloads: it was never compiled to machine code).
+    overloads: it was never compiled to machine code). `environments`: the Numba
+    environment of each function whose module was linked, by its global's name (code that
+    raises an exception with run-time arguments checks its environment: bind them with
+    `link.compile_library(..., environments=)`).
     """
     text: str
     fn_name: str
     argtypes: tuple
     restype: Any
     dispatcher: Any
+    environments: dict = field(default_factory=dict)
 
 
 class CaptureMismatch(TypeError):
@@ -121,7 +125,8 @@ def capture(kernel, argtypes) -> Captured:
     module = link_texts(collector.texts)
     return Captured(text=str(module), fn_name=cres.fndesc.mangled_name,
                     argtypes=tuple(cres.signature.args),
-                    restype=cres.signature.return_type, dispatcher=copy)
+                    restype=cres.signature.return_type, dispatcher=copy,
+                    environments=collector.environments)
 
 
 def resolve_overload(kernel, argtypes):
@@ -266,10 +271,15 @@ class _Collector:
         # freed after its texts were taken, could hand its id to a later copy (whose texts
         # would then be skipped: an undefined callee).
         self.visited = []
+        self.environments = {}
         self.nrt_names = {fn.name for fn in rtsys.library.get_defined_functions()}
 
     def add(self, cres, rename=None):
         owners = _callee_overloads(cres)
+        for c in [cres] + [callee for _, _, callee in owners.values()]:
+            env = getattr(c, "environment", None)
+            if env is not None:
+                self.environments.setdefault(env.env_name, env)
         for lib in iter_libraries(cres.library, self.seen):
             self.visited.append(lib)
             recorded = getattr(lib, _RECORD_ATTR, None)

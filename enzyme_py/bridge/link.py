@@ -3,6 +3,7 @@
 The module is verified first, with every helper made internal (prepare_module); the entries
 that call the generated function are built per mode (modes/, with entry.py and codegen.py).
 """
+import ctypes
 import threading
 
 import llvmlite.binding as llvm
@@ -68,8 +69,12 @@ def _parse_verified(text: str):
 
 
 @stage("O3 + codegen")
-def compile_library(text: str, name: str):
-    """Compile verified module text with Numba's codegen (O3) into a code library."""
+def compile_library(text: str, name: str, environments=None):
+    """Compile verified module text with Numba's codegen (O3) into a code library.
+
+    `environments` ({global name: Numba Environment}, capture's): the library's environment
+    globals that are defined are pointed at them, as Numba does for its own functions (an
+    exception raised with run-time arguments boxes them only when its environment is set)."""
     codegen = cpu_target.target_context.codegen()
     with global_compiler_lock:
         library = codegen.create_library(f"enzyme_py.{name}")
@@ -77,7 +82,20 @@ def compile_library(text: str, name: str):
         library.add_llvm_module(_parse_verified(text))
         library.add_linking_library(rtsys.library)     # NRT_incref & co.
         library.finalize()
+        _bind_environments(codegen, library, text, environments or {})
     return library
+
+
+def _bind_environments(codegen, library, text, environments) -> None:
+    bound = []
+    for env_name, env in environments.items():
+        if f'@"{env_name}" =' not in text and f"@{env_name} =" not in text:
+            continue
+        address = codegen._engine.get_global_value_address(env_name)
+        if address:
+            (ctypes.c_void_p * 1).from_address(address)[0] = id(env)
+            bound.append(env)
+    library.__dict__["_enzyme_py_environments"] = bound    # alive as long as the code
 
 
 def define_counts(layout) -> None:

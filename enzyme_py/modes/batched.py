@@ -194,7 +194,7 @@ def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatc
                                          array_extents(cap.argtypes), disjoint, width,
                                          returns_float(cap.restype))
     verified = prepare_module(generated, name)
-    library = compile_library(verified, name)
+    library = compile_library(verified, name, cap.environments)
     spec = BatchedSpec(cap.argtypes, cap.restype, kinds, width, name)
     entry = _make_entry(spec, library)
     compile_entry(entry, cap.argtypes + signature[len(argtypes):], cap.argtypes != argtypes)

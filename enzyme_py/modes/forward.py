@@ -267,7 +267,7 @@ def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
                                                    disjoint, array_extents(cap.argtypes),
                                                    data_params(cap.argtypes, no_need))
         texts["verified"] = prepare_module(texts["generated"], name)
-        library = compile_library(texts["verified"], name)
+        library = compile_library(texts["verified"], name, cap.environments)
         spec = ForwardSpec(cap.argtypes, cap.restype, kinds, width, name)
         entry = make_forward_entry(spec, library)
         compile_entry(entry, cap.argtypes + tuple(shadow_types) + tangent_types,

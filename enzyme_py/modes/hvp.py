@@ -159,7 +159,7 @@ def compile_hvp(kernel, x, *const, width=1) -> CompiledHVP:
         grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
         gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
                                          array_extents(cap.argtypes), apart, width)
-        library = compile_library(prepare_module(generated, name), name)
+        library = compile_library(prepare_module(generated, name), name, cap.environments)
         spec = HVPSpec(cap.argtypes, cap.restype, width, name)
         entry = _make_entry(spec, library)
         xt = numba.typeof(x)

@@ -266,7 +266,7 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
             raise in_python_terms(exc, dispatcher, cap.argtypes) from None
         define_counts(layouts.get(name))
         texts["verified"] = prepare_module(texts["generated"], name)
-        library = compile_library(texts["verified"], name)
+        library = compile_library(texts["verified"], name, cap.environments)
         spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
         entry = make_gradient_entry(spec)
         with timings.stage("entry"):

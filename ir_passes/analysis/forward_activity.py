@@ -14,6 +14,11 @@ On top of activity_analysis it adds the facts that pointers kept in memory need:
 - `memcpy`/`memmove` from shadowed memory into local memory makes that memory shadowed;
 - a call into a function of the module that takes shadowed memory may return a varying float.
 
+Blocks from which only failing returns can be reached (rules/convention.py's success codes: an
+exception being raised) keep no tangents in memory: the function fails and its tangents are
+discarded, so what they store (an exception's arguments, boxed into fresh memory whose pointer
+goes to the caller's exception slot) needs no shadow.
+
 Where the rules need a shadow that cannot exist (a Const argument receiving a pointer into
 differentiable memory), ForwardActivityError names the instruction.
 """
@@ -21,7 +26,8 @@ from __future__ import annotations
 
 from ..errors import UnsupportedError
 from ..ir.instructions import Instruction
-from ..ir.values import Argument, Constant, Global
+from ..ir.values import Argument, ConstInt, Constant, Global
+from ..rules.convention import success_codes
 from ..rules.effects import realloc_operand, returns_new_memory
 from .activity import ActivityInfo, activity_analysis, call_activity, differentiated, propagate_forward
 from .types import kind, roots
@@ -32,6 +38,11 @@ RETURNS = "returns varying"   # this analysis's memo in module.facts
 def forward_activity(fn, activity, module=None, describe=None) -> ActivityInfo:
     act = activity_analysis(fn, activity, module)   # act.ptr_holders: ids of roots whose memory
     insts = list(fn.instructions())                 # holds pointers with shadows
+    failing = failing_blocks(fn)
+    dropped = {id(i) for i in insts if i.block in failing}
+    act.shadowed -= dropped     # no shadow allocations, no tangents on a path that fails
+    act.varying -= dropped
+    insts = [i for i in insts if i.block not in failing]
     while _extend(insts, act, describe or (lambda i: i.opcode)):
         propagate_forward(insts, act)
     return act
@@ -186,6 +197,40 @@ def _extend(insts, act, describe) -> bool:
     for i in insts:
         ext.visit(i)
     return ext.changed
+
+
+def failing_blocks(fn) -> set:
+    """Blocks from which every path ends in a failing return: one whose status is a constant that
+    is not a success code (rules/convention.py), directly or through the phi of a shared return
+    block. Empty when no success codes are registered."""
+    codes = success_codes()
+    if codes is None:
+        return set()
+    preds = fn.predecessors()
+    work, keep = [], set()      # keep: shared return blocks that some success passes through
+    for b in fn.blocks:
+        t = b.terminator
+        if t is None or t.opcode != "ret":
+            continue
+        status = t.ops[0] if t.ops else None
+        if isinstance(status, Instruction) and status.opcode == "phi" and status.block is b:
+            ok = [p for v, p in zip(status.ops, status.blocks) if not _fails(v, codes)]
+            work += ok
+            if ok:
+                keep.add(b)
+        elif not _fails(status, codes):
+            work.append(b)
+    reach = set(work) | keep
+    while work:
+        for p in preds[work.pop()]:
+            if p not in reach:
+                reach.add(p)
+                work.append(p)
+    return {b for b in fn.blocks if b not in reach}
+
+
+def _fails(status, codes) -> bool:
+    return isinstance(status, ConstInt) and status.value not in codes
 
 
 __all__ = ["forward_activity", "print_forward_activity"]
