@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ctypes
+import linecache
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -12,24 +14,35 @@ import numpy as np
 from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from .arguments import copy_same_layout
 from .api import inspect
+from .bridge.cleanup import variable_names
 
 NUMBA_DIR = os.sep + "numba" + os.sep
 
 
 @dataclass
 class Cached:
-    """One value the reverse sweep reads from the tape."""
+    """One value the reverse sweep reads from the tape.
+
+    `variable`: the Python variable holding it, when the debug info names one; `code`: the text
+    of its source line; `instruction`: the LLVM instruction (or what a control entry records)."""
     instruction: str
     source: str          # "file:line" in the user's code, or "" when unknown
     reason: str
     bytes_per_iteration: int
     loop: int | None     # None: stored once per call (a register after optimization)
+    variable: str = ""
+    code: str = ""
 
     def __str__(self) -> str:
-        where = f"{self.source}: " if self.source else ""
         per = f"{self.bytes_per_iteration} B per iteration of loop {self.loop}" if self.loop is not None \
             else f"{self.bytes_per_iteration} B once"
-        return f"{where}{self.instruction.strip()}\n      cached because {self.reason}; {per}"
+        head = f"{self.source}: {self.code}" if self.code else (self.source or "(no source line)")
+        what = self.instruction.strip()
+        if self.variable:
+            what = f"`{self.variable}` ({what})"
+        elif what.startswith("%"):
+            what = f"a value computed on this line ({what})"
+        return f"{head}\n      {what}\n      cached because {self.reason}; {per}"
 
 
 @dataclass
@@ -78,11 +91,39 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
         return Explanation(name, 0, unsupported=str(grad.error))
     layout = grad.layout
     counts = run_on_copies(grad, args, seed, layout)
-    cached = [Cached(c.instruction, user_line(c.locations), c.reason, c.bytes, c.loop)
-              for c in layout.cached if c.loop is not None]
+    names = variable_names(grad.captured, grad.kernel_name) if grad.captured else {}
+    cached = [_cached(c, names) for c in layout.cached if c.loop is not None]
     active = [(user_line(locs), text) for text, locs in layout.active]
     return Explanation(name, layout.tape_bytes(counts), cached, active,
                        dict(zip(layout.loops, counts)))
+
+
+_VALUE = re.compile(r'%("[^"]+"|[\w.$-]+)')
+
+
+def _cached(c, names) -> Cached:
+    """A tape entry in the user's terms: its variable, its line's text, and LLVM names in the
+    reason replaced by Python ones (`%arg.u.4` is `u`)."""
+    source = user_line(c.locations)
+    defined = re.match(r'\s*%("[^"]+"|[\w.$-]+) =', c.instruction)
+    variable = names.get(defined.group(1).strip('"'), "") if defined else ""
+    return Cached(c.instruction, source, _python_names(c.reason, names), c.bytes, c.loop,
+                  variable, _code(source))
+
+
+def _python_names(text: str, names: dict) -> str:
+    def name(m):
+        v = m.group(1).strip('"')
+        arg = re.match(r"arg\.(\w+?)(\.\d+)*$", v)
+        return arg.group(1) if arg else names.get(v, m.group(0))
+    return _VALUE.sub(name, text)
+
+
+def _code(source: str) -> str:
+    if not source:
+        return ""
+    path, _, line = source.rpartition(":")
+    return linecache.getline(path, int(line)).strip() if line.isdigit() else ""
 
 
 def run_on_copies(grad, args, seed, layout) -> list:

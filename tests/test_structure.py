@@ -64,8 +64,10 @@ def test_ir_passes_names_no_host():
 
 
 def test_filecheck_folders_are_named_as_the_passes():
-    folders = {d for d in os.listdir(os.path.join(HERE, "filecheck"))
-               if os.path.isdir(os.path.join(HERE, "filecheck", d)) and not d.startswith(".")}
+    root = os.path.join(HERE, "filecheck")
+    folders = {d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))
+               and any(f.endswith(".ll") for f in os.listdir(os.path.join(root, d)))}
+    # (a folder with no test left, e.g. lit's Output/ after a rename, is not a test folder)
     assert folders - {"roundtrip"} <= set(PASSES), folders - set(PASSES)
 
 

@@ -31,7 +31,7 @@ def cleanup(text: str, fn_name: str) -> str:
     return out
 
 
-def _clean(text: str, fn_name: str, level: int) -> str:
+def _clean(text: str, fn_name: str, level: int, keep_debug: bool = False) -> str:
     module = llvm.parse_assembly(resolve_recursion_slots(text))
     for fn in module.functions:
         if fn.is_declaration or fn.name == fn_name:
@@ -40,7 +40,26 @@ def _clean(text: str, fn_name: str, level: int) -> str:
         fn.linkage = llvm.Linkage.internal
     _run_pipeline(module, level)
     module.verify()
-    return _DEBUG_RECORD.sub("", str(module))
+    return str(module) if keep_debug else _DEBUG_RECORD.sub("", str(module))
+
+
+_VALUE_RECORD = re.compile(r'#dbg_value\(\w+ %("[^"]+"|[\w.$-]+), (!\d+), !DIExpression\(\),')
+_LOCAL_VARIABLE = re.compile(r'^(!\d+) = !DILocalVariable\(name: "([^"]+)"', re.M)
+
+
+def variable_names(text: str, fn_name: str) -> dict:
+    """{LLVM value name in the cleaned module: the Python variable it holds}, read from the
+    debug records that `cleanup` drops (the same passes run again, so the names are the same).
+    Numba's own temporaries (`$...`) are left out. For `explain`, which names what it caches."""
+    level = 2 if _reducible(_clean(text, fn_name, 2)) else 1
+    full = _clean(text, fn_name, level, keep_debug=True)
+    variables = dict(_LOCAL_VARIABLE.findall(full))
+    names = {}
+    for value, var in _VALUE_RECORD.findall(full):
+        name = variables.get(var, "")
+        if name and not name.startswith("$") and not name.startswith("arg."):
+            names.setdefault(value.strip('"'), name.split('$')[0].split('.')[0])
+    return names
 
 
 def _reducible(text: str) -> bool:

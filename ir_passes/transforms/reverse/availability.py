@@ -144,6 +144,12 @@ class Availability:
             return "it is carried from one loop iteration to the next"
         if v.opcode == "call":
             return f"`{v.callee_name}` is not recomputed"
+        lost = next((o for o in v.ops if not self._free(o)), None)
+        if lost is not None and lost.opcode == "load" and self.g.alias.clobbers(lost):
+            return (f"its operand `%{lost.name}` is read from memory that a later "
+                    f"{self.g.describe_write(self.g.alias.clobbers(lost)[0])} may overwrite")
+        if lost is not None and lost.name:
+            return f"its operand `%{lost.name}` is not available in the reverse sweep"
         return "its operands are not all available in the reverse sweep"
 
     def _free(self, v) -> bool:
@@ -225,7 +231,8 @@ class Availability:
             out = self.g.tape.frame.address(b, self.g.alloca_shadows[p])
         elif op in ("phi", "load") or (op == "call" and self.g.act.has_shadow(p)):
             home = self.g.loops.loop_of(p.block)
-            e = self.g.tape.entry(("shadow", p), T.ptr, home, "shadow pointer phi", source=p)
+            e = self.g.tape.entry(("shadow", p), T.ptr, home,
+                                  "it says which differentiable array the pointer points into", source=p)
             self.g.shadow_cache_sites.setdefault(e, p)
             out = self.g.tape.read(b, e, block)
         else:

@@ -77,7 +77,7 @@ def declare_split(g, inst, aug, act, ret, ops) -> None:
 def reverse_call(g, inst, block, b) -> None:
     _, rev, act = split_names(g, inst)
     home = g.loops.loop_of(inst.block)
-    e = g.tape.entry(("callframe", inst), T.ptr, home, "callee frame")
+    e = g.tape.entry(("callframe", inst), T.ptr, home, "the called function's reverse sweep needs what it saved")
     frame = g.tape.read(b, e, block)
     args = [g.avail.primal(o, block, b) for o in inst.ops]
     shadows = [g.avail.shadow(o, block, b) for o, a in zip(inst.ops, act) if a is Activity.DUP]

@@ -196,7 +196,8 @@ class Gradient:
         return b.select(b.icmp("sgt", d, one), d, one)
 
     def start_entry(self, loop):
-        e = self.tape.entry(("start", loop), T.i64, loop.parent, "loop start")
+        e = self.tape.entry(("start", loop), T.i64, loop.parent,
+                            "the reverse sweep runs this loop backwards from its counter")
         self.starts[loop] = e
         return e
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from ...ir import types as T
 from ...ir.edit import before_terminator
+from ...ir.instructions import Instruction
 from ...ir.values import ConstInt, Global
 
 
@@ -30,12 +31,20 @@ class TapeLayout:
         return sum(self.bytes_per_iteration[lp] * int(n) for lp, n in zip(self.loops, counts))
 
 
+# What a tape entry without a primal value holds, by the first element of its key.
+_CONTROL = {
+    "from": "which branch control took into this block",
+    "start": "the loop counter's value on entering the loop",
+    "last": "the recurrence's value when the loop ended",
+    "callframe": "the saved values of this call's reverse sweep",
+    "old": "the value this store overwrites",
+}
+
+
 def layout(g) -> TapeLayout:
     out = TapeLayout()
     for e in g.tape.entries.values():
-        src = e.source
-        text = g.describe(src) if src is not None else str(e.key[0] if isinstance(e.key, tuple) else e.key)
-        locs = g.module.location(src) if src is not None else []
+        text, locs = _entry_text(g, e)
         out.cached.append(CachedValue(text, locs, e.reason, T.size_of(e.type),
                                       e.home.index if e.home is not None else None))
     for lp in g.loops.loops:
@@ -46,6 +55,31 @@ def layout(g) -> TapeLayout:
         if g.act.is_active(inst) or (inst.opcode == "store" and g.act.has_shadow(inst.ops[1])):
             out.active.append((g.describe(inst), g.module.location(inst)))
     return out
+
+
+def _entry_text(g, e) -> tuple[str, list]:
+    """The entry's primal value (or, for control entries, what it records) and its source lines."""
+    if e.source is not None:     # a phi has no line of its own: its block's first one
+        return g.describe(e.source), g.module.location(e.source) or _located(g, e.source.block)
+    parts = e.key if isinstance(e.key, tuple) else (e.key,)
+    text = _CONTROL.get(parts[0], str(parts[0])) if isinstance(parts[0], str) else str(parts[0])
+    for part in parts[1:]:
+        locs = _located(g, part)
+        if locs:
+            return text, locs
+    return text, []
+
+
+def _located(g, part) -> list:
+    """Source lines of an instruction, or of the first located instruction of a block or loop."""
+    if isinstance(part, Instruction):
+        return g.module.location(part)
+    block = getattr(part, "header", part)
+    for inst in getattr(block, "instructions", ()):
+        locs = g.module.location(inst)
+        if locs:
+            return locs
+    return []
 
 
 def record_counts(g, fwd, linkage: str = "define") -> None:
