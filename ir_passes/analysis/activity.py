@@ -64,6 +64,17 @@ def float_args(inst) -> bool:
     return any(kind(o.type) == "float" for o in inst.ops)
 
 
+def float_atomic_add(inst) -> str | None:
+    """"fadd" / "fsub" for `atomicrmw fadd|fsub ptr p, <float> v` (it adds v into *p like a
+    store of *p + v, whatever other threads do), else None."""
+    if inst.opcode != "opaque" or not inst.flags or inst.flags[0] != "atomicrmw":
+        return None
+    words = [w for w in inst.raw.split() if w not in ("atomicrmw", "volatile")]
+    if words and words[0] in ("fadd", "fsub") and len(inst.ops) == 2 and kind(inst.ops[1].type) == "float":
+        return words[0]
+    return None
+
+
 def is_defined_call(inst, module) -> bool:
     if inst.opcode != "call":
         return False
@@ -186,6 +197,8 @@ def _backward(insts, act: ActivityInfo) -> None:
         for i in reversed(insts):
             if i.opcode == "store" and id(i.ops[1]) in act.shadowed:
                 targets = [i.ops[0]]
+            elif float_atomic_add(i) and id(i.ops[0]) in act.shadowed:
+                targets = [i.ops[1]]
             elif i.opcode == "call" and differentiated(act, i):
                 targets = list(i.ops)
             elif id(i) in act.useful and i.opcode in PROPAGATE:
@@ -205,11 +218,16 @@ def check_constant_stores(fn, act: ActivityInfo, locate) -> None:
         const = _const_param_written(i, act)
         if const is not None:
             raise ConstantMemoryError(const, format_instruction(i), locate(i))
-        if i.opcode != "store" or id(i.ops[1]) in act.shadowed:
+        if float_atomic_add(i):
+            ptr, v = i.ops
+        elif i.opcode == "store":
+            v, ptr = i.ops
+        else:
             continue
-        v = i.ops[0]
+        if id(ptr) in act.shadowed:
+            continue
         if kind(v.type) == "float" and id(v) in act.varying:
-            rs = roots(i.ops[1])
+            rs = roots(ptr)
             param = next((r.index for r in rs if isinstance(r, Argument)), None)
             if param is None:
                 raise UnsupportedError("active data is stored into memory that has no shadow",

@@ -183,7 +183,24 @@ def alias_analysis(fn, noalias_params: bool = False) -> AliasInfo:
                 info.writes.append((i, None))
         elif i.opcode == "opaque" and i.flags and i.flags[0] in ("atomicrmw", "cmpxchg", "fence"):
             info.writes.append((i, i.ops[0] if i.ops else None))
+    _barriers_publish(fn, info)
     return info
+
+
+def _barriers_publish(fn, info) -> None:
+    """At a barrier (rules/nvptx.py) other threads' writes become visible: it may write whatever
+    the function writes anywhere, and nothing else."""
+    barriers = [i for i in fn.instructions() if is_barrier(i)]
+    targets = [p for _, p in info.writes]
+    for bar in barriers:
+        info.writes.extend((bar, p) for p in targets)
+
+
+def is_barrier(inst) -> bool:
+    """A call whose reverse is itself: a GPU barrier or fence (registry.mirrored)."""
+    from ..rules.registry import lookup
+    rule = lookup(inst.callee_name) if inst.opcode == "call" and inst.callee_name else None
+    return rule is not None and rule.mirror
 
 
 def reachability(fn) -> dict:

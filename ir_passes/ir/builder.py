@@ -130,9 +130,10 @@ class Builder:
                                      flags=[]), name)
 
     def intrinsic(self, base: str, args: list, name="") -> Value:
-        """Call a float intrinsic such as llvm.cos overloaded on its first argument's type."""
+        """Call a float intrinsic such as llvm.cos overloaded on its first argument's type (or
+        the target's own function for it: `math_name`)."""
         t = args[0].type
-        return self.call(f"llvm.{base}.{t.suffix}", t, args, name)
+        return self.call(math_name(self.module, base, t) or f"llvm.{base}.{t.suffix}", t, args, name)
 
     # --- control flow
     def br(self, target):
@@ -155,6 +156,14 @@ class Builder:
         return self.emit(Instruction("unreachable"))
 
 
+def math_name(module, base: str, t) -> str | None:
+    """The callee a rule's math function `base` (`cos`, `cosh`) on type t has in this module when
+    its target names it differently (`module.math_names(base, bits)`, set by the caller; the
+    NVPTX target uses libdevice: rules/libdevice.py); None: the LLVM intrinsic or libm name."""
+    names = getattr(module, "math_names", None)
+    return names(base, t.bits) if names is not None else None
+
+
 def _is_zero(v) -> bool:
     return isinstance(v, ConstFloat) and v.value == 0.0 and str(v.value)[0] != "-"
 
@@ -174,7 +183,8 @@ class MathBuilder(Builder):
 
     def libm(self, name, args):
         t = args[0].type
-        return self.call(name + ("f" if t.bits == 32 else ""), t, args)
+        return self.call(math_name(self.module, name, t) or name + ("f" if t.bits == 32 else ""),
+                         t, args)
 
 
 class RuleBuilder(MathBuilder):

@@ -98,6 +98,7 @@ class Module:
         self.derived: dict[str, dict] = {}
         self.pending: dict[str, list] = {}
         self.facts: dict[str, object] = {}
+        self.math_names = None   # (base, bits) -> the target's name of a rule's math call (builder.py)
 
     def add_function(self, fn: Function) -> Function:
         if fn.name in self.functions:

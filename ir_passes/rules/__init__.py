@@ -4,4 +4,4 @@ calls with their own derivatives (blas.py), the host's calling convention (conve
 the strong-zero application of a rule's partials that both modes share (partials.py).
 
 Importing any of it fills the tables: the rule modules register themselves here."""
-from . import arithmetic, effects, intrinsics, libm  # noqa: F401 - they fill the rule table
+from . import arithmetic, effects, intrinsics, libdevice, libm, nvptx  # noqa: F401 - they fill the rule table

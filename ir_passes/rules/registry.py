@@ -21,6 +21,10 @@ whenever any part of ir_passes.rules is imported:
 - `inactive(key)` declares a function that never carries derivatives (refcounting, lifetime
   markers): calls to it are copied into the forward sweep and have no reverse (effects.py
   lists LLVM's; a host registers its own).
+- `mirrored(key)` declares an inactive function whose reverse is itself, called again at the
+  mirrored place of the reverse sweep (a GPU block barrier: the reverse of a barrier is a
+  barrier). Alias analysis counts it as writing whatever the function writes anywhere (other
+  threads' writes become visible at a barrier).
 - Partials are "strong zero" unless `linear=True`: a zero adjoint gives a zero contribution even
   where the partial is inf or NaN. This matters after LLVM speculates both sides of a branch
   (`np.cbrt` computes pow of a negative number and then selects the other value).
@@ -44,6 +48,7 @@ class Rule:
     zero: bool = False
     inactive: bool = False
     linear: bool = False  # partials are finite wherever the primal is: no strong-zero guard
+    mirror: bool = False  # inactive, and called again at the mirrored place in reverse
 
     def partial(self, k: int) -> Partial | None:
         return self.partials[k] if k < len(self.partials) else None
@@ -73,6 +78,13 @@ def zero(key: str, spellings: tuple[str, ...] = ()) -> Rule:
 
 def inactive(key: str, spellings: tuple[str, ...] = ()) -> Rule:
     rule = Rule(key, (), inactive=True)
+    for name in (key, *spellings):
+        RULES[name] = rule
+    return rule
+
+
+def mirrored(key: str, spellings: tuple[str, ...] = ()) -> Rule:
+    rule = Rule(key, (), inactive=True, mirror=True)
     for name in (key, *spellings):
         RULES[name] = rule
     return rule

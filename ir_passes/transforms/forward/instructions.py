@@ -178,6 +178,9 @@ def ret(fm, inst) -> None:
 
 def generic(fm, inst) -> None:
     """Anything without a tangent rule: copied; refused when differentiable data flows in."""
+    from ..common.atomics import forward_atomic
+    if forward_atomic(fm, inst):
+        return
     fm.emit_primal(inst)
     if inst.opcode in SINKS:
         return

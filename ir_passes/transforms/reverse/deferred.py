@@ -76,4 +76,4 @@ def flush(g, loop, src, b) -> None:
         d = b.load(ty, slot)
         b.store(ConstFloat(ty, 0.0), slot)
         sp = g.avail.shadow(p, src, b)
-        b.store(b.accumulate(b.load(ty, sp, align=align), d), sp, align=align)
+        g.updates.accumulate(b, p, sp, d, align)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...analysis.tripcount import exact_trip
+from ...errors import UnsupportedError
 from ...ir import types as T
 from ...ir.builder import MathBuilder
 from ...ir.edit import replace_uses
@@ -34,6 +35,7 @@ from .recurrence import fill as fill_recurrences
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
 from .reverse_sweep import ReverseSweep
+from .shadow_updates import ShadowUpdates, Threads
 from .success import blocks_reaching_success
 
 REGISTERED = object()   # success_codes default: rules/convention.py's registered codes
@@ -44,7 +46,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  success_codes: Sequence[int] | None | object = REGISTERED,
                  counts: str | None = "define", extents: dict[int, Extent] | None = None,
                  heap: _heap.Heap | None = None, no_need: Sequence[int] = (),
-                 vector_library: VectorLibrary | None = None) -> Gradient:
+                 vector_library: VectorLibrary | None = None, threads: Threads | None = None,
+                 park: bool = True) -> Gradient:
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
@@ -64,6 +67,9 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     one heap.register_heap named last, libc malloc / realloc / free unless changed).
     vector_library: a vector_math.VectorLibrary the derivative rules' own math calls may use
     once LLVM vectorizes their loop (None: scalar calls only).
+    threads: a shadow_updates.Threads when the function runs as many threads at once (a GPU
+    kernel): shadow updates other threads may make too are atomic or privatised.
+    park: keep the tape arrays in a workspace global between calls (False: free them).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     cache = cache_mode(cache)
@@ -74,16 +80,19 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         success_codes = registered_success_codes()
     module.heap = heap if heap is not None else _heap.registered()
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
-                             extents, no_need)
+                             extents, no_need, threads)
     snapshot(g, fwd)
     g.splice(rev.put_back_marker, lambda b: put_back(g, b))
     if counts:
         record_counts(g, fwd, counts)
     g.layout = layout(g)
     g.layout.counts_symbol = g.counts_symbol
-    combine(g, fwd)
+    combine(g, fwd, park)
     drop(fwd, g.unneeded)
     worklist = module.pending.setdefault(DERIVED, [])
+    if worklist and threads is not None:
+        raise UnsupportedError(f"the call to `{worklist[0][0]}` is not inlined: a function that runs "
+                               "as many threads differentiates only code inlined into it")
     while worklist:
         callee, act, aug, rev_name = worklist.pop()
         if not module.functions[aug].is_declaration if aug in module.functions else False:
@@ -96,7 +105,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
 
 
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,
-               extents=None, no_need=()):
+               extents=None, no_need=(), threads=None):
     """Prepare the primal, then build its gradient: the forward sweep, the reverse sweep, and
     what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
     primal = module.functions[fn_name]
@@ -105,6 +114,8 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     forward_loop_stores(primal, noalias)
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents,
                  success_codes=success_codes, no_need=no_need)
+    if threads is not None:
+        g.updates = ShadowUpdates(g, threads)
     fwd = ForwardSweep(g)
     g.fwd = fwd
     reaching = blocks_reaching_success(module, g.dom, g.preds, success_codes)
@@ -194,14 +205,14 @@ def free_function(g, aug_name):
     return f
 
 
-def combine(g, fwd) -> None:
+def combine(g, fwd, park=True) -> None:
     """Close the combined gradient: the frame is an alloca in the entry block; tape arrays are
-    parked in a workspace global between calls (`<name>.release()` frees them)."""
+    parked in a workspace global between calls (`<name>.release()` frees them), unless not park."""
     slot = f"{g.fn.name}.workspace"
-    parks = bool(g.tape.persistent_fields())
+    parks = park and bool(g.tape.persistent_fields())
     if parks:
         g.module.items.append(f'@"{slot}" = internal global ptr null, align 8')
-    g.tape.finalize(slot)
+    g.tape.finalize(slot if parks else None)
     if parks:
         g.tape.release_function(slot, f"{g.fn.name}.release")
     b = MathBuilder(g.module, g.alloca_block)

@@ -23,6 +23,7 @@ from ..common import diagnostics
 from ..common.noneed import unneeded_stores
 from .availability import Availability
 from .retain import retained_allocations
+from .shadow_updates import ShadowUpdates
 from .tape import Tape
 
 
@@ -41,7 +42,7 @@ class Gradient:
         "adjoints", "tape", "avail", "cache_sites", "shadow_cache_sites", "starts", "current_starts",
         "recurrences", "recurrence_fields", "recurrence_markers", "alloca_shadows", "restores",
         "restore_markers", "final_copies", "fused", "fwd", "deferred", "deferred_quiet", "retained",
-        "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol")
+        "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol", "updates")
 
     def __init__(self, module, primal, activity, out_name, cache_mode=CacheMode.AUTO, noalias=False,
                  split=False, extents=None, success_codes=None, no_need=()):
@@ -94,6 +95,7 @@ class Gradient:
         self.preds = {blk: [p for p in all_preds[blk] if p in reachable] for blk in self.dom.order}
         self.layout = None            # report.TapeLayout, when the gradient is complete
         self.counts_symbol = None     # the global report.record_counts defined, if any
+        self.updates = ShadowUpdates(self, None)   # plain, or per thread (shadow_updates.py)
 
     def _make_function(self, out_name: str, noalias: bool) -> None:
         """noalias: the caller promised that the memory of distinct pointer parameters never

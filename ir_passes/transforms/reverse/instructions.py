@@ -61,6 +61,12 @@ def reverse_call(g, inst, block, b) -> None:
         memory.reverse_memory_intrinsic(g, inst, block, b)
         return
     rule = lookup(name) if name else None
+    if rule is not None and rule.mirror:   # a barrier: its reverse is itself (rules/nvptx.py)
+        again = inst.copy()
+        again.name = ""
+        again.ops = [g.avail.primal(o, block, b) for o in inst.ops]
+        b.emit(again)
+        return
     if rule is not None and rule.inactive:
         return
     touches_shadow = any(g.act.has_shadow(o) for o in inst.ops)
@@ -89,6 +95,9 @@ def reverse_extract(g, inst, block, b) -> None:
 
 
 def reverse_opaque(g, inst, block, b) -> None:
+    from ..common.atomics import reverse_atomic
+    if reverse_atomic(g, inst, block, b):
+        return
     name = inst.flags[0] if inst.flags else "?"
     if any(g.act.has_shadow(o) or g.act.is_active(o) for o in inst.ops):
         raise g.unsupported("atomic instruction" if name in ("atomicrmw", "cmpxchg")

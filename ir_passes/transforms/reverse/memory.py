@@ -29,10 +29,11 @@ def reverse_load(g, inst, block, b) -> None:
         return
     slot = deferred.slot_for(g, inst, block)
     if slot is not None:
+        g.updates.note(inst, g.updates.how(inst.ops[0], inst.type))
         b.store(b.accumulate(b.load(inst.type, slot), d), slot)
         return
     sp = g.avail.shadow(inst.ops[0], block, b)
-    b.store(b.accumulate(b.load(inst.type, sp, align=inst.align), d), sp, align=inst.align)
+    g.updates.accumulate(b, inst.ops[0], sp, d, inst.align, inst)
 
 
 def reverse_store(g, inst, block, b) -> None:
@@ -42,9 +43,8 @@ def reverse_store(g, inst, block, b) -> None:
         return
     sp = g.avail.shadow(p, block, b)
     if g.act.is_active(v):
-        d = b.load(v.type, sp, align=inst.align)
-        if update_load(g, inst) is None:
-            b.store(ConstFloat(v.type, 0.0), sp, align=inst.align)
+        d = g.updates.consume(b, p, sp, v.type, inst.align, keep=update_load(g, inst) is not None,
+                              inst=inst)
         g.add_adjoint(b, v, d)
     else:
         b.store(ConstFloat(v.type, 0.0), sp, align=inst.align)

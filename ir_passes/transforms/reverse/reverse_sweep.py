@@ -144,8 +144,8 @@ class ReverseSweep:
             a = g.primal.params[k]
             if not g.act.is_active(a):
                 continue
-            d = b.load(a.type, g.adjoint_slot(a))
-            b.store(b.accumulate(b.load(a.type, out), d), out)
+            g.updates.add_out(b, out, b.load(a.type, g.adjoint_slot(a)))
+        g.updates.finish(b)
         g.tape.free_all(b)
         if g.split:
             heap.free(b, g.tape.frame.pointer)

@@ -1,0 +1,49 @@
+"""Clean a captured kernel into compact SSA with LLVM's passes for the NVPTX target.
+
+As on the CPU (enzyme_py/cleanup.py): device functions are marked `alwaysinline` and made
+internal, then LLVM's O2 module pipeline runs without vectorization, unrolling or interleaving
+(O1 when O2 leaves irreducible control flow). The target machine is NVPTX's for the kernel's
+compute capability, so the cost models are the GPU's.
+"""
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+
+from ..cleanup import _DEBUG_RECORD, _reducible
+from ..timings import stage
+
+
+def target_machine(cc, opt=2):
+    """LLVM's NVPTX target machine for compute capability `cc` (a (major, minor) pair)."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
+    return target.create_target_machine(cpu=f"sm_{cc[0]}{cc[1]}", opt=opt)
+
+
+@stage("cleanup")
+def cleanup(text: str, fn_name: str, cc) -> str:
+    """`text` with the device functions inlined into kernel `fn_name`, after O2 (or O1)."""
+    out = _clean(text, fn_name, cc, 2)
+    if not _reducible(out):
+        out = _clean(text, fn_name, cc, 1)
+    return out
+
+
+def _clean(text, fn_name, cc, level) -> str:
+    module = llvm.parse_assembly(text)
+    for fn in module.functions:
+        if fn.is_declaration or fn.name == fn_name:
+            continue
+        fn.add_function_attribute("alwaysinline")
+        fn.linkage = llvm.Linkage.internal
+    tm = target_machine(cc)
+    pto = llvm.create_pipeline_tuning_options(speed_level=level)
+    pto.loop_vectorization = False
+    pto.slp_vectorization = False
+    pto.loop_unrolling = False
+    pto.loop_interleaving = False
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(module, pb)
+    module.verify()
+    return _DEBUG_RECORD.sub("", str(module))

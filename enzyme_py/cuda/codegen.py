@@ -1,0 +1,103 @@
+"""PTX from a generated module: LLVM's own NVPTX backend, with libdevice linked.
+
+libNVVM cannot read LLVM 22's IR for sm_80/sm_90 (docs/cuda.md), so the module is compiled by
+the NVPTX backend inside llvmlite: libdevice's bitcode is linked in, every function but the
+kernel is made internal, O3 runs (NVVMReflect resolves libdevice's `__nvvm_reflect` queries),
+and the target machine prints PTX. Two backend failures abort the process instead of raising
+(LLVM is built with assertions): selecting an intrinsic the target has no instruction for
+(`llvm.sin.f64`) and internalizing a `ptx_kernel` function. `ptx` checks for both first and
+raises UnsupportedError.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+
+import llvmlite.binding as llvm
+
+from ir_passes import UnsupportedError
+from ir_passes.rules.libdevice import SELECTED
+
+from ..timings import stage
+from .cleanup import target_machine
+
+# LLVM float intrinsics the NVPTX backend selects; any other `llvm.<math>.f32/f64` aborts it
+_FLOAT_INTRINSIC = re.compile(r"^llvm\.(\w+)\.(f32|f64)$")
+_KERNEL = re.compile(r"^define [^@\n]*ptx_kernel [^@\n]*@(\"[^\"]+\"|[\w.$]+)\(", re.M)
+
+
+@stage("codegen")
+def ptx(text: str, kernel: str, cc) -> str:
+    """PTX for kernel `kernel` of module `text`, for compute capability `cc` (major, minor)."""
+    for m in _KERNEL.finditer(text):
+        if m.group(1).strip('"') != kernel:
+            raise UnsupportedError(f"the module has a second kernel, `{m.group(1)}`")
+    module = llvm.parse_assembly(text)
+    module.verify()
+    _check_selectable(module)
+    tm = target_machine(cc, opt=3)
+    module.triple = "nvptx64-nvidia-cuda"
+    module.data_layout = str(tm.target_data)
+    libdevice = llvm.parse_bitcode(_libdevice_bitcode())
+    libdevice.triple = module.triple
+    libdevice.data_layout = module.data_layout
+    module.link_in(libdevice)
+    for fn in module.functions:
+        if fn.is_declaration or fn.name == kernel:
+            continue
+        fn.linkage = llvm.Linkage.internal
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(module, pb)
+    module.verify()
+    return tm.emit_assembly(module)
+
+
+def _check_selectable(module) -> None:
+    for fn in module.functions:
+        m = _FLOAT_INTRINSIC.match(fn.name)
+        if fn.is_declaration and m and m.group(1) not in SELECTED and fn.name.startswith("llvm.") \
+                and not fn.name.startswith(("llvm.nvvm.", "llvm.fmuladd", "llvm.fma")):
+            raise UnsupportedError(f"`{fn.name}` cannot be compiled for the GPU (NVPTX has no "
+                                   "instruction for it and libdevice has no such function)")
+
+
+_BITCODE = {}
+
+
+def _libdevice_bitcode() -> bytes:
+    if "bc" not in _BITCODE:
+        from numba.cuda.cudadrv.libs import get_libdevice
+        with open(get_libdevice(), "rb") as f:
+            _BITCODE["bc"] = f.read()
+    return _BITCODE["bc"]
+
+
+def ptxas_path() -> str | None:
+    """`ptxas` from the nvidia-cuda-nvcc wheel (or the CUDA toolkit on PATH), or None."""
+    try:
+        import nvidia.cuda_nvcc as nvcc
+        for base in nvcc.__path__:
+            path = os.path.join(base, "bin", "ptxas")
+            if os.path.exists(path):
+                return path
+    except ImportError:
+        pass
+    from shutil import which
+    return which("ptxas")
+
+
+def ptxas(ptx_text: str, arch: str) -> tuple[int, str]:
+    """Assemble PTX for `arch` (`sm_80`) with ptxas: (return code, its messages)."""
+    path = ptxas_path()
+    if path is None:
+        raise FileNotFoundError("ptxas not found: pip install nvidia-cuda-nvcc-cu12")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "k.ptx")
+        with open(src, "w") as f:
+            f.write(ptx_text)
+        r = subprocess.run([path, f"-arch={arch}", "-o", os.path.join(tmp, "k.cubin"), src],
+                           capture_output=True, text=True)
+        return r.returncode, r.stdout + r.stderr
