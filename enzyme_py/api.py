@@ -22,6 +22,14 @@ def _batched(args) -> bool:
     return any(isinstance(a, BatchDuplicated) for a in args)
 
 
+def is_cuda(kernel: Any) -> bool:
+    """numba-cuda's `kernel[blocks, threads]` or `@cuda.jit` kernel: enzyme_py.cuda's (docs/cuda.md).
+    Checked by type, so that numba-cuda is imported only when a CUDA kernel comes."""
+    t = type(kernel)
+    return t.__module__.startswith("numba.cuda") and \
+        t.__name__ in ("_LaunchConfiguration", "CUDADispatcher")
+
+
 def _check_mode(mode) -> None:
     if mode is not Reverse and mode is not Forward:
         raise ValueError(f"mode must be enzyme_py.Reverse or Forward, not {mode!r}")
@@ -48,7 +56,12 @@ def autodiff(kernel: Callable, *args: Any, mode: Mode = Reverse, seed: Any = 1.0
     cache (reverse mode): "auto" recomputes cheap values and tapes expensive ones (divisions,
     math calls) inside loops; "minimal" recomputes all it safely can (the smallest tape);
     "always" tapes every value the reverse sweep needs (docs/internals.md).
+
+    A numba-cuda launch `kernel[blocks, threads]` is differentiated on the GPU (docs/cuda.md).
     """
+    if is_cuda(kernel):
+        from .cuda.api import autodiff as cuda_autodiff   # the optional `cuda` extra
+        return cuda_autodiff(kernel, *args, mode=mode, cache=cache)
     if mode is Forward:
         return forward.forward_autodiff(kernel, *args)
     if mode is Reverse and _batched(args):
@@ -63,8 +76,12 @@ def compile_gradient(kernel: Callable, *args: Any, mode: Mode = Reverse,
 
     Use `.entry` to call the gradient from @njit code. With mode=Forward it is
     the CompiledForward of enzyme_py.modes.forward; with BatchDuplicated arguments the
-    CompiledBatched of enzyme_py.modes.batched (k seeds per call).
+    CompiledBatched of enzyme_py.modes.batched (k seeds per call); for a CUDA launch the
+    CompiledKernel of enzyme_py.cuda.api.
     """
+    if is_cuda(kernel):
+        from .cuda.api import compile_kernel   # the optional `cuda` extra
+        return compile_kernel(kernel, *args, mode=mode, cache=cache)
     if mode is Forward:
         return forward.compile_forward(kernel, *args)
     if mode is Reverse and _batched(args):
@@ -80,7 +97,11 @@ def inspect(kernel: Callable, *args: Any, mode: Mode = Reverse, cache: str = "au
     Unlike `compile_gradient`, a failure after capture (in cleanup, ir_passes
     or compilation) is not raised: it is returned in `.error`, with the texts
     produced before it. Validation and Numba typing errors still raise.
+    A CUDA kernel launch gets its CompiledKernel (docs/cuda.md), failures raised.
     """
+    if is_cuda(kernel):
+        from .cuda.api import compile_kernel   # the optional `cuda` extra
+        return compile_kernel(kernel, *args, mode=mode, cache=cache)
     if mode is Forward:
         return forward.compile_forward(kernel, *args, keep_failure=True)
     _check_mode(mode)

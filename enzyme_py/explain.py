@@ -13,7 +13,7 @@ import numpy as np
 
 from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from .arguments import copy_same_layout
-from .api import inspect
+from .api import inspect, is_cuda
 from .bridge.cleanup import variable_names
 
 NUMBA_DIR = os.sep + "numba" + os.sep
@@ -84,7 +84,12 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
 
     Reuses the compiled gradient (building it if needed). The caller's arrays are never changed:
     the gradient runs once on copies to count the loop iterations that size the tape.
+    A CUDA kernel (`kernel[blocks, threads]`) gets enzyme_py.cuda's explanation: how each shadow
+    update is made (plain, atomic, privatised per block), and what the tape holds.
     """
+    if is_cuda(kernel):
+        from .cuda.api import explain as cuda_explain   # the optional `cuda` extra
+        return cuda_explain(kernel, *args, cache=cache)
     grad = inspect(kernel, *args, cache=cache)
     name = getattr(kernel, "__name__", "kernel")
     if grad.error is not None:

@@ -29,7 +29,7 @@ from ir_passes.rules import libdevice
 from ir_passes.transforms.reverse.shadow_updates import Threads
 
 from ..timings import stage
-from .convention import array_extents, build_activity
+from .convention import arg_layouts, array_extents, build_activity
 
 # CUDA's device-side malloc / free (the tape of loops whose trip count is not known in advance)
 DEVICE_HEAP = Heap("malloc", "free", None)
@@ -71,9 +71,7 @@ def reverse_kernel(cleaned, fn_name, argtypes, kinds, name, launch=Launch(), cac
     """Add kernel `name`, the reverse-mode gradient of kernel `fn_name` (module text `cleaned`)."""
     module, body, shared = _prepare(cleaned, fn_name)
     activity = build_activity(argtypes, kinds) + [_shared_activity(s) for s in shared]
-    local = {id(body.params[s.param]) for s in shared}
-    threads = Threads(lambda f: nvptx_iterations(f, launch.grid_1d, launch.block_1d,
-                                                 lambda r: id(r) in local), block_sum="nvptx")
+    threads = Threads(_iterations(body, shared, argtypes, launch), block_sum="nvptx")
     g = reverse_mode(module, fn_name, activity, name + ".body", cache=cache, noalias=noalias,
                      counts=None, extents=array_extents(argtypes), heap=DEVICE_HEAP,
                      threads=threads, park=False)
@@ -96,6 +94,22 @@ def forward_kernel(cleaned, fn_name, argtypes, kinds, name, noalias=False) -> Ge
              if a == "active"]
     _finish(module, body, shared, activity, n_kernel, name, extra)
     return Generated(print_module(module), name, activity, shared)
+
+
+def _iterations(body, shared, argtypes, launch):
+    """How the sharing analysis finds a thread (analysis/sharing.py): shared arrays are local to
+    a block; a C-contiguous 2-D array's rows are `shape[1]` items long."""
+    local = {id(body.params[s.param]) for s in shared}
+    rows = {}
+    for ty, layout in zip(argtypes, arg_layouts(argtypes)):
+        if getattr(ty, "ndim", 0) == 2 and ty.layout == "C":
+            rows[id(body.params[layout.data])] = id(body.params[layout.shape + 1])
+
+    def row_extent(root, value):
+        return value is not None and rows.get(id(root)) == id(value)
+
+    return lambda f: nvptx_iterations(f, launch.grid_1d, launch.block_1d,
+                                      lambda r: id(r) in local, row_extent)
 
 
 def _shared_activity(s) -> str:

@@ -10,7 +10,10 @@ access (load, store, atomic, memory intrinsic) gets one of three kinds:
   `c * index + u` with a constant c != 0 and u the same in every iteration (built from parameters,
   constants, read-only memory and uniform calls), and every access to the same memory object has
   that form with the same index, the same c and the same u up to a constant, all within one
-  |c|-byte window (`x[2 * i]` and `x[2 * i + 1]` are both private);
+  |c|-byte window (`x[2 * i]` and `x[2 * i + 1]` are both private). A row of a C-contiguous
+  2-D array, `c * (index * S) + k` with S the array's row length (`Iterations.row_extent`), is
+  the iteration's own when c is the item size and 0 <= k: Numba's indexing is in bounds, so k
+  stays below c * S (`force[i, 0]`, `force[i, 2]`);
 - "uniform": every iteration touches the same address (`w[0]`);
 - "shared": anything else (a gather `x[idx[i]]`, `x[j]` in a loop over j, `x[i + 1]` beside
   `x[i]`, memory reached through a loaded pointer).
@@ -47,12 +50,14 @@ class Iterations:
     varying: tuple = ()
     local_index: tuple = ()
     is_local: Callable | None = None     # root -> is it memory shared by one group only?
+    row_extent: Callable | None = None   # (root, value) -> is value the row length of root's rows?
 
 
 @dataclass(frozen=True)
 class Form:
-    """sum(coeff * atom) + const, in bytes for pointers; `varying`: not linear in the iteration."""
-    terms: tuple = ()        # ((id(atom), coeff), ...) sorted
+    """sum(coeff * atom) + const, in bytes for pointers; `varying`: not linear in the iteration.
+    An atom is a value's id, or (id(index), id(uniform)) for their product."""
+    terms: tuple = ()        # ((atom, coeff), ...) sorted
     const: int = 0
     varying: bool = False
 
@@ -62,7 +67,7 @@ class Form:
         terms = dict(self.terms)
         for k, c in other.terms:
             terms[k] = terms.get(k, 0) + scale * c
-        return Form(tuple(sorted((k, c) for k, c in terms.items() if c)),
+        return Form(tuple(sorted(((k, c) for k, c in terms.items() if c), key=repr)),
                     self.const + scale * other.const)
 
     def times(self, k: int) -> "Form":
@@ -104,9 +109,11 @@ class _Forms:
         self.index = {id(v) for v in it.index} | {id(v) for v in it.local_index}
         self.varying = {id(v) for v in it.varying}
         self.memo: dict = {}
+        self.values: dict = {}           # atom id -> the value
         self.loop_phis = _loop_phis(fn)
 
     def atom(self, v) -> Form:
+        self.values[id(v)] = v
         return Form(((id(v), 1),))
 
     def of(self, v) -> Form:
@@ -136,9 +143,27 @@ class _Forms:
             k = _scale(v)
             if k is not None:
                 return self.of(v.ops[0] if _const(v.ops[1]) is not None else v.ops[1]).times(k)
+            if op == "mul":
+                return self._product(self.of(v.ops[0]), self.of(v.ops[1]), v)
         if op == "getelementptr":
             return self._gep(v)
         return self.atom(v) if self.uniform(v) else VARYING
+
+    def _product(self, a: Form, b: Form, v) -> Form:
+        """index * uniform (a row of a 2-D array): one product atom; else v is an atom or not
+        linear."""
+        for x, y in ((a, b), (b, a)):
+            if not x.varying and not y.varying and len(x.terms) == 1 and not x.const and \
+                    x.terms[0][0] in self.index and len(y.terms) == 1 and not y.const and \
+                    y.terms[0][1] == 1 and self.uniform_form(y):
+                return Form((((x.terms[0][0], y.terms[0][0]), x.terms[0][1]),))
+        return self.atom(v) if self.uniform(v) else VARYING
+
+    def is_index(self, atom) -> bool:
+        return (atom[0] if isinstance(atom, tuple) else atom) in self.index
+
+    def uniform_form(self, f: Form) -> bool:
+        return not f.varying and not any(self.is_index(a) for a, _ in f.terms)
 
     def _gep(self, v) -> Form:
         form, t = self.of(v.ops[0]), v.source_type
@@ -179,8 +204,7 @@ class _Forms:
         return all(self.uniform_value(o) for o in v.ops)
 
     def uniform_value(self, v) -> bool:
-        f = self.of(v)
-        return not f.varying and not any(a in self.index for a, _ in f.terms)
+        return self.uniform_form(self.of(v))
 
     def _read_only(self, p) -> bool:
         return not self.alias.writes_to(p)
@@ -200,7 +224,7 @@ def sharing_analysis(fn, it: Iterations, alias=None) -> Sharing:
         private = _private_object(group, forms, it)
         for i, p in group:
             f = forms.of(p)
-            if not f.varying and not any(a in forms.index for a, _ in f.terms):
+            if forms.uniform_form(f):
                 kind, why = UNIFORM, "the same address in every iteration"
             elif private is True:
                 kind, why = PRIVATE, "the iteration's own slot"
@@ -229,20 +253,32 @@ def _private_object(group, forms, it):
         if i.opcode == "call" or i.opcode == "opaque" and i.flags[0] not in ("atomicrmw",):
             return "a memory intrinsic or call writes it"
         f = forms.of(p)
-        idx = [(a, c) for a, c in f.terms if a in forms.index]
-        if f.varying or len(idx) != 1 or idx[0][0] not in index:
+        idx = [(a, c) for a, c in f.terms if forms.is_index(a)]
+        if f.varying or len(idx) != 1 or _index_of(idx[0][0]) not in index:
             return "an access to this memory is not linear in one iteration index"
-        rest = tuple((a, c) for a, c in f.terms if a not in forms.index)
+        rest = tuple((a, c) for a, c in f.terms if not forms.is_index(a))
         if shape is None:
             shape = (idx[0], rest)
         elif shape != (idx[0], rest):
             return "accesses to this memory use different index forms"
         windows.append((f.const, _size(i)))
-    step = abs(shape[0][1])
+    (atom, step), rest = shape
+    if isinstance(atom, tuple):      # c * (index * S) + k: a row of S items of c bytes
+        row = forms.values.get(atom[1])
+        if it.row_extent is None or len(set(map(id, rs))) != 1 or \
+                not it.row_extent(rs[0], row) or any(n != step for _, n in windows):
+            return "an access to this memory is not linear in one iteration index"
+        if any(k < 0 for k, _ in windows):
+            return "accesses of one iteration overlap another iteration's"
+        return True
     low = min(c for c, _ in windows)
-    if any(c + n > low + step for c, n in windows):
+    if any(c + n > low + abs(step) for c, n in windows):
         return "accesses of one iteration overlap another iteration's"
     return True
+
+
+def _index_of(atom):
+    return atom[0] if isinstance(atom, tuple) else atom
 
 
 def _is_allocation(v) -> bool:
@@ -342,7 +378,7 @@ SREG = "llvm.nvvm.read.ptx.sreg."
 UNIFORM_SREGS = ("ntid.", "nctaid.", "warpsize", "nwarpid", "nsmid")
 
 
-def nvptx_iterations(fn, grid_1d: bool, block_1d: bool, is_local=None) -> Iterations:
+def nvptx_iterations(fn, grid_1d: bool, block_1d: bool, is_local=None, row_extent=None) -> Iterations:
     """The iterations of an NVPTX kernel: its threads. `index`: the global thread index
     `ctaid.x * ntid.x + tid.x` (`cuda.grid(1)`) when the launch is one-dimensional (grid and
     block), for which it is injective; `local_index`: `tid.x` when the block is one-dimensional
@@ -357,7 +393,8 @@ def nvptx_iterations(fn, grid_1d: bool, block_1d: bool, is_local=None) -> Iterat
                     for i in insts)
     index = tuple(i for i in fn.instructions() if grid_1d and block_1d and _global_index(i))
     local = tuple(reads.get("tid.x", ())) if block_1d else ()
-    return Iterations(index=index, varying=varying, local_index=local, is_local=is_local)
+    return Iterations(index=index, varying=varying, local_index=local, is_local=is_local,
+                      row_extent=row_extent)
 
 
 def _global_index(inst) -> bool:

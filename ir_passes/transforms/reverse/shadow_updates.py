@@ -116,13 +116,17 @@ class ShadowUpdates:
             return d
         return atomic(b, "xchg", sp, ConstFloat(ty, 0.0), align)
 
-    def add_out(self, b, out, d) -> None:
+    def add_out(self, b, out, d, param=None) -> None:
         """*out += d for an Active parameter's derivative: every thread adds into one place."""
         if self.sharing is None:
             b.store(b.accumulate(b.load(d.type, out), d), out)
-        elif self.threads.block_sum is not None:
+            return
+        what = f"the derivative of Active parameter %{getattr(param, 'name', '?')}"
+        if self.threads.block_sum is not None:
+            self.report.append(Update(what, None, PRIVATISED, "every thread adds into it"))
             self._block_sum(b, out, d)
         else:
+            self.report.append(Update(what, None, ATOMIC, "every thread adds into it"))
             atomic(b, "fadd", out, d, None)
 
     def finish(self, b) -> None:

@@ -1,0 +1,15 @@
+"""Gradients of numba-cuda `@cuda.jit` kernels (docs/cuda.md). Needs the `cuda` extra
+(`pip install -e '.[cuda]'`); `import enzyme_py` never imports this package or numba-cuda:
+`enzyme_py.autodiff` comes here when given `kernel[blocks, threads]`.
+
+    capture.py     the kernel's NVVM IR for a signature and compute capability (no GPU needed)
+    cleanup.py     O2 for the NVPTX target
+    kernel.py      shared arrays as parameters, ir_passes, the wrapper kernel
+    codegen.py     PTX through LLVM's NVPTX backend with libdevice; ptxas
+    launch.py      load and launch through numba-cuda's driver API
+    harness.py     run a kernel's module on the CPU with threads emulated (tests)
+    api.py         autodiff, compile_kernel, explain
+"""
+from .api import CompiledKernel, autodiff, compile_kernel, explain, is_kernel, is_launch
+
+__all__ = ["CompiledKernel", "autodiff", "compile_kernel", "explain", "is_kernel", "is_launch"]

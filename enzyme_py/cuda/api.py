@@ -1,0 +1,365 @@
+"""`autodiff`, `compile_kernel` and `explain` for numba-cuda kernels (docs/cuda.md).
+
+    autodiff(kernel[blocks, threads], Duplicated(x, dx), Duplicated(y, dy))          # reverse
+    autodiff(kernel[blocks, threads], Duplicated(x, tx), Duplicated(y, ty), mode=Forward)
+
+The same annotations and contract as on the CPU (docs/semantics.md): shadows accumulate in
+reverse mode (an overwritten location's shadow is consumed), hold tangents of the initial and
+then final memory in forward mode; the result is a tuple with each Active argument's derivative
+(reverse) or None (forward: kernels return nothing). Arrays may be device arrays (no copy) or
+host arrays (copied to the device and back, as numba-cuda does).
+
+A gradient is built once per (kernel, argument types, activity, mode, cache, whether the arrays
+are disjoint, whether the launch is one-dimensional, compute capability). Building needs no GPU
+(`compile_kernel(..., cc=(8, 0))`); launching does.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..annotations import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, Forward,
+                           Reverse, as_annotation)
+
+DEFAULT_CC = (8, 0)
+
+
+@dataclass
+class CompiledKernel:
+    """A generated CUDA kernel and the texts that produced it.
+
+    `name`: its symbol. `mode`: Reverse or Forward. `kinds`: "const", "dup", "active" per argument.
+    Texts, for debugging: `captured` (numba-cuda's NVVM IR, linked), `cleaned` (after O2: the
+    input of ir_passes), `generated` (the kernel, its body and helpers: what `ptx` compiles).
+    `updates`: how each shadow update is made (ir_passes/transforms/shadow_updates.py).
+    `layout`: what the tape holds (reverse mode)."""
+    name: str
+    mode: Any
+    kinds: tuple
+    argtypes: tuple
+    cc: tuple
+    captured: str
+    cleaned: str
+    generated: str
+    activity: list
+    shared: list
+    updates: list = field(default_factory=list)
+    layout: Any = None
+    _ptx: dict = field(default_factory=dict)
+    _loaded: dict = field(default_factory=dict)
+
+    def ptx(self, cc=None) -> str:
+        """The PTX of the kernel for compute capability cc (default: the one it was built for)."""
+        from .codegen import ptx
+        cc = tuple(cc or self.cc)
+        if cc not in self._ptx:
+            self._ptx[cc] = ptx(self.generated, self.name, cc)
+        return self._ptx[cc]
+
+    def load(self):
+        """The kernel loaded on the current device (launch.LoadedKernel)."""
+        from numba import cuda
+        from .launch import LoadedKernel
+        dev = cuda.get_current_device()
+        if dev.id not in self._loaded:
+            self._loaded[dev.id] = LoadedKernel(self.ptx(dev.compute_capability), self.name)
+        return self._loaded[dev.id]
+
+
+_lock = threading.RLock()
+_kernels = weakref.WeakKeyDictionary()     # dispatcher -> {key: CompiledKernel}
+_stats = {"compiles": 0}
+
+
+def is_launch(obj) -> bool:
+    """Is obj numba-cuda's `kernel[blocks, threads]` (checked without importing numba-cuda)?"""
+    t = type(obj)
+    return t.__module__.startswith("numba.cuda") and t.__name__ == "_LaunchConfiguration"
+
+
+def is_kernel(obj) -> bool:
+    t = type(obj)
+    return t.__module__.startswith("numba.cuda") and t.__name__ == "CUDADispatcher"
+
+
+def autodiff(config, *args, mode=Reverse, cache="auto"):
+    """Differentiate the launch `config` (`kernel[blocks, threads]`) of a numba-cuda kernel.
+
+    Reverse mode returns a tuple with the derivative of each Active argument (summed over all
+    threads), None elsewhere; forward mode returns None (the tangents are in the shadows)."""
+    if is_kernel(config):
+        raise TypeError("autodiff needs the launch: kernel[blocks, threads], not the kernel alone")
+    compiled, annotated = _compiled(config, args, mode, cache, None)
+    from .launch import derivative_slots, parameters
+    loaded = compiled.load()
+    stream, retr = config.stream, []
+    params = parameters(compiled.argtypes, annotated, compiled.kinds, stream, retr)
+    slots = []
+    if mode is Forward:
+        params += [_tangent(ty, a) for ty, a, k in zip(compiled.argtypes, annotated, compiled.kinds)
+                   if k == "active"]
+    else:
+        pointers, slots = derivative_slots(annotated, compiled.kinds, stream)
+        params += pointers
+    loaded.launch(config.griddim, config.blockdim, stream, config.sharedmem, params)
+    for wb in retr:
+        wb()
+    if mode is Forward:
+        return None
+    result, it = [None] * len(args), iter(slots)
+    for pos, kind in enumerate(compiled.kinds):
+        if kind == "active":
+            result[pos] = float(next(it).copy_to_host(stream=stream)[0])
+    return tuple(result)
+
+
+def compile_kernel(config, *args, mode=Reverse, cache="auto", cc=None) -> CompiledKernel:
+    """Build (or fetch) the kernel `autodiff` launches for these arguments. Needs no GPU: `cc`
+    is the compute capability to build for (default: the current device's, else (8, 0)).
+    `config` is `kernel[blocks, threads]`; `kernel` alone is taken as a one-dimensional launch."""
+    return _compiled(config, args, mode, cache, cc)[0]
+
+
+def _compiled(config, args, mode, cache, cc):
+    if mode not in (Reverse, Forward):
+        raise ValueError(f"mode must be enzyme_py.Reverse or Forward, not {mode!r}")
+    if cache not in ("auto", "minimal", "always"):
+        raise ValueError(f"cache must be 'auto', 'minimal' or 'always', not {cache!r}")
+    dispatcher, launch = _launch_of(config)
+    annotated = [as_annotation(a) for a in args]
+    kinds = tuple(_validate(i, a, mode) for i, a in enumerate(annotated))
+    _check_aliasing(annotated)
+    argtypes = tuple(_typeof(dispatcher, i, a.value) for i, a in enumerate(annotated))
+    cc = tuple(cc) if cc is not None else _current_cc()
+    disjoint = _disjoint(annotated)
+    key = (kinds, argtypes, mode.name, cache, disjoint, launch, cc)
+    with _lock:
+        per_kernel = _kernels.setdefault(dispatcher, {})
+        compiled = per_kernel.get(key)
+        if compiled is None:
+            compiled = per_kernel[key] = build(dispatcher, argtypes, kinds, mode, cache, disjoint,
+                                               launch, cc)
+    return compiled, annotated
+
+
+def build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc) -> CompiledKernel:
+    """capture -> cleanup -> ir_passes -> module text (docs/cuda.md); PTX comes on demand."""
+    from .capture import capture
+    from .cleanup import cleanup
+    from .kernel import forward_kernel, reverse_kernel
+    cap = capture(dispatcher, argtypes, cc)
+    cleaned = cleanup(cap.text, cap.fn_name, cc)
+    name = _name(dispatcher, kinds, mode)
+    try:
+        if mode is Forward:
+            gen = forward_kernel(cleaned, cap.fn_name, argtypes, kinds, name, noalias=noalias)
+        else:
+            gen = reverse_kernel(cleaned, cap.fn_name, argtypes, kinds, name, launch,
+                                 cache="minimal" if cache == "auto" else cache, noalias=noalias)
+    except Exception as exc:
+        raise _in_python_terms(exc, dispatcher, argtypes) from None
+    _stats["compiles"] += 1
+    return CompiledKernel(name, mode, kinds, argtypes, tuple(cc), cap.text, cleaned, gen.text,
+                          gen.activity, gen.shared, gen.updates,
+                          gen.gradient.layout if gen.gradient is not None else None)
+
+
+def _name(dispatcher, kinds, mode) -> str:
+    tag = "".join({"const": "c", "dup": "d", "active": "a"}[k] for k in kinds)
+    return f"enzpy_{dispatcher.py_func.__name__}_{mode.name.lower()}_{tag}_{_stats['compiles']}"
+
+
+def _launch_of(config):
+    """(dispatcher, Launch) for `kernel[blocks, threads]`; a bare kernel is one-dimensional."""
+    from .kernel import Launch
+    if is_kernel(config):
+        return config, Launch()
+    if not is_launch(config):
+        raise TypeError(f"expected a numba-cuda kernel launch `kernel[blocks, threads]`, not "
+                        f"{type(config).__name__}")
+    return config.dispatcher, Launch(_flat(config.griddim), _flat(config.blockdim))
+
+
+def _flat(dim) -> bool:
+    dims = tuple(dim) if not isinstance(dim, int) else (dim,)
+    return all(d == 1 for d in dims[1:])
+
+
+def _current_cc():
+    from numba import cuda
+    if cuda.is_available():
+        return tuple(cuda.get_current_device().compute_capability)
+    return DEFAULT_CC
+
+
+def _tangent(ty, a):
+    import ctypes
+    t = a.tangent
+    if t is None:
+        raise TypeError("forward mode: Active(x, dx) needs the tangent dx")
+    return ctypes.c_float(t) if str(ty) == "float32" else ctypes.c_double(t)
+
+
+# ---- validation -----------------------------------------------------------
+
+def _validate(pos, ann, mode) -> str:
+    where = f"argument {pos}"
+    if isinstance(ann, BatchDuplicated):
+        raise NotImplementedError(f"{where}: BatchDuplicated is not supported for CUDA kernels; "
+                                  "launch once per direction")
+    if isinstance(ann, Const):
+        return "const"
+    if isinstance(ann, Active):
+        if not isinstance(ann.value, (float, np.floating)) or _is_array(ann.value):
+            raise TypeError(f"{where}: Active needs a real float scalar, got "
+                            f"{type(ann.value).__name__}; pass float(x) or mark it Const")
+        if mode is Forward and ann.tangent is None:
+            raise TypeError(f"{where}: in forward mode Active(x, dx) needs the tangent dx")
+        return "active"
+    value, shadow = ann.value, ann.shadow
+    if not _is_array(value):
+        raise TypeError(f"{where}: Duplicated is for float arrays (NumPy or device arrays), got "
+                        f"{type(value).__name__}; use Active(x) for a float scalar")
+    if np.dtype(value.dtype).kind != "f":
+        raise TypeError(f"{where}: only float arrays can be differentiated, got dtype "
+                        f"{value.dtype}; mark it Const")
+    if not _is_array(shadow):
+        raise TypeError(f"{where}: the shadow must be an array, got {type(shadow).__name__}")
+    for what in ("dtype", "shape", "strides"):
+        if _attr(value, what) != _attr(shadow, what):
+            raise ValueError(f"{where}: the shadow's {what} {_attr(shadow, what)} differs from the "
+                             f"array's {_attr(value, what)}; use an array of zeros like it")
+    if isinstance(shadow, np.ndarray) and not shadow.flags.writeable:
+        raise ValueError(f"{where}: the shadow is read-only; derivatives are added into it")
+    return "dup"
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__")
+
+
+def _attr(a, what):
+    if what == "dtype":
+        return np.dtype(a.dtype)
+    return tuple(getattr(a, what))
+
+
+def _typeof(dispatcher, pos, value):
+    try:
+        return dispatcher.typeof_pyval(value)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"argument {pos}: numba-cuda cannot type a {type(value).__name__} "
+                        f"({exc})") from None
+
+
+def _ranges(annotated) -> list:
+    """(kind, start, end, argument, which) of every array's memory: host or device."""
+    out = []
+    for i, a in enumerate(annotated):
+        for which, arr in (("array", a.value), ("shadow", getattr(a, "shadow", None))):
+            if not _is_array(arr):
+                continue
+            if isinstance(arr, np.ndarray):
+                lo, hi = _byte_bounds(arr)
+                out.append(("host", lo, hi, i, which))
+            else:
+                cai = arr.__cuda_array_interface__
+                lo = cai["data"][0]
+                n = int(np.prod(cai["shape"])) * np.dtype(cai["typestr"]).itemsize
+                out.append(("device", lo, lo + max(n, 1), i, which))
+    return out
+
+
+def _byte_bounds(a):
+    try:
+        from numpy.lib.array_utils import byte_bounds
+    except ImportError:           # NumPy 1
+        byte_bounds = np.byte_bounds
+    return byte_bounds(a)
+
+
+def _overlaps(ranges):
+    for n, a in enumerate(ranges):
+        for b in ranges[n + 1:]:
+            if a[0] == b[0] and a[1] < b[2] and b[1] < a[2]:
+                yield a, b
+
+
+def _check_aliasing(annotated) -> None:
+    for a, b in _overlaps(_ranges(annotated)):
+        if "shadow" in (a[4], b[4]) and a[4] != b[4]:
+            raise ValueError(f"argument {a[3]}'s {a[4]} and argument {b[3]}'s {b[4]} share "
+                             "memory; shadows need memory of their own")
+
+
+def _disjoint(annotated) -> bool:
+    return not any(True for _ in _overlaps(_ranges(annotated)))
+
+
+def _in_python_terms(exc, dispatcher, argtypes):
+    """Name the argument when ir_passes reports active data stored into constant memory."""
+    index = getattr(exc, "param_index", None)
+    if index is None:
+        return exc
+    import inspect
+    from .convention import arg_layouts
+    names = list(inspect.signature(dispatcher.py_func).parameters)
+    for pos, layout in enumerate(arg_layouts(argtypes)):
+        if index in layout.params:
+            name = names[pos] if pos < len(names) else f"#{pos}"
+            exc.args = (f"active data is stored into argument {pos} (`{name}`), which is Const"
+                        + (f" at {exc.location[0]}:{exc.location[1]}" if exc.location else "")
+                        + f"\n  LLVM instruction: {exc.instruction.strip()}"
+                        + f"\n  Pass `{name}` as Duplicated({name}, shadow) so its derivative has "
+                        "a home.",)
+            exc.argument = name
+    return exc
+
+
+# ---- explain --------------------------------------------------------------
+
+@dataclass
+class KernelExplanation:
+    """What the CUDA gradient does with each shadow update, and what its tape holds."""
+    kernel: str
+    updates: list
+    cached: list
+    unsupported: str = ""
+
+    def __str__(self) -> str:
+        lines = [f"explain({self.kernel}) on the GPU"]
+        if self.unsupported:
+            lines.append(f"  cannot differentiate: {self.unsupported}")
+            return "\n".join(lines)
+        lines.append(f"  shadow updates: {len(self.updates)}")
+        for u in self.updates:
+            where = f"{u.location[0]}:{u.location[1]}: " if u.location else ""
+            why = f" ({u.reason})" if u.reason else ""
+            lines.append(f"    {where}{u.instruction.strip()}\n      {u.how}{why}")
+        loops = [c for c in self.cached if c.loop is not None]
+        lines.append(f"  cached values: {len(self.cached)} ({len(loops)} of them once per loop "
+                     "iteration, in arrays on the device heap; the rest in the thread's frame)")
+        for c in self.cached:
+            per = f"{c.bytes} B per iteration of loop {c.loop}" if c.loop is not None \
+                else f"{c.bytes} B once"
+            why = f"cached because {c.reason}; " if c.reason else ""
+            lines.append(f"    {c.instruction.strip()}\n      {why}{per}")
+        return "\n".join(lines)
+
+
+def explain(config, *args, cache="auto") -> KernelExplanation:
+    """How the reverse-mode gradient of a CUDA kernel makes each shadow update (plain, atomic,
+    privatised per block) and what it tapes. Builds the gradient; launches nothing."""
+    from ir_passes import UnsupportedError
+    dispatcher, _ = _launch_of(config)
+    name = dispatcher.py_func.__name__
+    try:
+        compiled = compile_kernel(config, *args, cache=cache)
+    except UnsupportedError as exc:
+        return KernelExplanation(name, [], [], unsupported=str(exc))
+    cached = compiled.layout.cached if compiled.layout is not None else []
+    return KernelExplanation(name, list(compiled.updates), list(cached))

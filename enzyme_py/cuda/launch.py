@@ -1,0 +1,75 @@
+"""Load a generated kernel's PTX with numba-cuda's driver API and launch it.
+
+Arguments become kernel parameters the way numba-cuda's own launch makes them
+(`_Kernel._prepare_args`): a host array is copied to the device and back after the launch
+(`retr` write-backs), a device array is passed as is; shadows pass their data pointer, and each
+Active scalar a pointer to a one-element device array that receives its derivative.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class _Args:
+    """numba-cuda's argument packing (`_Kernel._prepare_args`), without a compiled kernel."""
+    extensions = ()
+
+    def __init__(self):
+        from numba.cuda.dispatcher import _Kernel
+        self._prepare = _Kernel._prepare_args
+
+    def _prepare_args(self, ty, val, stream, retr, kernelargs):
+        return self._prepare(self, ty, val, stream, retr, kernelargs)
+
+
+def device_array(value, stream, retr):
+    """`value` on the device: a device array as is, a host array copied (and copied back after
+    the launch through `retr`), any `__cuda_array_interface__` object wrapped."""
+    from numba import cuda
+    from numba.cuda.args import wrap_arg
+    if cuda.is_cuda_array(value) and not hasattr(value, "copy_to_host"):
+        value = cuda.as_cuda_array(value)      # CuPy, PyTorch, ... (no copy)
+    return wrap_arg(value).to_device(retr, stream)
+
+
+class LoadedKernel:
+    """A kernel of a PTX module, loaded into the current CUDA context."""
+
+    def __init__(self, ptx: str, name: str):
+        from numba.cuda.cudadrv.devices import get_context
+        ctx = get_context()
+        self.module = ctx.create_module_ptx(ptx)
+        self.function = self.module.get_function(name)
+
+    def launch(self, griddim, blockdim, stream, sharedmem, params) -> None:
+        from cuda.core import LaunchConfig, launch
+        from numba.cuda._compat import CUDA_CORE_GE_1_0
+        if CUDA_CORE_GE_1_0:
+            config = LaunchConfig(grid=griddim, block=blockdim, shmem_size=sharedmem,
+                                  is_cooperative=False)
+        else:
+            config = LaunchConfig(grid=griddim, block=blockdim, shmem_size=sharedmem,
+                                  cooperative_launch=False)
+        launch(stream, config, self.function.kernel, *params)
+
+
+def parameters(argtypes, annotated, kinds, stream, retr) -> list:
+    """The kernel parameters of the annotated arguments, then one shadow pointer per Duplicated
+    argument."""
+    params, packer = [], _Args()
+    for ty, a in zip(argtypes, annotated):
+        value = device_array(a.value, stream, retr) if hasattr(ty, "ndim") else a.value
+        packer._prepare_args(ty, value, stream, retr, params)
+    for a, kind in zip(annotated, kinds):
+        if kind == "dup":
+            params.append(device_array(a.shadow, stream, retr).device_ctypes_pointer.value or 0)
+    return params
+
+
+def derivative_slots(annotated, kinds, stream):
+    """A zeroed one-element device array per Active argument: (their pointers, the arrays)."""
+    from numba import cuda
+    arrays = [cuda.to_device(np.zeros(1, dtype=np.float32 if isinstance(a.value, np.float32)
+                                      else np.float64), stream=stream)
+              for a, k in zip(annotated, kinds) if k == "active"]
+    return [d.device_ctypes_pointer.value for d in arrays], arrays

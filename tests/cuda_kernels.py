@@ -1,0 +1,268 @@
+"""CUDA kernels for the GPU-free checks (test_cuda_codegen.py) and the GPU tests.
+
+Run as a script, it checks one kernel in this process and prints a JSON report:
+
+    python tests/cuda_kernels.py elementwise
+
+For reverse and forward mode: the generated module verifies, its PTX (LLVM's NVPTX backend,
+libdevice linked) is accepted by ptxas for sm_80 and sm_90, and the CPU harness
+(enzyme_py/cuda/harness.py) runs the generated kernel against central finite differences of the
+primal kernel run the same way. Code generation runs in a process of its own because some
+backend errors abort the process (docs/cuda.md).
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from numba import cuda, float32, float64
+
+
+@cuda.jit
+def elementwise(x, a, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = math.sin(x[i]) * x[i] + a * math.exp(-x[i] * x[i])
+
+
+@cuda.jit
+def early_return(x, n, y):
+    i = cuda.grid(1)
+    if i >= n:
+        return
+    v = x[i]
+    y[i] = math.sqrt(v * v + 1.0) / (1.0 + math.tanh(v))
+
+
+@cuda.jit
+def gather(x, idx, w, y):
+    """Shared inputs: x[idx[i]] is read by several threads (atomic), w[0] by all (privatised)."""
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = w[0] * x[idx[i]] + w[1] * math.cos(x[i])
+
+
+@cuda.jit
+def nbody(pos, mass, force):
+    """Softened gravity: every thread reads every body (pos[j] is shared: atomic)."""
+    i = cuda.grid(1)
+    if i >= pos.shape[0]:
+        return
+    fx = 0.0
+    fy = 0.0
+    fz = 0.0
+    for j in range(pos.shape[0]):
+        dx = pos[j, 0] - pos[i, 0]
+        dy = pos[j, 1] - pos[i, 1]
+        dz = pos[j, 2] - pos[i, 2]
+        r2 = dx * dx + dy * dy + dz * dz + 0.01
+        s = mass[j] / (r2 * math.sqrt(r2))
+        fx += dx * s
+        fy += dy * s
+        fz += dz * s
+    force[i, 0] = fx
+    force[i, 1] = fy
+    force[i, 2] = fz
+
+
+@cuda.jit
+def block_sum(x, out):
+    """A block-level tree reduction in shared memory; one partial sum per block."""
+    s = cuda.shared.array(64, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = math.sin(x[i]) * x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    stride = cuda.blockDim.x // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
+@cuda.jit
+def block_sum_atomic(x, out):
+    """The reduction finished with one atomic add per block into out[0]."""
+    s = cuda.shared.array(64, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] * x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    stride = cuda.blockDim.x // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        cuda.atomic.add(out, 0, s[0])
+
+
+@cuda.jit
+def elementwise_f32(x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = math.log(float32(1.0) + x[i] * x[i]) * math.cos(x[i])
+
+
+@dataclass
+class Case:
+    """A kernel, its launch, and a function making its arguments: a list of (kind, value) with
+    kind "dup" (an array with a seed / tangent), "const" or "active" (a float)."""
+    kernel: object
+    blocks: int
+    threads: int
+    make: object
+    rtol: float = 1e-6
+
+
+def _rng():
+    return np.random.default_rng(7)
+
+
+CASES = {
+    "elementwise": Case(elementwise, 2, 32, lambda r: [
+        ("dup", r.normal(size=50)), ("active", 0.7), ("dup", np.zeros(50))]),
+    "early_return": Case(early_return, 2, 32, lambda r: [
+        ("dup", r.normal(size=64)), ("const", 45), ("dup", np.zeros(64))]),
+    "gather": Case(gather, 2, 32, lambda r: [
+        ("dup", r.normal(size=40)), ("const", r.integers(0, 40, size=40)),
+        ("dup", np.array([1.3, -0.4])), ("dup", np.zeros(40))]),
+    "nbody": Case(nbody, 2, 16, lambda r: [
+        ("dup", r.normal(size=(20, 3))), ("dup", r.uniform(1.0, 2.0, size=20)),
+        ("dup", np.zeros((20, 3)))]),
+    "block_sum": Case(block_sum, 2, 16, lambda r: [
+        ("dup", r.normal(size=28)), ("dup", np.zeros(2))]),
+    "block_sum_atomic": Case(block_sum_atomic, 2, 16, lambda r: [
+        ("dup", r.normal(size=28)), ("dup", np.zeros(1))]),
+    "elementwise_f32": Case(elementwise_f32, 2, 32, lambda r: [
+        ("dup", r.normal(size=40).astype(np.float32)), ("dup", np.zeros(40, np.float32))],
+        rtol=2e-2),
+}
+
+
+# ---- the GPU-free check -------------------------------------------------------------------
+
+def check(name: str) -> dict:
+    from enzyme_py import Active, Const, Duplicated, Forward, Reverse
+    from enzyme_py.cuda import compile_kernel
+    from enzyme_py.cuda.codegen import ptxas
+    from enzyme_py.cuda.harness import HostKernel, kernel_params
+    case = CASES[name]
+    rng = _rng()
+    spec = case.make(rng)
+    config = case.kernel[case.blocks, case.threads]
+    report = {"kernel": name}
+    for mode in (Reverse, Forward):
+        annotated = [Duplicated(v, np.zeros_like(v)) if k == "dup" else
+                     Active(v, 0.3) if k == "active" else Const(v) for k, v in spec]
+        ck = compile_kernel(config, *annotated, mode=mode, cc=(8, 0))
+        entry = report.setdefault(mode.name, {})
+        entry["updates"] = sorted({u.how for u in ck.updates})
+        for cc in ((8, 0), (9, 0)):
+            rc, msg = ptxas(ck.ptx(cc), f"sm_{cc[0]}{cc[1]}")
+            entry[f"ptxas_sm_{cc[0]}{cc[1]}"] = [rc, msg[-400:]]
+        primal = HostKernel(ck.cleaned, _kernel_symbol(ck))
+        generated = HostKernel(ck.generated, ck.name)
+        run = _reverse if mode is Reverse else _forward
+        entry["errors"] = run(case, spec, ck, primal, generated, kernel_params, rng)
+    return report
+
+
+def _kernel_symbol(ck) -> str:
+    import re
+    return re.search(r"^define ptx_kernel void @(\S+)\(", ck.cleaned, re.M).group(1)
+
+
+def _launch(case, host, argtypes, values, extra=()):
+    from enzyme_py.cuda.harness import kernel_params
+    host.launch(case.blocks, case.threads, kernel_params(argtypes, values) + list(extra))
+
+
+def _loss(case, primal, argtypes, spec, values, seeds):
+    vals = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+    _launch(case, primal, argtypes, vals)
+    return sum(float(np.sum(seeds[k].astype(np.float64) * vals[k])) for k in seeds)
+
+
+def _reverse(case, spec, ck, primal, generated, kernel_params, rng) -> dict:
+    """Shadows seeded at random against central differences of L = sum <seed, final array>."""
+    values = [v for _, v in spec]
+    seeds = {k: rng.normal(size=np.shape(v)).astype(v.dtype) for k, (kind, v) in enumerate(spec)
+             if kind == "dup"}
+    shadows = {k: s.copy() for k, s in seeds.items()}
+    douts = {k: np.zeros(1) for k, (kind, _) in enumerate(spec) if kind == "active"}
+    run_values = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+    _launch(case, generated, ck.argtypes, run_values,
+            [shadows[k].ctypes.data for k in sorted(shadows)] +
+            [douts[k].ctypes.data for k in sorted(douts)])
+    errors = {}
+    for k, (kind, v) in enumerate(spec):
+        if kind == "const":
+            continue
+        eps = 1e-3 if np.asarray(v).dtype == np.float32 else 1e-6
+        fd = np.zeros(np.shape(v))
+        for j in np.ndindex(*np.shape(v)):
+            plus, minus = list(values), list(values)
+            if kind == "dup":
+                plus[k], minus[k] = v.copy(), v.copy()
+                plus[k][j] += eps
+                minus[k][j] -= eps
+            else:
+                plus[k], minus[k] = v + eps, v - eps
+            fd[j] = (_loss(case, primal, ck.argtypes, spec, plus, seeds) -
+                     _loss(case, primal, ck.argtypes, spec, minus, seeds)) / (2 * eps)
+        ad = shadows[k] if kind == "dup" else douts[k][0]
+        errors[str(k)] = _relative(ad, fd)
+    return errors
+
+
+def _forward(case, spec, ck, primal, generated, kernel_params, rng) -> dict:
+    """Random tangents of the initial arrays against a central difference along them."""
+    values = [v for _, v in spec]
+    tangents = {k: rng.normal(size=np.shape(v)).astype(v.dtype) for k, (kind, v) in
+                enumerate(spec) if kind == "dup"}
+    scalar_t = {k: 0.3 for k, (kind, _) in enumerate(spec) if kind == "active"}
+    shadows = {k: t.copy() for k, t in tangents.items()}
+    run_values = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+    _launch(case, generated, ck.argtypes, run_values,
+            [shadows[k].ctypes.data for k in sorted(shadows)] +
+            [scalar_t[k] for k in sorted(scalar_t)])
+    eps = 1e-3 if any(np.asarray(v).dtype == np.float32 for _, v in spec) else 1e-6
+
+    def moved(sign):
+        vals = []
+        for k, (kind, v) in enumerate(spec):
+            if kind == "dup":
+                vals.append((v + sign * eps * tangents[k]).astype(v.dtype))
+            elif kind == "active":
+                vals.append(v + sign * eps * scalar_t[k])
+            else:
+                vals.append(v)
+        _launch(case, primal, ck.argtypes, vals)
+        return vals
+
+    plus, minus = moved(1), moved(-1)
+    errors = {}
+    for k in shadows:
+        fd = (plus[k].astype(np.float64) - minus[k].astype(np.float64)) / (2 * eps)
+        errors[str(k)] = _relative(shadows[k], fd)
+    return errors
+
+
+def _relative(ad, fd) -> float:
+    ad, fd = np.asarray(ad, dtype=np.float64), np.asarray(fd, dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(fd))) if fd.size else 1.0)
+    return float(np.max(np.abs(ad - fd)) / scale) if fd.size else 0.0
+
+
+if __name__ == "__main__":
+    import warnings
+    warnings.simplefilter("ignore")
+    print(json.dumps(check(sys.argv[1])))
