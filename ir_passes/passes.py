@@ -17,11 +17,13 @@ from .analysis.dominators import print_dominators
 from .analysis.forward_activity import print_forward_activity
 from .analysis.loops import print_loops
 from .analysis.nonnegative import print_nonnegative
+from .analysis.sharing import Iterations, nvptx_iterations, print_sharing
 from .analysis.tripcount import print_tripcounts
 from .analysis.types import print_types
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity
+from .rules.libdevice import spelling
 from .transforms.common.vector_math import libmvec
 from .transforms.forward.driver import forward_mode
 from .transforms.prepare.fold_sign_tests import fold_sign_tests
@@ -29,6 +31,7 @@ from .transforms.prepare.forward_stores import forward_loop_stores
 from .transforms.prepare.hoist_loads import hoist_invariant_loads
 from .transforms.reverse.driver import reverse_mode
 from .transforms.reverse.report import print_availability
+from .transforms.reverse.shadow_updates import Threads
 
 
 def words(text: str) -> tuple:
@@ -82,10 +85,16 @@ class ReverseMode:
     libmvec: str = option("", LIBMVEC, str)
     success_codes: tuple | None = option(None, "integer returns that are successes (default: "
                                          "every return), e.g. 0,-2", ints)
+    threads: str = option("", "nvptx: the function is a CUDA kernel's body, run by many threads "
+                          "(transforms/reverse/shadow_updates.py)", str, ("", "nvptx"))
 
     def apply(self, module) -> str | None:
         fn = self.fn or first_definition(module)
         codes = {} if self.success_codes is None else {"success_codes": self.success_codes}
+        if self.threads == "nvptx":
+            module.math_names = spelling
+            codes.update(park=False, counts=None,
+                         threads=Threads(lambda f: nvptx_iterations(f, True, True), block_sum="nvptx"))
         reverse_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
                      cache=self.cache, noalias=self.noalias,
                      vector_library=vector_library(self.libmvec), **codes)
@@ -173,13 +182,15 @@ class Simplify:
 
 
 PRINTERS = ("dominators", "loops", "types", "branches", "tripcounts", "alias", "nonnegative",
-            "activity", "forward-activity", "availability")
+            "activity", "forward-activity", "availability", "sharing")
 
 
 @dataclass(frozen=True)
 class Printer:
     """Print an analysis of `fn` (PRINTERS); `availability` builds the gradient (on a copy of
-    the module) and prints its availability plan: what is recomputed, what is taped."""
+    the module) and prints its availability plan: what is recomputed, what is taped; `sharing`
+    which memory accesses are private to an iteration (`index`: the values that index it,
+    `varying`: other per-iteration values; without them, a one-dimensional CUDA launch's threads)."""
     name = "print"
     what: str = option("loops", "the analysis to print", str, PRINTERS)
     fn: str = option("", FN, str)
@@ -187,6 +198,9 @@ class Printer:
     noalias: bool = option(False, NOALIAS)
     nonnegative: tuple = option((), "parameter indices whose values are >= 0", ints)
     cache: str = option("auto", "what the tape keeps (docs/caching.md)", str, ("auto", "minimal", "always"))
+    index: tuple = option((), "with --what sharing: the values (names without %) that index the "
+                          "iteration", words)
+    varying: tuple = option((), "with --what sharing: other per-iteration values", words)
 
     def apply(self, module) -> str:
         name = self.fn or first_definition(module)
@@ -201,8 +215,18 @@ class Printer:
                  "alias": lambda f: print_alias(f, self.noalias),
                  "nonnegative": lambda f: print_nonnegative(f, self.nonnegative),
                  "activity": lambda f: print_activity(f, padded(self.activity, f)),
-                 "forward-activity": lambda f: print_forward_activity(f, padded(self.activity, f))}
+                 "forward-activity": lambda f: print_forward_activity(f, padded(self.activity, f)),
+                 "sharing": self._sharing}
         return table[self.what](f) + "\n"
+
+    def _sharing(self, f) -> str:
+        values = {a.name: a for a in f.params} | {i.name: i for i in f.instructions() if i.name}
+        if self.index:
+            it = Iterations(index=tuple(values[n] for n in self.index),
+                            varying=tuple(values[n] for n in self.varying))
+        else:
+            it = nvptx_iterations(f, True, True)
+        return print_sharing(f, it, self.noalias)
 
 
 PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStores, FoldSignTests,

@@ -360,10 +360,12 @@ def _loop_phis(fn) -> set:
     return {id(p) for lp in info.loops for p in lp.header.phis()}
 
 
-def print_sharing(fn, it: Iterations, alias=None) -> str:
-    """One line per memory access: its kind and why (for golden tests)."""
+def print_sharing(fn, it: Iterations, noalias: bool = False) -> str:
+    """One line per memory access: its kind and why (for golden tests); `noalias`: distinct
+    pointer parameters never overlap."""
     from ..ir.printer import format_instruction
-    result = sharing_analysis(fn, it, alias)
+    from .alias import alias_analysis
+    result = sharing_analysis(fn, it, alias_analysis(fn, noalias_params=noalias))
     lines = [f"sharing of @{fn.name}"]
     for inst in fn.instructions():
         a = result.accesses.get(id(inst))
