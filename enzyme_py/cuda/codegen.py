@@ -23,8 +23,9 @@ from ir_passes.rules.libdevice import SELECTED
 from ..timings import stage
 from .cleanup import target_machine
 
-# LLVM float intrinsics the NVPTX backend selects; any other `llvm.<math>.f32/f64` aborts it
-_FLOAT_INTRINSIC = re.compile(r"^llvm\.(\w+)\.(f32|f64)$")
+# A call of an LLVM float intrinsic: the backend selects those in libdevice.SELECTED; any other
+# `llvm.<math>.f32/f64` aborts it
+_CALLED_FLOAT_INTRINSIC = re.compile(r"\bcall [^@\n]*@llvm\.(\w+)\.(f32|f64)(?:\.i\d+)?\(")
 _KERNEL = re.compile(r"^define [^@\n]*ptx_kernel [^@\n]*@(\"[^\"]+\"|[\w.$]+)\(", re.M)
 
 
@@ -34,9 +35,9 @@ def ptx(text: str, kernel: str, cc) -> str:
     for m in _KERNEL.finditer(text):
         if m.group(1).strip('"') != kernel:
             raise UnsupportedError(f"the module has a second kernel, `{m.group(1)}`")
+    _check_selectable(text)
     module = llvm.parse_assembly(text)
     module.verify()
-    _check_selectable(module)
     tm = target_machine(cc, opt=3)
     module.triple = "nvptx64-nvidia-cuda"
     module.data_layout = str(tm.target_data)
@@ -55,13 +56,11 @@ def ptx(text: str, kernel: str, cc) -> str:
     return tm.emit_assembly(module)
 
 
-def _check_selectable(module) -> None:
-    for fn in module.functions:
-        m = _FLOAT_INTRINSIC.match(fn.name)
-        if fn.is_declaration and m and m.group(1) not in SELECTED and fn.name.startswith("llvm.") \
-                and not fn.name.startswith(("llvm.nvvm.", "llvm.fmuladd", "llvm.fma")):
-            raise UnsupportedError(f"`{fn.name}` cannot be compiled for the GPU (NVPTX has no "
-                                   "instruction for it and libdevice has no such function)")
+def _check_selectable(text) -> None:
+    for m in _CALLED_FLOAT_INTRINSIC.finditer(text):
+        if m.group(1) not in SELECTED and m.group(1) not in ("fmuladd", "fma"):
+            raise UnsupportedError(f"`llvm.{m.group(1)}.{m.group(2)}` cannot be compiled for the "
+                                   "GPU (the NVPTX backend has no instruction for it)")
 
 
 _BITCODE = {}

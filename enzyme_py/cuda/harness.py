@@ -43,6 +43,30 @@ HOST_WRAPPERS = {
              "  %r = call float @powf(float %x, float %f)\n  ret float %r\n}\n"
              "declare float @powf(float, float)\n",
 }
+def _hex(value, t) -> str:
+    """An LLVM float literal for value in type t (double, float)."""
+    import struct
+    if t == "float":
+        value = struct.unpack("f", struct.pack("f", value))[0]
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+for _t, _s in (("double", ""), ("float", "f")):
+    HOST_WRAPPERS.update({
+        f"rsqrt{_s}": f"define internal {_t} @__nv_rsqrt{_s}({_t} %x) {{\n  %r = call {_t} @llvm.sqrt.{'f64' if _s == '' else 'f32'}({_t} %x)\n"
+                      f"  %q = fdiv {_t} 1.0, %r\n  ret {_t} %q\n}}\n",
+        f"rcbrt{_s}": f"define internal {_t} @__nv_rcbrt{_s}({_t} %x) {{\n  %r = call {_t} @cbrt{_s}({_t} %x)\n"
+                      f"  %q = fdiv {_t} 1.0, %r\n  ret {_t} %q\n}}\ndeclare {_t} @cbrt{_s}({_t})\n",
+        f"sinpi{_s}": f"define internal {_t} @__nv_sinpi{_s}({_t} %x) {{\n  %a = fmul {_t} %x, {_hex(3.141592653589793, _t)}\n"
+                      f"  %r = call {_t} @sin{_s}({_t} %a)\n  ret {_t} %r\n}}\ndeclare {_t} @sin{_s}({_t})\n",
+        f"cospi{_s}": f"define internal {_t} @__nv_cospi{_s}({_t} %x) {{\n  %a = fmul {_t} %x, {_hex(3.141592653589793, _t)}\n"
+                      f"  %r = call {_t} @cos{_s}({_t} %a)\n  ret {_t} %r\n}}\ndeclare {_t} @cos{_s}({_t})\n",
+        f"normcdf{_s}": f"define internal {_t} @__nv_normcdf{_s}({_t} %x) {{\n  %a = fmul {_t} %x, {_hex(-0.7071067811865476, _t)}\n"
+                        f"  %e = call {_t} @erfc{_s}({_t} %a)\n  %r = fmul {_t} %e, 0.5\n  ret {_t} %r\n}}\n"
+                        f"declare {_t} @erfc{_s}({_t})\n",
+    })
+HOST_WRAPPERS["fast_fdividef"] = ("define internal float @__nv_fast_fdividef(float %a, float %b) {\n"
+                                  "  %r = fdiv float %a, %b\n  ret float %r\n}\n")
 _C_NAMES = {"fast_sinf": "sinf", "fast_cosf": "cosf", "fast_tanf": "tanf", "fast_expf": "expf",
             "fast_logf": "logf", "fast_log2f": "log2f", "fast_log10f": "log10f",
             "fast_powf": "powf"}

@@ -2,6 +2,8 @@
 import math
 
 from ..ir import types as T
+from ..ir.builder import math_name
+from ..ir.values import Global
 from ..runtime.helpers import ensure
 from .intrinsics import c, sq
 from .registry import define
@@ -18,6 +20,12 @@ def rsqrt_of(b, d, v):
 def digamma(b, x):
     """psi(x), by the runtime helper enzpy.digamma (in double precision)."""
     ensure(b.module, "enzpy.digamma")
+    log = math_name(b.module, "log", T.f64)
+    if log is not None:     # the helper's own log, on a target that names it differently
+        b.module.declare(log, T.f64, [T.f64])
+        for inst in b.module.functions["enzpy.digamma"].instructions():
+            if inst.opcode == "call" and inst.callee_name == "llvm.log.f64":
+                inst.callee = Global(T.ptr, log)
     wide = b.cast("fpext", x, T.f64)
     r = b.call("enzpy.digamma", T.f64, [wide])
     return b.cast("fptrunc", r, x.type)

@@ -1,0 +1,181 @@
+"""CUDA gradients on a GPU: skipped when none is present (docs/cuda.md).
+
+The kernels of tests/cuda_kernels.py are differentiated on the device, with device arrays and
+with host arrays, in reverse and forward mode, and compared with enzyme_py's gradients of the
+same computation written as a sequential @njit loop on the CPU (the reference the parallel work
+uses: a `prange` body differentiates as this serial loop). `test_time_ratio` prints the
+gradient / primal time at sizes that fill a GPU (`pytest -s`).
+"""
+import importlib.util
+import math
+import time
+
+import numpy as np
+import pytest
+
+HAVE_EXTRA = importlib.util.find_spec("numba_cuda") is not None
+
+
+def _gpu() -> bool:
+    if not HAVE_EXTRA:
+        return False
+    from numba import cuda
+    try:
+        return cuda.is_available()
+    except Exception:          # noqa: BLE001 - no driver
+        return False
+
+
+pytestmark = pytest.mark.skipif(not _gpu(), reason="needs a CUDA GPU")
+
+if _gpu():
+    from numba import njit
+
+    from cuda_kernels import block_sum, elementwise, gather, nbody
+
+    @njit
+    def elementwise_cpu(x, a, y):
+        for i in range(x.size):
+            y[i] = math.sin(x[i]) * x[i] + a * math.exp(-x[i] * x[i])
+
+    @njit
+    def gather_cpu(x, idx, w, y):
+        for i in range(y.size):
+            y[i] = w[0] * x[idx[i]] + w[1] * math.cos(x[i])
+
+    @njit
+    def nbody_cpu(pos, mass, force):
+        n = pos.shape[0]
+        for i in range(n):
+            fx = 0.0
+            fy = 0.0
+            fz = 0.0
+            for j in range(n):
+                dx = pos[j, 0] - pos[i, 0]
+                dy = pos[j, 1] - pos[i, 1]
+                dz = pos[j, 2] - pos[i, 2]
+                r2 = dx * dx + dy * dy + dz * dz + 0.01
+                s = mass[j] / (r2 * math.sqrt(r2))
+                fx += dx * s
+                fy += dy * s
+                fz += dz * s
+            force[i, 0] = fx
+            force[i, 1] = fy
+            force[i, 2] = fz
+
+
+def _launch(n, threads=128):
+    return (n + threads - 1) // threads, threads
+
+
+def test_elementwise_device_and_host_arrays():
+    from numba import cuda
+    from enzyme_py import Active, Duplicated, autodiff
+    rng = np.random.default_rng(0)
+    n = 10_000
+    x, seed = rng.normal(size=n), rng.normal(size=n)
+    dx_ref, dy_ref = np.zeros(n), seed.copy()
+    (_, da_ref, _) = autodiff(elementwise_cpu, Duplicated(x, dx_ref), Active(0.7),
+                              Duplicated(np.zeros(n), dy_ref))
+    b, t = _launch(n)
+    # host arrays: copied to the device and back
+    dx, dy = np.zeros(n), seed.copy()
+    (_, da, _) = autodiff(elementwise[b, t], Duplicated(x, dx), Active(0.7),
+                          Duplicated(np.zeros(n), dy))
+    np.testing.assert_allclose(dx, dx_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(dy, dy_ref, atol=0)
+    assert da == pytest.approx(da_ref, rel=1e-10)
+    # device arrays: no copies
+    d_x, d_dx = cuda.to_device(x), cuda.to_device(np.zeros(n))
+    d_y, d_dy = cuda.to_device(np.zeros(n)), cuda.to_device(seed)
+    autodiff(elementwise[b, t], Duplicated(d_x, d_dx), Active(0.7), Duplicated(d_y, d_dy))
+    np.testing.assert_allclose(d_dx.copy_to_host(), dx_ref, rtol=1e-12, atol=1e-12)
+
+
+def test_gather_shared_inputs_match_cpu():
+    from enzyme_py import Duplicated, autodiff
+    rng = np.random.default_rng(1)
+    n = 50_000
+    x, idx = rng.normal(size=n), rng.integers(0, n, size=n)
+    w, seed = np.array([1.3, -0.4]), rng.normal(size=n)
+    ref = [np.zeros(n), np.zeros(2)]
+    autodiff(gather_cpu, Duplicated(x, ref[0]), idx, Duplicated(w, ref[1]),
+             Duplicated(np.zeros(n), seed.copy()))
+    got = [np.zeros(n), np.zeros(2)]
+    autodiff(gather[_launch(n)], Duplicated(x, got[0]), idx, Duplicated(w, got[1]),
+             Duplicated(np.zeros(n), seed.copy()))
+    np.testing.assert_allclose(got[0], ref[0], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-9)
+
+
+def test_nbody_matches_cpu():
+    from enzyme_py import Duplicated, autodiff
+    rng = np.random.default_rng(2)
+    n = 2048
+    pos, mass, seed = rng.normal(size=(n, 3)), rng.uniform(1, 2, size=n), rng.normal(size=(n, 3))
+    ref = [np.zeros((n, 3)), np.zeros(n)]
+    autodiff(nbody_cpu, Duplicated(pos, ref[0]), Duplicated(mass, ref[1]),
+             Duplicated(np.zeros((n, 3)), seed.copy()))
+    got = [np.zeros((n, 3)), np.zeros(n)]
+    autodiff(nbody[_launch(n)], Duplicated(pos, got[0]), Duplicated(mass, got[1]),
+             Duplicated(np.zeros((n, 3)), seed.copy()))
+    np.testing.assert_allclose(got[0], ref[0], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(got[1], ref[1], rtol=1e-9, atol=1e-9)
+
+
+def test_block_sum_and_forward_mode():
+    from enzyme_py import Duplicated, Forward, autodiff
+    rng = np.random.default_rng(3)
+    n, threads = 4000, 64
+    blocks = (n + threads - 1) // threads
+    x = rng.normal(size=n)
+    seed = rng.normal(size=blocks)
+    dx = np.zeros(n)
+    autodiff(block_sum[blocks, threads], Duplicated(x, dx), Duplicated(np.zeros(blocks), seed.copy()))
+    expected = (np.cos(x) * x + np.sin(x)) * np.repeat(seed, threads)[:n]
+    np.testing.assert_allclose(dx, expected, rtol=1e-10, atol=1e-12)
+    tx = rng.normal(size=n)
+    tout = np.zeros(blocks)
+    autodiff(block_sum[blocks, threads], Duplicated(x, tx.copy()), Duplicated(np.zeros(blocks), tout),
+             mode=Forward)
+    per = (np.cos(x) * x + np.sin(x)) * tx
+    np.testing.assert_allclose(tout, np.add.reduceat(per, np.arange(0, n, threads)), rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["elementwise", "nbody", "gather"])
+def test_time_ratio(name):
+    """Gradient / primal time at a size that fills the GPU (printed; the target is <= 3)."""
+    from numba import cuda
+    from enzyme_py import Active, Duplicated, autodiff
+    rng = np.random.default_rng(4)
+    if name == "nbody":
+        n = 16384
+        arrays = [rng.normal(size=(n, 3)), rng.uniform(1, 2, size=n), np.zeros((n, 3))]
+        kernel, extra = nbody, []
+    elif name == "gather":
+        n = 1 << 24
+        arrays = [rng.normal(size=n), rng.integers(0, n, size=n), np.array([1.3, -0.4]), np.zeros(n)]
+        kernel, extra = gather, []
+    else:
+        n = 1 << 24
+        arrays = [rng.normal(size=n), 0.7, np.zeros(n)]
+        kernel, extra = elementwise, []
+    dev = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in arrays]
+    config = kernel[_launch(n, 256)]
+    args = [Duplicated(d, cuda.device_array_like(d)) if isinstance(a, np.ndarray) and
+            a.dtype.kind == "f" else (Active(d) if isinstance(a, float) else d)
+            for a, d in zip(arrays, dev)]
+
+    def timed(fn, repeat=10):
+        fn()
+        cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        cuda.synchronize()
+        return (time.perf_counter() - t0) / repeat
+
+    primal = timed(lambda: config(*dev, *extra))
+    gradient = timed(lambda: autodiff(config, *args))
+    print(f"\n{name}: primal {primal * 1e3:.3f} ms, gradient {gradient * 1e3:.3f} ms, "
+          f"ratio {gradient / primal:.2f}")
