@@ -111,6 +111,20 @@ def elementwise_f32(x, y):
         y[i] = math.log(float32(1.0) + x[i] * x[i]) * math.cos(x[i])
 
 
+@cuda.jit
+def local_array(x, y):
+    """A per-thread local array (cuda.local.array): the thread's own memory."""
+    i = cuda.grid(1)
+    if i < x.size:
+        t = cuda.local.array(3, float64)
+        for k in range(3):
+            t[k] = x[i] * (k + 1)
+        s = 0.0
+        for k in range(3):
+            s += math.sin(t[k]) * t[k]
+        y[i] = s
+
+
 @dataclass
 class Case:
     """A kernel, its launch, and a function making its arguments: a list of (kind, value) with
@@ -141,6 +155,8 @@ CASES = {
         ("dup", r.normal(size=28)), ("dup", np.zeros(2))]),
     "block_sum_atomic": Case(block_sum_atomic, 2, 16, lambda r: [
         ("dup", r.normal(size=28)), ("dup", np.zeros(1))]),
+    "local_array": Case(local_array, 2, 32, lambda r: [
+        ("dup", r.normal(size=50)), ("dup", np.zeros(50))]),
     "elementwise_f32": Case(elementwise_f32, 2, 32, lambda r: [
         ("dup", r.normal(size=40).astype(np.float32)), ("dup", np.zeros(40, np.float32))],
         rtol=2e-2),

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not HAVE_CUDA_EXTRA,
                                 reason="needs the cuda extra: pip install -e '.[cuda]'")
 
 KERNELS = ["elementwise", "early_return", "gather", "nbody", "block_sum", "block_sum_atomic",
-           "elementwise_f32"]
+           "local_array", "elementwise_f32"]
 TOLERANCE = {"elementwise_f32": 2e-3}
 # How the reverse sweep must add into each kernel's shadows (shadow_updates.py)
 UPDATES = {

@@ -88,9 +88,10 @@ def _calls_pure(g, lp) -> bool:
                 name = inst.callee_name or ""
                 rule = lookup(name) if name else None
                 if not (pure_math(inst) or writes_nothing(name)
-                        or (rule is not None and rule.inactive)):
-                    return False
-            elif inst.opcode == "alloca" or inst.opcode in ("atomicrmw", "cmpxchg", "fence"):
+                        or (rule is not None and rule.inactive and not rule.mirror)):
+                    return False    # a barrier (mirror) pairs with its reverse across threads
+            elif inst.opcode == "alloca" or inst.opcode == "opaque" and inst.flags and \
+                    inst.flags[0] in ("atomicrmw", "cmpxchg", "fence"):
                 return False
     return True
 

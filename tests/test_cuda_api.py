@@ -1,0 +1,97 @@
+"""The CUDA API without a GPU: building, caching, explain, bad input (docs/cuda.md).
+
+Building a gradient needs no GPU; launching one does. PTX generation is checked in a process of
+its own (test_cuda_codegen.py); these tests stop before it. Skipped without the `cuda` extra.
+"""
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+pytestmark = [pytest.mark.skipif(importlib.util.find_spec("numba_cuda") is None,
+                                 reason="needs the cuda extra: pip install -e '.[cuda]'"),
+              pytest.mark.filterwarnings("ignore:Grid size")]
+
+if importlib.util.find_spec("numba_cuda") is not None:
+    from numba import cuda
+
+    @cuda.jit
+    def scale(x, a, y):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] = a * math.sin(x[i])
+
+    @cuda.jit
+    def grid2(x, y):
+        i, j = cuda.grid(2)
+        if i < x.shape[0] and j < x.shape[1]:
+            y[i, j] = x[i, j] * x[i, j]
+
+    @cuda.jit
+    def into_const(x, y):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] = x[i] * 2.0
+
+
+def args(n=40):
+    from enzyme_py import Active, Duplicated
+    x = np.linspace(0.0, 1.0, n)
+    return [Duplicated(x, np.zeros(n)), Active(0.5), Duplicated(np.zeros(n), np.ones(n))]
+
+
+def test_compile_gradient_builds_without_gpu_and_caches():
+    from enzyme_py import compile_gradient
+    a = compile_gradient(scale[2, 32], *args())
+    b = compile_gradient(scale[2, 32], *args())
+    assert a is b
+    assert a.kinds == ("dup", "active", "dup")
+    assert "define ptx_kernel void" in a.generated and a.name in a.generated
+    assert sorted({u.how for u in a.updates}) == ["private", "privatised per block"]
+
+
+def test_forward_mode_builds():
+    from enzyme_py import Active, Duplicated, Forward, compile_gradient
+    x = np.linspace(0.0, 1.0, 40)
+    ck = compile_gradient(scale[2, 32], Duplicated(x, np.ones(40)), Active(0.5, 1.0),
+                          Duplicated(np.zeros(40), np.zeros(40)), mode=Forward)
+    assert "define ptx_kernel void" in ck.generated and ck.mode is Forward
+
+
+def test_explain_reports_how_each_update_is_made():
+    from enzyme_py import explain
+    text = str(explain(scale[2, 32], *args()))
+    assert "on the GPU" in text and "private" in text and "privatised per block" in text
+    assert "Active parameter" in text
+
+
+def test_two_dimensional_launch_makes_updates_atomic():
+    """cuda.grid(1)'s injectivity is what makes updates private; a 2-D launch has none of it."""
+    from enzyme_py import Duplicated, compile_gradient
+    x = np.ones((8, 8))
+    ck = compile_gradient(grid2[(2, 2), (4, 4)], Duplicated(x, np.zeros_like(x)),
+                          Duplicated(np.zeros_like(x), np.ones_like(x)))
+    assert {u.how for u in ck.updates} == {"atomic"}
+
+
+def test_bad_input():
+    from enzyme_py import Active, BatchDuplicated, Duplicated, autodiff, compile_gradient
+    x = np.ones(8)
+    with pytest.raises(TypeError, match="Active needs a real float"):
+        compile_gradient(scale[1, 8], Duplicated(x, np.zeros(8)), Active(x), x)
+    with pytest.raises(ValueError, match="shape"):
+        compile_gradient(scale[1, 8], Duplicated(x, np.zeros(7)), 0.5, x)
+    with pytest.raises(ValueError, match="share"):
+        compile_gradient(scale[1, 8], Duplicated(x, x), 0.5, np.zeros(8))
+    with pytest.raises(NotImplementedError, match="BatchDuplicated"):
+        compile_gradient(scale[1, 8], BatchDuplicated(x, (np.zeros(8),)), 0.5, np.zeros(8))
+    with pytest.raises(TypeError, match=r"kernel\[blocks, threads\]"):
+        autodiff(scale, Duplicated(x, np.zeros(8)), 0.5, np.zeros(8))
+
+
+def test_active_data_into_a_const_array_names_the_argument():
+    from enzyme_py import Duplicated, UnsupportedError, compile_gradient
+    x = np.ones(8)
+    with pytest.raises(UnsupportedError, match="argument 1 .`y`."):
+        compile_gradient(into_const[1, 8], Duplicated(x, np.zeros(8)), np.zeros(8))
