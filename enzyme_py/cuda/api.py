@@ -103,7 +103,7 @@ def autodiff(config, *args, mode=Reverse, cache="auto"):
         params += [_tangent(ty, a) for ty, a, k in zip(compiled.argtypes, annotated, compiled.kinds)
                    if k == "active"]
     else:
-        pointers, slots = derivative_slots(annotated, compiled.kinds, stream)
+        pointers, slots = derivative_slots(compiled.argtypes, compiled.kinds)
         params += pointers
     loaded.launch(config.griddim, config.blockdim, stream, config.sharedmem, params)
     for wb in retr:
@@ -113,7 +113,7 @@ def autodiff(config, *args, mode=Reverse, cache="auto"):
     result, it = [None] * len(args), iter(slots)
     for pos, kind in enumerate(compiled.kinds):
         if kind == "active":
-            result[pos] = float(next(it).copy_to_host(stream=stream)[0])
+            result[pos] = float(next(it).copy_to_host()[0])
     return tuple(result)
 
 

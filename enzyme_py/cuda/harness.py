@@ -18,6 +18,7 @@ functions are the C library's, the NVPTX backend is not involved).
 from __future__ import annotations
 
 import ctypes
+import math
 import re
 import threading
 
@@ -34,15 +35,23 @@ _CAST_CONST = re.compile(r"addrspacecast \(ptr addrspace\(3\) (@[\w.$\"]+) to pt
 _CAST_INST = re.compile(r"= addrspacecast ptr addrspace\(3\) (@[\w.$\"]+) to ptr")
 _NV = re.compile(r"@__nv_(\w+)\(")
 
-# libdevice functions that are not named like the C library's
-HOST_WRAPPERS = {
-    "powi": "define internal double @__nv_powi(double %x, i32 %n) {\n  %f = sitofp i32 %n to double\n"
-            "  %r = call double @pow(double %x, double %f)\n  ret double %r\n}\n"
-            "declare double @pow(double, double)\n",
-    "powif": "define internal float @__nv_powif(float %x, i32 %n) {\n  %f = sitofp i32 %n to float\n"
-             "  %r = call float @powf(float %x, float %f)\n  ret float %r\n}\n"
-             "declare float @powf(float, float)\n",
+# libdevice functions that are not named like the C library's: the body computing %r from the
+# arguments, in type {T} ({S}: the C library's suffix, "" or "f"; {V}: the intrinsic suffix)
+_WRAPPED = {
+    "powi": ("{T} %x, i32 %n", "%f = sitofp i32 %n to {T}\n  %r = call {T} @pow{S}({T} %x, {T} %f)",
+             "declare {T} @pow{S}({T}, {T})"),
+    "rsqrt": ("{T} %x", "%s = call {T} @llvm.sqrt.{V}({T} %x)\n  %r = fdiv {T} 1.0, %s", ""),
+    "rcbrt": ("{T} %x", "%s = call {T} @cbrt{S}({T} %x)\n  %r = fdiv {T} 1.0, %s",
+              "declare {T} @cbrt{S}({T})"),
+    "sinpi": ("{T} %x", "%a = fmul {T} %x, {PI}\n  %r = call {T} @sin{S}({T} %a)",
+              "declare {T} @sin{S}({T})"),
+    "cospi": ("{T} %x", "%a = fmul {T} %x, {PI}\n  %r = call {T} @cos{S}({T} %a)",
+              "declare {T} @cos{S}({T})"),
+    "normcdf": ("{T} %x", "%a = fmul {T} %x, {M}\n  %e = call {T} @erfc{S}({T} %a)\n"
+                "  %r = fmul {T} %e, 0.5", "declare {T} @erfc{S}({T})"),
 }
+
+
 def _hex(value, t) -> str:
     """An LLVM float literal for value in type t (double, float)."""
     import struct
@@ -51,20 +60,16 @@ def _hex(value, t) -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
 
 
-for _t, _s in (("double", ""), ("float", "f")):
-    HOST_WRAPPERS.update({
-        f"rsqrt{_s}": f"define internal {_t} @__nv_rsqrt{_s}({_t} %x) {{\n  %r = call {_t} @llvm.sqrt.{'f64' if _s == '' else 'f32'}({_t} %x)\n"
-                      f"  %q = fdiv {_t} 1.0, %r\n  ret {_t} %q\n}}\n",
-        f"rcbrt{_s}": f"define internal {_t} @__nv_rcbrt{_s}({_t} %x) {{\n  %r = call {_t} @cbrt{_s}({_t} %x)\n"
-                      f"  %q = fdiv {_t} 1.0, %r\n  ret {_t} %q\n}}\ndeclare {_t} @cbrt{_s}({_t})\n",
-        f"sinpi{_s}": f"define internal {_t} @__nv_sinpi{_s}({_t} %x) {{\n  %a = fmul {_t} %x, {_hex(3.141592653589793, _t)}\n"
-                      f"  %r = call {_t} @sin{_s}({_t} %a)\n  ret {_t} %r\n}}\ndeclare {_t} @sin{_s}({_t})\n",
-        f"cospi{_s}": f"define internal {_t} @__nv_cospi{_s}({_t} %x) {{\n  %a = fmul {_t} %x, {_hex(3.141592653589793, _t)}\n"
-                      f"  %r = call {_t} @cos{_s}({_t} %a)\n  ret {_t} %r\n}}\ndeclare {_t} @cos{_s}({_t})\n",
-        f"normcdf{_s}": f"define internal {_t} @__nv_normcdf{_s}({_t} %x) {{\n  %a = fmul {_t} %x, {_hex(-0.7071067811865476, _t)}\n"
-                        f"  %e = call {_t} @erfc{_s}({_t} %a)\n  %r = fmul {_t} %e, 0.5\n  ret {_t} %r\n}}\n"
-                        f"declare {_t} @erfc{_s}({_t})\n",
-    })
+def _wrapper(name, t, suffix) -> str:
+    params, body, decls = _WRAPPED[name]
+    fill = dict(T=t, S=suffix, V="f32" if t == "float" else "f64", PI=_hex(math.pi, t),
+                M=_hex(-math.sqrt(0.5), t))
+    return (f"define internal {t} @__nv_{name}{suffix}({params.format(**fill)}) {{\n"
+            f"  {body.format(**fill)}\n  ret {t} %r\n}}\n{decls.format(**fill)}\n")
+
+
+HOST_WRAPPERS = {name + s: _wrapper(name, t, s) for name in _WRAPPED
+                 for t, s in (("double", ""), ("float", "f"))}
 HOST_WRAPPERS["fast_fdividef"] = ("define internal float @__nv_fast_fdividef(float %a, float %b) {\n"
                                   "  %r = fdiv float %a, %b\n  ret float %r\n}\n")
 _C_NAMES = {"fast_sinf": "sinf", "fast_cosf": "cosf", "fast_tanf": "tanf", "fast_expf": "expf",

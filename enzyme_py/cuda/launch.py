@@ -66,10 +66,10 @@ def parameters(argtypes, annotated, kinds, stream, retr) -> list:
     return params
 
 
-def derivative_slots(annotated, kinds, stream):
-    """A zeroed one-element device array per Active argument: (their pointers, the arrays)."""
+def derivative_slots(argtypes, kinds):
+    """A zeroed one-element device array per Active argument, of its type: (their pointers, the
+    arrays)."""
     from numba import cuda
-    arrays = [cuda.to_device(np.zeros(1, dtype=np.float32 if isinstance(a.value, np.float32)
-                                      else np.float64), stream=stream)
-              for a, k in zip(annotated, kinds) if k == "active"]
+    arrays = [cuda.to_device(np.zeros(1, dtype=np.float32 if str(ty) == "float32" else np.float64))
+              for ty, k in zip(argtypes, kinds) if k == "active"]
     return [d.device_ctypes_pointer.value for d in arrays], arrays
