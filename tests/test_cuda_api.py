@@ -95,3 +95,14 @@ def test_active_data_into_a_const_array_names_the_argument():
     x = np.ones(8)
     with pytest.raises(UnsupportedError, match="argument 1 .`y`."):
         compile_gradient(into_const[1, 8], Duplicated(x, np.zeros(8)), np.zeros(8))
+
+
+def test_reduction_tape_stays_in_the_frame():
+    """`while stride > 0: stride //= 2` runs at most 66 times: its tape is an array in the
+    thread's frame, not on the device heap (malloc in a kernel is slow, its heap small)."""
+    from cuda_kernels import block_sum
+    from enzyme_py import Duplicated, compile_gradient
+    ck = compile_gradient(block_sum[2, 16], Duplicated(np.ones(28), np.zeros(28)),
+                          Duplicated(np.zeros(2), np.ones(2)))
+    assert "@malloc" not in ck.generated and "@free" not in ck.generated
+    assert any(c.loop is not None for c in ck.layout.cached)

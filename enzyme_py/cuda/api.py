@@ -342,7 +342,8 @@ class KernelExplanation:
             lines.append(f"    {where}{u.instruction.strip()}\n      {u.how}{why}")
         loops = [c for c in self.cached if c.loop is not None]
         lines.append(f"  cached values: {len(self.cached)} ({len(loops)} of them once per loop "
-                     "iteration, in arrays on the device heap; the rest in the thread's frame)")
+                     "iteration: in the thread's frame when the loop's trip count has a small "
+                     "constant bound, else in arrays on the device heap)")
         for c in self.cached:
             per = f"{c.bytes} B per iteration of loop {c.loop}" if c.loop is not None \
                 else f"{c.bytes} B once"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ir import types as T
 from ..ir.instructions import Instruction
 from ..ir.values import Argument, Constant, ConstInt
 from .dominators import dominators
@@ -153,3 +154,46 @@ def print_tripcounts(fn) -> str:
                      f"{'phi' if et.on_phi else 'increment'} {et.phi.ref()})")
         out.append(f"loop {lp.index} header {lp.header.name}: bound {bound}; exact {exact}")
     return "\n".join(out)
+
+
+def constant_trip_bound(loop, dom) -> int | None:
+    """A constant bound on the iterations of one entry of `loop`, or None: an induction variable
+    between constants (`range(3)`), or a value halved every iteration until it is zero
+    (`while s > 0: s //= 2`: at most its bit width + 2)."""
+    tb = trip_bound(loop, dom)
+    if tb is not None and isinstance(tb.init, ConstInt) and isinstance(tb.bound, ConstInt):
+        return abs(tb.bound.value - tb.init.value) // abs(tb.step) + 2
+    for blk in loop.blocks:
+        term = blk.terminator
+        if term is None or term.opcode != "br" or not term.ops or \
+                all(t in loop.blocks for t in term.targets) or \
+                not all(dom.dominates(blk, latch) for latch in loop.latches):
+            continue
+        cond = term.ops[0]
+        if not (isinstance(cond, Instruction) and cond.opcode == "icmp" and
+                isinstance(cond.ops[1], ConstInt) and cond.ops[1].value == 0):
+            continue
+        leaves_on_zero = {"eq": 0, "ne": 1, "sgt": 1, "ugt": 1}.get(cond.pred)
+        if leaves_on_zero is None or term.targets[leaves_on_zero] in loop.blocks:
+            continue
+        bits = _halving(cond.ops[0], loop)
+        if bits is not None:
+            return bits + 2
+    return None
+
+
+def _halving(v, loop) -> int | None:
+    """The bit width of a header phi whose only in-loop value is itself shifted right by a
+    positive constant, when v is that phi or that shift; else None."""
+    shift = v if getattr(v, "opcode", "") == "lshr" else None
+    phi = shift.ops[0] if shift is not None else v
+    if not (isinstance(phi, Instruction) and phi.opcode == "phi" and phi.block is loop.header):
+        return None
+    inside = [x for x, b in zip(phi.ops, phi.blocks) if b in loop.blocks]
+    for x in inside:
+        if not (isinstance(x, Instruction) and x.opcode == "lshr" and x.ops[0] is phi and
+                isinstance(x.ops[1], ConstInt) and x.ops[1].value > 0):
+            return None
+        if shift is not None and x is not shift:
+            return None
+    return phi.type.bits if inside and isinstance(phi.type, T.IntType) else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...analysis.tripcount import exact_trip
+from ...analysis.tripcount import constant_trip_bound, exact_trip
 from ...errors import UnsupportedError
 from ...ir import types as T
 from ...ir.builder import MathBuilder
@@ -39,6 +39,7 @@ from .shadow_updates import ShadowUpdates, Threads
 from .success import blocks_reaching_success
 
 REGISTERED = object()   # success_codes default: rules/convention.py's registered codes
+MAX_FIXED_TRIPS = 256   # a thread's tape arrays of a loop bounded by this stay in its frame
 
 
 def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str], out_name: str, *,
@@ -116,6 +117,8 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
                  success_codes=success_codes, no_need=no_need)
     if threads is not None:
         g.updates = ShadowUpdates(g, threads)
+        g.fixed_trips = {lp: k for lp in g.loops.loops if lp.parent is None
+                         and (k := constant_trip_bound(lp, g.dom) or 0) and k <= MAX_FIXED_TRIPS}
     fwd = ForwardSweep(g)
     g.fwd = fwd
     reaching = blocks_reaching_success(module, g.dom, g.preds, success_codes)
@@ -195,9 +198,8 @@ def free_function(g, aug_name):
     b = MathBuilder(g.module, blk)
     g.tape.release_children(b, failed=True)
     g.tape.free_allocations(b)
-    for e in g.tape.entries.values():
-        if e.home is not None:
-            _heap.free(b, g.tape.load(b, e.storage))
+    for e in g.tape.heap_entries():
+        _heap.free(b, g.tape.load(b, e.storage))
     _heap.free(b, g.tape.frame.pointer)
     b.ret()
     replace_uses(f, g.tape.frame.pointer, param)

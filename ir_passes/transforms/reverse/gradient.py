@@ -42,7 +42,8 @@ class Gradient:
         "adjoints", "tape", "avail", "cache_sites", "shadow_cache_sites", "starts", "current_starts",
         "recurrences", "recurrence_fields", "recurrence_markers", "alloca_shadows", "restores",
         "restore_markers", "final_copies", "fused", "fwd", "deferred", "deferred_quiet", "retained",
-        "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol", "updates")
+        "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol", "updates",
+        "fixed_trips")
 
     def __init__(self, module, primal, activity, out_name, cache_mode=CacheMode.AUTO, noalias=False,
                  split=False, extents=None, success_codes=None, no_need=()):
@@ -96,6 +97,7 @@ class Gradient:
         self.layout = None            # report.TapeLayout, when the gradient is complete
         self.counts_symbol = None     # the global report.record_counts defined, if any
         self.updates = ShadowUpdates(self, None)   # plain, or per thread (shadow_updates.py)
+        self.fixed_trips: dict = {}   # Loop -> iterations its tape arrays hold in the frame (tape.py)
 
     def _make_function(self, out_name: str, noalias: bool) -> None:
         """noalias: the caller promised that the memory of distinct pointer parameters never

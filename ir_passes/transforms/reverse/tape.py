@@ -9,7 +9,9 @@ A value defined outside every loop is kept in a stack slot (SROA turns it back i
 defined in loop L is kept in an array indexed by c_L: written at c_L in the forward sweep, read at
 c_L from reverse code inside L and at c_L - 1 (the most recent iteration) from reverse code after
 L. The arrays of a loop share one capacity. It is reserved on entering the loop and grown when an
-iteration would pass it, so trip counts need not be known up front. Every array is freed when the
+iteration would pass it, so trip counts need not be known up front. A top-level loop whose trip
+count has a small constant bound (`gradient.fixed_trips`, set for kernels that run as many
+threads: a GPU thread's heap is slow and small) keeps its arrays in the frame instead. Every array is freed when the
 gradient returns, on the error path too. All of this memory comes from the module's heap
 (heap.py: libc unless the caller names other functions).
 
@@ -115,8 +117,17 @@ class Tape:
     def entry(self, key, type: T.Type, home, reason: str = "", source=None) -> Entry:
         if key in self.entries:
             return self.entries[key]
+        fixed = self.fixed_capacity(home)
         if home is None:
             storage = self.new_field(type)
+        elif fixed:
+            array = self.frame.field(T.ArrayType(fixed, type))
+            storage = self.new_field(T.ptr, None)
+            b = self.init_builder
+            b.store(self.frame.address(b, array), self.frame.address(b, storage))
+            self.counter(home)
+            if home not in self.capacity:
+                self.capacity[home] = self.new_field(T.i64, ConstInt(T.i64, fixed))
         else:
             storage = self.new_field(T.ptr, self.gradient.null_ptr)
             self.counter(home)
@@ -126,6 +137,14 @@ class Tape:
         self.entries[key] = e
         self.by_loop.setdefault(home, []).append(e)
         return e
+
+    def fixed_capacity(self, loop) -> int:
+        """The iterations the frame holds for `loop` (0: its arrays are on the heap)."""
+        return self.gradient.fixed_trips.get(loop, 0) if loop is not None else 0
+
+    def heap_entries(self) -> list[Entry]:
+        return [e for e in self.entries.values()
+                if e.home is not None and not self.fixed_capacity(e.home)]
 
     def loop_entries(self, loop) -> list[Entry]:
         return list(self.by_loop.get(loop, ()))
@@ -160,7 +179,7 @@ class Tape:
         """Make room for iterations c_L .. c_L + count - 1 of `loop` (one when count is None).
         Returns the block where code continues."""
         entries = self.loop_entries(loop)
-        if not entries:
+        if not entries or self.fixed_capacity(loop):
             return b.block
         c = self.load(b, self.counter(loop))
         need = b.add(c, count if count is not None else ConstInt(T.i64, 1))
@@ -217,8 +236,8 @@ class Tape:
             b.call(name, T.void, [self.frame.address(b, self.children)])
 
     def persistent_fields(self) -> list:
-        return list(self.capacity.values()) + [e.storage for e in self.entries.values()
-                                               if e.home is not None] + self.buffers
+        return [f for lp, f in self.capacity.items() if not self.fixed_capacity(lp)] + \
+            [e.storage for e in self.heap_entries()] + self.buffers
 
     def finalize(self, keep: str | None) -> None:
         """Replace the release markers: free everything, or (keep = a workspace global's name)
@@ -235,9 +254,8 @@ class Tape:
                 if park:
                     self._park(b, keep, fields, buf, ws_field)
                 else:
-                    for e in self.entries.values():
-                        if e.home is not None:
-                            heap.free(b, self.load(b, e.storage))
+                    for e in self.heap_entries():
+                        heap.free(b, self.load(b, e.storage))
             self.gradient.keep_alive.append(splice(self.gradient.module, m, release, "release"))
 
     def free_allocations(self, b) -> None:
