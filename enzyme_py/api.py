@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .annotations import BatchDuplicated, Forward, Mode, Reverse
+from .arguments import is_cuda
 from .modes import batched, forward, reverse
 from .modes.reverse import CompiledGradient, clear_cache, compile_count
 
@@ -20,14 +21,6 @@ __all__ = ["CompiledGradient", "autodiff", "clear_cache", "compile_count", "comp
 
 def _batched(args) -> bool:
     return any(isinstance(a, BatchDuplicated) for a in args)
-
-
-def is_cuda(kernel: Any) -> bool:
-    """numba-cuda's `kernel[blocks, threads]` or `@cuda.jit` kernel: enzyme_py.cuda's (docs/cuda.md).
-    Checked by type, so that numba-cuda is imported only when a CUDA kernel comes."""
-    t = type(kernel)
-    return t.__module__.startswith("numba.cuda") and \
-        t.__name__ in ("_LaunchConfiguration", "CUDADispatcher")
 
 
 def _check_mode(mode) -> None:

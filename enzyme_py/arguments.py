@@ -23,6 +23,14 @@ _jitted = weakref.WeakKeyDictionary()      # plain function -> its njit dispatch
 
 # ---- the kernel -------------------------------------------------------------------------------
 
+def is_cuda(kernel: Any) -> bool:
+    """numba-cuda's `kernel[blocks, threads]` or `@cuda.jit` kernel: enzyme_py.cuda's (docs/cuda.md).
+    Checked by type, so that numba-cuda is imported only when a CUDA kernel comes."""
+    t = type(kernel)
+    return t.__module__.startswith("numba.cuda") and \
+        t.__name__ in ("_LaunchConfiguration", "CUDADispatcher")
+
+
 def as_dispatcher(kernel) -> Dispatcher:
     """`kernel` as a Numba dispatcher: an @njit function, or a plain function jitted once."""
     if isinstance(kernel, Dispatcher):
@@ -33,6 +41,9 @@ def as_dispatcher(kernel) -> Dispatcher:
             with _lock:
                 jitted = _jitted.setdefault(kernel, numba.njit(kernel))
         return jitted
+    if is_cuda(kernel):
+        raise TypeError("this takes @njit kernels; a CUDA kernel launch kernel[blocks, threads] "
+                        "goes to autodiff, compile_gradient, inspect or explain (docs/cuda.md)")
     raise TypeError(
         f"autodiff needs a Numba @njit function or a plain Python function, "
         f"not {type(kernel).__name__}")

@@ -12,8 +12,8 @@ import llvmlite.binding as llvm
 import numpy as np
 
 from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
-from .arguments import copy_same_layout
-from .api import inspect, is_cuda
+from .arguments import copy_same_layout, is_cuda
+from .api import inspect
 from .bridge.cleanup import variable_names
 
 NUMBA_DIR = os.sep + "numba" + os.sep
