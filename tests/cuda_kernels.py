@@ -167,7 +167,7 @@ CASES = {
 
 def check(name: str) -> dict:
     from enzyme_py import Active, Const, Duplicated, Forward, Reverse
-    from enzyme_py.cuda import compile_kernel
+    from enzyme_py.cuda.api import compile_kernel
     from enzyme_py.cuda.codegen import ptxas
     from enzyme_py.cuda.harness import HostKernel, kernel_params
     case = CASES[name]

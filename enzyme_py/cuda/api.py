@@ -20,12 +20,24 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+import ctypes
+import inspect
 
-from ..annotations import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, Forward,
-                           Reverse, as_annotation)
+import numpy as np
+from numba import cuda
+
+from ir_passes import UnsupportedError
+
+from ..annotations import Active, BatchDuplicated, Const, Forward, Reverse, as_annotation
+from .capture import capture
+from .cleanup import cleanup
+from .codegen import ptx
+from .convention import arg_layouts
+from .kernel import Launch, forward_kernel, reverse_kernel
+from .launch import LoadedKernel, derivative_slots, parameters
 
 DEFAULT_CC = (8, 0)
+_BYTE_BOUNDS = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None)
 
 
 @dataclass
@@ -54,7 +66,6 @@ class CompiledKernel:
 
     def ptx(self, cc=None) -> str:
         """The PTX of the kernel for compute capability cc (default: the one it was built for)."""
-        from .codegen import ptx
         cc = tuple(cc or self.cc)
         if cc not in self._ptx:
             self._ptx[cc] = ptx(self.generated, self.name, cc)
@@ -62,8 +73,6 @@ class CompiledKernel:
 
     def load(self):
         """The kernel loaded on the current device (launch.LoadedKernel)."""
-        from numba import cuda
-        from .launch import LoadedKernel
         dev = cuda.get_current_device()
         if dev.id not in self._loaded:
             self._loaded[dev.id] = LoadedKernel(self.ptx(dev.compute_capability), self.name)
@@ -94,7 +103,6 @@ def autodiff(config, *args, mode=Reverse, cache="auto"):
     if is_kernel(config):
         raise TypeError("autodiff needs the launch: kernel[blocks, threads], not the kernel alone")
     compiled, annotated = _compiled(config, args, mode, cache, None)
-    from .launch import derivative_slots, parameters
     loaded = compiled.load()
     stream, retr = config.stream, []
     params = parameters(compiled.argtypes, annotated, compiled.kinds, stream, retr)
@@ -148,9 +156,6 @@ def _compiled(config, args, mode, cache, cc):
 
 def build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc) -> CompiledKernel:
     """capture -> cleanup -> ir_passes -> module text (docs/cuda.md); PTX comes on demand."""
-    from .capture import capture
-    from .cleanup import cleanup
-    from .kernel import forward_kernel, reverse_kernel
     cap = capture(dispatcher, argtypes, cc)
     cleaned = cleanup(cap.text, cap.fn_name, cc)
     name = _name(dispatcher, kinds, mode)
@@ -175,7 +180,6 @@ def _name(dispatcher, kinds, mode) -> str:
 
 def _launch_of(config):
     """(dispatcher, Launch) for `kernel[blocks, threads]`; a bare kernel is one-dimensional."""
-    from .kernel import Launch
     if is_kernel(config):
         return config, Launch()
     if not is_launch(config):
@@ -190,14 +194,12 @@ def _flat(dim) -> bool:
 
 
 def _current_cc():
-    from numba import cuda
     if cuda.is_available():
         return tuple(cuda.get_current_device().compute_capability)
     return DEFAULT_CC
 
 
 def _tangent(ty, a):
-    import ctypes
     t = a.tangent
     if t is None:
         raise TypeError("forward mode: Active(x, dx) needs the tangent dx")
@@ -275,11 +277,7 @@ def _ranges(annotated) -> list:
 
 
 def _byte_bounds(a):
-    try:
-        from numpy.lib.array_utils import byte_bounds
-    except ImportError:           # NumPy 1
-        byte_bounds = np.byte_bounds
-    return byte_bounds(a)
+    return (_BYTE_BOUNDS or np.byte_bounds)(a)     # NumPy 2 moved it
 
 
 def _overlaps(ranges):
@@ -305,8 +303,6 @@ def _in_python_terms(exc, dispatcher, argtypes):
     index = getattr(exc, "param_index", None)
     if index is None:
         return exc
-    import inspect
-    from .convention import arg_layouts
     names = list(inspect.signature(dispatcher.py_func).parameters)
     for pos, layout in enumerate(arg_layouts(argtypes)):
         if index in layout.params:
@@ -355,7 +351,6 @@ class KernelExplanation:
 def explain(config, *args, cache="auto") -> KernelExplanation:
     """How the reverse-mode gradient of a CUDA kernel makes each shadow update (plain, atomic,
     privatised per block) and what it tapes. Builds the gradient; launches nothing."""
-    from ir_passes import UnsupportedError
     dispatcher, _ = _launch_of(config)
     name = dispatcher.py_func.__name__
     try:

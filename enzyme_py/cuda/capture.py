@@ -13,6 +13,10 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 
 import llvmlite.binding as llvm
+from numba import cuda
+from numba.core.errors import NumbaError
+from numba.cuda import dispatcher as cuda_dispatcher
+from numba.cuda.compiler import _compile_pyfunc_with_fixup
 
 from ..timings import stage
 
@@ -35,8 +39,6 @@ def capture(dispatcher, argtypes, cc) -> Captured:
     """Lower `dispatcher`'s kernel for `argtypes` and capability `cc` and link its modules.
 
     Raises TypeError when numba-cuda cannot compile the kernel for these types."""
-    from numba.cuda.compiler import _compile_pyfunc_with_fixup
-    from numba.core.errors import NumbaError
     options = dispatcher.targetoptions
     if options.get("link"):
         raise NotImplementedError("kernels linked with external code (`link=`) are not supported: "
@@ -69,14 +71,12 @@ def link(texts) -> llvm.ModuleRef:
 def _assumed_device(cc):
     """numba-cuda compiles a kernel's device functions for `get_current_device()`'s capability;
     without a driver, let that be `cc` while the kernel compiles."""
-    from numba import cuda
-    from numba.cuda import dispatcher
     if cuda.is_available():
         yield
         return
-    saved = dispatcher.get_current_device
-    dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=tuple(cc))
+    saved = cuda_dispatcher.get_current_device
+    cuda_dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=tuple(cc))
     try:
         yield
     finally:
-        dispatcher.get_current_device = saved
+        cuda_dispatcher.get_current_device = saved

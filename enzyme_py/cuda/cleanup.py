@@ -7,10 +7,16 @@ compute capability, so the cost models are the GPU's.
 """
 from __future__ import annotations
 
+import re
+
 import llvmlite.binding as llvm
 
-from ..cleanup import _DEBUG_RECORD, _reducible
+from ir_passes import parse_module
+from ir_passes.analysis.loops import IrreducibleError, loop_info
+
 from ..timings import stage
+
+DEBUG_RECORD = re.compile(r"^[ \t]+#dbg_\w+\(.*\n", re.M)   # variable locations: AD needs none
 
 
 def target_machine(cc, opt=2):
@@ -25,7 +31,7 @@ def target_machine(cc, opt=2):
 def cleanup(text: str, fn_name: str, cc) -> str:
     """`text` with the device functions inlined into kernel `fn_name`, after O2 (or O1)."""
     out = _clean(text, fn_name, cc, 2)
-    if not _reducible(out):
+    if not reducible(out):
         out = _clean(text, fn_name, cc, 1)
     return out
 
@@ -46,4 +52,15 @@ def _clean(text, fn_name, cc, level) -> str:
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(module, pb)
     module.verify()
-    return _DEBUG_RECORD.sub("", str(module))
+    return DEBUG_RECORD.sub("", str(module))
+
+
+def reducible(text: str) -> bool:
+    """Does every defined function have reducible control flow (only natural loops)?"""
+    for fn in parse_module(text).functions.values():
+        if not fn.is_declaration:
+            try:
+                loop_info(fn)
+            except IrreducibleError:
+                return False
+    return True

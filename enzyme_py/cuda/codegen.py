@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 
 import llvmlite.binding as llvm
+from numba.cuda.cudadrv.libs import get_libdevice
 
 from ir_passes import UnsupportedError
 from ir_passes.rules.libdevice import SELECTED
@@ -68,7 +70,6 @@ _BITCODE = {}
 
 def _libdevice_bitcode() -> bytes:
     if "bc" not in _BITCODE:
-        from numba.cuda.cudadrv.libs import get_libdevice
         with open(get_libdevice(), "rb") as f:
             _BITCODE["bc"] = f.read()
     return _BITCODE["bc"]
@@ -84,8 +85,7 @@ def ptxas_path() -> str | None:
                 return path
     except ImportError:
         pass
-    from shutil import which
-    return which("ptxas")
+    return shutil.which("ptxas")
 
 
 def ptxas(ptx_text: str, arch: str) -> tuple[int, str]:

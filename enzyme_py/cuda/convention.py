@@ -9,6 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from numba.core import types
+from numba.core.datamodel.packer import _flatten
+from numba.cuda.descriptor import cuda_target
+
+from ir_passes import Extent
 
 
 @dataclass(frozen=True)
@@ -22,12 +26,10 @@ class ArgLayout:
 
 
 def _models():
-    from numba.cuda.descriptor import cuda_target
     return cuda_target.target_context.data_model_manager
 
 
 def _width(llty) -> int:
-    from numba.core.datamodel.packer import _flatten
     return len(list(_flatten([llty])))
 
 
@@ -50,7 +52,7 @@ def arg_layouts(argtypes) -> list:
 def build_activity(argtypes, kinds) -> list:
     """One of "const", "dup", "active" per LLVM parameter of the kernel."""
     layouts = arg_layouts(argtypes)
-    activity = ["const"] * sum(len(l.params) for l in layouts)
+    activity = ["const"] * sum(len(layout.params) for layout in layouts)
     for ty, kind, layout in zip(argtypes, kinds, layouts):
         if kind == "dup":
             activity[layout.data] = "dup"
@@ -63,10 +65,9 @@ def build_activity(argtypes, kinds) -> list:
 
 def array_extents(argtypes) -> dict:
     """{data param: ir_passes.Extent} for each array argument."""
-    from ir_passes import Extent
     out = {}
-    for ty, l in zip(argtypes, arg_layouts(argtypes)):
+    for ty, lay in zip(argtypes, arg_layouts(argtypes)):
         if isinstance(ty, types.Array):
-            dims = [(l.shape + k, l.strides + k) for k in range(ty.ndim)]
-            out[l.data] = Extent(dims, l.itemsize)
+            dims = [(lay.shape + k, lay.strides + k) for k in range(ty.ndim)]
+            out[lay.data] = Extent(dims, lay.itemsize)
     return out

@@ -24,6 +24,7 @@ import threading
 
 import llvmlite.binding as llvm
 import numpy as np
+from numba.core import types
 
 SREGS = [f"{r}.{a}" for r in ("tid", "ntid", "ctaid", "nctaid") for a in "xyz"] + ["laneid",
                                                                                     "warpsize"]
@@ -235,7 +236,6 @@ def _dim3(d) -> tuple:
 
 def kernel_params(argtypes, values) -> list:
     """The LLVM parameters numba-cuda passes for these arguments (host arrays by address)."""
-    from numba.core import types
     out = []
     for ty, v in zip(argtypes, values):
         if isinstance(ty, types.Array):

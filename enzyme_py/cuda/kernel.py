@@ -24,6 +24,7 @@ from ir_passes import Heap, UnsupportedError, forward_mode, parse_module, print_
 from ir_passes.analysis.sharing import nvptx_iterations
 from ir_passes.ir import types as T
 from ir_passes.ir.instructions import Instruction
+from ir_passes.ir.parser import Tokens, parse_type
 from ir_passes.ir.values import Argument, Constant, ConstInt
 from ir_passes.rules import libdevice
 from ir_passes.transforms.reverse.shadow_updates import Threads
@@ -146,7 +147,6 @@ def shared_to_params(module, fn) -> list:
 
 
 def _element(text) -> T.Type:
-    from ir_passes.ir.parser import Tokens, parse_type
     return parse_type(Tokens([text], 0))
 
 

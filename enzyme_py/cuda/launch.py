@@ -8,6 +8,12 @@ Active scalar a pointer to a one-element device array that receives its derivati
 from __future__ import annotations
 
 import numpy as np
+from cuda.core import LaunchConfig, launch
+from numba import cuda
+from numba.cuda._compat import CUDA_CORE_GE_1_0
+from numba.cuda.args import wrap_arg
+from numba.cuda.cudadrv.devices import get_context
+from numba.cuda.dispatcher import _Kernel
 
 
 class _Args:
@@ -15,7 +21,6 @@ class _Args:
     extensions = ()
 
     def __init__(self):
-        from numba.cuda.dispatcher import _Kernel
         self._prepare = _Kernel._prepare_args
 
     def _prepare_args(self, ty, val, stream, retr, kernelargs):
@@ -25,8 +30,6 @@ class _Args:
 def device_array(value, stream, retr):
     """`value` on the device: a device array as is, a host array copied (and copied back after
     the launch through `retr`), any `__cuda_array_interface__` object wrapped."""
-    from numba import cuda
-    from numba.cuda.args import wrap_arg
     if cuda.is_cuda_array(value) and not hasattr(value, "copy_to_host"):
         value = cuda.as_cuda_array(value)      # CuPy, PyTorch, ... (no copy)
     return wrap_arg(value).to_device(retr, stream)
@@ -36,14 +39,11 @@ class LoadedKernel:
     """A kernel of a PTX module, loaded into the current CUDA context."""
 
     def __init__(self, ptx: str, name: str):
-        from numba.cuda.cudadrv.devices import get_context
         ctx = get_context()
         self.module = ctx.create_module_ptx(ptx)
         self.function = self.module.get_function(name)
 
     def launch(self, griddim, blockdim, stream, sharedmem, params) -> None:
-        from cuda.core import LaunchConfig, launch
-        from numba.cuda._compat import CUDA_CORE_GE_1_0
         if CUDA_CORE_GE_1_0:
             config = LaunchConfig(grid=griddim, block=blockdim, shmem_size=sharedmem,
                                   is_cooperative=False)
@@ -69,7 +69,6 @@ def parameters(argtypes, annotated, kinds, stream, retr) -> list:
 def derivative_slots(argtypes, kinds):
     """A zeroed one-element device array per Active argument, of its type: (their pointers, the
     arrays)."""
-    from numba import cuda
     arrays = [cuda.to_device(np.zeros(1, dtype=np.float32 if str(ty) == "float32" else np.float64))
               for ty, k in zip(argtypes, kinds) if k == "active"]
     return [d.device_ctypes_pointer.value for d in arrays], arrays

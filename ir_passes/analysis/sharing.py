@@ -36,7 +36,11 @@ from typing import Callable
 
 from ..ir import types as T
 from ..ir.instructions import Instruction
+from ..ir.printer import format_instruction
 from ..ir.values import Argument, Constant, ConstInt, Global
+from ..rules.registry import lookup
+from .alias import alias_analysis, is_allocation
+from .loops import loop_info
 from .types import roots
 
 PRIVATE, UNIFORM, SHARED = "private", "uniform", "shared"
@@ -197,8 +201,7 @@ class _Forms:
             return self.alias is not None and not v.volatile and self._read_only(v.ops[0]) \
                 and self.uniform_value(v.ops[0])
         if op == "call":
-            from .alias import _may_write
-            return not _may_write(v) and all(self.uniform_value(o) for o in v.ops)
+            return _pure(v) and all(self.uniform_value(o) for o in v.ops)
         if op in ("alloca", "store", "opaque") or v.is_terminator:
             return False
         return all(self.uniform_value(o) for o in v.ops)
@@ -282,8 +285,18 @@ def _index_of(atom):
 
 
 def _is_allocation(v) -> bool:
-    from .alias import is_allocation
     return is_allocation(v)
+
+
+def _pure(call) -> bool:
+    """A call that reads no memory: no pointer operand, and a math function, an LLVM intrinsic
+    (`llvm.nvvm.read.ptx.sreg.ntid.x`) or marked `memory(none)`."""
+    if any(o.type.is_ptr for o in call.ops):
+        return False
+    name = call.callee_name or ""
+    rule = lookup(name) if name else None
+    return "memory(none)" in call.fn_attrs or name.startswith("llvm.") or \
+        (rule is not None and not rule.inactive)
 
 
 def _objects(pointers, alias):
@@ -355,7 +368,6 @@ def _const(v):
 
 
 def _loop_phis(fn) -> set:
-    from .loops import loop_info
     info = loop_info(fn)
     return {id(p) for lp in info.loops for p in lp.header.phis()}
 
@@ -363,8 +375,6 @@ def _loop_phis(fn) -> set:
 def print_sharing(fn, it: Iterations, noalias: bool = False) -> str:
     """One line per memory access: its kind and why (for golden tests); `noalias`: distinct
     pointer parameters never overlap."""
-    from ..ir.printer import format_instruction
-    from .alias import alias_analysis
     result = sharing_analysis(fn, it, alias_analysis(fn, noalias_params=noalias))
     lines = [f"sharing of @{fn.name}"]
     for inst in fn.instructions():

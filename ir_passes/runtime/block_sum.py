@@ -8,6 +8,7 @@ the end lets the next call reuse the buffer.
 from __future__ import annotations
 
 from ..ir import types as T
+from ..ir.parser import parse_module
 
 NVPTX = """
 @enzpy.block_sum.buffer.{S} = internal addrspace(3) global [1024 x {T}] undef, align 8
@@ -71,7 +72,6 @@ def ensure(module, target: str, t: T.Type) -> str:
     name = f"enzpy.block_sum.{target}.{t.suffix}"
     if name in module.functions:
         return name
-    from ..ir.parser import parse_module
     text = TEMPLATES[target].format(S=t.suffix, T=t, A=T.size_of(t))
     helper = parse_module(text)
     for item in helper.items:

@@ -26,9 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ...analysis.sharing import sharing_analysis
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, ConstFloat, ConstInt
+from ...runtime.block_sum import ensure as ensure_block_sum
 from ..common.atomics import atomic
 
 PLAIN, PRIVATE, PRIVATISED, ATOMIC = "plain", "private", "privatised per block", "atomic"
@@ -58,7 +60,6 @@ class ShadowUpdates:
         self.g, self.threads = g, threads
         self.sharing = None
         if threads is not None:
-            from ...analysis.sharing import sharing_analysis
             self.sharing = sharing_analysis(g.primal, threads.iterations(g.primal), g.alias)
         self.slots: dict = {}          # id(pointer) -> (slot, pointer, type)
         self.report: list[Update] = []
@@ -160,8 +161,7 @@ class ShadowUpdates:
         return base
 
     def _block_sum(self, b, dst, v) -> None:
-        from ...runtime.block_sum import ensure
-        name = ensure(self.g.module, self.threads.block_sum, v.type)
+        name = ensure_block_sum(self.g.module, self.threads.block_sum, v.type)
         b.call(name, T.void, [dst, v])
 
 
