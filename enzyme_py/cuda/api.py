@@ -337,9 +337,11 @@ class KernelExplanation:
             why = f" ({u.reason})" if u.reason else ""
             lines.append(f"    {where}{u.instruction.strip()}\n      {u.how}{why}")
         loops = [c for c in self.cached if c.loop is not None]
-        lines.append(f"  cached values: {len(self.cached)} ({len(loops)} of them once per loop "
-                     "iteration: in the thread's frame when the loop's trip count has a small "
-                     "constant bound, else in arrays on the device heap)")
+        where = "in the thread's frame (registers or local memory)"
+        if loops:
+            where += f"; {len(loops)} once per loop iteration, in arrays: in the frame for a loop " \
+                     "with a small constant trip bound, else on the device heap"
+        lines.append(f"  cached values: {len(self.cached)}, {where}")
         for c in self.cached:
             per = f"{c.bytes} B per iteration of loop {c.loop}" if c.loop is not None \
                 else f"{c.bytes} B once"
