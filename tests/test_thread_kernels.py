@@ -1,6 +1,6 @@
 """ir_passes for functions that run as many threads (transforms/shadow_updates.py), on
 hand-written NVPTX-style IR: no numba-cuda needed."""
-from ir_passes import parse_module, print_module, reverse_mode
+from ir_passes import LIBC_HEAP, parse_module, print_module, reverse_mode
 from ir_passes.analysis.dominators import dominators
 from ir_passes.analysis.loops import loop_info
 from ir_passes.analysis.sharing import nvptx_iterations
@@ -63,7 +63,7 @@ def gradient(text=REDUCE, threads=True):
                                                                   lambda r: r.name == "s"),
                                        block_sum="nvptx"), park=False)
     g = reverse_mode(module, "k", ["dup", "dup", "dup"], "grad", counts=None, noalias=True,
-                     **options)
+                     heap=LIBC_HEAP, **options)
     return g, print_module(module)
 
 
