@@ -18,7 +18,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("ir_passes", "enzyme_py")
-OPTIONAL = {"cffi", "scipy", "matplotlib", "jax", "torch", "warp"}
+OPTIONAL = {"cffi", "scipy", "matplotlib", "jax", "torch", "warp", "nvidia"}
+# the `cuda` extra: enzyme_py imports its CUDA target only when a CUDA kernel comes (docs/cuda.md)
+OPTIONAL_MODULES = ("enzyme_py.cuda",)
 
 
 def modules(root: str = ROOT) -> dict:
@@ -74,7 +76,8 @@ class Visitor(ast.NodeVisitor):
     def _import(self, node):
         targets = resolve(self.name, node, self.is_package)
         top = targets[0].split(".")[0]
-        if self.depth and top not in OPTIONAL:
+        optional = top in OPTIONAL or targets[0].startswith(OPTIONAL_MODULES)
+        if self.depth and not optional:
             self.local.append((node.lineno, ast.unparse(node)))
         if self.depth and not self.hidden:
             return

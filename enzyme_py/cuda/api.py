@@ -47,7 +47,7 @@ class CompiledKernel:
     `name`: its symbol. `mode`: Reverse or Forward. `kinds`: "const", "dup", "active" per argument.
     Texts, for debugging: `captured` (numba-cuda's NVVM IR, linked), `cleaned` (after O2: the
     input of ir_passes), `generated` (the kernel, its body and helpers: what `ptx` compiles).
-    `updates`: how each shadow update is made (ir_passes/transforms/shadow_updates.py).
+    `updates`: how each shadow update is made (ir_passes/transforms/reverse/shadow_updates.py).
     `layout`: what the tape holds (reverse mode)."""
     name: str
     mode: Any

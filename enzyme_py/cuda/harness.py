@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import math
 import re
+import struct
 import threading
 
 import llvmlite.binding as llvm
@@ -55,7 +56,6 @@ _WRAPPED = {
 
 def _hex(value, t) -> str:
     """An LLVM float literal for value in type t (double, float)."""
-    import struct
     if t == "float":
         value = struct.unpack("f", struct.pack("f", value))[0]
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]

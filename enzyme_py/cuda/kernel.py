@@ -30,7 +30,7 @@ from ir_passes.rules import libdevice
 from ir_passes.transforms.reverse.shadow_updates import Threads
 
 from ..timings import stage
-from .convention import arg_layouts, array_extents, build_activity
+from .convention import array_extents, build_activity, row_lengths
 
 # CUDA's device-side malloc / free (the tape of loops whose trip count is not known in advance)
 DEVICE_HEAP = Heap("malloc", "free", None)
@@ -101,10 +101,8 @@ def _iterations(body, shared, argtypes, launch):
     """How the sharing analysis finds a thread (analysis/sharing.py): shared arrays are local to
     a block; a C-contiguous 2-D array's rows are `shape[1]` items long."""
     local = {id(body.params[s.param]) for s in shared}
-    rows = {}
-    for ty, layout in zip(argtypes, arg_layouts(argtypes)):
-        if getattr(ty, "ndim", 0) == 2 and ty.layout == "C":
-            rows[id(body.params[layout.data])] = id(body.params[layout.shape + 1])
+    rows = {id(body.params[data]): id(body.params[length])
+            for data, length in row_lengths(argtypes).items()}
 
     def row_extent(root, value):
         return value is not None and rows.get(id(root)) == id(value)

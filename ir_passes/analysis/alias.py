@@ -19,6 +19,7 @@ from ..ir.printer import format_instruction
 from ..ir.values import Argument, Global
 from ..rules.blas import lookup_blas
 from ..rules.effects import allocator_or_inactive, is_allocation, may_write, writes_nothing
+from ..rules.registry import lookup
 from .types import roots
 
 
@@ -198,7 +199,6 @@ def _barriers_publish(fn, info) -> None:
 
 def is_barrier(inst) -> bool:
     """A call whose reverse is itself: a GPU barrier or fence (registry.mirrored)."""
-    from ..rules.registry import lookup
     rule = lookup(inst.callee_name) if inst.opcode == "call" and inst.callee_name else None
     return rule is not None and rule.mirror
 

@@ -11,9 +11,9 @@ access (load, store, atomic, memory intrinsic) gets one of three kinds:
   constants, read-only memory and uniform calls), and every access to the same memory object has
   that form with the same index, the same c and the same u up to a constant, all within one
   |c|-byte window (`x[2 * i]` and `x[2 * i + 1]` are both private). A row of a C-contiguous
-  2-D array, `c * (index * S) + k` with S the array's row length (`Iterations.row_extent`), is
-  the iteration's own when c is the item size and 0 <= k: Numba's indexing is in bounds, so k
-  stays below c * S (`force[i, 0]`, `force[i, 2]`);
+  2-D array, `c * (index * S) + k` with S the array's row length (`Iterations.row_extent`: the
+  caller vouches that S is the row length and indexing stays in bounds, so k stays below
+  c * S), is the iteration's own when c is the item size and 0 <= k (`force[i, 0]`, `force[i, 2]`);
 - "uniform": every iteration touches the same address (`w[0]`);
 - "shared": anything else (a gather `x[idx[i]]`, `x[j]` in a loop over j, `x[i + 1]` beside
   `x[i]`, memory reached through a loaded pointer).

@@ -1,8 +1,8 @@
 """Rules for libdevice, the math library of CUDA's NVPTX target (`__nv_sin`, `__nv_sinf`, ...).
 
-numba-cuda lowers `math.sin(x)` on float64 to `call double @__nv_sin(double)` and on float32 to
-`@__nv_sinf`; with fastmath some float32 functions become `__nv_fast_sinf` and friends. Most
-are spellings of the rules in intrinsics.py and libm.py; the rest are defined here.
+A CUDA front end calls `double @__nv_sin(double)` for float64 and `@__nv_sinf` for float32;
+with fast math some float32 functions become `__nv_fast_sinf` and friends. Most are spellings
+of the rules in intrinsics.py and libm.py; the rest are defined here.
 
 On this target a rule's own math calls must be libdevice calls too: LLVM's NVPTX backend cannot
 select `llvm.sin.f64` ("Cannot select: fsin"), nor call a libm that does not exist there.
@@ -27,7 +27,7 @@ SAME_AS = {
     "log1p": "log1p", "cbrt": "cbrt", "hypot": "hypot", "erf": "erf", "erfc": "erfc",
     "lgamma": "lgamma",
 }
-# float32 fast-math variants numba-cuda emits (`__nv_fast_sinf`)
+# float32 fast-math variants (`__nv_fast_sinf`)
 FAST = {"sinf": "llvm.sin", "cosf": "llvm.cos", "tanf": "llvm.tan", "expf": "llvm.exp",
         "logf": "llvm.log", "log2f": "llvm.log2", "log10f": "llvm.log10", "powf": "llvm.pow",
         "exp10f": "llvm.exp10"}

@@ -11,6 +11,7 @@ from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Constant, ConstFloat, ConstInt
 from ...rules.registry import lookup
+from ..common.atomics import forward_atomic
 from . import calls, memory
 from .tangents import apply_rule, check_scalar
 
@@ -178,7 +179,6 @@ def ret(fm, inst) -> None:
 
 def generic(fm, inst) -> None:
     """Anything without a tangent rule: copied; refused when differentiable data flows in."""
-    from ..common.atomics import forward_atomic
     if forward_atomic(fm, inst):
         return
     fm.emit_primal(inst)

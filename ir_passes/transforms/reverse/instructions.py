@@ -7,6 +7,7 @@ from ...ir.builder import RuleBuilder
 from ...rules.blas import lookup_blas
 from ...rules.partials import Operands, contribution
 from ...rules.registry import lookup
+from ..common.atomics import reverse_atomic
 from . import calls, memory
 from .availability import Lazy
 
@@ -95,7 +96,6 @@ def reverse_extract(g, inst, block, b) -> None:
 
 
 def reverse_opaque(g, inst, block, b) -> None:
-    from ..common.atomics import reverse_atomic
     if reverse_atomic(g, inst, block, b):
         return
     name = inst.flags[0] if inst.flags else "?"
