@@ -43,4 +43,4 @@ exit:
 ; MINIMAL: %q: cache
 ; MINIMAL-NEXT: %s: cache
 ; MINIMAL-NEXT: tape %s (loop 0): `llvm.sin.f64` is not recomputed
-; MINIMAL-NEXT: tape %q (loop 0): its operands are not all available in the reverse sweep
+; MINIMAL-NEXT: tape %q (loop 0): its operand `%acc` is not available in the reverse sweep
