@@ -8,7 +8,8 @@ The layout is in docs/architecture.md: api.py (the public functions), modes/ (re
 forward, batched reverse, Hessian-vector products), bridge/ (the Numba CPU target).
 """
 from . import njit_api  # noqa: F401 - autodiff and the annotations inside @njit code
-from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, Forward, Reverse
+from .annotations import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, Forward,
+                          ForwardWithPrimal, Reverse, ReverseWithPrimal)
 from .api import autodiff, clear_cache, compile_count, compile_gradient, inspect
 from .check import check_gradient
 from .custom import register_derivative
@@ -21,6 +22,7 @@ from .helpers import (differentiable, forward_entry, gradient, gradient_entry, h
 __all__ = [
     "autodiff", "compile_gradient", "inspect", "compile_count", "clear_cache",
     "Const", "Active", "Duplicated", "DuplicatedNoNeed", "BatchDuplicated", "Reverse", "Forward",
+    "ReverseWithPrimal", "ForwardWithPrimal",
     "UnsupportedError", "InternalError", "explain", "register_derivative", "set_cache_dir",
     "gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product", "hessian",
     "differentiable", "gradient_entry", "forward_entry", "check_gradient",

@@ -15,7 +15,7 @@
 - In forward mode, `Active(x, dx)` carries the tangent of a scalar (docs/semantics.md).
 """
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 
 @dataclass(frozen=True)
@@ -65,10 +65,14 @@ class BatchDuplicated:
 
 
 class Mode:
-    """A differentiation mode marker (`Reverse` or `Forward`)."""
+    """A differentiation mode marker: `Reverse`, `Forward`, or `ReverseWithPrimal` /
+    `ForwardWithPrimal` (the same, also returning the kernel's return value, as Enzyme's modes
+    of these names do). `base` is Reverse or Forward; `with_primal` says which of the two."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, base: Optional["Mode"] = None):
         self.name = name
+        self.base = self if base is None else base
+        self.with_primal = base is not None
 
     def __repr__(self) -> str:
         return self.name
@@ -76,6 +80,8 @@ class Mode:
 
 Reverse = Mode("Reverse")
 Forward = Mode("Forward")
+ReverseWithPrimal = Mode("ReverseWithPrimal", Reverse)
+ForwardWithPrimal = Mode("ForwardWithPrimal", Forward)
 
 
 def as_annotation(arg: Any):

@@ -1,22 +1,26 @@
 """The user API: `autodiff`, `compile_gradient`, `inspect`, `compile_count`, `clear_cache`.
 
 Each function picks the mode (modes/): reverse, forward, or batched reverse when an argument is
-BatchDuplicated (k seeds). The modes validate the annotated arguments (`Const`, `Active`,
+BatchDuplicated (k seeds). `autodiff` first binds the call to the kernel's signature
+(modes/calls.py: keywords, defaults, tuple arguments, the return value's seed) and runs the
+bound call in that mode (modes/bound.py). The modes validate the annotated arguments (`Const`, `Active`,
 `Duplicated`, `DuplicatedNoNeed`, `BatchDuplicated`; a bare value means Const), build the
 derivative once per (kernel, Numba signature, activity pattern) and cache it; later calls cost
 one @njit call.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
-from .annotations import BatchDuplicated, Forward, Mode, Reverse
-from .arguments import is_cuda
-from .modes import batched, forward, reverse
+from .annotations import BatchDuplicated, Forward, Mode, Reverse, as_annotation
+from .arguments import as_dispatcher, is_cuda, typeof
+from .bridge.restype import return_type
+from .modes import batched, bound, calls, forward, reverse
+from .modes.returns import UNSET, ReturnPlan
 from .modes.reverse import CompiledGradient, clear_cache, compile_count
 
 __all__ = ["CompiledGradient", "autodiff", "clear_cache", "compile_count", "compile_gradient",
-           "inspect"]
+           "inspect", "refuse_structured_return", "split_mode"]
 
 
 def _batched(args) -> bool:
@@ -28,23 +32,33 @@ def _check_mode(mode) -> None:
         raise ValueError(f"mode must be enzyme_py.Reverse or Forward, not {mode!r}")
 
 
-def autodiff(kernel: Callable, *args: Any, mode: Mode = Reverse, seed: Any = 1.0,
-             cache: str = "auto") -> Any:
-    """Differentiate `kernel(*args)` in reverse mode.
+def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: Any = UNSET,
+             cache: str = "auto", **kwargs: Any) -> Any:
+    """Differentiate `kernel(*args, **kwargs)` in reverse mode (docs/semantics.md).
 
-    Returns a tuple with one entry per argument: the derivative (a float) for
-    an Active argument, None otherwise. Derivatives of Duplicated arrays are
-    added into their shadows. If the kernel returns a float, `seed` multiplies
-    its derivative (the adjoint of the return value).
+    Returns a tuple with one entry per argument, in call order (positional arguments, then
+    keyword arguments as given): the derivative (a float) for an Active argument (a tuple of
+    them for an Active tuple), None otherwise. Derivatives of Duplicated arrays are added into
+    their shadows. Keyword arguments and defaults work as in a plain call (a default left out
+    is filled in by Numba); a tuple of arrays is one argument: Duplicated((a, b), (da, db)).
 
-    BatchDuplicated(x, (dx_1, ..., dx_k)) gives k seeds in one call (seed may
-    then be a tuple of k); an Active argument's entry is then a tuple of k.
+    `seed` is the weight of the return value in L: a float for a float return (default 1.0),
+    an array of the returned shape for an array return, a tuple of seeds for a tuple return
+    (None for a zero seed); `seed=None` leaves the return value out. An array or tuple return
+    needs an explicit seed.
 
-    With mode=Forward (docs/semantics.md): arrays are Duplicated (or
-    BatchDuplicated for k directions) with shadows holding the tangents of
-    their initial values, scalars Active(x, dx); the shadows leave holding the
-    tangents of the final values, and the result is the tangent of the return
-    value (a tuple of k for k directions), or None when it returns no float.
+    `autodiff(Reverse, kernel, *args)` (Enzyme.jl's order) is the same call.
+    `mode=ReverseWithPrimal` returns (derivatives, the kernel's return value).
+
+    BatchDuplicated(x, (dx_1, ..., dx_k)) gives k seeds in one call (seed may then be a tuple of
+    k; a list of k seeds for an array or tuple return); an Active argument's entry is then a
+    tuple of k. More than 16 lanes run in chunks of 16.
+
+    With mode=Forward (docs/semantics.md): arrays are Duplicated (or BatchDuplicated for k
+    directions) with shadows holding the tangents of their initial values, scalars Active(x, dx);
+    the shadows leave holding the tangents of the final values, and the result is the tangent of
+    the return value (the same structure as the return value; a tuple of k for k directions), or
+    None when it returns nothing differentiable. `ForwardWithPrimal`: (tangent, return value).
 
     cache (reverse mode): "auto" recomputes cheap values and tapes expensive ones (divisions,
     math calls) inside loops; "minimal" recomputes all it safely can (the smallest tape);
@@ -52,15 +66,36 @@ def autodiff(kernel: Callable, *args: Any, mode: Mode = Reverse, seed: Any = 1.0
 
     A numba-cuda launch `kernel[blocks, threads]` is differentiated on the GPU (docs/cuda.md).
     """
+    kernel, args, mode = split_mode(kernel, args, mode)
     if is_cuda(kernel):
+        if kwargs or seed is not UNSET or mode.with_primal:
+            raise TypeError("a numba-cuda launch takes positional annotated arguments, "
+                            "mode=Reverse or Forward and no seed (docs/cuda.md)")
         from .cuda.api import autodiff as cuda_autodiff   # the optional `cuda` extra
         return cuda_autodiff(kernel, *args, mode=mode, cache=cache)
-    if mode is Forward:
-        return forward.forward_autodiff(kernel, *args)
-    if mode is Reverse and _batched(args):
-        return batched.autodiff(kernel, *args, seed=seed)
-    _check_mode(mode)
-    return reverse.autodiff(kernel, *args, seed=seed, cache=cache)
+    call = calls.bind(as_dispatcher(kernel), args, kwargs)
+    if mode.base is Forward:
+        return bound.forward(call, with_primal=mode.with_primal)
+    _check_mode(mode.base)
+    if _batched(call.leaves):
+        if mode.with_primal:
+            raise NotImplementedError("ReverseWithPrimal with BatchDuplicated arguments: call "
+                                      "the kernel for its value, or use Duplicated")
+        return bound.batched(call, seed)
+    result, value = bound.reverse(call, seed, cache, mode.with_primal)
+    return (result, value) if mode.with_primal else result
+
+
+def split_mode(kernel, args, mode) -> tuple:
+    """(kernel, args, mode) from `autodiff(kernel, *args, mode=...)` or Enzyme.jl's
+    `autodiff(mode, kernel, *args)`."""
+    if isinstance(kernel, Mode):
+        if mode is not None and mode is not kernel:
+            raise ValueError(f"autodiff({kernel!r}, ...) was also given mode={mode!r}")
+        if not args:
+            raise TypeError(f"autodiff({kernel!r}, kernel, *args): the kernel is missing")
+        return args[0], args[1:], kernel
+    return kernel, args, Reverse if mode is None else mode
 
 
 def compile_gradient(kernel: Callable, *args: Any, mode: Mode = Reverse,
@@ -76,11 +111,26 @@ def compile_gradient(kernel: Callable, *args: Any, mode: Mode = Reverse,
         from .cuda.api import compile_kernel   # the optional `cuda` extra
         return compile_kernel(kernel, *args, mode=mode, cache=cache)
     if mode is Forward:
+        refuse_structured_return(kernel, args, "compile_gradient(mode=Forward)")
         return forward.compile_forward(kernel, *args)
     if mode is Reverse and _batched(args):
         return batched.compile_batched(kernel, *args)
     _check_mode(mode)
-    return reverse.compile_gradient(kernel, *args, cache=cache)
+    grad = reverse.compile_gradient(kernel, *args, cache=cache)
+    refuse_structured_return(kernel, args, "compile_gradient")
+    return grad
+
+
+def refuse_structured_return(kernel: Callable, args: tuple, what: str) -> None:
+    """Compiled entries seed a float return only: refuse an array or tuple return (before
+    anything is built in forward mode) rather than leave it out of L silently."""
+    argtypes = tuple(typeof(i, as_annotation(a).value) for i, a in enumerate(args))
+    restype = return_type(as_dispatcher(kernel), argtypes)
+    if ReturnPlan.of(restype).kind == "structured":
+        raise TypeError(f"{what}: the kernel returns {restype}, and a compiled entry seeds a float "
+                        f"return only. Call autodiff(kernel, ..., seed=...) (it seeds array and "
+                        f"tuple returns), or return a float / write the result into a Duplicated "
+                        f"argument")
 
 
 def inspect(kernel: Callable, *args: Any, mode: Mode = Reverse, cache: str = "auto") -> Any:

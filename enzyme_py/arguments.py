@@ -15,7 +15,7 @@ from numba.core.dispatcher import Dispatcher
 
 from ir_passes import Activity
 
-from .annotations import Active, Const, Duplicated, DuplicatedNoNeed
+from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 
 _lock = threading.RLock()
 _jitted = weakref.WeakKeyDictionary()      # plain function -> its njit dispatcher
@@ -73,13 +73,19 @@ def type_key(pos: int, value: Any):
 
 def validate(pos: int, ann) -> Activity:
     """Check one annotated argument of reverse mode; return its Activity."""
-    where = f"argument {pos}"
+    return check_annotation(f"argument {pos}", ann)
+
+
+def check_annotation(where: str, ann) -> Activity:
+    """Check one annotated argument, named `where` in errors; return its Activity. A
+    BatchDuplicated argument's shadows are checked each."""
     if isinstance(ann, Const):
         return Activity.CONST
     if isinstance(ann, Active):
         check_active(where, ann.value)
         return Activity.ACTIVE
-    check_duplicated(where, ann.value, ann.shadow)
+    for shadow in ann.shadows if isinstance(ann, BatchDuplicated) else (ann.shadow,):
+        check_duplicated(where, ann.value, shadow)
     return Activity.DUP
 
 

@@ -5,15 +5,28 @@ differences of the plain kernel. Nothing in enzyme_py's AD uses it.
 
 Semantics checked (the reverse-mode contract)::
 
-    L = sum over Duplicated args k of  <shadow_k as given, final value of array k>
-        + seed * (return value, when the kernel returns a float)
+    L = sum over the memory locations of the Duplicated arrays of  shadow (as given) * final value
+        + <seed, return value>   (a float, an array, or a tuple of them: each leaf with its seed)
 
 After `autodiff`, each shadow must hold dL/d(initial value of its array) and each Active
 argument's entry in the result tuple must be dL/d(that scalar). `check_gradient` computes the
-same derivatives by perturbing each initial element (and each Active scalar) by +-h on copies,
-running the plain kernel, and evaluating L. The caller's arrays are never modified: every run,
-including the `autodiff` run, works on copies that keep dtype, shape, memory order and strides
-(so the same Numba specialisation is used).
+same derivatives by perturbing each initial memory location (and each Active scalar) by +-h on
+copies, running the plain kernel, and evaluating L.
+
+The caller's arrays are never modified: every run, including the `autodiff` run, works on copies
+that keep dtype, shape, memory order and strides (so the same Numba specialisation is used) and
+keep the aliasing between arguments: the same array passed twice (one shadow), or overlapping
+views of one buffer, are copied as views of one copied buffer. Each memory location then counts
+once in L and is perturbed once, whichever arguments reach it.
+
+Calls take keyword arguments and leave defaults out as `autodiff` does; tuple arguments
+(Duplicated((a, b), (da, db))) are checked leaf by leaf. An array or tuple return needs a seed
+of its structure; without one, check_gradient draws it from `rng` (standard normal; a fixed
+generator when rng is None) after a plain call has shown the returned shapes.
+
+Step and tolerances follow the kernel's precision, the narrowest float type among its arrays,
+NumPy float scalars and return value: a float32 kernel uses float32's step and tolerance for
+every argument, Active float64 scalars included.
 """
 from __future__ import annotations
 
@@ -22,10 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional
 
 import numpy as np
+from numba.core import types
 
 from . import api
-from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, as_annotation
-from .arguments import clone
+from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
+from .arguments import as_dispatcher
+from .modes.bound import regroup_values
+from .modes.calls import bind, leaf_labels
+from .modes.returns import ARRAY, FLOAT, UNSET, leaf_kind
 
 __all__ = ["check_gradient", "finite_difference", "GradientReport", "ArgReport",
            "default_step", "default_rtol"]
@@ -68,178 +85,432 @@ def _is_float_scalar(v) -> bool:
     return isinstance(v, (float, np.floating)) and not isinstance(v, bool)
 
 
+class _Memory:
+    """Private copies of a set of arrays that keep how they share memory.
+
+    Arrays whose byte ranges overlap form a group, copied as one buffer of elements; each array
+    is a view of its group's buffer with its own offset, shape and strides (in elements), so a
+    copy of the group has the same aliasing, layout and flags. `snapshot` holds the initial
+    contents; `fresh()` returns new copies (optionally cast to a wider float dtype)."""
+
+    def __init__(self, arrays):
+        self.members = []          # per array: (group, element offset, shape, element strides, writeable)
+        self.groups = []           # per group: its dtype
+        self.snapshot = []         # per group: the initial buffer
+        order = sorted(range(len(arrays)), key=lambda i: _span(arrays[i])[0])
+        group_of, spans = {}, []
+        for i in order:
+            lo, hi = _span(arrays[i])
+            if spans and lo < spans[-1][1] and hi > lo:
+                spans[-1][1] = max(spans[-1][1], hi)
+                spans[-1][2].append(i)
+            else:
+                spans.append([lo, hi, [i]])
+        for g, (lo, hi, idx) in enumerate(spans):
+            dtype = arrays[idx[0]].dtype
+            if any(arrays[i].dtype != dtype for i in idx):
+                raise NotImplementedError("check_gradient: arrays of different dtypes share "
+                                          "memory; pass copies")
+            size = max(1, -(-(hi - lo) // dtype.itemsize))
+            self.groups.append(dtype)
+            for i in idx:
+                group_of[i] = (g, lo)
+            self.snapshot.append(np.zeros(size, dtype))
+        self.members = [None] * len(arrays)
+        for i, a in enumerate(arrays):
+            g, lo = group_of[i]
+            item = a.itemsize
+            start = a.ctypes.data - lo if a.size else 0
+            if start % item or any(s % item for s in a.strides):
+                raise TypeError("check_gradient: cannot copy an array whose strides or offset "
+                                f"are not a multiple of its itemsize (strides={a.strides})")
+            self.members[i] = (g, start // item, a.shape, tuple(s // item for s in a.strides),
+                               bool(a.flags.writeable))
+            self.view(self.snapshot[g], i, writeable=True)[...] = a
+
+    def view(self, buf, i, writeable=None):
+        g, off, shape, strides, w = self.members[i]
+        item = buf.dtype.itemsize
+        v = np.ndarray(shape, dtype=buf.dtype, buffer=buf, offset=off * item,
+                       strides=tuple(s * item for s in strides))
+        v.flags.writeable = w if writeable is None else writeable
+        return v
+
+    def fresh(self, dtype=None):
+        """(the arrays, the group buffers): new copies of the snapshot; float groups narrower
+        than `dtype` are cast to it."""
+        bufs = []
+        for buf in self.snapshot:
+            if dtype is not None and buf.dtype.kind == "f" and buf.dtype.itemsize < dtype.itemsize:
+                bufs.append(buf.astype(dtype))
+            else:
+                bufs.append(buf.copy())
+        return [self.view(bufs[m[0]], i) for i, m in enumerate(self.members)], bufs
+
+    def locations(self, i) -> np.ndarray:
+        """The element index in its group buffer of each element of array `i` (its shape)."""
+        _, off, shape, strides, _ = self.members[i]
+        loc = np.full(shape, off, dtype=np.int64)
+        for d, (n, s) in enumerate(zip(shape, strides)):
+            idx = np.arange(n, dtype=np.int64) * s
+            loc += idx.reshape((n,) + (1,) * (len(shape) - d - 1))
+        return loc
+
+
+def _span(a):
+    """[lo, hi) bytes of memory `a` reaches (an empty array reaches none)."""
+    if a.size == 0:
+        return a.ctypes.data, a.ctypes.data
+    lo = hi = a.ctypes.data
+    for n, s in zip(a.shape, a.strides):
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    return lo, hi + a.itemsize
+
+
+# --------------------------------------------------------------------------------------------
+# The checked call: its leaves, copies and objective
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class _Leaf:
+    index: int             # the user argument it belongs to (call order)
+    label: str             # its name ("x", "params[1]")
+    path: tuple            # its place inside a tuple argument
+    kind: str              # "Const", "Active", "Duplicated", "DuplicatedNoNeed"
+    value: Any = None      # a scalar's value
+    member: Optional[int] = None    # the memory member of its array
+    shadow: Optional[int] = None    # the memory member of its shadow
+
+
+class _Call:
+    """A call to check: its leaves, the kernel's call structure (calls.Bound), the arrays'
+    memory, and the return value's seeds."""
+
+    def __init__(self, kernel, args, kwargs, rng):
+        self.kernel = kernel
+        self.bound = bind(as_dispatcher(kernel), args, kwargs)
+        self.slot_kinds = [type(as_annotation(a)) for a in list(args) + list(kwargs.values())]
+        arrays, self.leaves = [], []
+        labels = leaf_labels(self.bound.plan)
+        where = _leaf_places(self.bound)
+        for k, ann in enumerate(self.bound.leaves):
+            if isinstance(ann, BatchDuplicated):
+                raise TypeError(f"check_gradient: argument `{labels[k]}` is BatchDuplicated; "
+                                "check one lane at a time with Duplicated")
+            index, path = where[k]
+            leaf = _Leaf(index, labels[k], path, type(ann).__name__)
+            if isinstance(ann.value, np.ndarray):
+                leaf.member = len(arrays)
+                arrays.append(ann.value)
+            else:
+                leaf.value = ann.value
+            if isinstance(ann, (Duplicated, DuplicatedNoNeed)):
+                if not _is_float_array(ann.value):
+                    raise TypeError(f"check_gradient: argument `{labels[k]}` is {leaf.kind} "
+                                    "but its value is not a float NumPy array")
+                if isinstance(ann.shadow, np.ndarray):
+                    leaf.shadow = len(arrays)
+                    arrays.append(ann.shadow)
+            if isinstance(ann, Active) and not _is_float_scalar(ann.value):
+                raise TypeError(f"check_gradient: argument `{labels[k]}` is Active but its "
+                                "value is not a float scalar")
+            self.leaves.append(leaf)
+        self.memory = _Memory(arrays)
+        self._refuse_const_aliases()
+        if rng is not None:
+            gen = np.random.default_rng(rng)
+            for leaf in self.leaves:
+                if leaf.shadow is not None:
+                    s = self.memory.view(self.memory.snapshot[self.memory.members[leaf.shadow][0]],
+                                         leaf.shadow, writeable=True)
+                    s[...] = gen.standard_normal(s.shape)
+        self._pairs = self._seed_pairs()
+
+    @property
+    def returns(self):
+        return self.bound.plan.returns
+
+    def _refuse_const_aliases(self):
+        """A Const array sharing memory with a Duplicated one: the contract drops what flows
+        through the Const reads, which no finite difference can leave out."""
+        group = {}
+        for leaf in self.leaves:
+            if leaf.member is not None and leaf.kind != "Active":
+                g = self.memory.members[leaf.member][0]
+                group.setdefault(g, []).append(leaf)
+        for leaves in group.values():
+            kinds = {l.kind for l in leaves}
+            if "Const" in kinds and kinds & {"Duplicated", "DuplicatedNoNeed"}:
+                c = next(l for l in leaves if l.kind == "Const")
+                d = next(l for l in leaves if l.kind != "Const")
+                raise ValueError(
+                    f"check_gradient: `{c.label}` (Const) shares memory with `{d.label}` "
+                    f"({d.kind}): derivatives through the Const argument are dropped by the "
+                    f"contract, which finite differences cannot reproduce. Pass it as "
+                    f"{d.kind} with the same shadow")
+
+    def _seed_pairs(self):
+        """Per memory group of Duplicated arrays: (unique element locations, their seeds as
+        float64), each location once whichever arguments reach it."""
+        by_group = {}
+        for leaf in self.leaves:
+            if leaf.shadow is None or leaf.member is None:
+                continue
+            g = self.memory.members[leaf.member][0]
+            sg = self.memory.members[leaf.shadow][0]
+            locs = self.memory.locations(leaf.member).ravel()
+            seeds = self.memory.snapshot[sg][self.memory.locations(leaf.shadow).ravel()]
+            by_group.setdefault(g, []).append((locs, seeds))
+        out = []
+        for g, parts in by_group.items():
+            locs = np.concatenate([p[0] for p in parts])
+            seeds = np.concatenate([np.asarray(p[1], np.float64) for p in parts])
+            locs, first = np.unique(locs, return_index=True)
+            out.append((g, locs, seeds[first]))
+        return out
+
+    def values(self, arrays, scalars=None):
+        """The value of each leaf: its array among `arrays`, else its scalar."""
+        scalars = scalars or {}
+        return [arrays[l.member] if l.member is not None else scalars.get(k, l.value)
+                for k, l in enumerate(self.leaves)]
+
+    def split(self, per_leaf):
+        """(positional, keyword) arguments of the user's call from one entry per leaf."""
+        pos, kw = [], {}
+        for slot in self.bound.plan.slots:
+            v = per_leaf[slot.first] if slot.tree is None else \
+                regroup_values(slot.tree, slot.cls, per_leaf)
+            if slot.keyword:
+                kw[slot.label] = v
+            else:
+                pos.append(v)
+        return pos, kw
+
+    def annotated(self, arrays):
+        """The user's call on these arrays, annotated as given: (positional, keyword)."""
+        values = self.values(arrays)
+        shadows = [arrays[l.shadow] if l.shadow is not None else None for l in self.leaves]
+        plain_v, kw_v = self.split(values)
+        plain_s, kw_s = self.split(shadows)
+        out, n = [], 0
+        for v, s in zip(plain_v + list(kw_v.values()), plain_s + list(kw_s.values())):
+            out.append(_annotate(self.slot_kinds[n], v, s))
+            n += 1
+        npos = len(plain_v)
+        return out[:npos], dict(zip(kw_v, out[npos:]))
+
+    def plain(self, values):
+        """The kernel's return value on these leaf values."""
+        pos, kw = self.split(values)
+        return self.kernel(*pos, **kw)
+
+
+def _annotate(kind, value, shadow):
+    if kind in (Duplicated, DuplicatedNoNeed):
+        return kind(value, shadow)
+    if kind is Active:
+        return Active(value)
+    return Const(value)
+
+
+def _leaf_places(bound):
+    """Per leaf: (its user argument's position, its path inside that argument)."""
+    out = [None] * len(bound.leaves)
+    for n, slot in enumerate(bound.plan.slots):
+        if slot.tree is None:
+            out[slot.first] = (n, ())
+        else:
+            _places(slot.tree, n, (), out)
+    return out
+
+
+def _places(tree, n, path, out):
+    for i, t in enumerate(tree):
+        if isinstance(t, tuple):
+            _places(t, n, path + (i,), out)
+        else:
+            out[t] = (n, path + (i,))
+
+
+def _precision(call: _Call) -> np.dtype:
+    """The kernel's precision: the narrowest float dtype among its arrays, NumPy float scalars
+    and return leaves (float64 when there is none)."""
+    found = [dt for dt in call.memory.groups if dt.kind == "f"]
+    found += [np.asarray(l.value).dtype for l in call.leaves
+              if isinstance(l.value, np.floating)]
+    for leaf in call.returns.leaves:
+        ty = leaf.type.dtype if leaf.kind == ARRAY else leaf.type
+        found.append(np.dtype(str(ty)))
+    if call.returns.kind == "float":
+        found.append(np.dtype(str(call.returns.restype)))
+    return min(found, key=lambda d: d.itemsize) if found else np.dtype(np.float64)
+
+
 # --------------------------------------------------------------------------------------------
 # Finite differences
 # --------------------------------------------------------------------------------------------
 
-@dataclass
-class _Arg:
-    index: int
-    kind: str              # "Const", "Active", "Duplicated", "DuplicatedNoNeed"
-    value: Any             # initial primal (a private copy for arrays)
-    shadow: Any = None     # initial shadow / seed (private copy), Duplicated only
-
-
-def _parse_args(args, rng) -> List[_Arg]:
-    gen = np.random.default_rng(rng) if rng is not None else None
-    parsed = []
-    for i, raw in enumerate(args):
-        ann = as_annotation(raw)
-        kind = type(ann).__name__
-        value = ann.value
-        if isinstance(value, np.ndarray):
-            value = clone(value)
-        shadow = None
-        if isinstance(ann, (Duplicated, DuplicatedNoNeed)):
-            shadow = ann.shadow
-            if isinstance(shadow, np.ndarray):
-                shadow = clone(shadow)
-                if gen is not None and _is_float_array(shadow):
-                    shadow[...] = gen.standard_normal(shadow.shape)
-        parsed.append(_Arg(i, kind, value, shadow))
-    return parsed
-
-
-def _check_no_aliasing(args):
-    arrays = []
-    for i, raw in enumerate(args):
-        ann = as_annotation(raw)
-        for what, a in (("value", ann.value), ("shadow", getattr(ann, "shadow", None))):
-            if isinstance(a, np.ndarray):
-                arrays.append((i, what, a))
-    for k in range(len(arrays)):
-        for m in range(k + 1, len(arrays)):
-            (i, wi, a), (j, wj, b) = arrays[k], arrays[m]
-            if np.shares_memory(a, b):
-                raise ValueError(
-                    f"check_gradient: argument {i} ({wi}) and argument {j} ({wj}) share memory; "
-                    "the checker copies every array, which would break that aliasing. "
-                    "Pass non-overlapping arrays.")
-
-
 class _Objective:
     """L(initial values) evaluated with the plain kernel, on copies."""
 
-    def __init__(self, kernel, parsed: List[_Arg], seed: float, fd_dtype):
-        self.kernel = kernel
-        self.parsed = parsed
-        self.seed = float(seed)
+    def __init__(self, call: _Call, seed, fd_dtype):
+        self.call = call
+        self.seed = seed
         self.fd_dtype = np.dtype(fd_dtype) if fd_dtype is not None else None
+        self.return_seeds = call.returns.seeds(seed) if call.returns.kind != "float" else ()
+        self.float_seed = 0.0
+        if call.returns.kind == "float":
+            self.float_seed = 0.0 if seed is None else (1.0 if seed is UNSET else float(seed))
 
     def cast(self, v):
-        """The value in the arithmetic the finite difference runs in."""
         fd = self.fd_dtype
-        if fd is None:
-            return v
-        if _is_float_array(v) and v.dtype.itemsize < fd.itemsize:
-            return clone(v, dtype=fd)
-        if _is_float_scalar(v) and np.asarray(v).dtype.itemsize < fd.itemsize:
+        if fd is not None and _is_float_scalar(v) and np.asarray(v).dtype.itemsize < fd.itemsize:
             return fd.type(v)
         return v
 
     def initial(self):
-        """Fresh writable copies of the initial primal values (cast to the FD dtype)."""
-        out = []
-        for p in self.parsed:
-            v = self.cast(p.value)
-            if isinstance(v, np.ndarray):
-                v = clone(v, writeable=True)
-            out.append(v)
-        return out
+        """Fresh copies: (arrays, group buffers, scalars) in the finite difference's dtype."""
+        arrays, bufs = self.call.memory.fresh(self.fd_dtype)
+        scalars = {k: self.cast(l.value) for k, l in enumerate(self.call.leaves)
+                   if l.member is None}
+        return arrays, bufs, scalars
 
-    def __call__(self, values) -> float:
-        call_args = []
-        for p, v in zip(self.parsed, values):
-            if isinstance(v, np.ndarray) and not (isinstance(p.value, np.ndarray)
-                                                  and p.value.flags.writeable):
-                v = clone(v, writeable=False)
-            call_args.append(v)
-        ret = self.kernel(*call_args)
+    def __call__(self, arrays, bufs, scalars) -> float:
+        ret = self.call.plain(self.call.values(arrays, scalars))
         terms = []
-        for p, v in zip(self.parsed, call_args):
-            if p.kind in ("Duplicated", "DuplicatedNoNeed") and _is_float_array(p.shadow):
-                terms.extend((np.asarray(p.shadow, np.float64) * np.asarray(v, np.float64)).ravel().tolist())
-        terms.append(self.seed * _return_as_float(ret))
+        for g, locs, seeds in self.call._pairs:
+            terms.extend((seeds * np.asarray(bufs[g][locs], np.float64)).tolist())
+        terms.extend(return_terms(self.call.returns, ret, self.float_seed, self.return_seeds))
         return math.fsum(terms)
 
 
-def _return_as_float(ret) -> float:
-    if ret is None or isinstance(ret, (bool, np.bool_, int, np.integer)):
-        return 0.0  # no derivative flows through a non-float return
-    if _is_float_scalar(ret):
-        return float(ret)
-    raise TypeError(f"check_gradient: the kernel returned {type(ret).__name__}; only a float "
-                    "scalar return (or none) takes part in the checked objective")
+def return_terms(returns, ret, float_seed, seeds) -> list:
+    """The terms <seed, leaf> of the return value in L."""
+    if returns.kind == "float":
+        return [float_seed * float(ret)] if float_seed else []
+    if returns.kind == "none":
+        return []
+    out = []
+    for leaf, s in zip(returns.leaves, seeds):
+        if s is None:
+            continue
+        v = ret
+        for i in leaf.path:
+            v = v[i]
+        if leaf.kind == FLOAT:
+            out.append(s * float(v))
+        else:
+            v = np.asarray(v)
+            if v.shape != s.shape:
+                raise ValueError(f"check_gradient: the seed for {leaf.where()} has shape "
+                                 f"{s.shape}, the kernel returned shape {v.shape}")
+            out.extend((np.asarray(s, np.float64) * np.asarray(v, np.float64)).ravel().tolist())
+    return out
 
 
-def _fd_array(obj: _Objective, k: int, eps: Optional[float]) -> np.ndarray:
-    base = obj.initial()
-    x0 = base[k]
-    h_rel = eps if eps is not None else default_step(x0.dtype)
-    grad = np.zeros(x0.shape, dtype=np.float64)
-    for idx in np.ndindex(x0.shape):
-        v = float(x0[idx])
+def _fd_locations(obj: _Objective, g, locs, h_rel):
+    """dL/d(location) for the locations `locs` of group buffer `g`."""
+    base = obj.initial()[1][g]
+    grad = np.zeros(len(locs))
+    for n, u in enumerate(locs):
+        v = float(base[u])
         h = h_rel * max(1.0, abs(v))
-        vals = []
-        steps = []
+        vals, steps = [], []
         for sign in (1.0, -1.0):
-            trial = obj.initial()
-            trial[k][idx] = v + sign * h
-            steps.append(float(trial[k][idx]))  # the value actually stored (rounded to dtype)
-            vals.append(obj(trial))
-        denom = steps[0] - steps[1]
-        grad[idx] = (vals[0] - vals[1]) / denom
+            arrays, bufs, scalars = obj.initial()
+            bufs[g][u] = v + sign * h
+            steps.append(float(bufs[g][u]))  # the value actually stored (rounded to dtype)
+            vals.append(obj(arrays, bufs, scalars))
+        grad[n] = (vals[0] - vals[1]) / (steps[0] - steps[1])
     return grad
 
 
-def _fd_scalar(obj: _Objective, k: int, eps: Optional[float]) -> float:
-    base = obj.initial()
-    v0 = base[k]
+def _fd_scalar(obj: _Objective, k: int, h_rel) -> float:
+    v0 = obj.initial()[2][k]
     dt = np.asarray(v0).dtype
-    h_rel = eps if eps is not None else default_step(dt)
     v = float(v0)
     h = h_rel * max(1.0, abs(v))
     vals, steps = [], []
     for sign in (1.0, -1.0):
-        trial = obj.initial()
-        trial[k] = dt.type(v + sign * h)
-        steps.append(float(trial[k]))
-        vals.append(obj(trial))
+        arrays, bufs, scalars = obj.initial()
+        scalars[k] = dt.type(v + sign * h)
+        steps.append(float(scalars[k]))
+        vals.append(obj(arrays, bufs, scalars))
     return (vals[0] - vals[1]) / (steps[0] - steps[1])
 
 
-def finite_difference(kernel: Callable, *args: Any, seed: float = 1.0, eps: Optional[float] = None,
-                      fd_dtype=None, rng=None) -> list:
+def _step(call, eps, fd_dtype) -> float:
+    if eps is not None:
+        return eps
+    dt = _precision(call)
+    if fd_dtype is not None and np.dtype(fd_dtype).itemsize > dt.itemsize:
+        dt = np.dtype(fd_dtype)
+    return default_step(dt)
+
+
+def finite_difference(kernel: Callable, *args: Any, seed: Any = UNSET, eps: Optional[float] = None,
+                      fd_dtype=None, rng=None, **kwargs: Any) -> list:
     """Central finite differences of L (see the module docstring) w.r.t. each initial value.
 
-    Returns a list with one entry per argument: a float64 array (same shape as the primal) for
-    each Duplicated/DuplicatedNoNeed float array, a float for each Active scalar, None otherwise.
-    `eps` is the relative step (default per dtype, see `default_step`); `fd_dtype` (e.g.
-    `np.float64`) runs the plain kernel on upcast copies of lower-precision float arrays and
-    scalars, for a more accurate reference. The caller's arrays are not modified.
+    Returns a list with one entry per leaf (one per argument, one per item of a tuple argument,
+    in call order): a float64 array (same shape as the primal) for each Duplicated /
+    DuplicatedNoNeed float array, a float for each Active scalar, None otherwise.
+    `eps` is the relative step (default from the kernel's precision, see `default_step`);
+    `fd_dtype` (e.g. `np.float64`) runs the plain kernel on upcast copies of lower-precision
+    float arrays and scalars, for a more accurate reference. The caller's arrays are not
+    modified.
     """
-    _check_no_aliasing(args)
-    parsed = _parse_args(args, rng)
-    obj = _Objective(kernel, parsed, seed, fd_dtype)
-    return _finite_difference(obj, eps)
+    call = _Call(kernel, args, kwargs, rng)
+    seed = _return_seed(call, seed, rng)
+    return _finite_difference(_Objective(call, seed, fd_dtype), _step(call, eps, fd_dtype))
 
 
-def _finite_difference(obj: _Objective, eps):
+def _finite_difference(obj: _Objective, h_rel):
+    call = obj.call
+    by_loc = {}
+    for g, locs, _ in call._pairs:
+        by_loc[g] = dict(zip(locs.tolist(), _fd_locations(obj, g, locs, h_rel)))
     out = []
-    for k, p in enumerate(obj.parsed):
-        if p.kind in ("Duplicated", "DuplicatedNoNeed"):
-            if not _is_float_array(p.value):
-                raise TypeError(f"check_gradient: argument {k} is {p.kind} but its value is not "
-                                "a float NumPy array")
-            out.append(_fd_array(obj, k, eps))
-        elif p.kind == "Active":
-            if not _is_float_scalar(p.value):
-                raise TypeError(f"check_gradient: argument {k} is Active but its value is not a "
-                                "float scalar")
-            out.append(_fd_scalar(obj, k, eps))
+    for k, leaf in enumerate(call.leaves):
+        if leaf.shadow is not None:
+            g = call.memory.members[leaf.member][0]
+            locs = call.memory.locations(leaf.member)
+            table = by_loc[g]
+            out.append(np.vectorize(table.__getitem__, otypes=[np.float64])(locs)
+                       if locs.size else np.zeros(locs.shape))
+        elif leaf.kind == "Active":
+            out.append(_fd_scalar(obj, k, h_rel))
         else:
             out.append(None)
     return out
+
+
+def _return_seed(call: _Call, seed, rng):
+    """The seed of the return value: as given, or for an array or tuple return drawn from
+    `rng` in the shape of a plain call's return value."""
+    returns = call.returns
+    if seed is not UNSET or returns.kind != "structured":
+        return seed
+    gen = np.random.default_rng(0 if rng is None else rng)
+    ret = call.plain(call.values(call.memory.fresh()[0]))
+
+    def draw(ty_path, v):
+        kind = leaf_kind(ty_path)
+        if kind == FLOAT:
+            return float(gen.standard_normal())
+        if kind == ARRAY:
+            return gen.standard_normal(np.shape(v))
+        return None
+
+    def walk(ty, v):
+        if isinstance(ty, types.BaseTuple):
+            return tuple(walk(t, x) for t, x in zip(ty.types, v))
+        return draw(ty, v)
+    return walk(returns.restype, ret)
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,7 +519,7 @@ def _finite_difference(obj: _Objective, eps):
 
 @dataclass
 class ArgReport:
-    """Comparison for one differentiated argument."""
+    """Comparison for one differentiated argument (one leaf of a tuple argument)."""
     index: int
     kind: str                 # "Duplicated", "DuplicatedNoNeed" or "Active"
     ad: Any                   # what autodiff left in the shadow (float64 copy) / returned
@@ -258,6 +529,8 @@ class ArgReport:
     rtol: float
     atol: float
     passed: bool
+    label: str = ""           # the argument's name ("x", "params[1]" inside a tuple)
+    path: tuple = ()          # its place inside a tuple argument
 
     def worst(self, k: int = 5):
         """Up to `k` (index, ad, fd, abs err) tuples, largest error first."""
@@ -279,7 +552,7 @@ class GradientReport:
     """Result of `check_gradient`. `passed` is True when every argument passed and every primal
     array ended exactly as a plain call leaves it."""
     kernel_name: str
-    seed: float
+    seed: Any
     args: List[ArgReport] = field(default_factory=list)
     primal_mismatches: List[str] = field(default_factory=list)
     ad_result: Any = None
@@ -291,28 +564,36 @@ class GradientReport:
     def __bool__(self) -> bool:
         return self.passed
 
-    def __getitem__(self, index: int) -> ArgReport:
-        """The report of the argument at position `index` of the call."""
-        for a in self.args:
-            if a.index == index:
-                return a
-        raise KeyError(f"argument {index} is not differentiated (Const)")
+    def __getitem__(self, key):
+        """The report of the argument at position `key` of the call (call order), or named
+        `key`; a tuple argument gives a tuple of its leaves' reports."""
+        found = [a for a in self.args
+                 if (a.index == key if isinstance(key, int) else
+                     a.label == key or a.label.startswith(f"{key}["))]
+        if not found:
+            raise KeyError(f"argument {key!r} is not differentiated (Const)")
+        if len(found) == 1 and (not found[0].path or found[0].label == key):
+            return found[0]
+        return tuple(found)
 
     def __str__(self) -> str:
-        lines = [f"check_gradient({self.kernel_name}, seed={self.seed:g}): "
+        seed = f"{self.seed:g}" if isinstance(self.seed, float) else "<" + \
+            type(self.seed).__name__ + ">"
+        lines = [f"check_gradient({self.kernel_name}, seed={seed}): "
                  + ("PASSED" if self.passed else "FAILED")]
         if not self.args:
             lines.append("  (no Duplicated or Active argument)")
         else:
-            lines.append(f"  {'arg':>3}  {'kind':<16} {'size':>5}  {'max abs err':>11}  "
+            lines.append(f"  {'arg':>3}  {'name':<12} {'kind':<16} {'size':>5}  {'max abs err':>11}  "
                          f"{'max rel err':>11}  {'rtol':>8}  {'atol':>8}  ok")
             for a in self.args:
-                lines.append(f"  {a.index:>3}  {a.kind:<16} {np.size(a.fd):>5}  {a.max_abs_err:>11.3e}  "
-                             f"{a.max_rel_err:>11.3e}  {a.rtol:>8.1e}  {a.atol:>8.1e}  "
-                             + ("yes" if a.passed else "NO"))
+                lines.append(f"  {a.index:>3}  {a.label[:12]:<12} {a.kind:<16} {np.size(a.fd):>5}  "
+                             f"{a.max_abs_err:>11.3e}  {a.max_rel_err:>11.3e}  {a.rtol:>8.1e}  "
+                             f"{a.atol:>8.1e}  " + ("yes" if a.passed else "NO"))
             for a in self.args:
                 if not a.passed:
-                    lines.append(f"  arg {a.index}: worst elements (index, autodiff, finite diff, abs err):")
+                    lines.append(f"  arg {a.index} ({a.label}): worst elements (index, autodiff, "
+                                 f"finite diff, abs err):")
                     for idx, ad, fd, err in a.worst():
                         lines.append(f"    {idx!s:<12} {ad: .10e}  {fd: .10e}  {err:.3e}")
         for m in self.primal_mismatches:
@@ -322,7 +603,7 @@ class GradientReport:
     __repr__ = __str__
 
 
-def _compare(index, kind, ad, fd, rtol, atol) -> ArgReport:
+def _compare(index, kind, ad, fd, rtol, atol, label="", path=()) -> ArgReport:
     ad_a = np.asarray(ad, dtype=np.float64)
     fd_a = np.asarray(fd, dtype=np.float64)
     if atol is None:
@@ -337,80 +618,87 @@ def _compare(index, kind, ad, fd, rtol, atol) -> ArgReport:
     if err.size and np.isnan(err).any():
         max_abs = max_rel = float("nan")
     return ArgReport(index, kind, ad if np.ndim(ad) == 0 and not isinstance(ad, np.ndarray) else ad_a,
-                     fd, max_abs, max_rel, float(rtol), float(atol), ok)
+                     fd, max_abs, max_rel, float(rtol), float(atol), ok, label, path)
 
 
 def _same_primal(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
-def check_gradient(kernel: Callable, *args: Any, seed: float = 1.0, rtol: float = 1e-6,
+def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float = 1e-6,
                    atol: Optional[float] = None, eps: Optional[float] = None, rng=None,
-                   fd_dtype=None) -> GradientReport:
-    """Check `autodiff(kernel, *args, seed=seed)` against central finite differences.
+                   fd_dtype=None, **kwargs: Any) -> GradientReport:
+    """Check `autodiff(kernel, *args, seed=seed, **kwargs)` against central finite differences.
 
     Arguments are annotated as for `autodiff` (`Duplicated(x, dx)`, `Active(v)`, `Const(n)` or a
-    bare value). The shadows as given are the weights on the final arrays in L (see the module
-    docstring); with `rng` (a seed or `np.random.Generator`) the shadows are instead filled with
-    standard-normal weights (on copies).
+    bare value; keyword arguments, defaults left out and tuple arguments as in a call). The
+    shadows as given are the weights on the final arrays in L (see the module docstring); with
+    `rng` (a seed or `np.random.Generator`) the shadows are instead filled with standard-normal
+    weights (on copies). `seed` weighs the return value as in `autodiff`; an array or tuple
+    return without a seed gets a standard-normal one from `rng`. Arguments that share memory
+    (the same array twice with one shadow, overlapping views) keep sharing it in every copy.
 
     Tolerance: an element passes when |ad - fd| <= atol + rtol_eff * |fd|, where rtol_eff is
-    `rtol` for float64 and, for float32, at least 1e-3 (1e-4 with `fd_dtype=np.float64`; see
-    `default_rtol`), and `atol` defaults to rtol_eff * max(1, max |fd| over that argument).
-    `eps` is the relative step (default: 1e-6 for float64 arithmetic, 3e-3 for float32).
-    `fd_dtype=np.float64` computes the reference on float64 copies of float32 values (the same
-    kernel compiled for float64).
+    `rtol` for a float64 kernel and, for a float32 one (any float32 array, NumPy float32 scalar
+    or return leaf), at least 1e-3 (1e-4 with `fd_dtype=np.float64`; see `default_rtol`), for
+    every argument; `atol` defaults to rtol_eff * max(1, max |fd| over that argument).
+    `eps` is the relative step (default from the kernel's precision: 1e-6 for float64
+    arithmetic, 3e-3 for float32). `fd_dtype=np.float64` computes the reference on float64
+    copies of float32 values (the same kernel compiled for float64).
 
     Also checks that the primal arrays after `autodiff` equal those after a plain call
     (DuplicatedNoNeed primals excepted). Never modifies the caller's arrays.
-    Returns a `GradientReport` (`.passed`, per-argument `report[i]`, readable `str()`).
+    Returns a `GradientReport` (`.passed`, per-argument `report[i]` or `report["name"]`,
+    readable `str()`).
     """
-    _check_no_aliasing(args)
-    parsed = _parse_args(args, rng)
-    obj = _Objective(kernel, parsed, seed, fd_dtype)
+    call = _Call(kernel, args, kwargs, rng)
+    seed = _return_seed(call, seed, rng)
+    obj = _Objective(call, seed, fd_dtype)
+    precision = _precision(call)
 
-    # 1. autodiff on private copies.
-    ad_args = []
-    ad_values = []
-    for p in parsed:
-        v = clone(p.value) if isinstance(p.value, np.ndarray) else p.value
-        ad_values.append(v)
-        if p.kind in ("Duplicated", "DuplicatedNoNeed"):
-            s = clone(p.shadow) if isinstance(p.shadow, np.ndarray) else p.shadow
-            ad_args.append((Duplicated if p.kind == "Duplicated" else DuplicatedNoNeed)(v, s))
-        elif p.kind == "Active":
-            ad_args.append(Active(v))
-        else:
-            ad_args.append(Const(v))
-    result = api.autodiff(kernel, *ad_args, seed=seed)
+    # 1. autodiff on private copies (keeping the arguments' aliasing).
+    ad_arrays, _ = call.memory.fresh()
+    pos, kw = call.annotated(ad_arrays)
+    ad_seed = 1.0 if seed is UNSET else seed
+    result = api.autodiff(kernel, *pos, seed=ad_seed, **kw)
 
     # 2. a plain call on private copies, for the primal check.
-    plain_values = [clone(p.value) if isinstance(p.value, np.ndarray) else p.value for p in parsed]
-    kernel(*plain_values)
+    plain_arrays, _ = call.memory.fresh()
+    call.plain(call.values(plain_arrays))
 
     # 3. the finite-difference reference.
-    fd = _finite_difference(obj, eps)
+    fd = _finite_difference(obj, _step(call, eps, fd_dtype))
 
-    report = GradientReport(getattr(kernel, "__name__", repr(kernel)), float(seed), ad_result=result)
-    for k, p in enumerate(parsed):
-        if p.kind in ("Duplicated", "DuplicatedNoNeed"):
-            shadow_after = ad_args[k].shadow
-            r = max(default_rtol(np.asarray(shadow_after).dtype, rtol, fd_dtype),
-                    default_rtol(p.value.dtype, rtol, fd_dtype))
-            report.args.append(_compare(k, p.kind, np.array(shadow_after, dtype=np.float64), fd[k], r, atol))
-        elif p.kind == "Active":
-            got = None
-            if isinstance(result, tuple) and len(result) == len(parsed):
-                got = result[k]
-            if got is None:
-                raise TypeError(f"check_gradient: autodiff returned {result!r}; expected a tuple "
-                                f"with a float at position {k} (the Active argument)")
-            r = default_rtol(np.asarray(p.value).dtype, rtol, fd_dtype)
-            report.args.append(_compare(k, "Active", float(got), fd[k], r, atol))
-        if isinstance(p.value, np.ndarray) and p.kind != "DuplicatedNoNeed":
-            after_ad, after_plain = ad_values[k], plain_values[k]
+    name = getattr(kernel, "__name__", repr(kernel))
+    report = GradientReport(name, ad_seed, ad_result=result)
+    r = default_rtol(precision, rtol, fd_dtype)
+    for k, leaf in enumerate(call.leaves):
+        if leaf.shadow is not None:
+            shadow_after = ad_arrays[leaf.shadow]
+            report.args.append(_compare(leaf.index, leaf.kind, np.array(shadow_after, np.float64),
+                                        fd[k], r, atol, leaf.label, leaf.path))
+        elif leaf.kind == "Active":
+            got = _active_result(result, leaf, len(call.bound.plan.slots))
+            report.args.append(_compare(leaf.index, "Active", float(got), fd[k], r, atol,
+                                        leaf.label, leaf.path))
+        if leaf.member is not None and leaf.kind != "DuplicatedNoNeed":
+            after_ad, after_plain = ad_arrays[leaf.member], plain_arrays[leaf.member]
             if not _same_primal(after_ad, after_plain):
-                diff = np.max(np.abs(np.asarray(after_ad, np.float64) - np.asarray(after_plain, np.float64)))
+                diff = np.max(np.abs(np.asarray(after_ad, np.float64)
+                                     - np.asarray(after_plain, np.float64)))
                 report.primal_mismatches.append(
-                    f"argument {k} after autodiff differs from a plain call (max abs diff {diff:.3e})")
+                    f"argument {leaf.index} (`{leaf.label}`) after autodiff differs from a plain "
+                    f"call (max abs diff {diff:.3e})")
     return report
+
+
+def _active_result(result, leaf, nslots):
+    got = None
+    if isinstance(result, tuple) and len(result) == nslots:
+        got = result[leaf.index]
+        for i in leaf.path:
+            got = got[i] if isinstance(got, tuple) else None
+    if got is None:
+        raise TypeError(f"check_gradient: autodiff returned {result!r}; expected a tuple with a "
+                        f"float for argument {leaf.index} (`{leaf.label}`, Active)")
+    return got

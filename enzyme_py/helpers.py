@@ -2,11 +2,16 @@
 jacobian, hessian_vector_product, hessian, `@differentiable`, and njit-callable entries.
 
 Kernels come in two shapes:
-- scalar: `f(x, *const)` returns a float;
+- returning: `f(*args)` returns a float (gradient, value_and_grad, hvp: a scalar loss; with
+  `has_aux=True`, a tuple (loss, aux)), or an array (jvp, vjp, jacobian);
 - output: `f(x, out, *const)` writes an output array `out` (pass `out=` to the helper).
 
-`x` is a float array (a float scalar where noted). Every derivative comes from enzyme_py's
-reverse or forward mode on the kernel's IR; none from finite differences.
+The helpers take plain values. `argnums` (an int or a tuple of ints, JAX's convention; default
+0) picks the differentiated positional arguments: a float array, a float, a tuple of float
+arrays or a tuple of floats each (a list is converted to a float64 array); the others, and
+keyword arguments, are passed as they are (Const). With a tuple `argnums`, derivatives come back
+as a tuple, one per argument. Every derivative comes from enzyme_py's reverse or forward mode on
+the kernel's IR; none from finite differences.
 """
 from __future__ import annotations
 
@@ -14,13 +19,15 @@ import functools
 from typing import Any, Callable
 
 import numpy as np
+from numba.core import types
 
-from .annotations import Active, BatchDuplicated, Const, Duplicated, Forward
-from .api import autodiff, compile_gradient
+from .annotations import Active, BatchDuplicated, Const, Duplicated, Forward, ForwardWithPrimal
+from .api import autodiff, compile_gradient, refuse_structured_return
 from .arguments import as_dispatcher
-from .modes.forward import MAX_WIDTH, compile_forward, forward_with_primal
+from .modes import bound as run
+from .modes.calls import bind, wrapper
+from .modes.forward import MAX_WIDTH, compile_forward
 from .modes.hvp import compile_hvp
-from .modes.value_grad import value_and_gradient
 
 __all__ = ["gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product",
            "hessian", "differentiable", "gradient_entry", "forward_entry"]
@@ -34,134 +41,355 @@ def _consts(const):
     return [c if isinstance(c, Const) else Const(c) for c in const]
 
 
-def gradient(f: Callable, x: Any, *const: Any) -> Any:
-    """df/dx of a scalar kernel f(x, *const): an array like x (or a float for a float x)."""
-    return value_and_grad(f)(x, *const)[1]
+# ---- the differentiated arguments -----------------------------------------------------------
+
+def _argnums(argnums, nargs) -> tuple:
+    many = isinstance(argnums, (tuple, list))
+    nums = tuple(argnums) if many else (argnums,)
+    out = []
+    for n in nums:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"argnums must be an int or a tuple of ints, not {argnums!r}")
+        if not -nargs <= n < nargs:
+            raise ValueError(f"argnums {n} is out of range for {nargs} positional arguments")
+        out.append(int(n) % nargs)
+    if len(set(out)) != len(out):
+        raise ValueError(f"argnums {argnums!r} repeats an argument")
+    return tuple(out)
 
 
-def value_and_grad(f: Callable) -> Callable:
-    """A function (x, *const) -> (f(x, *const), df/dx), one reverse-mode call each time
-    (the gradient entry also returns the primal value)."""
+def as_input(x: Any, where: str = "argument") -> Any:
+    """A differentiated plain input: a list becomes a float64 array; an integer is refused."""
+    if isinstance(x, list):
+        try:
+            return np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{where}: a list to differentiate must hold numbers (it becomes a "
+                            f"float64 array); pass a NumPy array") from None
+    if isinstance(x, tuple):
+        return tuple(as_input(v, where) for v in x)
+    if isinstance(x, (bool, np.bool_, int, np.integer)):
+        raise TypeError(f"{where} is an integer ({x!r}): integers carry no derivative; pass a "
+                        f"float, or leave it out of argnums")
+    if _is_array(x) and x.dtype.kind != "f":
+        raise TypeError(f"{where} is an array of dtype {x.dtype}: only float arrays are "
+                        f"differentiated; pass x.astype(np.float64), or leave it out of argnums")
+    return x
+
+
+def _kind(x, where) -> str:
+    if _is_array(x):
+        return "array"
+    if isinstance(x, (float, np.floating)):
+        return "float"
+    if isinstance(x, tuple) and x and all(_is_array(v) for v in x):
+        return "arrays"
+    if isinstance(x, tuple) and x and all(isinstance(v, (float, np.floating)) for v in x):
+        return "floats"
+    raise TypeError(f"{where}: enzyme_py differentiates a float array, a float, or a tuple of "
+                    f"float arrays or of floats, not {type(x).__name__}")
+
+
+def _annotate(args, nums, copy=False):
+    """(annotated positional arguments, per argnum a reader of its derivative)."""
+    anns = list(args)
+    readers = []
+    for n in nums:
+        where = f"argument {n}"
+        x = as_input(args[n], where)
+        kind = _kind(x, where)
+        if kind == "array":
+            dx = np.zeros_like(x)
+            anns[n] = Duplicated(x.copy() if copy else x, dx)
+            readers.append(lambda res, dx=dx: dx)
+        elif kind == "arrays":
+            dxs = tuple(np.zeros_like(v) for v in x)
+            anns[n] = Duplicated(tuple(v.copy() for v in x) if copy else x, dxs)
+            readers.append(lambda res, dxs=dxs: dxs)
+        else:
+            anns[n] = Active(x)
+            readers.append(lambda res, n=n: res[n])
+    return anns, readers
+
+
+def _pick(readers, result, many):
+    grads = tuple(r(result) for r in readers)
+    return grads if many else grads[0]
+
+
+def _bound(f, anns, kwargs):
+    return bind(as_dispatcher(f), tuple(anns), kwargs)
+
+
+# ---- gradient, value_and_grad -----------------------------------------------------------------
+
+def gradient(f: Callable, *args: Any, argnums: Any = 0, has_aux: bool = False, **kwargs: Any) -> Any:
+    """df/d(args[argnums]) of a kernel returning a float: like the argument (an array like x, a
+    float for a float); a tuple for a tuple `argnums`. With `has_aux` the kernel returns
+    (loss, aux) and the result is (gradient, aux)."""
+    (value, grad) = value_and_grad(f, argnums=argnums, has_aux=has_aux)(*args, **kwargs)
+    return (grad, value[1]) if has_aux else grad
+
+
+def value_and_grad(f: Callable, argnums: Any = 0, has_aux: bool = False) -> Callable:
+    """A function (*args, **kwargs) -> (f(*args, **kwargs), df/d(args[argnums])), one
+    reverse-mode call each time (ReverseWithPrimal: the gradient also returns the value).
+
+    f returns a float (JAX's grad also wants a scalar: use vjp or jacobian for an array
+    return); with `has_aux=True` it returns (loss, aux), aux carrying no derivative, and the
+    value is that tuple."""
+    many = isinstance(argnums, (tuple, list))
+
     @functools.wraps(getattr(f, "py_func", f))
-    def vg(x, *const):
-        return value_and_gradient(f, x, *const)
+    def vg(*args, **kwargs):
+        nums = _argnums(argnums, len(args))
+        anns, readers = _annotate(args, nums)
+        bound = _bound(f, anns, kwargs)
+        _check_loss(bound.plan, has_aux)
+        result, value = run.reverse(bound, (1.0, None) if has_aux else 1.0, "auto", True)
+        return value, _pick(readers, result, many)
     return vg
 
 
-def jvp(f: Callable, x: Any, v: Any, *const: Any, out: np.ndarray | None = None) -> tuple:
+def _check_loss(plan, has_aux):
+    restype = plan.returns.restype
+    if has_aux:
+        if isinstance(restype, types.BaseTuple) and len(restype) == 2 and \
+                isinstance(restype.types[0], types.Float):
+            return
+        raise TypeError(f"has_aux=True: {plan.name} must return a tuple (loss, aux) with a "
+                        f"float loss, not {restype}")
+    if plan.returns.kind != "float":
+        raise TypeError(f"gradient and value_and_grad differentiate a kernel returning a float "
+                        f"(a scalar loss); {plan.name} returns {restype}. Use vjp (a pullback of "
+                        f"the returned value) or jacobian, or has_aux=True for (loss, aux)")
+
+
+# ---- jvp, vjp ---------------------------------------------------------------------------------
+
+def jvp(f: Callable, x: Any, v: Any, *const: Any, out: np.ndarray | None = None, argnums: Any = 0,
+        **kwargs: Any) -> tuple:
     """Forward mode: (value, J v).
 
-    Scalar kernel: (f(x), the directional derivative df.v) (x an array or a float).
-    With `out`: the kernel is f(x, out, *const); returns (out, dout), dout = d(out)/dx . v."""
+    The primal arguments are (x, *const); `v` is the tangent of args[argnums] (a tuple of
+    tangents for a tuple `argnums`). Returning kernel: (f(x, *const), its tangent: a float
+    for a float return, an array for an array return, a tuple for a tuple). With `out`: the
+    kernel is f(x, out, *const); returns (out, dout), dout = d(out) . v."""
+    args = (x,) + tuple(const)
+    many = isinstance(argnums, (tuple, list))
+    nums = _argnums(argnums, len(args))
+    vs = tuple(v) if many else (v,)
+    if len(vs) != len(nums):
+        raise ValueError(f"jvp: {len(nums)} arguments differentiated, {len(vs)} tangents")
+    anns = list(args)
+    for n, t in zip(nums, vs):
+        anns[n] = _with_tangent(as_input(args[n], f"argument {n}"), t, f"argument {n}")
     if out is None:
-        if _is_array(x):
-            value, (t,) = forward_with_primal(f, Duplicated(x.copy(), np.array(v, dtype=x.dtype)),
-                                              *_consts(const))
-        else:
-            value, (t,) = forward_with_primal(f, Active(float(x), float(v)), *_consts(const))
-        return value, t
+        tangent, value = autodiff(f, *anns, mode=ForwardWithPrimal, **kwargs)
+        return value, tangent
     dout = np.zeros_like(out)
-    forward_with_primal(f, _dup_or_active(x, v), Duplicated(out, dout), *_consts(const))
+    anns.insert(1, Duplicated(out, dout))
+    autodiff(f, *anns, mode=Forward, **kwargs)
     return out, dout
 
 
-def _dup_or_active(x, v):
-    if _is_array(x):
-        return Duplicated(x.copy(), np.array(v, dtype=x.dtype))
-    return Active(float(x), float(v))
+def _with_tangent(x, t, where):
+    kind = _kind(x, where)
+    if kind == "array":
+        return Duplicated(x.copy(), np.array(as_input(t, where), dtype=x.dtype).reshape(x.shape))
+    if kind == "arrays":
+        return Duplicated(tuple(a.copy() for a in x),
+                          tuple(np.array(u, dtype=a.dtype).reshape(a.shape) for a, u in zip(x, t)))
+    if kind == "floats":
+        return Active(x, tuple(float(u) for u in t))
+    return Active(x, float(t))
 
 
-def vjp(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None) -> tuple:
+def vjp(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, argnums: Any = 0,
+        **kwargs: Any) -> tuple:
     """Reverse mode: (value, pullback) with pullback(w) = J^T w.
 
-    Scalar kernel: value = f(x), pullback(w) = w * df/dx. With `out`: the kernel is
-    f(x, out, *const), value is the output array, pullback(w) takes an array like out."""
+    Returning kernel: value = f(x, *const) (a float, an array or a tuple) and pullback(w) takes
+    a seed of the value's structure (a float, an array of its shape, a tuple). With `out`: the
+    kernel is f(x, out, *const), value is the output array, pullback(w) takes an array like out.
+    The derivative is w.r.t. args[argnums] of args = (x, *const) (a tuple of them for a tuple
+    `argnums`). Every pullback call runs on copies of the initial arguments."""
+    args = (x,) + tuple(const)
+    many = isinstance(argnums, (tuple, list))
+    nums = _argnums(argnums, len(args))
+    args = tuple(as_input(a, f"argument {n}") if n in nums else a for n, a in enumerate(args))
     if out is None:
-        value, g = value_and_grad(f)(x, *const)
-        return value, (lambda w: w * g)
+        anns, _ = _annotate(args, nums)
+        if _bound(f, anns, kwargs).plan.returns.kind == "float":
+            value, g = value_and_grad(f, argnums=argnums)(*args, **kwargs)
+            return value, (lambda w: tuple(w * gi for gi in g) if many else w * g)
+        value = f(*_copies(args), **kwargs)
+
+        def pullback(w):
+            anns, readers = _annotate(_copies(args), nums)
+            return _pick(readers, autodiff(f, *anns, seed=w, **kwargs), many)
+        return value, pullback
     out0 = np.array(out, copy=True)
     y = np.array(out, copy=True)
-    f(x.copy() if _is_array(x) else x, y, *const)
+    f(*_copies(args[:1]), y, *_copies(args[1:]), **kwargs)
 
-    def pullback(w):
+    def pullback_out(w):
         dy = np.array(w, dtype=out.dtype, copy=True).reshape(out.shape)
-        yy = out0.copy()
-        if _is_array(x):
-            dx = np.zeros_like(x)
-            autodiff(f, Duplicated(x.copy(), dx), Duplicated(yy, dy), *_consts(const))
-            return dx
-        return autodiff(f, Active(float(x)), Duplicated(yy, dy), *_consts(const))[0]
-    return y, pullback
+        anns, readers = _annotate(_copies(args), nums)
+        anns.insert(1, Duplicated(out0.copy(), dy))
+        result = autodiff(f, *anns, **kwargs)
+        return _pick(readers, result[:1] + result[2:], many)
+    return y, pullback_out
 
 
-def jacobian(f: Callable, x: np.ndarray, *const: Any, out: np.ndarray, mode: str = "forward") -> np.ndarray:
-    """d(out)/dx for a kernel f(x, out, *const) that writes `out`: an array of shape
-    out.shape + x.shape.
+def _copies(args):
+    return tuple(a.copy() if _is_array(a) else
+                 tuple(v.copy() if _is_array(v) else v for v in a) if isinstance(a, tuple)
+                 else a for a in args)
 
-    mode="forward": columns by forward mode, up to 16 directions per call (BatchDuplicated);
-    mode="reverse": rows by reverse mode, up to 16 seeds per call (batched reverse)."""
+
+# ---- jacobian ---------------------------------------------------------------------------------
+
+def jacobian(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, mode: str = "forward",
+             argnums: Any = 0, **kwargs: Any) -> Any:
+    """The Jacobian of the kernel's output w.r.t. args[argnums] (args = (x, *const)): shape
+    output.shape + argument.shape (a tuple of them for a tuple `argnums`).
+
+    The output is the array the kernel returns, or `out` for a kernel f(x, out, *const) that
+    writes it. mode="forward": columns by forward mode, up to 16 directions per call
+    (BatchDuplicated); mode="reverse": rows by reverse mode, up to 16 seeds per call (batched
+    reverse)."""
+    if mode not in ("forward", "reverse"):
+        raise ValueError(f"mode must be 'forward' or 'reverse', not {mode!r}")
+    args = (x,) + tuple(const)
+    many = isinstance(argnums, (tuple, list))
+    nums = _argnums(argnums, len(args))
+    args = tuple(as_input(a, f"argument {n}") if n in nums else a for n, a in enumerate(args))
+    for n in nums:
+        if _kind(args[n], f"argument {n}") not in ("array", "float"):
+            raise TypeError(f"jacobian: argument {n} must be a float array or a float; "
+                            f"for a tuple, list its items in argnums separately")
+    if out is not None:
+        js = tuple(_jacobian_out(f, args, n, out, mode, kwargs) for n in nums)
+    else:
+        value = f(*_copies(args), **kwargs)
+        if not (_is_array(value) and value.dtype.kind == "f") and \
+                not isinstance(value, (float, np.floating)):
+            raise TypeError(f"jacobian: the kernel returns {type(value).__name__}; jacobian "
+                            f"takes a kernel returning a float array or a float (or writing "
+                            f"out=); use vjp or jvp for a tuple return")
+        js = tuple(_jacobian_return(f, args, n, np.shape(value), mode, kwargs) for n in nums)
+    return js if many else js[0]
+
+
+def _unit(shape, dtype, k):
+    e = np.zeros(shape, dtype)
+    if k is not None:
+        e.flat[k] = 1.0
+    return e
+
+
+def _jacobian_out(f, args, n, out, mode, kwargs):
+    x = args[n]
+    xshape = np.shape(x)
+    m, size = out.size, int(np.prod(xshape))
+    J = np.zeros((m, size), dtype=np.result_type(np.asarray(x).dtype, out.dtype))
     if mode == "forward":
-        return _jacobian_forward(f, x, out, const)
-    if mode == "reverse":
-        return _jacobian_reverse(f, x, out, const)
-    raise ValueError(f"mode must be 'forward' or 'reverse', not {mode!r}")
+        for cols in _chunks(size):
+            dys = tuple(np.zeros_like(out) for _ in range(MAX_WIDTH))
+            anns = _lanes_forward(args, n, cols)
+            anns.insert(1, BatchDuplicated(np.array(out, copy=True), dys))
+            autodiff(f, *anns, mode=Forward, **kwargs)
+            for d, i in zip(dys, cols):
+                J[:, i] = d.ravel()
+    else:
+        for rows in _chunks(m):
+            dys = tuple(_unit(out.shape, out.dtype, rows[k] if k < len(rows) else None)
+                        for k in range(MAX_WIDTH))
+            anns, read = _lanes_reverse(args, n)
+            anns.insert(1, BatchDuplicated(np.array(out, copy=True), dys))
+            result = autodiff(f, *anns, **kwargs)
+            for k, i in enumerate(rows):
+                J[i] = np.ravel(read(result[:1] + result[2:], k))
+    return J.reshape(out.shape + xshape)
 
 
-def _jacobian_forward(f, x, out, const):
-    n, m = x.size, out.size
-    width = min(MAX_WIDTH, n)
-    J = np.zeros((m, n), dtype=np.result_type(x.dtype, out.dtype))
-    y = np.zeros_like(out)
-    for start in range(0, n, width):
-        cols = range(start, min(start + width, n))
-        dxs = tuple(np.zeros_like(x) for _ in range(width))   # padded with zero directions
-        for d, i in zip(dxs, cols):
-            d.flat[i] = 1.0
-        dys = tuple(np.zeros_like(out) for _ in range(width))
-        y[...] = out
-        autodiff_forward(f, BatchDuplicated(x.copy(), dxs), BatchDuplicated(y, dys), *_consts(const))
-        for d, i in zip(dys, cols):
-            J[:, i] = d.ravel()
-    return J.reshape(out.shape + x.shape)
+def _jacobian_return(f, args, n, shape, mode, kwargs):
+    x = args[n]
+    xshape = np.shape(x)
+    m, size = int(np.prod(shape)), int(np.prod(xshape))
+    J = np.zeros((m, size), dtype=np.result_type(np.asarray(x).dtype, np.float64))
+    if mode == "forward":
+        for cols in _chunks(size):
+            anns = _lanes_forward(args, n, cols)
+            ts = run.forward(_bound(f, anns, kwargs), shapes=[shape if shape else None])
+            for t, i in zip(ts, cols):
+                J[:, i] = np.ravel(t)
+    else:
+        for rows in _chunks(m):
+            seeds = [(_unit(shape, np.float64, rows[k] if k < len(rows) else None)
+                      if shape else float(k < len(rows))) for k in range(MAX_WIDTH)]
+            anns, read = _lanes_reverse(args, n)
+            result = run.batched(_bound(f, anns, kwargs), seeds, MAX_WIDTH)
+            for k, i in enumerate(rows):
+                J[i] = np.ravel(read(result, k))
+    return J.reshape(tuple(shape) + xshape)
 
 
-def autodiff_forward(f, *args):
-    return autodiff(f, *args, mode=Forward)
+def _chunks(n):
+    return [list(range(s, min(s + MAX_WIDTH, n))) for s in range(0, n, MAX_WIDTH)]
 
 
-def _jacobian_reverse(f, x, out, const):
-    n, m = x.size, out.size
-    width = min(MAX_WIDTH, m)
-    J = np.zeros((m, n), dtype=np.result_type(x.dtype, out.dtype))
-    for start in range(0, m, width):
-        rows = range(start, min(start + width, m))
-        dys = tuple(np.zeros_like(out) for _ in range(width))   # padded with zero seeds
-        for d, i in zip(dys, rows):
-            d.flat[i] = 1.0
-        dxs = tuple(np.zeros_like(x) for _ in range(width))
-        autodiff(f, BatchDuplicated(x.copy(), dxs), BatchDuplicated(np.array(out, copy=True), dys),
-                 *_consts(const))
-        for d, i in zip(dxs, rows):
-            J[i] = d.ravel()
-    return J.reshape(out.shape + x.shape)
+def _lanes_forward(args, n, cols):
+    """Arguments with args[n] carrying the unit directions `cols` (padded to 16 lanes)."""
+    anns = [a.copy() if _is_array(a) else a for a in args]
+    x = args[n]
+    if _is_array(x):
+        anns[n] = BatchDuplicated(x.copy(), tuple(_unit(x.shape, x.dtype, cols[k] if k < len(cols)
+                                                         else None) for k in range(MAX_WIDTH)))
+    else:
+        anns[n] = Active(x, tuple(float(k < len(cols)) for k in range(MAX_WIDTH)))
+    return anns
 
 
-def hessian_vector_product(f: Callable, x: np.ndarray, v: Any, *const: Any) -> Any:
-    """H v for a scalar kernel f(x, *const), by forward mode over the reverse-mode gradient
-    (enzyme_py/modes/hvp.py). v may be a tuple of up to 16 vectors: then a tuple of products,
-    one call."""
-    vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
-    c = compile_hvp(f, x, *[getattr(a, "value", a) for a in const], width=len(vs))
+def _lanes_reverse(args, n):
+    """Arguments with args[n] receiving 16 lanes of derivatives, and a reader of lane k."""
+    anns = [a.copy() if _is_array(a) else a for a in args]
+    x = args[n]
+    if _is_array(x):
+        dxs = tuple(np.zeros_like(x) for _ in range(MAX_WIDTH))
+        anns[n] = BatchDuplicated(x.copy(), dxs)
+        return anns, (lambda result, k: dxs[k])
+    anns[n] = Active(x)
+    return anns, (lambda result, k: result[n][k])
+
+
+def hessian_vector_product(f: Callable, x: Any, v: Any, *const: Any, **kwargs: Any) -> Any:
+    """H v for a scalar kernel f(x, *const, **kwargs), by forward mode over the reverse-mode
+    gradient (enzyme_py/hvp.py). v may be a tuple of up to 16 vectors: then a tuple of products,
+    one call (a list is one vector)."""
+    x = as_input(x, "x")
+    many = isinstance(v, tuple)      # several vectors; a list is one vector
+    vs = tuple(as_input(u, "v") for u in v) if many else (as_input(v, "v"),)
+    consts = [getattr(a, "value", a) for a in const]
+    target = f
+    kw = {k: Const(getattr(a, "value", a)) for k, a in kwargs.items()}
+    bound = _bound(f, [Duplicated(x, np.zeros_like(x))] + [Const(c) for c in consts], kw)
+    if not bound.plan.identity:
+        # defaults left out or keywords: a wrapper calls f as written, x its first parameter
+        target, consts = wrapper(bound.plan), [a.value for a in bound.leaves[1:]]
+    c = compile_hvp(target, x, *consts, width=len(vs))
     gx = np.zeros_like(x)
     hvs = tuple(np.zeros_like(x) for _ in vs)
-    c.entry(x.copy(), *[getattr(a, "value", a) for a in const], 1.0, gx,
+    c.entry(x.copy(), *consts, 1.0, gx,
             *[np.array(u, dtype=x.dtype).reshape(x.shape) for u in vs], *hvs)
-    return hvs if isinstance(v, (tuple, list)) else hvs[0]
+    return hvs if many else hvs[0]
 
 
-def hessian(f: Callable, x: np.ndarray, *const: Any) -> np.ndarray:
+def hessian(f: Callable, x: Any, *const: Any, **kwargs: Any) -> np.ndarray:
     """The Hessian of a scalar kernel f(x, *const): shape x.shape + x.shape, by batched
     Hessian-vector products (up to 16 columns per call)."""
+    x = as_input(x, "x")
     n = x.size
     width = min(MAX_WIDTH, n)
     H = np.zeros((n, n), dtype=x.dtype)
@@ -173,7 +401,7 @@ def hessian(f: Callable, x: np.ndarray, *const: Any) -> np.ndarray:
             if k < len(cols):
                 e.flat[cols[k]] = 1.0
             es.append(e)
-        hvs = hessian_vector_product(f, x, tuple(es), *const)
+        hvs = hessian_vector_product(f, x, tuple(es), *const, **kwargs)
         for k, i in enumerate(cols):
             H[:, i] = hvs[k].ravel()
     return H.reshape(x.shape + x.shape)
@@ -181,32 +409,48 @@ def hessian(f: Callable, x: np.ndarray, *const: Any) -> np.ndarray:
 
 class differentiable:
     """Decorator: keeps the kernel callable and adds `.grad`, `.value_and_grad`, `.jvp`,
-    `.hvp` (scalar kernels f(x, *const)).
+    `.vjp`, `.jacobian`, `.hvp`, differentiating w.r.t. args[argnums].
 
         @differentiable
         @njit
         def loss(x, data): ...
         loss.grad(x, data)
+
+        @differentiable(argnums=(0, 1))   # with options
+        @njit
+        def loss2(w, b, data): ...
     """
 
-    def __init__(self, f):
+    def __new__(cls, f=None, *, argnums=0, has_aux=False):
+        if f is None:
+            return functools.partial(cls, argnums=argnums, has_aux=has_aux)
+        return super().__new__(cls)
+
+    def __init__(self, f, *, argnums=0, has_aux=False):
         self.kernel = as_dispatcher(f)
+        self.argnums, self.has_aux = argnums, has_aux
         functools.update_wrapper(self, getattr(f, "py_func", f))
 
-    def __call__(self, *args):
-        return self.kernel(*args)
+    def __call__(self, *args, **kwargs):
+        return self.kernel(*args, **kwargs)
 
-    def grad(self, x, *const):
-        return gradient(self.kernel, x, *const)
+    def grad(self, *args, **kwargs):
+        return gradient(self.kernel, *args, argnums=self.argnums, has_aux=self.has_aux, **kwargs)
 
-    def value_and_grad(self, x, *const):
-        return value_and_grad(self.kernel)(x, *const)
+    def value_and_grad(self, *args, **kwargs):
+        return value_and_grad(self.kernel, self.argnums, self.has_aux)(*args, **kwargs)
 
-    def jvp(self, x, v, *const):
-        return jvp(self.kernel, x, v, *const)
+    def jvp(self, x, v, *const, **kwargs):
+        return jvp(self.kernel, x, v, *const, argnums=self.argnums, **kwargs)
 
-    def hvp(self, x, v, *const):
-        return hessian_vector_product(self.kernel, x, v, *const)
+    def vjp(self, x, *const, **kwargs):
+        return vjp(self.kernel, x, *const, argnums=self.argnums, **kwargs)
+
+    def jacobian(self, x, *const, **kwargs):
+        return jacobian(self.kernel, x, *const, argnums=self.argnums, **kwargs)
+
+    def hvp(self, x, v, *const, **kwargs):
+        return hessian_vector_product(self.kernel, x, v, *const, **kwargs)
 
 
 def gradient_entry(kernel: Callable, *args: Any) -> Any:
@@ -219,5 +463,6 @@ def gradient_entry(kernel: Callable, *args: Any) -> Any:
 
 def forward_entry(kernel: Callable, *args: Any) -> Any:
     """The @njit-callable forward-mode function: entry(*primal_args, *shadows, *tangents)
-    -> (value, (t_1, ..., t_k)) (enzyme_py/modes/forward.py)."""
+    -> (value, (t_1, ..., t_k)) (enzyme_py/forward.py)."""
+    refuse_structured_return(kernel, args, "forward_entry")
     return compile_forward(kernel, *args).entry

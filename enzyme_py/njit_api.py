@@ -24,7 +24,9 @@ from ir_passes import Activity
 from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, Forward, Mode, Reverse
 from .api import autodiff
 from .bridge.convention import returns_float
+from .bridge.restype import return_type
 from .modes.forward import forward_for_types
+from .modes.returns import ReturnPlan
 from .modes.reverse import gradient_for_types
 
 _CLASSES = {"Const": Const, "Active": Active, "Duplicated": Duplicated,
@@ -178,6 +180,9 @@ def _mode_of(ty):
     if isinstance(ty, types.Omitted):
         return ty.value
     if isinstance(ty, ModeType):
+        if ty.mode.with_primal:
+            raise TypingError(f"{ty.mode!r} works from Python; in @njit code call the kernel "
+                              f"for its value")
         return ty.mode
     raise TypingError(f"autodiff's mode must be enzyme_py.Reverse or enzyme_py.Forward, not {ty}")
 
@@ -213,6 +218,7 @@ def _kinds(anns, mode):
 
 def _plan(dispatcher, anns, mode, seed):
     """Build the gradient (or tangent function) and the body that calls it: (body, restype)."""
+    _every_argument(dispatcher, len(anns))
     kinds = _kinds(anns, mode)
     argtypes = tuple(t for _, t, _ in kinds)
     shadow_types = tuple(s for k, _, s in kinds if k is Activity.DUP)
@@ -221,6 +227,7 @@ def _plan(dispatcher, anns, mode, seed):
     shadows = [f"{n}.shadow" for n, (k, _, _) in zip(names, kinds) if k is Activity.DUP]
     checks = [_check(i, n) for i, (n, (k, _, _)) in enumerate(zip(names, kinds)) if k is Activity.DUP]
     if mode is Forward:
+        _refuse_structured(dispatcher, argtypes)
         fwd = forward_for_types(dispatcher, argtypes, shadow_types, tuple(k for k, _, _ in kinds))
         tangents = [f"{n}.tangent" for n, (k, _, _) in zip(names, kinds) if k is Activity.ACTIVE]
         call = f"_, ts = entry({', '.join(value + shadows + tangents)})"
@@ -230,6 +237,7 @@ def _plan(dispatcher, anns, mode, seed):
     else:
         no_need = tuple(i for i, a in enumerate(anns)
                         if isinstance(a, AnnotationType) and a.kind == "DuplicatedNoNeed")
+        _refuse_structured(dispatcher, argtypes)
         grad = gradient_for_types(dispatcher, argtypes, shadow_types,
                                   tuple(k for k, _, _ in kinds), no_need)
         seed_value = repr(float(seed.value)) if isinstance(seed, types.Omitted) else "seed"
@@ -249,6 +257,28 @@ def _plan(dispatcher, anns, mode, seed):
     scope = {"entry": entry}
     exec(compile(src, f"<enzyme_py njit autodiff of {dispatcher.py_func.__name__}>", "exec"), scope)
     return scope["body"], restype
+
+
+def _every_argument(dispatcher, n):
+    """Inside @njit code every argument is passed, positionally (Python's autodiff also binds
+    keywords and leaves defaults to Numba)."""
+    sig = _inspect.signature(dispatcher.py_func)
+    params = list(sig.parameters.values())
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params) or n == len(params):
+        return
+    raise TypingError(f"autodiff in @njit code passes every argument of the kernel, "
+                      f"positionally: {dispatcher.py_func.__qualname__}{sig} takes "
+                      f"{len(params)}, not {n} (defaults and keywords work from Python)")
+
+
+def _refuse_structured(dispatcher, argtypes):
+    """Inside @njit code a return value is seeded only when it is a float: an array or tuple
+    return is refused (before anything is built), never left out silently."""
+    restype = return_type(dispatcher, argtypes)
+    if ReturnPlan.of(restype).kind == "structured":
+        raise TypingError(f"autodiff in @njit code seeds a float return only; this kernel returns "
+                          f"{restype}. Call autodiff from Python with seed= (array and tuple "
+                          f"returns), or write the result into a Duplicated argument")
 
 
 def _check(pos, name):

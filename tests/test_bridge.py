@@ -469,14 +469,15 @@ def test_returned_array_is_released(fake_ir_passes):
     _nrt_python.memsys_enable_stats()
     try:
         x = np.arange(3.0)
-        enzyme_py.autodiff(doubled, Duplicated(x, np.zeros(3)))
-        before = rtsys.get_allocation_stats()
-        for _ in range(10):
-            enzyme_py.autodiff(doubled, Duplicated(x, np.zeros(3)))
-        after = rtsys.get_allocation_stats()
+        for seed in (None, np.ones(3)):     # left out of L; seeded through the wrapper
+            enzyme_py.autodiff(doubled, Duplicated(x, np.zeros(3)), seed=seed)
+            before = rtsys.get_allocation_stats()
+            for _ in range(10):
+                enzyme_py.autodiff(doubled, Duplicated(x, np.zeros(3)), seed=seed)
+            after = rtsys.get_allocation_stats()
+            assert after.alloc - before.alloc == after.free - before.free >= 10
     finally:
         _nrt_python.memsys_disable_stats()
-    assert after.alloc - before.alloc == after.free - before.free >= 10
 
 
 @pytest.mark.parametrize("kernel, x, error, message", [

@@ -170,32 +170,6 @@ def compile_forward(kernel, *args, keep_failure=False) -> CompiledForward:
     return prepare(kernel, args, keep_failure)[0]
 
 
-def forward_autodiff(kernel, *args):
-    """autodiff(kernel, *args, mode=Forward): the tangent of the return value (a float; a tuple
-    of k floats for k directions), or None when the kernel returns no float."""
-    fwd, annotated, shadows, tangents = prepare(kernel, args)
-    primal = [a.value for a in annotated]
-    _, ts = fwd.entry(*primal, *[s for lanes in shadows for s in lanes],
-                      *[t for lanes in tangents for t in lanes])
-    if not returns_float(fwd.spec.restype):
-        return None
-    return ts[0] if fwd.width == 1 and not _batched(annotated) else tuple(ts)
-
-
-def forward_with_primal(kernel, *args):
-    """(value, tangents) as the entry returns them: the kernel's float return value and the
-    tuple of its k tangents."""
-    fwd, annotated, shadows, tangents = prepare(kernel, args)
-    primal = [a.value for a in annotated]
-    return fwd.entry(*primal, *[s for lanes in shadows for s in lanes],
-                     *[t for lanes in tangents for t in lanes])
-
-
-def _batched(annotated) -> bool:
-    return any(isinstance(a, BatchDuplicated) or
-               (isinstance(a, Active) and isinstance(a.tangent, (tuple, list))) for a in annotated)
-
-
 def prepare(kernel, args, keep_failure=False):
     """Validate the arguments; return (cached or new CompiledForward, annotations, shadows,
     tangents)."""
@@ -293,10 +267,13 @@ def param_names(spec: ForwardSpec) -> list:
             + [f"t{i}_{j}" for i in spec.active_positions for j in range(w)])
 
 
-def make_forward_call(spec: ForwardSpec, library):
-    """An @intrinsic `f(*primal_args, *shadows, *tangents)` -> (value, (t_0, ..., t_{k-1}))."""
+def make_forward_call(spec: ForwardSpec, library, keep_value=False):
+    """An @intrinsic `f(*primal_args, *shadows, *tangents)` -> (value, (t_0, ..., t_{k-1})).
+    `keep_value`: the value is the kernel's return value whatever its type (the caller owns
+    it), not 0.0 for a return value that is no float."""
     vt = spec.value_type
-    out_type = status_type(types.Tuple([vt, types.UniTuple(vt, spec.width)]))
+    rt = spec.restype if keep_value else vt
+    out_type = status_type(types.Tuple([rt, types.UniTuple(vt, spec.width)]))
     nargs, nshadows = len(spec.argtypes), len(spec.dup_positions) * spec.width
 
     def typer(args):
@@ -314,12 +291,12 @@ def make_forward_call(spec: ForwardSpec, library):
         for t in tangents:
             if not isinstance(t, (types.Float, types.Integer)):
                 raise TypingError(f"a tangent must be a float, not {t}")
-        return out_type(*args), _codegen(spec, library)
+        return out_type(*args), _codegen(spec, library, keep_value)
 
     return make_intrinsic("forward_call", param_names(spec), typer, f"intrinsic {spec.name}")
 
 
-def _codegen(spec: ForwardSpec, library):
+def _codegen(spec: ForwardSpec, library, keep_value=False):
     def codegen(context, builder, sig, llargs):
         nargs, w = len(spec.argtypes), spec.width
         nshadows = len(spec.dup_positions) * w
@@ -335,6 +312,9 @@ def _codegen(spec: ForwardSpec, library):
         if returns_float(spec.restype):
             value = builder.load(retptr)
             ts = [builder.load(s) for s in slots]
+        elif keep_value:      # the return value's reference passes to the caller
+            value = context.get_returned_value(builder, spec.restype, builder.load(retptr))
+            ts = [context.get_constant(vt, 0.0)] * w
         else:
             ok = builder.icmp_signed("==", code, code.type(0))
             with builder.if_then(ok, likely=True):

@@ -39,6 +39,12 @@ from ..bridge.convention import arg_layouts, array_extents, build_activity, data
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, define_counts, prepare_module
 from ..bridge.vector_math import host_library
+from .value_grad import value_entry
+
+# Attributes of a generated call wrapper's Python function (modes/calls.py): the user's name of
+# each of its parameters, and the kernel it calls.
+WRAPPER_LABELS = "_enzyme_py_labels"
+WRAPPED_KERNEL = "_enzyme_py_kernel"
 
 
 @dataclass(frozen=True)
@@ -149,16 +155,28 @@ def clear_cache() -> None:
 
 
 def autodiff(kernel, *args, seed=1.0, cache="auto") -> tuple:
-    """Reverse mode (api.autodiff): the derivative of each Active argument, None elsewhere."""
+    """Reverse mode on the kernel's own arguments: the derivative of each Active argument,
+    None elsewhere (api.autodiff binds a call first, modes/bound.py)."""
+    return reverse_call(kernel, args, seed, cache)[0]
+
+
+def reverse_call(kernel, args, seed, cache="auto", with_primal=False) -> tuple:
+    """Reverse mode on `kernel(*args)` (annotated, the kernel's parameters in order):
+    (one entry per argument: the derivative of an Active one, else None; the return value when
+    `with_primal` (value_grad.py), else None)."""
     grad, annotated = prepare(kernel, args, cache)
     primal = [a.value for a in annotated]
     shadows = [a.shadow for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
-    derivs = grad.entry(*primal, *shadows, float(seed))
+    value = None
+    if with_primal:
+        value, derivs = value_entry(grad)(*primal, *shadows, float(seed))
+    else:
+        derivs = grad.entry(*primal, *shadows, float(seed))
     result = [None] * len(args)
     for pos, d in zip(grad.spec.active_positions, derivs):
         result[pos] = d
-    return tuple(result)
+    return tuple(result), value
 
 
 def compile_gradient(kernel, *args, cache="auto") -> CompiledGradient:
@@ -200,15 +218,23 @@ def prepare(kernel, args, cache, keep_failure=False):
 
 
 def in_python_terms(exc, dispatcher, argtypes):
-    """Name the Python argument when ir_passes reports active data stored into constant memory."""
+    """Name the Python argument when ir_passes reports active data stored into constant memory.
+    A generated call wrapper (calls.py) names its parameters after the user's arguments, and its
+    errors point at the kernel rather than at the wrapper's line."""
+    _through_wrapper(exc, dispatcher)
     index = getattr(exc, "param_index", None)
     if index is None:
         return exc
     names = list(_inspect.signature(dispatcher.py_func).parameters)
+    labels = getattr(dispatcher.py_func, WRAPPER_LABELS, None)
     for pos, lay in enumerate(arg_layouts(argtypes)):
         if index in lay.params:
             name = names[pos] if pos < len(names) else f"#{pos}"
-            exc.args = (f"active data is stored into argument {pos} (`{name}`), which is Const: "
+            where = f"argument {pos} (`{name}`)"
+            if labels is not None:
+                name = labels[pos] if pos < len(labels) else name
+                where = f"argument `{name}`"
+            exc.args = (f"active data is stored into {where}, which is Const: "
                         f"constant memory is stored to a differentiable variable"
                         + (f" at {exc.location[0]}:{exc.location[1]}" if exc.location else "")
                         + f"\n  LLVM instruction: {exc.instruction.strip()}"
@@ -217,6 +243,21 @@ def in_python_terms(exc, dispatcher, argtypes):
             exc.argument = name
             return exc
     return exc
+
+
+def _through_wrapper(exc, dispatcher):
+    """A call wrapper calls the kernel's own compiled code, which has no line information: name
+    the kernel's definition instead of the wrapper's line."""
+    kernel = getattr(dispatcher.py_func, WRAPPED_KERNEL, None)
+    location = getattr(exc, "location", None)
+    if kernel is None or not location or "<enzyme_py call" not in str(location[0]):
+        return
+    code = kernel.py_func.__code__
+    old = f"at {location[0]}:{location[1]}"
+    exc.location = (code.co_filename, code.co_firstlineno)
+    exc.args = tuple(a.replace(old, f"in {kernel.py_func.__qualname__} ({code.co_filename}:"
+                                    f"{code.co_firstlineno})") if isinstance(a, str) else a
+                     for a in exc.args)
 
 
 def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=()) -> CompiledGradient:
