@@ -362,6 +362,8 @@ class _Objective:
         self.seed = seed
         self.fd_dtype = np.dtype(fd_dtype) if fd_dtype is not None else None
         self.return_seeds = call.returns.seeds(seed) if call.returns.kind != "float" else ()
+        self.magnitude = 0.0      # the largest sum |terms of L| met (see `noise`)
+        self.precision = _precision(call)
         self.float_seed = 0.0
         if call.returns.kind == "float":
             self.float_seed = 0.0 if seed is None else (1.0 if seed is UNSET else float(seed))
@@ -385,7 +387,15 @@ class _Objective:
         for g, locs, seeds in self.call._pairs:
             terms.extend((seeds * np.asarray(bufs[g][locs], np.float64)).tolist())
         terms.extend(return_terms(self.call.returns, ret, self.float_seed, self.return_seeds))
+        self.magnitude = max(self.magnitude, math.fsum(abs(t) for t in terms))
         return math.fsum(terms)
+
+    def noise(self, h_rel) -> float:
+        """What rounding in the kernel and in L can make of a central difference with relative
+        step `h_rel`: a few units of roundoff of sum |terms of L|, over the step. A large
+        objective (an array doubled in place a dozen times) makes it dominate."""
+        dt = self.fd_dtype or self.precision
+        return 4.0 * float(np.finfo(dt).eps) * self.magnitude / h_rel
 
 
 def return_terms(returns, ret, float_seed, seeds) -> list:
@@ -603,12 +613,12 @@ class GradientReport:
     __repr__ = __str__
 
 
-def _compare(index, kind, ad, fd, rtol, atol, label="", path=()) -> ArgReport:
+def _compare(index, kind, ad, fd, rtol, atol, label="", path=(), noise=0.0) -> ArgReport:
     ad_a = np.asarray(ad, dtype=np.float64)
     fd_a = np.asarray(fd, dtype=np.float64)
     if atol is None:
         scale = float(np.max(np.abs(fd_a))) if fd_a.size else 0.0
-        atol = rtol * max(1.0, scale)
+        atol = max(rtol * max(1.0, scale), noise)
     err = np.abs(ad_a - fd_a)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(err == 0, 0.0, err / np.abs(fd_a))
@@ -641,7 +651,9 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
     Tolerance: an element passes when |ad - fd| <= atol + rtol_eff * |fd|, where rtol_eff is
     `rtol` for a float64 kernel and, for a float32 one (any float32 array, NumPy float32 scalar
     or return leaf), at least 1e-3 (1e-4 with `fd_dtype=np.float64`; see `default_rtol`), for
-    every argument; `atol` defaults to rtol_eff * max(1, max |fd| over that argument).
+    every argument; `atol` defaults to rtol_eff * max(1, max |fd| over that argument), or to
+    the finite difference's own rounding noise when that is larger (4 eps * sum |terms of L| /
+    step: a large objective makes central differences lose digits).
     `eps` is the relative step (default from the kernel's precision: 1e-6 for float64
     arithmetic, 3e-3 for float32). `fd_dtype=np.float64` computes the reference on float64
     copies of float32 values (the same kernel compiled for float64).
@@ -672,15 +684,16 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
     name = getattr(kernel, "__name__", repr(kernel))
     report = GradientReport(name, ad_seed, ad_result=result)
     r = default_rtol(precision, rtol, fd_dtype)
+    noise = obj.noise(_step(call, eps, fd_dtype))
     for k, leaf in enumerate(call.leaves):
         if leaf.shadow is not None:
             shadow_after = ad_arrays[leaf.shadow]
             report.args.append(_compare(leaf.index, leaf.kind, np.array(shadow_after, np.float64),
-                                        fd[k], r, atol, leaf.label, leaf.path))
+                                        fd[k], r, atol, leaf.label, leaf.path, noise))
         elif leaf.kind == "Active":
             got = _active_result(result, leaf, len(call.bound.plan.slots))
             report.args.append(_compare(leaf.index, "Active", float(got), fd[k], r, atol,
-                                        leaf.label, leaf.path))
+                                        leaf.label, leaf.path, noise))
         if leaf.member is not None and leaf.kind != "DuplicatedNoNeed":
             after_ad, after_plain = ad_arrays[leaf.member], plain_arrays[leaf.member]
             if not _same_primal(after_ad, after_plain):

@@ -278,3 +278,37 @@ def test_slice(seed):
     assert out.status in (PASS, DISCARD, UNSUPPORTED), (
         f"seed {seed}: {out.status} {out.category}\n{render(prog)}\n{out.detail}\n"
         f"reproduce: python -m tools.fuzz --one {seed}")
+
+
+# ---------------------------------------------------------------------------------------------
+# the callers profile (tools/fuzz/callers.py): declarations and calls of real code
+# ---------------------------------------------------------------------------------------------
+
+CALLERS_N = int(os.environ.get("ENZYME_FUZZ_CALLERS_SLICE", "24"))
+
+
+def test_callers_profile_draws_every_form():
+    from tools.fuzz.generator import PROFILES
+    seen = set()
+    for i in range(200):
+        f = generate(kernel_seed(SLICE_SEED, i), PROFILES["callers"]).forms
+        seen |= {"sig"} if f.sig_helpers else set()
+        seen |= {"locals"} if f.locals_helpers else set()
+        seen |= {k for k in ("cache", "early") if getattr(f, k)}
+        seen |= {"omitted"} if f.omitted else set()
+        seen |= {"keywords"} if f.keywords else set()
+        seen |= {f.ret[0]} if f.ret else set()
+    assert seen == {"sig", "locals", "cache", "early", "omitted", "keywords", "array", "tuple"}
+    # the other profiles draw nothing of it, and their programs are unchanged
+    assert generate(kernel_seed(SLICE_SEED, 3)).forms is None
+
+
+@pytest.mark.parametrize("i", range(CALLERS_N))
+def test_callers_slice(i):
+    from tools.fuzz.generator import PROFILES
+    seed = kernel_seed(SLICE_SEED, i)
+    prog = generate(seed, PROFILES["callers"])
+    out = check_program(prog)
+    assert out.status in (PASS, DISCARD, UNSUPPORTED), (
+        f"seed {seed}: {out.status} {out.category}\n{render(prog)}\n{out.detail}\n"
+        f"reproduce: python -m tools.fuzz --one {seed} --profile callers")

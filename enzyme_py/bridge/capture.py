@@ -54,6 +54,12 @@ def _make_recording_class(base):
     return RecordingCodeLibrary
 
 
+def forget_recorded_ir(library) -> None:
+    """Drop what was recorded for `library`, as if it had been compiled before enzyme_py was
+    imported (the fuzzer's "callers" profile checks that capture then rebuilds it)."""
+    library.__dict__.pop(_RECORD_ATTR, None)
+
+
 def install_recorder():
     """Make Numba's CPU codegen record module texts (idempotent)."""
     cg = cpu_target.target_context.codegen()

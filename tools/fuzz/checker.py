@@ -39,7 +39,8 @@ import numpy as np
 
 from enzyme_py.annotations import Active, Duplicated
 from enzyme_py.check import check_gradient, finite_difference
-from .program import Program, layout_array, make_args, render, render_functions
+from .callers import forget_recordings, split_call
+from .program import Program, layout_array, make_args, make_call, render, render_functions
 
 # outcome statuses
 PASS, DISCARD, UNSUPPORTED, FAIL, INVALID = "pass", "discard", "unsupported", "fail", "invalid"
@@ -91,14 +92,19 @@ class Settings:
 _counter = itertools.count()
 
 
-def load(prog: Program, traced: bool = True) -> dict:
+def load(prog: Program, traced: bool = True, path=None) -> dict:
     """Exec the program's source into a namespace: `kern` (@njit, not compiled yet) and, with
-    traced=True, the plain-Python traced copy `kern_traced`."""
+    traced=True, the plain-Python traced copy `kern_traced`. A program with cache=True
+    (callers.py) is written to a file and imported from it (Numba caches only functions of
+    files); `path` imports that file again, as another module."""
     src = render(prog)
     fname = f"<tools.fuzz seed={prog.seed} #{next(_counter)}>"
-    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
-    ns: dict = {"__name__": f"tools_fuzz_{next(_counter)}"}
-    exec(compile(src, fname, "exec"), ns)
+    if prog.forms is not None and prog.forms.cache:
+        ns = _import_file(src, path)
+    else:
+        linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
+        ns: dict = {"__name__": f"tools_fuzz_{next(_counter)}"}
+        exec(compile(src, fname, "exec"), ns)
     ns["__source__"] = src
     if traced:
         from . import prims_py
@@ -107,6 +113,24 @@ def load(prog: Program, traced: bool = True) -> dict:
         linecache.cache[tname] = (len(tsrc), None, tsrc.splitlines(True), tname)
         ns["pp"] = prims_py
         exec(compile(tsrc, tname, "exec"), ns)
+    return ns
+
+
+def _import_file(src, path=None) -> dict:
+    import importlib.util
+    import os
+    import tempfile
+    if path is None:
+        folder = tempfile.mkdtemp(prefix="tools_fuzz_cache_")
+        path = os.path.join(folder, f"fuzz_kernel_{next(_counter)}.py")
+        with open(path, "w") as f:
+            f.write(src)
+    name = f"tools_fuzz_file_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ns = module.__dict__
+    ns["__path__"] = path
     return ns
 
 
@@ -243,8 +267,10 @@ def _check(prog: Program, st: Settings) -> Outcome:
     # 3. finite differences of the compiled kernel at h and 2h must agree
     try:
         with np.errstate(all="ignore"):
-            fd1 = finite_difference(kern, *make_args(prog), seed=prog.ret_seed, eps=eps)
-            fd2 = finite_difference(kern, *make_args(prog), seed=prog.ret_seed, eps=2 * eps)
+            pos, kw = make_call(prog)
+            fd1 = finite_difference(kern, *pos, seed=prog.ret_seed, eps=eps, **kw)
+            pos, kw = make_call(prog)
+            fd2 = finite_difference(kern, *pos, seed=prog.ret_seed, eps=2 * eps, **kw)
     except ZeroDivisionError:
         return Outcome(DISCARD, "zero_division")
     except NumbaError as exc:
@@ -263,6 +289,10 @@ def _check(prog: Program, st: Settings) -> Outcome:
     # 4. build the gradient
     from enzyme_py import UnsupportedError
     from enzyme_py.api import compile_gradient
+    if prog.forms is not None:
+        if prog.forms.early:
+            forget_recordings(ns, prog)
+        return _check_call_forms(kern, ns, prog, st, rtol, eps)
     args = make_args(prog)
     try:
         grad = compile_gradient(kern, *args)
@@ -315,11 +345,73 @@ def _check(prog: Program, st: Settings) -> Outcome:
     return Outcome(PASS, "", rules=rules, forward=fwd)
 
 
+def _check_call_forms(kern, ns, prog, st, rtol, eps) -> Outcome:
+    """Steps 4-6 for a program with callers' forms (callers.py): the call as the program makes
+    it (keywords, defaults left out, the return seeded), and with cache=True a second module
+    importing the same file, which loads Numba's disk cache, checked the same way."""
+    from numba.core.errors import NumbaError
+
+    from enzyme_py import UnsupportedError
+    from enzyme_py.api import autodiff
+    kernels = [("", kern)]
+    if prog.forms.cache:
+        kernels.append(("[from cache]", None))
+    rep = None
+    rules = frozenset()
+    if st.collect_rules:    # the rules the kernel's instructions need (its optimised IR)
+        try:
+            rules = rule_keys("\n".join(kern.inspect_llvm().values()))
+        except Exception:   # noqa: BLE001 - counting only
+            pass
+    for tag, k in kernels:
+        if k is None:
+            k = load(prog, traced=False, path=ns["__path__"])["kern"]
+        pos, kw = make_call(prog)
+        try:
+            with np.errstate(all="ignore"):
+                autodiff(k, *pos, seed=prog.ret_seed, **kw)
+        except UnsupportedError as exc:
+            return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))),
+                           _short(exc), rules=rules)
+        except NumbaError as exc:
+            if "Failed in nopython mode" in str(exc) and "typing" in str(exc):
+                return Outcome(INVALID, f"numba:{type(exc).__name__}", _short(exc))
+            return Outcome(FAIL, f"crash:{type(exc).__name__}{tag}", _tb(exc), rules=rules)
+        except Exception as exc:
+            return Outcome(FAIL, f"crash:{type(exc).__name__}{tag}", _tb(exc), rules=rules)
+        try:
+            pos, kw = make_call(prog)
+            with np.errstate(all="ignore"):
+                rep = check_gradient(k, *pos, seed=prog.ret_seed, rtol=rtol, eps=eps, **kw)
+        except Exception as exc:
+            return Outcome(FAIL, f"crash:{type(exc).__name__}{tag}", _tb(exc), rules=rules)
+        if not rep.passed:
+            if not rep.primal_mismatches and prog.uses_f32() and \
+                    _passes_with_f64_reference(k, prog, rtol, eps):
+                return Outcome(DISCARD, "fd_noise_f32", str(rep), rules=rules)
+            if rep.primal_mismatches and all(a.passed for a in rep.args) and \
+                    _primal_within_ulps(k, prog):
+                return Outcome(DISCARD, "fastmath_primal_ulps", str(rep), rules=rules)
+            cat = "primal_mismatch" if rep.primal_mismatches else "wrong_gradient"
+            return Outcome(FAIL, cat + tag, str(rep), rules=rules)
+    if _selected(prog.seed, 2654435761, st.cache_always):
+        problem = _cache_always_check(kern, prog, rep, rtol)
+        if problem:
+            return Outcome(FAIL, problem[0], problem[1], rules=rules)
+    fwd = ""
+    if forward_enabled(st) and _selected(prog.seed, 40503, st.forward_fraction):
+        fwd, problem = forward_check(kern, prog, rep, rtol)
+        if problem:
+            return Outcome(FAIL, "forward_mismatch", problem, rules=rules, forward=fwd)
+    return Outcome(PASS, "", rules=rules, forward=fwd)
+
+
 def _passes_with_f64_reference(kern, prog, rtol, eps) -> bool:
     try:
         with np.errstate(all="ignore"):
-            rep = check_gradient(kern, *make_args(prog), seed=prog.ret_seed, rtol=rtol, eps=eps,
-                                 fd_dtype=np.float64)
+            pos, kw = make_call(prog)
+            rep = check_gradient(kern, *pos, seed=prog.ret_seed, rtol=rtol, eps=eps,
+                                 fd_dtype=np.float64, **kw)
     except Exception:  # noqa: BLE001 - then the original failure stands
         return False
     return rep.passed
@@ -333,8 +425,10 @@ def _primal_within_ulps(kern, prog, ulps=8) -> bool:
     max(1, |value|) (a last-bit difference in a term can cancel into a small result)?"""
     from enzyme_py.api import autodiff
     plain, ad = make_args(prog), make_args(prog)
-    kern(*_values(plain))
-    autodiff(kern, *ad, seed=prog.ret_seed)
+    pos, kw = split_call(prog, _values(plain))
+    kern(*pos, **kw)
+    pos, kw = split_call(prog, ad)
+    autodiff(kern, *pos, seed=prog.ret_seed, **kw)
     for p, a in zip(plain, ad):
         x, y = np.asarray(p.value), np.asarray(a.value)
         if x.dtype.kind != "f":
@@ -358,15 +452,18 @@ def _cache_always_check(kern, prog, rep, rtol):
     from enzyme_py import UnsupportedError
     from enzyme_py.api import autodiff
     args = make_args(prog)
+    pos, kw = split_call(prog, args)
     try:
         with np.errstate(all="ignore"):
-            result = autodiff(kern, *args, seed=prog.ret_seed, cache="always")
+            result = autodiff(kern, *pos, seed=prog.ret_seed, cache="always", **kw)
     except (UnsupportedError, ValueError, TypeError):
         return None          # not supported with this cache mode: not a wrong gradient
     except Exception as exc:
         return f"crash:{type(exc).__name__}[cache=always]", _tb(exc)
+    result = _by_param(prog, result)
     plain = make_args(prog)
-    kern(*_values(plain))
+    ppos, pkw = split_call(prog, _values(plain))
+    kern(*ppos, **pkw)
     lines = []
     for k, (p, a) in enumerate(zip(prog.params, args)):
         if p.kind == "arr" and not np.array_equal(np.asarray(a.value), np.asarray(plain[k].value),
@@ -374,15 +471,24 @@ def _cache_always_check(kern, prog, rep, rtol):
             return "primal_mismatch[cache=always]", f"argument {k} differs from a plain call"
         if p.ann not in ("dup", "active"):
             continue
-        fd = np.asarray(rep[k].fd, np.float64)
+        fd = np.asarray(rep[p.name].fd, np.float64)
         got = np.asarray(a.shadow if p.ann == "dup" else result[k], np.float64)
         err = np.abs(got - fd)
         if not np.all(err <= _tol(fd, rtol)):
             lines.append(f"argument {k}: autodiff(cache='always') {got!r}, finite differences "
-                         f"{fd!r}, autodiff(cache='minimal') {np.asarray(rep[k].ad)!r}")
+                         f"{fd!r}, autodiff(cache='minimal') {np.asarray(rep[p.name].ad)!r}")
     if lines:
         return "wrong_gradient[cache=always]", "\n".join(lines)
     return None
+
+
+def _by_param(prog, result):
+    """autodiff's result (call order) -> one entry per parameter, in parameter order."""
+    if prog.forms is None:
+        return result
+    pos, kw = split_call(prog, [p.name for p in prog.params])
+    found = dict(zip(pos + list(kw.values()), result))
+    return tuple(found.get(p.name) for p in prog.params)
 
 
 def _short(exc) -> str:
@@ -502,19 +608,20 @@ def forward_check(kern, prog: Program, rep, rtol):
         if isinstance(ann, Duplicated):
             u = rng.standard_normal(np.shape(ann.value))
             du = layout_array(u.astype(ann.shadow.dtype), p.layout)
-            reverse_dot += float(np.sum(np.asarray(rep[k].ad, np.float64) * u))
-            rev_abs += float(np.sum(np.abs(np.asarray(rep[k].ad, np.float64) * u)))
+            reverse_dot += float(np.sum(np.asarray(rep[p.name].ad, np.float64) * u))
+            rev_abs += float(np.sum(np.abs(np.asarray(rep[p.name].ad, np.float64) * u)))
             v_dot.append((k, np.asarray(p.shadow, np.float64)))
             fwd_args.append(Duplicated(ann.value, du))
         elif isinstance(ann, Active):
             u = float(rng.standard_normal())
-            reverse_dot += float(rep[k].ad) * u
-            rev_abs += abs(float(rep[k].ad) * u)
+            reverse_dot += float(rep[p.name].ad) * u
+            rev_abs += abs(float(rep[p.name].ad) * u)
             fwd_args.append(_scalar_with_tangent(ann.value, type(ann.value)(u)))
         else:
             fwd_args.append(ann)
     try:
-        result = autodiff(kern, *fwd_args, mode=Forward)
+        pos, kw = split_call(prog, fwd_args)
+        result = autodiff(kern, *pos, mode=Forward, **kw)
     except NotImplementedError as exc:
         return f"skipped:{_short(exc)[:80]}", ""
     except UnsupportedError as exc:
@@ -523,14 +630,17 @@ def forward_check(kern, prog: Program, rep, rtol):
         return f"skipped:api:{type(exc).__name__}", ""
     except Exception as exc:
         return "checked", f"forward mode raised {_tb(exc)}"
-    tangent_ret = 0.0
-    if isinstance(result, (float, np.floating)):
-        tangent_ret = float(result)
-    elif isinstance(result, (tuple, list)):
-        floats = [r for r in result if isinstance(r, (float, np.floating))]
-        tangent_ret = float(floats[0]) if floats else 0.0
-    forward_dot = prog.ret_seed * tangent_ret if prog.returns else 0.0
-    fwd_abs = abs(forward_dot)
+    if prog.forms is not None and prog.forms.ret is not None:
+        forward_dot, fwd_abs = _seed_dot(prog.ret_seed, result)
+    else:
+        tangent_ret = 0.0
+        if isinstance(result, (float, np.floating)):
+            tangent_ret = float(result)
+        elif isinstance(result, (tuple, list)):
+            floats = [r for r in result if isinstance(r, (float, np.floating))]
+            tangent_ret = float(floats[0]) if floats else 0.0
+        forward_dot = prog.ret_seed * tangent_ret if prog.returns else 0.0
+        fwd_abs = abs(forward_dot)
     for k, v in v_dot:
         terms = v * np.asarray(fwd_args[k].shadow, np.float64)
         forward_dot += float(np.sum(terms))
@@ -540,3 +650,14 @@ def forward_check(kern, prog: Program, rep, rtol):
         return "checked", (f"<v, J u> forward = {forward_dot!r}, <J^T v, u> reverse = "
                            f"{reverse_dot!r}")
     return "checked", ""
+
+
+def _seed_dot(seed, tangent):
+    """(<seed, tangent>, sum of |terms|) over the leaves of a return value's structure."""
+    if seed is None or tangent is None:
+        return 0.0, 0.0
+    if isinstance(seed, tuple):
+        parts = [_seed_dot(s, t) for s, t in zip(seed, tangent)]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+    terms = np.asarray(seed, np.float64) * np.asarray(tangent, np.float64)
+    return float(np.sum(terms)), float(np.sum(np.abs(terms)))

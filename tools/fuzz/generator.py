@@ -45,6 +45,8 @@ class Config:
     p_recurrence: float = 1.0    # weight multiplier of in-place time-step recurrences
     p_reread: float = 0.0        # a filled 1-D temporary is read back at once, element by element,
                                  # into a Duplicated array (store forwarding); 0 keeps the seeds
+    callers: bool = False        # real callers' forms on top (callers.py: signatures, locals=,
+                                 # cache=True, defaults, keywords, array and tuple returns)
 
 
 # named presets (`python -m tools.fuzz --profile NAME`)
@@ -56,6 +58,8 @@ PROFILES = {
     "small": Config(max_stmts=5, min_stmts=1, max_expr_depth=2),
     # temporaries filled by a loop and read back by the next (ir_passes forward-stores)
     "reread": Config(p_temp=3.0, p_reread=0.8),
+    # how scientific code declares and calls kernels (callers.py), with more helpers
+    "callers": Config(p_helpers=0.6, callers=True),
 }
 
 
@@ -174,6 +178,12 @@ class Generator:
         prog = Program(self.seed, sizes, params, helpers, body, self.returns,
                        ret_seed=float(round(self.nr.uniform(0.5, 1.5), 4)) if self.chance(0.5) else 1.0)
         validate(prog)
+        if cfg.callers:       # a stream of its own: the other profiles' programs stay the same
+            from .callers import draw_forms, return_seed
+            draw_forms(prog, random.Random(self.seed ^ 0xCA11E25))
+            if prog.forms.ret is not None:
+                prog.ret_seed = return_seed(prog, np.random.default_rng(self.seed ^ 0xCA11E25))
+            validate(prog)
         return prog
 
     def array_param(self, sizes) -> Param:

@@ -315,8 +315,9 @@ class Program:
     helpers: List[Helper]
     body: list
     returns: bool            # the kernel returns a float (final statement: Return)
-    ret_seed: float = 1.0
+    ret_seed: object = 1.0   # a float; with forms.ret, a seed of the return value's structure
     features: set = field(default_factory=set)
+    forms: object = None     # callers.CallForms (profile "callers"): declarations and call
 
     def param(self, name) -> Optional[Param]:
         for p in self.params:
@@ -637,7 +638,9 @@ class Printer:
         elif isinstance(s, Break):
             self.emit(ind, "break")
         elif isinstance(s, Return):
-            self.emit(ind, f"return {self.val(self.ex(s.expr))}")
+            tail = self._ret_tail()
+            value = self.val(self.ex(s.expr))
+            self.emit(ind, f"return ({value}, {tail})" if tail else f"return {value}")
         elif isinstance(s, CallStmt):
             call = self.ex(s.call)
             self.emit(ind, f"{s.name} = {self.val(call)}" if s.name else call)
@@ -658,6 +661,18 @@ class Printer:
         else:
             raise TypeError(f"cannot print {s!r}")
 
+    def _ret_tail(self) -> str:
+        """What a tuple return (callers.py) adds after the float value."""
+        forms = self.prog.forms
+        if forms is None or forms.ret is None or forms.ret[0] != "tuple" or not self.prog.returns:
+            return ""
+        x = forms.ret[1]
+        return f"{x}, {x}.shape[0]" if forms.ret[2] else x
+
+    def _decorator(self, options) -> None:
+        if not self.traced:
+            self.emit(0, f"@njit({', '.join(options)})" if options else "@njit")
+
     def _size(self, label) -> str:
         """How a size is spelled: the shape of a parameter array with that dimension."""
         for p in self.prog.params:
@@ -672,25 +687,46 @@ class Printer:
         if self.traced:
             params += ["tr", "tf"]
             name += "_t"
-        if not self.traced:
-            self.emit(0, "@njit")
+        forms = self.prog.forms
+        sig = forms is not None and h.name in forms.sig_helpers
+        local = forms is not None and h.name in forms.locals_helpers
+        options = []
+        if sig:     # every parameter is a float (callers.py)
+            options.append(repr("f8(" + ", ".join("f8" for _ in h.params) + ")"))
+        if local:
+            floats = ", ".join(f"{n!r}: numba.float64" for n, k in h.params if k == "f")
+            options.append(f"locals={{{floats}}}")
+        if forms is not None and forms.cache:
+            options.append("cache=True")
+        self._decorator(options)
         self.emit(0, f"def {name}({', '.join(params)}):")
+        if self.traced and (sig or local):      # Numba converts them to float64 on entry
+            for n, k in h.params:
+                if k == "f":
+                    self.emit(1, f"{n} = np.float64({n})")
         for s in h.body:
             self.stmt(s, 1)
-        self.emit(1, f"return {self.ex(h.ret)}" if h.ret is not None else "return 0.0")
+        ret = self.ex(h.ret) if h.ret is not None else "0.0"
+        if sig and self.traced:
+            ret = f"np.float64({ret})"
+        self.emit(1, f"return {ret}")
         self.emit(0, "")
         self.emit(0, "")
 
     def kernel(self):
-        params = [p.name for p in self.prog.params]
+        forms = self.prog.forms
+        defaults = forms.defaults if forms is not None else {}
+        params = [f"{p.name}={defaults[p.name]!r}" if p.name in defaults else p.name
+                  for p in self.prog.params]
         name = "kern"
-        if self.traced:
-            params += ["tr", "tf"]
+        if self.traced:         # called with every argument, positionally
+            params = [p.name for p in self.prog.params] + ["tr", "tf"]
             name = "kern_traced"
-        if not self.traced:
-            self.emit(0, "@njit")
+        self._decorator(["cache=True"] if forms is not None and forms.cache else [])
         self.emit(0, f"def {name}({', '.join(params)}):")
         self.block(self.prog.body, 1)
+        if forms is not None and forms.ret is not None and not self.prog.returns:
+            self.emit(1, f"return {forms.ret[1]}")
 
 
 _CMP_CODE = {"<": 0, "<=": 1, ">": 2, ">=": 3}
@@ -734,7 +770,8 @@ def render(prog: Program, traced: bool = False) -> str:
     """A complete module defining `kern` (or the traced copy `kern_traced`) and its helpers."""
     if traced:
         return HEADER_TRACED + "\n\n" + render_functions(prog, True)
-    return HEADER + "\n\n" + render_functions(prog)
+    header = HEADER if prog.forms is None else HEADER.replace("import numpy", "import numba\nimport numpy")
+    return header + "\n\n" + render_functions(prog)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -777,6 +814,13 @@ def make_args(prog: Program):
         else:
             out.append(Const(int_value(prog, p)))
     return out
+
+
+def make_call(prog: Program):
+    """Fresh annotated arguments as the call passes them: (positional, keyword); defaults left
+    out and keywords as the program's call forms say (callers.py)."""
+    from .callers import split_call
+    return split_call(prog, make_args(prog))
 
 
 def int_value(prog, p: Param) -> int:
@@ -839,6 +883,7 @@ class Validator:
                     arrays={p.name: p.dims for p in prog.params if p.kind in ("arr", "iarr")},
                     in_loop=False)
         self.block(prog.body, sc, helpers=self.helpers_ok, kernel=True)
+        self.forms()
         if prog.returns:
             if not prog.body or not isinstance(prog.body[-1], Return):
                 raise Invalid("kernel must end with return")
@@ -846,6 +891,29 @@ class Validator:
             for s in walk_stmts(prog.body):
                 if isinstance(s, Return):
                     raise Invalid("return in a void kernel")
+
+    def forms(self):
+        """A returned array (callers.py) exists at every return: a Duplicated array parameter,
+        or a temporary of the kernel's top level when nothing returns early."""
+        forms = self.prog.forms
+        if forms is None:
+            return
+        named = [p.name in forms.defaults for p in self.prog.params]
+        if any(a and not b for a, b in zip(named, named[1:])):
+            raise Invalid("a parameter without default after one with a default")
+        if forms.ret is None:
+            return
+        x = forms.ret[1]
+        p = self.prog.param(x)
+        if p is not None:
+            if p.kind != "arr" or p.ann != "dup":
+                raise Invalid(f"returned {x} is not a Duplicated array")
+            return
+        if not any(isinstance(s, Temp) and s.name == x for s in self.prog.body):
+            raise Invalid(f"returned {x} is not defined at the top level")
+        final = self.prog.body[-1] if self.prog.returns else None
+        if any(isinstance(s, Return) and s is not final for s in walk_stmts(self.prog.body)):
+            raise Invalid(f"a return before {x} is defined")
 
     def helper(self, h: Helper, earlier):
         sc = _Scope(floats=set(), ints={}, arrays={}, in_loop=False)

@@ -557,9 +557,7 @@ def _args():
     return [{call_args}]
 
 
-def check():
-    report = check_gradient(kern, *_args(), seed={prog.ret_seed!r}, rtol={rtol!r}, eps={eps!r})
-    assert report.passed, str(report)
+{_check_code(prog, rtol, eps)}
 ''')
     mark = f'@pytest.mark.xfail(strict=True, reason={reason!r})'
     if isolated:
@@ -586,6 +584,37 @@ def test_fuzz_{name}():
     check()
 ''')
     return "".join(out)
+
+
+def _check_code(prog, rtol, eps) -> str:
+    """`check()`: check_gradient on the call as the program makes it."""
+    if prog.forms is None:
+        return (f"def check():\n"
+                f"    report = check_gradient(kern, *_args(), seed={prog.ret_seed!r}, "
+                f"rtol={rtol!r}, eps={eps!r})\n"
+                f"    assert report.passed, str(report)")
+    forms = prog.forms
+    from .callers import split_call
+    names = tuple(p.name for p in prog.params)
+    keywords = tuple(split_call(prog, names)[1])
+    omitted = tuple(n for n in names if n in forms.omitted)
+    return (f"def _call():   # defaults left out, keywords (tools/fuzz/callers.py)\n"
+            f"    args = dict(zip({names!r}, _args()))\n"
+            f"    pos = [a for n, a in args.items() if n not in {keywords + omitted!r}]\n"
+            f"    return pos, {{n: args[n] for n in {keywords!r}}}\n\n\n"
+            f"def check():\n"
+            f"    pos, kw = _call()\n"
+            f"    report = check_gradient(kern, *pos, seed={_seed_src(prog.ret_seed)}, "
+            f"rtol={rtol!r}, eps={eps!r}, **kw)\n"
+            f"    assert report.passed, str(report)")
+
+
+def _seed_src(seed) -> str:
+    if isinstance(seed, tuple):
+        return "(" + ", ".join(_seed_src(s) for s in seed) + ("," if len(seed) == 1 else "") + ")"
+    if isinstance(seed, np.ndarray):
+        return f"np.array({seed.tolist()!r})"
+    return repr(seed)
 
 
 # ---------------------------------------------------------------------------------------------
