@@ -6,7 +6,8 @@ signature and returns a `Bound`: the flat list of annotated *leaves* (a Duplicat
 becomes one Duplicated leaf per array) and a `CallPlan` that depends only on the call's structure
 and Numba types, so it is computed once per (kernel, call shape, types) and cached:
 
-- the kernel's Numba return type (typing only, enzyme_py/modes/returns.py and bridge/restype.py) and how it is seeded;
+- the kernel's Numba return type (typing only, bridge/restype.py) and how it is seeded
+  (modes/returns.py);
 - whether the leaves can be passed to the kernel as they are ("direct": every parameter given,
   no tuple split), possibly reordered from keyword order; otherwise a generated @njit *wrapper*
   takes the leaves as its parameters and calls the kernel exactly as the user did: positional
@@ -19,7 +20,9 @@ into `acc[j]` (one entry per seed lane; the seeds are Const arguments, shapes ch
 ValueError), and returns the kernel's return value. With `acc` Duplicated and its shadow 1, the
 gradient of the wrapper is the kernel's gradient with the return seeded. In forward mode the
 wrapper copies each differentiable leaf into an output argument instead, whose tangent is then
-the leaf's. ir_passes sees only another @njit function.
+the leaf's. ir_passes sees only another @njit function. Active floats (and in forward mode
+differentiable arrays) are never stored into the wrapper's return slot (Const memory): the
+wrapper returns nothing, or the value with those leaves masked (see `Seeding`).
 
 jitclass instances can be passed as Const; annotating one Duplicated or Active is a TypeError
 naming what to do. Lists annotated Duplicated or Active are a TypeError too (NumPy arrays are
