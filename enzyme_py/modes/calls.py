@@ -566,12 +566,12 @@ def _forward_outputs(live) -> list:
 
 
 def _shape_checks(names, leaf, what) -> list:
-    # A constant message: exceptions raised inside a gradient carry no runtime values.
-    message = (f"autodiff: the {what} for {leaf.where()} does not have the shape of the array "
-               f"the kernel returned; pass one of the returned shape")
+    message = f"autodiff: the {what} for {leaf.where()} has shape"
     out = []
     for name in names:
-        out += [f"if {name}.shape != __v.shape:", f"    raise ValueError({message!r})"]
+        out += [f"if {name}.shape != __v.shape:",
+                f"    raise ValueError({message!r}, {name}.shape, "
+                f"'but the kernel returned an array of shape', __v.shape)"]
     return out
 
 
