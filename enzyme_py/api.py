@@ -15,9 +15,10 @@ from typing import Any, Callable, Optional
 from .annotations import BatchDuplicated, Forward, Mode, Reverse, as_annotation
 from .arguments import as_dispatcher, is_cuda, typeof
 from .bridge.restype import return_type
-from .modes import batched, bound, calls, forward, reverse
+from .modes import batched, bound, calls, fast, forward, reverse
 from .modes.returns import UNSET, ReturnPlan
-from .modes.reverse import CompiledGradient, clear_cache, compile_count
+from .modes.reverse import CompiledGradient, compile_count
+from .modes.reverse import clear_cache as _clear_gradients
 
 __all__ = ["CompiledGradient", "autodiff", "clear_cache", "compile_count", "compile_gradient",
            "inspect", "refuse_structured_return", "split_mode"]
@@ -65,7 +66,14 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
     "always" tapes every value the reverse sweep needs (docs/internals.md).
 
     A numba-cuda launch `kernel[blocks, threads]` is differentiated on the GPU (docs/cuda.md).
+
+    A repeated call with the same structure costs little more than the compiled gradient's own
+    call (modes/fast.py).
     """
+    if (mode is None or mode is Reverse) and not kwargs:
+        result = fast.call(kernel, args, seed, cache)
+        if result is not None:
+            return result
     kernel, args, mode = split_mode(kernel, args, mode)
     if is_cuda(kernel):
         if kwargs or seed is not UNSET or mode.with_primal:
@@ -83,7 +91,17 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
                                       "the kernel for its value, or use Duplicated")
         return bound.batched(call, seed)
     result, value = bound.reverse(call, seed, cache, mode.with_primal)
-    return (result, value) if mode.with_primal else result
+    if mode.with_primal:
+        return result, value
+    if not kwargs and call.plan.identity and call.plan.returns.kind != "structured":
+        fast.remember(kernel, args, cache)
+    return result
+
+
+def clear_cache() -> None:
+    """Forget every compiled gradient (the next call rebuilds)."""
+    _clear_gradients()
+    fast.forget_all()
 
 
 def split_mode(kernel, args, mode) -> tuple:

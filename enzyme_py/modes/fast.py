@@ -1,0 +1,289 @@
+"""The fast path of a repeated reverse-mode call: `autodiff(kernel, *annotated)` with positional
+arguments in the kernel's order and a float or no return (the calls an optimiser loop makes).
+
+The full path (api.autodiff: binding, checks, aliasing, the gradient cache) costs tens of
+microseconds in Python. When it succeeds with arrays and shadows in memory of their own,
+`remember` files the gradient's entry in a table on the dispatcher under the call's *key*: per
+argument its annotation class, the Python type of a scalar, and Numba's typing fingerprint of
+each value and shadow (`numba._dispatcher.compute_fingerprint`: dtype, ndim, layout, read-only
+flag; what Numba's own dispatcher keys its compiled versions on). A later call with the same key
+checks in Python only what the key does not determine:
+
+- each shadow has its array's shape and strides;
+- the arrays and shadows occupy disjoint memory, proven by ownership: each is an array that owns
+  its memory, or an aligned view of one (numpy points a view's base at the owner), and no two
+  share an owner. The same array twice, views of one array, memory from a buffer or from Numba:
+  all take the full path, which checks overlaps exactly and has the variant for aliased memory.
+
+After `RUNNER_CALLS` such calls of one structure, a *runner* is compiled for it: an @njit
+function that makes the same checks in compiled code (shadow shapes and strides, and byte ranges
+that do not overlap, so views of one array are taken too) and calls the entry. It is compiled for
+the entry's signature only (other types: Numba's TypeError, before anything runs; other memory:
+`GuardMiss`, before the gradient runs; both go to the full path). Compiling it costs about a
+third of a second, once per structure and process, like a small gradient's build: paid by loops
+of more than RUNNER_CALLS calls, which then save 2-5 microseconds per call.
+
+Anything else (keywords, defaults left out, tuples, array returns, other modes, batches) never
+reaches the tables. The full path stays the only place that raises errors.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numba
+import numpy as np
+from numba._dispatcher import compute_fingerprint
+from numba.core.dispatcher import Dispatcher
+
+from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
+from .returns import UNSET
+from .reverse import compile_gradient
+
+RUNNER_CALLS = 1000                 # fast calls of one structure before its runner is compiled
+TABLE = "_enzyme_py_fast_calls"     # dispatcher attribute: a Tables
+_registered = weakref.WeakSet()     # dispatchers holding tables (forget_all)
+_lock = threading.Lock()
+_ndarray = np.ndarray
+_SHADOWED = (Duplicated, DuplicatedNoNeed)
+_ANNOTATED = (Const, Active, Duplicated, DuplicatedNoNeed)
+_NO_MATCH = "No matching definition"
+
+
+class GuardMiss(Exception):
+    """Raised by a runner when the call's memory is not what its gradient assumes."""
+
+
+class Entry:
+    """A remembered gradient entry and where its derivatives go in the result: `nones`, the
+    result when no argument is Active; `active`, the positions of the Active ones."""
+    __slots__ = ("entry", "active", "nones", "signature", "annotated")
+
+    def __init__(self, grad, annotated):
+        self.entry = grad.entry
+        self.active = tuple(grad.spec.active_positions)
+        self.nones = (None,) * len(annotated)
+        self.signature = grad.entry.signatures[0]
+        self.annotated = annotated
+
+
+class Tables:
+    """A dispatcher's remembered calls: `by_key` (the full key: Entry), `calls` (structure:
+    fast calls so far), `runners` (structure: (runner, Entry))."""
+    __slots__ = ("by_key", "calls", "runners")
+
+    def __init__(self):
+        self.by_key = {}
+        self.calls = {}
+        self.runners = {}
+
+
+def _owner(a, ndarray=_ndarray):
+    """The ndarray owning the memory of `a`, a view, or None when that is not provable cheaply."""
+    base = a.base
+    if type(base) is not ndarray or base.base is not None or not a.flags.aligned:
+        return None
+    return base if base.flags.owndata else None
+
+
+def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=_owner):
+    """(structure, key, primal values, shadows) of a call the fast path can take, else None."""
+    structure = [cache]
+    key = []
+    values = []
+    shadows = []
+    owners = set()
+    n = 0
+    for a in args:
+        t = type(a)
+        if t is Duplicated or t is DuplicatedNoNeed:
+            v = a.value
+            s = a.shadow
+            if type(v) is not ndarray or type(s) is not ndarray \
+                    or v.shape != s.shape or v.strides != s.strides:
+                return None
+            owners.add(id(v if v.base is None and v.flags.owndata else owner(v)))
+            owners.add(id(s if s.base is None and s.flags.owndata else owner(s)))
+            n += 2
+            structure.append(t)
+            key.append(fingerprint(v))
+            key.append(fingerprint(s))
+            values.append(v)
+            shadows.append(s)
+            continue
+        if t is Const or t is Active:
+            v = a.value
+        elif t is BatchDuplicated:
+            return None
+        else:                       # a bare value is Const
+            v = a
+        if type(v) is ndarray:
+            owners.add(id(v if v.base is None and v.flags.owndata else owner(v)))
+            n += 1
+        structure.append(t)
+        structure.append(type(v))
+        key.append(fingerprint(v))
+        values.append(v)
+    # id(None) is there when an owner is not provable
+    if len(owners) != n or id(None) in owners:
+        return None
+    structure = tuple(structure)
+    return structure, structure + tuple(key), values, shadows
+
+
+def _seed(seed):
+    if seed is UNSET:
+        return 1.0
+    if seed is None:
+        return 0.0
+    return seed if type(seed) is float else None
+
+
+def _result(entry, derivs):
+    if not entry.active:
+        return entry.nones
+    result = list(entry.nones)
+    for pos, d in zip(entry.active, derivs):
+        result[pos] = d
+    return tuple(result)
+
+
+def call(kernel, args, seed, cache):
+    """The result of `autodiff(kernel, *args, seed=seed, cache=cache)` through a remembered
+    entry, or None when the call must take the full path."""
+    tables = getattr(kernel, TABLE, None)
+    if tables is None:
+        return None
+    seed = _seed(seed)
+    if seed is None:
+        return None
+    if tables.runners:
+        result = _through_runner(tables, args, seed, cache)
+        if result is not None:
+            return result
+    try:
+        parts = split(args, cache)
+    except (TypeError, ValueError, NotImplementedError):   # no fingerprint for this value
+        return None
+    if parts is None:
+        return None
+    structure, key, values, shadows = parts
+    entry = tables.by_key.get(key)
+    if entry is None:
+        return None
+    derivs = entry.entry(*values, *shadows, seed)
+    _count(tables, structure, entry)
+    return _result(entry, derivs)
+
+
+def _count(tables, structure, entry):
+    """One more fast call of `structure`; compile its runner at the RUNNER_CALLS-th."""
+    calls = tables.calls[structure] = tables.calls.get(structure, 0) + 1
+    if calls == RUNNER_CALLS:
+        try:
+            tables.runners[structure] = (build_runner(entry), entry)
+        except Exception:          # noqa: BLE001 - the fast path in Python keeps working
+            pass
+
+
+def _through_runner(tables, args, seed, cache):
+    structure = [cache]
+    values = []
+    shadows = []
+    for a in args:
+        t = type(a)
+        structure.append(t)
+        if t is Duplicated or t is DuplicatedNoNeed:
+            values.append(a.value)
+            shadows.append(a.shadow)
+            continue
+        v = a.value if t is Const or t is Active else a
+        structure.append(type(v))
+        values.append(v)
+    found = tables.runners.get(tuple(structure))
+    if found is None:
+        return None
+    runner, entry = found
+    try:
+        derivs = runner(*values, *shadows, seed)
+    except GuardMiss:
+        return None
+    except TypeError as exc:           # Numba's dispatch: other types; nothing has run
+        if str(exc).startswith(_NO_MATCH):
+            return None
+        raise
+    return _result(entry, derivs)
+
+
+def remember(kernel, args, cache) -> None:
+    """After a successful full-path call of `kernel(*args)` (positional, in the kernel's order,
+    a float or no return), file its entry for the fast path."""
+    if not isinstance(kernel, Dispatcher):
+        return
+    try:
+        parts = split(args, cache)
+    except (TypeError, ValueError, NotImplementedError):
+        return
+    if parts is None:
+        return
+    grad = compile_gradient(kernel, *args, cache=cache)     # the gradient cache's entry
+    annotated = tuple(a if type(a) in _ANNOTATED else Const(a) for a in args)
+    with _lock:
+        tables = getattr(kernel, TABLE, None)
+        if tables is None:
+            tables = Tables()
+            setattr(kernel, TABLE, tables)
+            _registered.add(kernel)
+        tables.by_key[parts[1]] = Entry(grad, annotated)
+
+
+@numba.njit(cache=True)
+def _span(a):
+    """[first byte, one past the last byte) that `a` touches; (0, 0) when it is empty."""
+    if a.size == 0:
+        return 0, 0
+    lo = np.int64(a.ctypes.data)
+    hi = lo
+    for k in range(a.ndim):
+        reach = (a.shape[k] - 1) * a.strides[k]
+        if reach < 0:
+            lo += reach
+        else:
+            hi += reach
+    return lo, hi + a.itemsize
+
+
+def build_runner(entry: Entry):
+    """The compiled runner (module docstring) for a remembered entry."""
+    annotated = entry.annotated
+    values = [f"v{i}" for i in range(len(annotated))]
+    shadows = [f"s{i}" for i, a in enumerate(annotated) if isinstance(a, _SHADOWED)]
+    arrays = [f"v{i}" for i, a in enumerate(annotated) if type(a.value) is np.ndarray]
+    lines = [f"def runner({', '.join(values + shadows)}, seed):"]
+    for s in shadows:
+        v = "v" + s[1:]
+        lines.append(f"    if {v}.shape != {s}.shape or {v}.strides != {s}.strides:")
+        lines.append("        raise GuardMiss")
+    spans = arrays + shadows
+    for n, a in enumerate(spans):
+        lines.append(f"    lo{n}, hi{n} = _span({a})")
+    for n in range(len(spans)):
+        for m in range(n + 1, len(spans)):
+            lines.append(f"    if lo{n} < hi{m} and lo{m} < hi{n}:")
+            lines.append("        raise GuardMiss")
+    lines.append(f"    return entry({', '.join(values + shadows)}, seed)")
+    scope = {"entry": entry.entry, "GuardMiss": GuardMiss, "_span": _span}
+    exec(compile("\n".join(lines) + "\n", "<enzyme_py fast runner>", "exec"), scope)
+    runner = numba.njit(scope["runner"])
+    runner.compile(entry.signature)
+    runner.disable_compile()
+    return runner
+
+
+def forget_all() -> None:
+    """Drop every remembered entry and runner (clear_cache)."""
+    with _lock:
+        for kernel in list(_registered):
+            if hasattr(kernel, TABLE):
+                delattr(kernel, TABLE)
+        _registered.clear()
