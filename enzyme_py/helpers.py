@@ -137,18 +137,32 @@ def value_and_grad(f: Callable, argnums: Any = 0, has_aux: bool = False) -> Call
 
     f returns a float (JAX's grad also wants a scalar: use vjp or jacobian for an array
     return); with `has_aux=True` it returns (loss, aux), aux carrying no derivative, and the
-    value is that tuple."""
-    many = isinstance(argnums, (tuple, list))
+    value is that tuple. The function can be pickled (for process pools) when `f` can."""
+    return ValueAndGrad(f, argnums, has_aux)
 
-    @functools.wraps(getattr(f, "py_func", f))
-    def vg(*args, **kwargs):
-        nums = _argnums(argnums, len(args))
+
+class ValueAndGrad:
+    """What `value_and_grad` returns: a picklable callable (it holds the kernel, which Numba
+    pickles by reference; a worker loads the gradient from the disk cache when one is set)."""
+
+    def __init__(self, f, argnums=0, has_aux=False):
+        self.f, self.argnums, self.has_aux = f, argnums, has_aux
+        functools.update_wrapper(self, getattr(f, "py_func", f))
+
+    def __call__(self, *args, **kwargs):
+        nums = _argnums(self.argnums, len(args))
         anns, readers = _annotate(args, nums)
-        bound = _bound(f, anns, kwargs)
-        _check_loss(bound.plan, has_aux)
-        result, value = run.reverse(bound, (1.0, None) if has_aux else 1.0, "auto", True)
-        return value, _pick(readers, result, many)
-    return vg
+        bound = _bound(self.f, anns, kwargs)
+        _check_loss(bound.plan, self.has_aux)
+        result, value = run.reverse(bound, (1.0, None) if self.has_aux else 1.0, "auto", True)
+        return value, _pick(readers, result, isinstance(self.argnums, (tuple, list)))
+
+    def __getstate__(self):
+        # update_wrapper's __wrapped__ is the kernel's Python function: pickled with the kernel
+        return {"f": self.f, "argnums": self.argnums, "has_aux": self.has_aux}
+
+    def __setstate__(self, state):
+        self.__init__(state["f"], state["argnums"], state["has_aux"])
 
 
 def _check_loss(plan, has_aux):
@@ -431,6 +445,10 @@ class differentiable:
         self.argnums, self.has_aux = argnums, has_aux
         functools.update_wrapper(self, getattr(f, "py_func", f))
 
+    def __reduce__(self):
+        # pickled as the kernel (Numba pickles it by reference) and the options
+        return _differentiable, (self.kernel, self.argnums, self.has_aux)
+
     def __call__(self, *args, **kwargs):
         return self.kernel(*args, **kwargs)
 
@@ -451,6 +469,10 @@ class differentiable:
 
     def hvp(self, x, v, *const, **kwargs):
         return hessian_vector_product(self.kernel, x, v, *const, **kwargs)
+
+
+def _differentiable(kernel, argnums, has_aux):
+    return differentiable(kernel, argnums=argnums, has_aux=has_aux)
 
 
 def gradient_entry(kernel: Callable, *args: Any) -> Any:

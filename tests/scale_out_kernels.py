@@ -28,3 +28,17 @@ def first_gradient(cache_dir, x):
     return {"seconds": time.perf_counter() - t0, "dx": dx,
             "builds": enzyme_py.compile_count() - builds,
             "hits": enzyme_py.disk_cache.stats["hits"] - hits}
+
+
+def first_wrapped_gradient(cache_dir, x, wrapped):
+    """Runs in a worker: `wrapped` (a pickled value_and_grad or differentiable) computes its
+    first gradient; returns it with the builds and disk-cache hits it caused."""
+    enzyme_py.set_cache_dir(cache_dir)
+    damped_energy(x, 2.0)
+    builds, hits = enzyme_py.compile_count(), enzyme_py.disk_cache.stats["hits"]
+    if isinstance(wrapped, enzyme_py.differentiable):
+        value, grad = wrapped.value_and_grad(x, 2.0)
+    else:
+        value, grad = wrapped(x, 2.0)
+    return {"value": value, "dx": grad, "builds": enzyme_py.compile_count() - builds,
+            "hits": enzyme_py.disk_cache.stats["hits"] - hits}

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import enzyme_py
-from scale_out_kernels import damped_energy, first_gradient
+from scale_out_kernels import damped_energy, first_gradient, first_wrapped_gradient
 from enzyme_py import Const, Duplicated, autodiff
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -64,3 +64,29 @@ def test_dask_ensemble_example():
     assert out.returncode == 0, out.stdout + out.stderr
     assert "every worker loaded the gradient from the disk cache" in out.stdout
     assert "all gradients agree with finite differences" in out.stdout
+
+
+@pytest.mark.parametrize("make", ["value_and_grad", "differentiable"])
+def test_wrapped_gradients_pickle_to_spawn_workers(tmp_path, make):
+    """value_and_grad(k) and differentiable(k) go to spawn workers by pickle, and each worker's
+    first gradient is a disk-cache load."""
+    x = np.linspace(-1.0, 1.0, 7)
+    wrapped = getattr(enzyme_py, make)(damped_energy)
+    enzyme_py.set_cache_dir(tmp_path)
+    try:
+        enzyme_py.clear_cache()
+        enzyme_py.disk_cache._loaded.clear()
+        if make == "differentiable":
+            value, grad = wrapped.value_and_grad(x, 2.0)
+        else:
+            value, grad = wrapped(x, 2.0)
+        np.testing.assert_allclose(grad, _expected(x), rtol=1e-12)
+        assert list(tmp_path.glob("*.nbg"))
+        with mp.get_context("spawn").Pool(2) as pool:
+            results = pool.starmap(first_wrapped_gradient, [(str(tmp_path), x, wrapped)] * 2)
+    finally:
+        enzyme_py.set_cache_dir(None)
+    for r in results:
+        np.testing.assert_allclose(r["dx"], _expected(x), rtol=1e-12)
+        assert r["value"] == pytest.approx(value, rel=1e-14)
+        assert r["builds"] == 0 and r["hits"] == 1
