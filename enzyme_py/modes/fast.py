@@ -57,7 +57,7 @@ class GuardMiss(Exception):
 class Entry:
     """A remembered gradient entry and where its derivatives go in the result: `nones`, the
     result when no argument is Active; `active`, the positions of the Active ones."""
-    __slots__ = ("entry", "active", "nones", "signature", "annotated")
+    __slots__ = ("entry", "active", "nones", "signature", "annotated", "calls")
 
     def __init__(self, grad, annotated):
         self.entry = grad.entry
@@ -65,16 +65,16 @@ class Entry:
         self.nones = (None,) * len(annotated)
         self.signature = grad.entry.signatures[0]
         self.annotated = annotated
+        self.calls = 0
 
 
 class Tables:
-    """A dispatcher's remembered calls: `by_key` (the full key: Entry), `calls` (structure:
-    fast calls so far), `runners` (structure: (runner, Entry))."""
-    __slots__ = ("by_key", "calls", "runners")
+    """A dispatcher's remembered calls: `by_key` (the full key: Entry), `runners` (structure:
+    (runner, Entry))."""
+    __slots__ = ("by_key", "runners")
 
     def __init__(self):
         self.by_key = {}
-        self.calls = {}
         self.runners = {}
 
 
@@ -87,9 +87,11 @@ def _owner(a, ndarray=_ndarray):
 
 
 def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=_owner):
-    """(structure, key, primal values, shadows) of a call the fast path can take, else None."""
-    structure = [cache]
-    key = []
+    """(key, primal values, shadows) of a call the fast path can take, else None.
+
+    A shadow needs no fingerprint of its own: with its array's shape and strides (so its
+    layout) and dtype, and writeable, it has the type the full path accepted."""
+    key = [cache]
     values = []
     shadows = []
     owners = set()
@@ -99,15 +101,14 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
         if t is Duplicated or t is DuplicatedNoNeed:
             v = a.value
             s = a.shadow
-            if type(v) is not ndarray or type(s) is not ndarray \
-                    or v.shape != s.shape or v.strides != s.strides:
+            if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not v.dtype \
+                    or v.shape != s.shape or v.strides != s.strides or not s.flags.writeable:
                 return None
-            owners.add(id(v if v.base is None and v.flags.owndata else owner(v)))
-            owners.add(id(s if s.base is None and s.flags.owndata else owner(s)))
+            owners.add(id(v if v.flags.owndata else owner(v)))
+            owners.add(id(s if s.flags.owndata else owner(s)))
             n += 2
-            structure.append(t)
+            key.append(t)
             key.append(fingerprint(v))
-            key.append(fingerprint(s))
             values.append(v)
             shadows.append(s)
             continue
@@ -118,25 +119,28 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
         else:                       # a bare value is Const
             v = a
         if type(v) is ndarray:
-            owners.add(id(v if v.base is None and v.flags.owndata else owner(v)))
+            owners.add(id(v if v.flags.owndata else owner(v)))
             n += 1
-        structure.append(t)
-        structure.append(type(v))
+        key.append(t)
+        key.append(type(v))
         key.append(fingerprint(v))
         values.append(v)
     # id(None) is there when an owner is not provable
     if len(owners) != n or id(None) in owners:
         return None
-    structure = tuple(structure)
-    return structure, structure + tuple(key), values, shadows
+    return tuple(key), values, shadows
 
 
-def _seed(seed):
-    if seed is UNSET:
-        return 1.0
-    if seed is None:
-        return 0.0
-    return seed if type(seed) is float else None
+def structure_of(annotated, cache):
+    """The key of a call's structure (what a runner's own dispatch does not check): per
+    argument its annotation class and, for a scalar or other value, its Python type."""
+    key = [cache]
+    for a in annotated:
+        t = type(a)
+        key.append(t)
+        if t is not Duplicated and t is not DuplicatedNoNeed:
+            key.append(type(a.value if t is Const or t is Active else a))
+    return tuple(key)
 
 
 def _result(entry, derivs):
@@ -154,8 +158,11 @@ def call(kernel, args, seed, cache):
     tables = getattr(kernel, TABLE, None)
     if tables is None:
         return None
-    seed = _seed(seed)
-    if seed is None:
+    if seed is UNSET:
+        seed = 1.0
+    elif seed is None:
+        seed = 0.0
+    elif type(seed) is not float:
         return None
     if tables.runners:
         result = _through_runner(tables, args, seed, cache)
@@ -167,23 +174,23 @@ def call(kernel, args, seed, cache):
         return None
     if parts is None:
         return None
-    structure, key, values, shadows = parts
+    key, values, shadows = parts
     entry = tables.by_key.get(key)
     if entry is None:
         return None
     derivs = entry.entry(*values, *shadows, seed)
-    _count(tables, structure, entry)
+    entry.calls += 1
+    if entry.calls == RUNNER_CALLS:
+        _add_runner(tables, entry, cache)
     return _result(entry, derivs)
 
 
-def _count(tables, structure, entry):
-    """One more fast call of `structure`; compile its runner at the RUNNER_CALLS-th."""
-    calls = tables.calls[structure] = tables.calls.get(structure, 0) + 1
-    if calls == RUNNER_CALLS:
-        try:
-            tables.runners[structure] = (build_runner(entry), entry)
-        except Exception:          # noqa: BLE001 - the fast path in Python keeps working
-            pass
+def _add_runner(tables, entry, cache):
+    """Compile the runner of a remembered entry's structure."""
+    try:
+        tables.runners[structure_of(entry.annotated, cache)] = (build_runner(entry), entry)
+    except Exception:          # noqa: BLE001 - the fast path in Python keeps working
+        pass
 
 
 def _through_runner(tables, args, seed, cache):
@@ -234,7 +241,7 @@ def remember(kernel, args, cache) -> None:
             tables = Tables()
             setattr(kernel, TABLE, tables)
             _registered.add(kernel)
-        tables.by_key[parts[1]] = Entry(grad, annotated)
+        tables.by_key[parts[0]] = Entry(grad, annotated)
 
 
 @numba.njit(cache=True)
