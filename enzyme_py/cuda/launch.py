@@ -27,12 +27,14 @@ class _Args:
         return self._prepare(self, ty, val, stream, retr, kernelargs)
 
 
-def device_array(value, stream, retr):
-    """`value` on the device: a device array as is, a host array copied (and copied back after
-    the launch through `retr`), any `__cuda_array_interface__` object wrapped."""
-    if cuda.is_cuda_array(value) and not hasattr(value, "copy_to_host"):
-        value = cuda.as_cuda_array(value)      # CuPy, PyTorch, ... (no copy)
-    return wrap_arg(value).to_device(retr, stream)
+def device_pointer(value, stream, retr) -> int:
+    """The device address of array `value`: a device array's own, a host array's copy (copied
+    back after the launch through `retr`), any `__cuda_array_interface__` object's."""
+    view = wrap_arg(value).to_device(retr, stream)
+    ptr = getattr(view, "ptr", None)           # numba-cuda's StridedMemoryView
+    if ptr is None:                            # a DeviceNDArray
+        ptr = view.device_ctypes_pointer.value
+    return int(ptr or 0)
 
 
 class LoadedKernel:
@@ -58,11 +60,10 @@ def parameters(argtypes, annotated, kinds, stream, retr) -> list:
     argument."""
     params, packer = [], _Args()
     for ty, a in zip(argtypes, annotated):
-        value = device_array(a.value, stream, retr) if hasattr(ty, "ndim") else a.value
-        packer._prepare_args(ty, value, stream, retr, params)
+        packer._prepare_args(ty, a.value, stream, retr, params)
     for a, kind in zip(annotated, kinds):
         if kind == "dup":
-            params.append(device_array(a.shadow, stream, retr).device_ctypes_pointer.value or 0)
+            params.append(device_pointer(a.shadow, stream, retr))
     return params
 
 
@@ -71,4 +72,4 @@ def derivative_slots(argtypes, kinds):
     arrays)."""
     arrays = [cuda.to_device(np.zeros(1, dtype=np.float32 if str(ty) == "float32" else np.float64))
               for ty, k in zip(argtypes, kinds) if k == "active"]
-    return [d.device_ctypes_pointer.value for d in arrays], arrays
+    return [device_pointer(d, 0, []) for d in arrays], arrays
