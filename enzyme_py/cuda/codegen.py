@@ -19,7 +19,9 @@ import tempfile
 import llvmlite.binding as llvm
 from numba.cuda.cudadrv.libs import get_libdevice
 
-from ir_passes import UnsupportedError
+from ir_passes import UnsupportedError, parse_module, print_module
+from ir_passes.ir.parser import ParseError
+from ir_passes.transforms.common.early_loads import issue_loads_early
 from ir_passes.rules.libdevice import SELECTED
 
 from ..timings import stage
@@ -54,8 +56,46 @@ def ptx(text: str, kernel: str, cc) -> str:
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(module, pb)
+    module = llvm.parse_assembly(early_loads(str(module), kernel))
     module.verify()
     return tm.emit_assembly(module)
+
+
+def early_loads(text: str, kernel: str) -> str:
+    """The optimised module with the kernel's loads issued early
+    (ir_passes/transforms/common/early_loads.py). Only the kernel is parsed: the other functions
+    (libdevice's, some with inline assembly, which ir_passes does not model) are declared in
+    its place, with their attributes. A kernel with inline assembly, or with instructions the
+    parser does not model (an atomic on a constant expression), is left as it is."""
+    chunks = _definitions(text)
+    own = [c for c in chunks if _KERNEL.match(c) and _KERNEL.match(c).group(1).strip('"') == kernel]
+    if len(own) != 1 or " asm " in own[0]:
+        return text
+    rest = text
+    for c in chunks:
+        rest = rest.replace(c, "" if c is own[0] else _as_declaration(c))
+    try:
+        parsed = parse_module(rest + "\n" + own[0])
+    except ParseError:             # optimised IR that ir_passes does not model: left as it is
+        return text
+    if issue_loads_early(parsed, parsed.functions[kernel]) == 0:
+        return text
+    printed = [c for c in _definitions(print_module(parsed)) if _KERNEL.match(c)]
+    return text.replace(own[0], printed[0])
+
+
+_DEFINE = re.compile(r"^define .*?\{$.*?^\}$", re.M | re.S)
+
+
+def _definitions(text: str) -> list:
+    return _DEFINE.findall(text)
+
+
+def _as_declaration(chunk: str) -> str:
+    header = chunk.split("\n", 1)[0].rstrip(" {")
+    header = re.sub(r"^define (?:(?:internal|private|linkonce_odr|weak_odr|dso_local) )*", "declare ",
+                    header)
+    return header
 
 
 def _check_selectable(text) -> None:

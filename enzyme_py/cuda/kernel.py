@@ -185,8 +185,12 @@ def _finish(module, body, shared, activity, n_kernel, name, extra) -> None:
     """Add the wrapper kernel around `<name>.body` (see the module docstring)."""
     kernel_params = body.params[:n_kernel]
     dup_kernel = [k for k in range(n_kernel) if activity[k] == "dup"]
-    params = [f"{p.type} %p{k}" for k, p in enumerate(kernel_params)]
-    params += [f"ptr %shadow.{k}" for k in dup_kernel]
+    # the body's `noalias` (disjoint arrays) holds for the kernel's own parameters too
+    grad = module.functions[f"{name}.body"]
+    attrs = {p.name: p for p in grad.params}
+    params = [f"{p.type} {_noalias(attrs.get(p.name))}%p{k}" for k, p in enumerate(kernel_params)]
+    params += [f"ptr {_noalias(attrs.get(kernel_params[k].name + '.shadow'))}%shadow.{k}"
+               for k in dup_kernel]
     params += [f"{t} %{n}" for t, n in extra]
     globals_, lines = [], ["entry:"]
     if shared:
@@ -217,6 +221,10 @@ def _finish(module, body, shared, activity, n_kernel, name, extra) -> None:
                 module.items.append(item)
         elif item.name not in module.functions:
             module.add_function(item)
+
+
+def _noalias(param) -> str:
+    return "noalias " if param is not None and "noalias" in param.attrs.split() else ""
 
 
 def _thread_position() -> list:
