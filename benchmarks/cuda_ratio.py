@@ -71,7 +71,7 @@ def main(argv):
         compiled, annotated = _compiled(config, args, Reverse, "auto", None)
         loaded = compiled.load()
         params = parameters(compiled.argtypes, annotated, compiled.kinds, config.stream, [])
-        pointers, slots = derivative_slots(compiled.argtypes, compiled.kinds)
+        pointers, slots = derivative_slots(compiled.argtypes, compiled.kinds, {}, config.stream)
         params += pointers
         alone = _timed(lambda: loaded.launch(config.griddim, config.blockdim, config.stream,
                                              config.sharedmem, params))

@@ -63,6 +63,7 @@ class CompiledKernel:
     layout: Any = None
     _ptx: dict = field(default_factory=dict)
     _loaded: dict = field(default_factory=dict)
+    _slots: dict = field(default_factory=dict)      # (device, thread) -> derivative slots
 
     def ptx(self, cc=None) -> str:
         """The PTX of the kernel for compute capability cc (default: the one it was built for)."""
@@ -111,7 +112,8 @@ def autodiff(config, *args, mode=Reverse, cache="auto"):
         params += [_tangent(ty, a) for ty, a, k in zip(compiled.argtypes, annotated, compiled.kinds)
                    if k == "active"]
     else:
-        pointers, slots = derivative_slots(compiled.argtypes, compiled.kinds)
+        pointers, slots = derivative_slots(compiled.argtypes, compiled.kinds, compiled._slots,
+                                           stream)
         params += pointers
     loaded.launch(config.griddim, config.blockdim, stream, config.sharedmem, params)
     for wb in retr:
@@ -121,7 +123,7 @@ def autodiff(config, *args, mode=Reverse, cache="auto"):
     result, it = [None] * len(args), iter(slots)
     for pos, kind in enumerate(compiled.kinds):
         if kind == "active":
-            result[pos] = float(next(it).copy_to_host()[0])
+            result[pos] = float(next(it).copy_to_host(stream=stream)[0])
     return tuple(result)
 
 

@@ -7,12 +7,15 @@ Active scalar a pointer to a one-element device array that receives its derivati
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from cuda.core import LaunchConfig, launch
 from numba import cuda
 from numba.cuda._compat import CUDA_CORE_GE_1_0
 from numba.cuda.args import wrap_arg
 from numba.cuda.cudadrv.devices import get_context
+from numba.cuda.cudadrv.driver import device_memset
 from numba.cuda.dispatcher import _Kernel
 
 
@@ -67,9 +70,16 @@ def parameters(argtypes, annotated, kinds, stream, retr) -> list:
     return params
 
 
-def derivative_slots(argtypes, kinds):
+def derivative_slots(argtypes, kinds, cache: dict, stream):
     """A zeroed one-element device array per Active argument, of its type: (their pointers, the
-    arrays)."""
-    arrays = [cuda.to_device(np.zeros(1, dtype=np.float32 if str(ty) == "float32" else np.float64))
-              for ty, k in zip(argtypes, kinds) if k == "active"]
+    arrays). The arrays are made once per device and thread (`cache`, the compiled kernel's) and
+    zeroed on `stream` at each call: an allocation per call would cost more than the kernel."""
+    key = (cuda.get_current_device().id, threading.get_ident())
+    arrays = cache.get(key)
+    if arrays is None:
+        arrays = cache[key] = [
+            cuda.to_device(np.zeros(1, dtype=np.float32 if str(ty) == "float32" else np.float64))
+            for ty, k in zip(argtypes, kinds) if k == "active"]
+    for d in arrays:
+        device_memset(d, 0, d.nbytes, stream=stream)
     return [device_pointer(d, 0, []) for d in arrays], arrays
