@@ -26,7 +26,7 @@ import inspect
 import numpy as np
 from numba import cuda
 
-from ir_passes import UnsupportedError
+from ir_passes import Activity, UnsupportedError
 
 from ..annotations import Active, BatchDuplicated, Const, Forward, Reverse, as_annotation
 from .capture import capture
@@ -44,7 +44,7 @@ _BYTE_BOUNDS = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None
 class CompiledKernel:
     """A generated CUDA kernel and the texts that produced it.
 
-    `name`: its symbol. `mode`: Reverse or Forward. `kinds`: "const", "dup", "active" per argument.
+    `name`: its symbol. `mode`: Reverse or Forward. `kinds`: an Activity per argument.
     Texts, for debugging: `captured` (numba-cuda's NVVM IR, linked), `cleaned` (after O2: the
     input of ir_passes), `generated` (the kernel, its body and helpers: what `ptx` compiles).
     `updates`: how each shadow update is made (ir_passes/transforms/reverse/shadow_updates.py).
@@ -110,7 +110,7 @@ def autodiff(config, *args, mode=Reverse, cache="auto"):
     slots = []
     if mode is Forward:
         params += [_tangent(ty, a) for ty, a, k in zip(compiled.argtypes, annotated, compiled.kinds)
-                   if k == "active"]
+                   if k == Activity.ACTIVE]
     else:
         pointers, slots = derivative_slots(compiled.argtypes, compiled.kinds, compiled._slots,
                                            stream)
@@ -122,7 +122,7 @@ def autodiff(config, *args, mode=Reverse, cache="auto"):
         return None
     result, it = [None] * len(args), iter(slots)
     for pos, kind in enumerate(compiled.kinds):
-        if kind == "active":
+        if kind == Activity.ACTIVE:
             result[pos] = float(next(it).copy_to_host(stream=stream)[0])
     return tuple(result)
 
@@ -176,7 +176,7 @@ def build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc) -> Comp
 
 
 def _name(dispatcher, kinds, mode) -> str:
-    tag = "".join({"const": "c", "dup": "d", "active": "a"}[k] for k in kinds)
+    tag = "".join({Activity.CONST: "c", Activity.DUP: "d", Activity.ACTIVE: "a"}[Activity(k)] for k in kinds)
     return f"enzpy_{dispatcher.py_func.__name__}_{mode.name.lower()}_{tag}_{_stats['compiles']}"
 
 
@@ -216,14 +216,14 @@ def _validate(pos, ann, mode) -> str:
         raise NotImplementedError(f"{where}: BatchDuplicated is not supported for CUDA kernels; "
                                   "launch once per direction")
     if isinstance(ann, Const):
-        return "const"
+        return Activity.CONST
     if isinstance(ann, Active):
         if not isinstance(ann.value, (float, np.floating)) or _is_array(ann.value):
             raise TypeError(f"{where}: Active needs a real float scalar, got "
                             f"{type(ann.value).__name__}; pass float(x) or mark it Const")
         if mode is Forward and ann.tangent is None:
             raise TypeError(f"{where}: in forward mode Active(x, dx) needs the tangent dx")
-        return "active"
+        return Activity.ACTIVE
     value, shadow = ann.value, ann.shadow
     if not _is_array(value):
         raise TypeError(f"{where}: Duplicated is for float arrays (NumPy or device arrays), got "
@@ -239,7 +239,7 @@ def _validate(pos, ann, mode) -> str:
                              f"array's {_attr(value, what)}; use an array of zeros like it")
     if isinstance(shadow, np.ndarray) and not shadow.flags.writeable:
         raise ValueError(f"{where}: the shadow is read-only; derivatives are added into it")
-    return "dup"
+    return Activity.DUP
 
 
 def _is_array(v) -> bool:

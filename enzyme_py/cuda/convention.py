@@ -10,6 +10,8 @@ from __future__ import annotations
 from numba.core import types
 from numba.cuda.descriptor import cuda_target
 
+from ir_passes import Activity
+
 from ..bridge import layout
 
 FIRST = 0
@@ -39,14 +41,14 @@ def row_lengths(argtypes) -> dict:
 
 
 def build_activity(argtypes, kinds) -> list:
-    """One of "const", "dup", "active" per LLVM parameter of the kernel."""
+    """An Activity per LLVM parameter of the kernel."""
     layouts = arg_layouts(argtypes)
-    activity = ["const"] * sum(len(lay.params) for lay in layouts)
+    activity = [Activity.CONST] * sum(len(lay.params) for lay in layouts)
     for ty, kind, lay in zip(argtypes, kinds, layouts):
-        if kind == "dup":
-            activity[lay.data] = "dup"
-        elif kind == "active":
+        if kind == Activity.DUP:
+            activity[lay.data] = Activity.DUP
+        elif kind == Activity.ACTIVE:
             if len(lay.params) != 1 or not isinstance(ty, types.Float):
                 raise TypeError(f"only float scalars can be Active, not {ty}")
-            activity[lay.params[0]] = "active"
+            activity[lay.params[0]] = Activity.ACTIVE
     return activity

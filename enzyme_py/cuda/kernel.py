@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ir_passes import Heap, UnsupportedError, forward_mode, parse_module, print_module, reverse_mode
+from ir_passes import Activity, Heap, UnsupportedError, forward_mode, parse_module, print_module, reverse_mode
 from ir_passes.analysis.sharing import nvptx_iterations
 from ir_passes.ir import types as T
 from ir_passes.ir.instructions import Instruction
@@ -77,7 +77,7 @@ def reverse_kernel(cleaned, fn_name, argtypes, kinds, name, launch=Launch(), cac
                      counts=None, extents=array_extents(argtypes), heap=DEVICE_HEAP,
                      threads=threads, park=False)
     n_kernel = len(activity) - len(shared)
-    dout = [k for k, a in enumerate(activity) if a == "active"]
+    dout = [k for k, a in enumerate(activity) if a == Activity.ACTIVE]
     extra = [("ptr", f"dout.{k}") for k in dout]
     _finish(module, body, shared, activity, n_kernel, name, extra)
     return Generated(print_module(module), name, activity, shared, g, list(g.updates.report))
@@ -92,7 +92,7 @@ def forward_kernel(cleaned, fn_name, argtypes, kinds, name, noalias=False) -> Ge
                  noalias_shadows=noalias)
     n_kernel = len(activity) - len(shared)
     extra = [(str(body.params[k].type), f"tangent.{k}") for k, a in enumerate(activity)
-             if a == "active"]
+             if a == Activity.ACTIVE]
     _finish(module, body, shared, activity, n_kernel, name, extra)
     return Generated(print_module(module), name, activity, shared)
 
@@ -112,7 +112,7 @@ def _iterations(body, shared, argtypes, launch):
 
 
 def _shared_activity(s) -> str:
-    return "dup" if isinstance(s.element, T.FloatType) else "const"
+    return Activity.DUP if isinstance(s.element, T.FloatType) else Activity.CONST
 
 
 def _prepare(cleaned, fn_name):
@@ -184,7 +184,7 @@ def _shared_value(fn, text, params, made, inst):
 def _finish(module, body, shared, activity, n_kernel, name, extra) -> None:
     """Add the wrapper kernel around `<name>.body` (see the module docstring)."""
     kernel_params = body.params[:n_kernel]
-    dup_kernel = [k for k in range(n_kernel) if activity[k] == "dup"]
+    dup_kernel = [k for k in range(n_kernel) if activity[k] == Activity.DUP]
     # the body's `noalias` (disjoint arrays) holds for the kernel's own parameters too
     grad = module.functions[f"{name}.body"]
     attrs = {p.name: p for p in grad.params}
@@ -199,7 +199,7 @@ def _finish(module, body, shared, activity, n_kernel, name, extra) -> None:
     body_args += [f"ptr addrspacecast (ptr addrspace(3) @{s.symbol} to ptr)" for s in shared]
     body_args += [f"ptr %shadow.{k}" for k in dup_kernel]
     for j, s in enumerate(shared):
-        if activity[s.param] != "dup":
+        if activity[s.param] != Activity.DUP:
             continue
         sym = f'"{name}.shared.{j}"'
         globals_.append(f"@{sym} = internal addrspace(3) global [{s.count} x {s.element}] undef, "

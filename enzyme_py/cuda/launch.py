@@ -17,6 +17,7 @@ from numba.cuda.args import wrap_arg
 from numba.cuda.cudadrv.devices import get_context
 from numba.cuda.cudadrv.driver import device_memset
 from numba.cuda.dispatcher import _Kernel
+from ir_passes import Activity
 
 
 class _Args:
@@ -65,7 +66,7 @@ def parameters(argtypes, annotated, kinds, stream, retr) -> list:
     for ty, a in zip(argtypes, annotated):
         packer._prepare_args(ty, a.value, stream, retr, params)
     for a, kind in zip(annotated, kinds):
-        if kind == "dup":
+        if kind == Activity.DUP:
             params.append(device_pointer(a.shadow, stream, retr))
     return params
 
@@ -79,7 +80,7 @@ def derivative_slots(argtypes, kinds, cache: dict, stream):
     if arrays is None:
         arrays = cache[key] = [
             cuda.to_device(np.zeros(1, dtype=np.float32 if str(ty) == "float32" else np.float64))
-            for ty, k in zip(argtypes, kinds) if k == "active"]
+            for ty, k in zip(argtypes, kinds) if k == Activity.ACTIVE]
     for d in arrays:
         device_memset(d, 0, d.nbytes, stream=stream)
     return [device_pointer(d, 0, []) for d in arrays], arrays
