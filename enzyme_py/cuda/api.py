@@ -271,11 +271,28 @@ def _ranges(annotated) -> list:
                 lo, hi = _byte_bounds(arr)
                 out.append(("host", lo, hi, i, which))
             else:
-                cai = arr.__cuda_array_interface__
-                lo = cai["data"][0]
-                n = int(np.prod(cai["shape"])) * np.dtype(cai["typestr"]).itemsize
-                out.append(("device", lo, lo + max(n, 1), i, which))
+                lo, hi = _device_bounds(arr.__cuda_array_interface__)
+                out.append(("device", lo, hi, i, which))
     return out
+
+
+def _device_bounds(cai) -> tuple:
+    """[first byte, one past the last) a `__cuda_array_interface__` array touches, with its
+    strides (a strided view reaches further than its size says)."""
+    base = cai["data"][0]
+    shape = tuple(cai["shape"])
+    itemsize = np.dtype(cai["typestr"]).itemsize
+    if any(n == 0 for n in shape):
+        return base, base + 1
+    strides = cai.get("strides")
+    if strides is None:                  # C-contiguous
+        strides, step = [], itemsize
+        for n in reversed(shape):
+            strides.insert(0, step)
+            step *= n
+    lo = base + sum(s * (n - 1) for s, n in zip(strides, shape) if s < 0)
+    hi = base + sum(s * (n - 1) for s, n in zip(strides, shape) if s > 0) + itemsize
+    return lo, hi
 
 
 def _byte_bounds(a):
