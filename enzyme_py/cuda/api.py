@@ -37,6 +37,7 @@ from .kernel import Launch, forward_kernel, reverse_kernel
 from .launch import LoadedKernel, derivative_slots, parameters
 
 DEFAULT_CC = (8, 0)
+WARP_ADD_CC = (7, 0)     # activemask and match.any.sync: warp-aggregated shadow updates
 _BYTE_BOUNDS = getattr(getattr(np.lib, "array_utils", None), "byte_bounds", None)
 
 
@@ -166,7 +167,8 @@ def build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc) -> Comp
             gen = forward_kernel(cleaned, cap.fn_name, argtypes, kinds, name, noalias=noalias)
         else:
             gen = reverse_kernel(cleaned, cap.fn_name, argtypes, kinds, name, launch,
-                                 cache="minimal" if cache == "auto" else cache, noalias=noalias)
+                                 cache="minimal" if cache == "auto" else cache, noalias=noalias,
+                                 warp_add=tuple(cc) >= WARP_ADD_CC)
     except Exception as exc:
         raise _in_python_terms(exc, dispatcher, argtypes) from None
     _stats["compiles"] += 1

@@ -101,8 +101,30 @@ def host_text(text: str) -> str:
             raise NotImplementedError(f"the harness does not emulate %{reg}")
         extra.append(f"define internal i32 @enzpy.host.sreg.{reg}() {{\n  %v = call i32 "
                      f"@enzpy_host_sreg(i32 {SREGS.index(reg)})\n  ret i32 %v\n}}")
+    text, warp = _warp_on_host(text)
     text = _libdevice_on_host(text)
-    return text + "\n" + "\n".join(extra) + "\n"
+    return text + "\n" + "\n".join(extra + warp) + "\n"
+
+
+# Warp intrinsics of the warp-aggregated add (ir_passes/runtime/warp_add.py): threads run one at
+# a time here, so no warp is ever full and each thread takes the helper's own-atomic path.
+_WARP = {"activemask()": ("i32 @enzpy.host.activemask()", "ret i32 0"),
+         "match.any.sync.i64(": ("i32 @enzpy.host.match(i32 %m, i64 %v)", "ret i32 0"),
+         "shfl.sync.bfly.i32(": ("i32 @enzpy.host.shfl(i32 %m, i32 %v, i32 %o, i32 %c)",
+                                 "ret i32 %v")}
+
+
+def _warp_on_host(text: str) -> tuple:
+    extra = []
+    for call, (signature, body) in _WARP.items():
+        if f"@llvm.nvvm.{call}" not in text:
+            continue
+        name = signature.split("@")[1].split("(")[0]
+        text = re.sub(r"^declare [^\n]*@llvm\.nvvm\." + re.escape(call) + r"[^\n]*$", "", text,
+                      flags=re.M)
+        text = text.replace(f"@llvm.nvvm.{call}", f"@{name}" + ("()" if call.endswith(")") else "("))
+        extra.append(f"define internal {signature} {{\n  {body}\n}}")
+    return text, extra
 
 
 def _libdevice_on_host(text: str) -> str:

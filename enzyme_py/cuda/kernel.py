@@ -68,11 +68,12 @@ class Launch:
 
 @stage("AD")
 def reverse_kernel(cleaned, fn_name, argtypes, kinds, name, launch=Launch(), cache="minimal",
-                   noalias=False) -> Generated:
+                   noalias=False, warp_add=False) -> Generated:
     """Add kernel `name`, the reverse-mode gradient of kernel `fn_name` (module text `cleaned`)."""
     module, body, shared = _prepare(cleaned, fn_name)
     activity = build_activity(argtypes, kinds) + [_shared_activity(s) for s in shared]
-    threads = Threads(_iterations(body, shared, argtypes, launch), block_sum="nvptx")
+    threads = Threads(_iterations(body, shared, argtypes, launch), block_sum="nvptx",
+                      warp_add=warp_add)
     g = reverse_mode(module, fn_name, activity, name + ".body", cache=cache, noalias=noalias,
                      counts=None, extents=array_extents(argtypes), heap=DEVICE_HEAP,
                      threads=threads, park=False)

@@ -12,7 +12,9 @@ access, whether that can happen:
   (`Threads.block_sum`; at most `max_privatised` locations, the rest atomic);
 - shared (anything else: a gather `x[idx[i]]`, `x[j]` in a loop over j): `atomicrmw fadd`.
   LLVM's backend makes it a hardware atomic where the target has one (sm_60+ for double) and a
-  compare-and-swap loop elsewhere.
+  compare-and-swap loop elsewhere. With `Threads.warp_add` the add goes through the target's
+  warp-aggregated helper (runtime/warp_add.py): when a converged warp adds into one address
+  (`pos[j]` at the same j in every thread), the lanes sum first and one atomic is made.
 
 The reverse of a store reads the shadow and zeroes it. A primal without data races writes a
 location in one thread only between two barriers, and no other thread reads it there, so that is
@@ -31,6 +33,7 @@ from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, ConstFloat, ConstInt
 from ...runtime.block_sum import ensure as ensure_block_sum
+from ...runtime.warp_add import ensure as ensure_warp_add
 from ..common.atomics import atomic
 
 PLAIN, PRIVATE, PRIVATISED, ATOMIC = "plain", "private", "privatised per block", "atomic"
@@ -40,10 +43,12 @@ PLAIN, PRIVATE, PRIVATISED, ATOMIC = "plain", "private", "privatised per block",
 class Threads:
     """The function runs as many threads at once. `iterations(fn)` returns the
     analysis.sharing.Iterations of the primal `fn` (what indexes a thread). `block_sum`: the
-    target's block reduction for privatised updates ("nvptx"), or None for atomics only."""
+    target's block reduction for privatised updates ("nvptx"), or None for atomics only.
+    `warp_add`: shared updates go through the NVPTX warp-aggregated add (sm_70 and later)."""
     iterations: Callable
     block_sum: str | None = None
     max_privatised: int = 4
+    warp_add: bool = False
 
 
 @dataclass
@@ -102,6 +107,8 @@ class ShadowUpdates:
         elif how == PRIVATISED:
             slot = self._slot(p, d.type)
             b.store(b.accumulate(b.load(d.type, slot), d), slot)
+        elif self.threads.warp_add:
+            b.call(ensure_warp_add(self.g.module, d.type), T.void, [sp, d])
         else:
             atomic(b, "fadd", sp, d, align)
 
