@@ -143,10 +143,11 @@ def _compiled(config, args, mode, cache, cc):
     dispatcher, launch = _launch_of(config)
     annotated = [as_annotation(a) for a in args]
     kinds = tuple(_validate(i, a, mode) for i, a in enumerate(annotated))
-    _check_aliasing(annotated)
+    ranges = _ranges(annotated)
+    _check_aliasing(ranges)
     argtypes = tuple(_typeof(dispatcher, i, a.value) for i, a in enumerate(annotated))
     cc = tuple(cc) if cc is not None else _current_cc()
-    disjoint = _disjoint(annotated)
+    disjoint = not any(True for _ in _overlaps(ranges))
     key = (kinds, argtypes, mode.name, cache, disjoint, launch, cc)
     with _lock:
         per_kernel = _kernels.setdefault(dispatcher, {})
@@ -308,15 +309,12 @@ def _overlaps(ranges):
                 yield a, b
 
 
-def _check_aliasing(annotated) -> None:
-    for a, b in _overlaps(_ranges(annotated)):
+def _check_aliasing(ranges) -> None:
+    """Shadows need memory of their own (`ranges`: _ranges of the annotated arguments)."""
+    for a, b in _overlaps(ranges):
         if "shadow" in (a[4], b[4]) and a[4] != b[4]:
             raise ValueError(f"argument {a[3]}'s {a[4]} and argument {b[3]}'s {b[4]} share "
                              "memory; shadows need memory of their own")
-
-
-def _disjoint(annotated) -> bool:
-    return not any(True for _ in _overlaps(_ranges(annotated)))
 
 
 def _in_python_terms(exc, dispatcher, argtypes):
