@@ -11,7 +11,7 @@ LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passe
 allocate + copy + free.
 """
 from ir_passes import (register_allocator, register_dot, register_heap, register_inactive,
-                       register_success_codes, register_writes_nothing)
+                       register_parallel_for, register_success_codes, register_writes_nothing)
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
 # any other value is an error or an exception
@@ -40,3 +40,6 @@ for _name in ("NRT_incref", "NRT_decref"):
 register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0)
 
 register_heap("NRT_Allocate", "NRT_Free")
+
+# Numba's parallel-for launcher (numba/np/ufunc/parallel.py registers its symbols): prange loops
+register_parallel_for("numba_parallel_for", thread_id="get_thread_id")

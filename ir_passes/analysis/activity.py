@@ -23,6 +23,7 @@ from ..ir.printer import format_instruction
 from ..ir.values import Argument, Constant
 from ..options import Activity, activities
 from ..rules.blas import lookup_blas
+from ..rules.parallel import lookup_parallel, passed_pointers
 from ..rules.effects import allocation_size
 from .types import kind, roots
 
@@ -144,6 +145,8 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True
+            if i.opcode == "call" and lookup_parallel(i.callee_name) is not None:
+                changed |= _launch_shadows(i, insts, act)
             if i.opcode == "call" and differentiated(act, i):
                 for o in i.ops:
                     for r in _alloca_roots(o) if kind(o.type) == "ptr" else ():
@@ -173,6 +176,17 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
             if hit:
                 act.varying.add(id(i))
                 changed = True
+
+
+def _launch_shadows(call, insts, act: ActivityInfo) -> bool:
+    """A parallel-for launch whose arguments hold shadowed memory may write differentiable data
+    into the local memory of any of them (rules/parallel.py)."""
+    passed = passed_pointers(call, insts)
+    if not any(id(p) in act.shadowed for p in passed):
+        return False
+    new = [r for p in passed for r in _alloca_roots(p) if id(r) not in act.shadowed]
+    act.shadowed.update(id(r) for r in new)
+    return bool(new)
 
 
 def _const_memory(p, act: ActivityInfo) -> bool:

@@ -31,6 +31,7 @@ from .calls import DERIVED, free_name
 from .forward_sweep import ForwardSweep
 from .fusion import fused_loops
 from .gradient import Gradient, Sweep
+from .parallel_launch import PENDING as PARALLEL
 from .recurrence import fill as fill_recurrences
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
@@ -101,8 +102,23 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         gs, fs, rs = synthesize(module, callee, list(act), aug + ".combined", cache, False, success_codes, True)
         gs.splice(rs.put_back_marker, lambda b: None)
         split(gs, fs, rs, aug, rev_name)
+    derive_parallel_bodies(module, cache, success_codes)
     use_vector_variants(module, vector_library)
     return g
+
+
+def derive_parallel_bodies(module, cache, success_codes) -> None:
+    """The split gradients of parallel loop bodies (parallel_launch.py), their shadow updates
+    safe on many threads; a body differentiates only code inlined into it."""
+    for body in module.pending.pop(PARALLEL, []):
+        gs, fs, rs = synthesize(module, body.name, list(body.activity), body.aug + ".combined",
+                                cache, body.noalias, success_codes, True, threads=body.threads)
+        if module.pending.get(DERIVED):
+            raise UnsupportedError(f"the call to `{module.pending[DERIVED][0][0]}` in a parallel "
+                                   "loop is not inlined: a parallel loop differentiates only code "
+                                   "inlined into it")
+        gs.splice(rs.put_back_marker, lambda b: None)
+        split(gs, fs, rs, body.aug, body.rev)
 
 
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,

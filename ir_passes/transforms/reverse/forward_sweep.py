@@ -21,6 +21,7 @@ from ...runtime import heap
 from ...runtime.helpers import ensure
 from ..common.stand_in import stand_in_shadow
 from .calls import forward_call, fwd_field_address
+from .parallel_launch import forward_launch, launches
 from .retain import retain
 from .success import success_test
 
@@ -55,6 +56,9 @@ class ForwardSweep:
             self.fb[blk] = g.new_block("fwd." + blk.name)
         for blk in g.dom.order:
             for inst in blk.instructions:
+                if inst.opcode == "call" and launches(g, inst):
+                    self.vmap[inst] = forward_launch(self, inst, blk)
+                    continue
                 if inst.opcode == "call" and differentiated(g.act, inst):
                     self.vmap[inst] = forward_call(self, inst, blk)
                     continue

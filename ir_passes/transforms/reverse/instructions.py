@@ -10,6 +10,7 @@ from ...rules.registry import lookup
 from ..common.atomics import reverse_atomic
 from . import calls, memory
 from .availability import Lazy
+from .parallel_launch import launches, reverse_launch
 
 NO_ADJOINT = {"phi"}  # phi adjoints move along edges (reverse_sweep.py)
 
@@ -50,6 +51,9 @@ def apply_rule(g, rule, inst, block, b) -> None:
 def reverse_call(g, inst, block, b) -> None:
     if differentiated(g.act, inst):
         calls.reverse_call(g, inst, block, b)
+        return
+    if launches(g, inst):
+        reverse_launch(g, inst, block, b)
         return
     if g.act.has_shadow(inst):  # an allocation's data pointer: its shadow is freed at the end
         return

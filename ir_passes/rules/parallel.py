@@ -1,0 +1,64 @@
+"""Parallel-for entry points: a host's launcher that runs an outlined loop body on all threads.
+
+A record says where the launcher's arguments are. Its calling convention is a gufunc's, as
+Numba's `numba_parallel_for` has it:
+
+    launch(body, char **args, i64 *dims, i64 *steps, void *data, i64 inner_ndim,
+           i64 array_count, i64 nthreads)
+
+splits `dims[0]` schedule entries among the threads and calls `body(args', dims', steps, data)`
+once per task, with `args'[j] = args[j] + steps[j] * first` (j < array_count) and `dims'` a copy
+of `dims[0 .. inner_ndim]` whose first entry is the task's count. `args[0]` is the schedule:
+per entry, the inclusive [start, stop] of the loop's index (`steps[0]` bytes); the other
+`args[j]` are the data of the loop's arrays and scalars, with `steps[j] == 0`. A body may ask
+the runtime for the id of the thread running it (`thread_id`): a reduction keeps its partial
+results in an array indexed by it.
+
+Reverse mode runs the body's augmented forward sweep and its reverse sweep through the same
+launcher (transforms/reverse/parallel_launch.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PARALLEL: dict = {}     # launcher name -> its record
+
+
+@dataclass(frozen=True)
+class ParallelFor:
+    """A launcher; the fields are argument indices, `thread_id` the runtime's thread id
+    function (`i64 ()`)."""
+    name: str
+    thread_id: str
+    body: int = 0
+    args: int = 1
+    dims: int = 2
+    steps: int = 3
+    data: int = 4
+    inner_ndim: int = 5
+    array_count: int = 6
+    threads: int = 7
+
+
+def register_parallel_for(name: str, thread_id: str) -> ParallelFor:
+    """Register the launcher `name` (gufunc convention, see the module docstring)."""
+    PARALLEL[name] = ParallelFor(name, thread_id)
+    return PARALLEL[name]
+
+
+def lookup_parallel(name: str | None):
+    """The record of launcher `name`, or None."""
+    return PARALLEL.get(name) if name else None
+
+
+def passed_pointers(call, instructions) -> list:
+    """The pointers a launch passes to its body: those stored into its `args` array (a body
+    may write differentiable data into any of them)."""
+    args = call.ops[lookup_parallel(call.callee_name).args]
+    out = []
+    for i in instructions:
+        if i.opcode == "store" and i.ops[0].type.is_ptr and \
+                (i.ops[1] is args or getattr(i.ops[1], "opcode", "") == "getelementptr"
+                 and i.ops[1].ops[0] is args):
+            out.append(i.ops[0])
+    return out

@@ -1,0 +1,223 @@
+"""The loop body of a parallel-for as a function reverse mode can differentiate.
+
+The launcher calls its body as `body(args, dims, steps, data)` (rules/parallel.py): the loop's
+arrays arrive as pointers loaded from `args`. A copy of the body takes them as parameters of
+their own, so that each gets its activity and the analyses see distinct objects:
+
+    body'(args, dims, steps, data, tid, a_1, ..., a_{n-1})
+
+- `load ptr (args + 8j)`, 1 <= j < n, becomes `a_j` (`args[0]`, the schedule, stays);
+- `load i64 (steps + 8j)`, 1 <= j < n, becomes 0: the launcher's convention (the launch
+  functions pass those steps as 0 too);
+- the runtime's thread id call becomes `tid`, which the task passes in: each sweep asks the
+  runtime again, so a reduction's partial results are the running thread's own.
+
+`iterations` names what indexes an iteration for analysis/sharing.py: the induction variable
+that starts at a schedule entry's first index. A reduction (a partial result indexed by `tid`)
+must be a sum: its adjoint is then the same in every partial result, whichever thread reverses
+which iterations (`check_reductions`).
+"""
+from __future__ import annotations
+
+from ...analysis.sharing import Iterations
+from ...errors import UnsupportedError
+from ...ir import types as T
+from ...ir.parser import parse_module
+from ...ir.printer import format_function, ref_name
+from ...ir.values import Argument, ConstInt
+from ..common import diagnostics
+
+ARGS, DIMS, STEPS, DATA, TID = range(5)
+NAME = "enzpy.parfor.body"
+
+
+def make_body(module, wrapper: str, n: int, thread_id: str) -> str:
+    """Add the copy of @wrapper (n arguments in `args`) described in the module docstring;
+    returns its name."""
+    names = module.derived.setdefault("parallel body", {})
+    if wrapper in names:
+        return names[wrapper]
+    name = f"{NAME}.{len(names)}"
+    text = format_function(module.functions[wrapper]).replace(
+        f"@{ref_name(wrapper)}(", f"@{ref_name(name)}(", 1)
+    fn = parse_module(text).functions[name]
+    fn.prefix = "define internal"
+    extra = [Argument(T.i64, "tid", "", TID)] + \
+        [Argument(T.ptr, f"array.{j}", "", TID + j) for j in range(1, n)]
+    fn.params = fn.params[:4] + extra
+    replaced = {}
+    for blk in fn.blocks:
+        for inst in blk.instructions:
+            new = _replacement(inst, fn, n, thread_id)
+            if new is not None:
+                replaced[id(inst)] = new
+    _check_args_uses(module, fn)
+    for blk in fn.blocks:
+        blk.instructions = [i for i in blk.instructions if id(i) not in replaced]
+        for inst in blk.instructions:
+            inst.ops = [replaced.get(id(o), o) for o in inst.ops]
+    _drop_dead_geps(fn)
+    module.add_function(fn)
+    names[wrapper] = name
+    return name
+
+
+def _replacement(inst, fn, n, thread_id):
+    if inst.opcode == "call" and inst.callee_name == thread_id:
+        return fn.params[TID]
+    if inst.opcode != "load":
+        return None
+    base, offset = _constant_offset(inst.ops[0])
+    if offset is None or offset % 8 or not 1 <= offset // 8 < n:
+        return None
+    if base is fn.params[ARGS] and inst.type.is_ptr:
+        return fn.params[TID + offset // 8]
+    if base is fn.params[STEPS] and inst.type == T.i64:
+        return ConstInt(T.i64, 0)
+    return None
+
+
+def _constant_offset(p):
+    """(base, byte offset) of `gep base, const` or of a parameter itself; else (None, None)."""
+    if isinstance(p, Argument):
+        return p, 0
+    if getattr(p, "opcode", "") == "getelementptr" and len(p.ops) == 2 and \
+            isinstance(p.ops[1], ConstInt) and isinstance(p.ops[0], Argument):
+        return p.ops[0], p.ops[1].value * T.size_of(p.source_type)
+    return None, None
+
+
+def _check_args_uses(module, fn) -> None:
+    """`args` may only be read at constant offsets (the launcher's layout)."""
+    args = fn.params[ARGS]
+    for inst in fn.instructions():
+        if any(o is args for o in inst.ops):
+            ok = inst.opcode == "load" or (inst.opcode == "getelementptr" and
+                                           _constant_offset(inst)[0] is args and
+                                           all(u.opcode == "load" for u in _users(fn, inst)))
+            if not ok:
+                raise UnsupportedError("a parallel loop body reads its arguments in an "
+                                       "unexpected way", diagnostics.describe(inst))
+
+
+def _users(fn, v):
+    return [i for i in fn.instructions() if any(o is v for o in i.ops)]
+
+
+def _drop_dead_geps(fn) -> None:
+    used = {id(o) for i in fn.instructions() for o in i.ops}
+    for blk in fn.blocks:
+        blk.instructions = [i for i in blk.instructions
+                            if i.opcode != "getelementptr" or id(i) in used]
+
+
+# ---- analysis facts for the body -------------------------------------------------------------
+
+def iterations(fn) -> Iterations:
+    """The body's iterations (analysis/sharing.py): the induction variable that starts at a
+    schedule entry's first index, when the schedule is one-dimensional; `tid` varies."""
+    tid = fn.params[TID]
+    sched = [i for i in fn.instructions() if i.opcode == "load" and i.type.is_ptr
+             and i.ops[0] is fn.params[ARGS]]
+    entries = _entries(fn, sched)
+    if any(_entry_offset(i.ops[0], entries) not in (0, 8) for i in fn.instructions()
+           if i.opcode == "load" and _entry_offset(i.ops[0], entries) is not None):
+        return Iterations(varying=(tid,))        # a schedule of several dimensions
+    index = []
+    for blk in fn.blocks:
+        for phi in blk.phis():
+            if _counts_from_start(phi, entries):
+                index.append(phi)
+    return Iterations(index=tuple(index), varying=(tid,))
+
+
+def _entries(fn, sched) -> set:
+    """Pointers to a schedule entry: the schedule, or `gep i8 schedule, x`."""
+    ids = {id(s) for s in sched}
+    out = set(ids)
+    for i in fn.instructions():
+        if i.opcode == "getelementptr" and len(i.ops) == 2 and id(i.ops[0]) in ids and \
+                not isinstance(i.ops[1], ConstInt):
+            out.add(id(i))
+    return out
+
+
+def _entry_offset(p, entries):
+    """The byte offset of p within a schedule entry, or None when p is not in one."""
+    if id(p) in entries:
+        return 0
+    if getattr(p, "opcode", "") == "getelementptr" and len(p.ops) == 2 and \
+            id(p.ops[0]) in entries and isinstance(p.ops[1], ConstInt):
+        return p.ops[1].value * T.size_of(p.source_type)
+    return None
+
+
+def _counts_from_start(phi, entries) -> bool:
+    """phi = [start, outside], [phi + 1, inside], with start loaded from an entry's offset 0."""
+    if len(phi.ops) != 2 or phi.type != T.i64:
+        return False
+    for a, b in (phi.ops, phi.ops[::-1]):
+        if getattr(a, "opcode", "") == "load" and _entry_offset(a.ops[0], entries) == 0 and \
+                getattr(b, "opcode", "") == "add" and \
+                any(o is phi for o in b.ops) and any(isinstance(o, ConstInt) and o.value == 1
+                                                      for o in b.ops):
+            return True
+    return False
+
+
+def check_reductions(module, fn) -> None:
+    """Every float stored at an address that depends on `tid` must be the value loaded from
+    there plus other terms (a sum reduction); refuse anything else."""
+    tid = fn.params[TID]
+    depends = _dependents(fn, tid)
+    for inst in fn.instructions():
+        if inst.opcode == "store" and id(inst.ops[1]) in depends and inst.ops[0].type.is_float:
+            if not _sum_of_load(inst.ops[0], inst.ops[1], set()):
+                raise diagnostics.unsupported(
+                    module, "a parallel reduction that is not a sum (+=)", inst,
+                    "write the reduction as `s += ...`, or differentiate a serial loop")
+        elif inst.opcode == "load" and id(inst.ops[0]) in depends and inst.type.is_float:
+            if not all(_in_sum(u, fn) for u in _users(fn, inst)):
+                raise diagnostics.unsupported(
+                    module, "a parallel reduction's partial result is used other than in its sum",
+                    inst)
+
+
+def _dependents(fn, v) -> set:
+    out = {id(v)}
+    changed = True
+    while changed:
+        changed = False
+        for i in fn.instructions():
+            if id(i) not in out and i.opcode != "load" and any(id(o) in out for o in i.ops):
+                out.add(id(i))
+                changed = True
+    return out
+
+
+def _sum_of_load(v, address, seen) -> bool:
+    """Is v = load(address) + terms, through fadd / fsub (first operand) / phi?"""
+    if id(v) in seen:
+        return True
+    seen.add(id(v))
+    op = getattr(v, "opcode", "")
+    if op == "load":
+        return v.ops[0] is address
+    if op == "phi":
+        return all(_sum_of_load(o, address, seen) for o in v.ops)
+    if op == "fadd":
+        return any(_sum_of_load(o, address, set(seen)) for o in v.ops)
+    if op == "fsub":
+        return _sum_of_load(v.ops[0], address, seen)
+    return False
+
+
+def _in_sum(u, fn) -> bool:
+    """A use of a partial result inside its sum: a phi, fadd, fsub's first operand or the store
+    back (checked by the store), recursively."""
+    if u.opcode == "store":
+        return True
+    if u.opcode not in ("phi", "fadd", "fsub"):
+        return False
+    return all(_in_sum(w, fn) for w in _users(fn, u) if w is not u) if u.opcode != "phi" else \
+        all(w.opcode in ("phi", "fadd", "fsub", "store") for w in _users(fn, u))

@@ -1,0 +1,308 @@
+"""Reverse mode of a parallel-for launch (rules/parallel.py): both sweeps on all threads.
+
+The loop body becomes a function of its own (parallel_body.py) whose split gradient the driver
+builds with `Threads` (shadow_updates.py: private updates are plain, others atomic). At the
+launch the gradient's forward sweep builds a launch record on the heap and calls the launcher
+with a task function of its own, which runs the body's augmented forward sweep:
+
+    record: args'[2n+1]  = schedule copy, a_1..a_{n-1}, schedule copy, shadows of a_j, frames
+            steps'[2n+1] = sched step, 0.., sched step, 0.., 8
+            dims[inner+1], steps[...] (copies of the launch's), nthreads, nsched,
+            frames[nsched] (null, then each task's body frame), schedule copy
+
+The launcher shifts every `args'[j]` by `steps'[j]` times the task's first entry, so a task
+finds its arrays, their shadows and its own frame slot there, under any split of the schedule.
+The reverse sweep calls the launcher again with the reverse task function on the same record
+(the same schedule, threads and split), which runs the body's reverse sweep from the task's
+frame; then frees the record. A forward sweep that fails later frees the record and the frames
+through the frame's list of children.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...analysis.types import roots
+from ...ir import types as T
+from ...ir.builder import MathBuilder
+from ...ir.module import Function
+from ...ir.values import Argument, Constant, ConstInt, Global
+from ...options import Activity
+from ...rules.parallel import lookup_parallel
+from ...runtime import heap
+from ...runtime.helpers import ensure
+from .calls import free_name, fwd_field_address
+from .parallel_body import check_reductions, iterations, make_body
+from .shadow_updates import Threads
+
+PENDING = "parallel"            # module.pending: Body records whose split gradients to build
+LAUNCHES = "parallel launch"    # module.derived: id(launch call) -> (Layout, Names)
+
+
+@dataclass(frozen=True)
+class Body:
+    """A body function to differentiate with `threads`, as the split pair (aug, rev)."""
+    name: str
+    activity: tuple
+    aug: str
+    rev: str
+    noalias: bool
+    threads: Threads
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Byte offsets in a launch record (module docstring)."""
+    n: int
+    inner: int
+    steps_len: int
+
+    @property
+    def width(self) -> int:
+        return 2 * self.n + 1
+
+    @property
+    def ext_steps(self) -> int:
+        return 8 * self.width
+
+    @property
+    def dims(self) -> int:
+        return 16 * self.width
+
+    @property
+    def steps(self) -> int:
+        return self.dims + 8 * (self.inner + 1)
+
+    @property
+    def threads(self) -> int:
+        return self.steps + 8 * self.steps_len
+
+    @property
+    def nsched(self) -> int:
+        return self.threads + 8
+
+    @property
+    def frames(self) -> int:
+        return self.nsched + 8
+
+
+@dataclass(frozen=True)
+class Names:
+    forward_task: str
+    reverse_task: str
+    free_record: str
+
+
+def launches(g, inst) -> bool:
+    """Is inst a parallel-for launch that moves derivatives (its arguments hold shadowed
+    memory)?"""
+    rec = lookup_parallel(inst.callee_name) if inst.opcode == "call" else None
+    return rec is not None and g.act.has_shadow(inst.ops[rec.args])
+
+
+# ---- the forward sweep ------------------------------------------------------------------------
+
+def forward_launch(fwd, inst, blk):
+    """Emit the launch of the augmented body in place of the primal launch; returns it."""
+    g = fwd.g
+    rec = lookup_parallel(inst.callee_name)
+    layout, dup, noalias = _describe(g, inst, rec)
+    names = _derive(g, inst, rec, layout, dup, noalias)
+    g.module.derived.setdefault(LAUNCHES, {})[id(inst)] = (layout, names)
+    b = MathBuilder(g.module, fwd.fb[blk])
+    start = len(fwd.fb[blk].instructions)
+    shadow_loads = []
+    record, call = _emit_forward(b, inst, rec, layout, dup, names, shadow_loads)
+    for c in fwd.fb[blk].instructions[start:]:
+        fwd.clones.append((c, None, (0,) if any(c is s for s in shadow_loads) else ()))
+    fwd.call_frames[inst] = record
+    ensure(g.module, "enzpy.push_child")
+    children = fwd_field_address(fwd, blk, g.tape.children_list())
+    b.call("enzpy.push_child", T.void, [children, Global(T.ptr, names.free_record), record])
+    return call
+
+
+def _describe(g, inst, rec):
+    """(Layout, per argument j: does a_j have a shadow, may the body's arrays be taken as
+    disjoint) of a launch, or a refusal."""
+    n, inner = inst.ops[rec.array_count], inst.ops[rec.inner_ndim]
+    steps = inst.ops[rec.steps]
+    if not (isinstance(n, ConstInt) and isinstance(inner, ConstInt) and
+            isinstance(inst.ops[rec.body], Global) and getattr(steps, "opcode", "") == "alloca"
+            and not steps.ops and getattr(inst.ops[rec.args], "opcode", "") == "alloca"):
+        raise g.unsupported("a parallel-for launch not in the launcher's usual form", inst)
+    stored = _stored(g, inst.ops[rec.args], n.value, inst)
+    dup = [False] + [any(g.act.has_shadow(v) for v in stored[j]) for j in range(1, n.value)]
+    for j in range(1, n.value):
+        if dup[j] and not all(g.act.has_shadow(v) for v in stored[j]):
+            raise g.unsupported("an argument of a parallel loop is sometimes differentiable "
+                                "memory and sometimes not", inst)
+    layout = Layout(n.value, inner.value, T.size_of(steps.source_type) // 8)
+    return layout, dup, g.alias.noalias_params and _disjoint(g, stored[1:])
+
+
+def _stored(g, args, n, inst) -> list:
+    """The values stored into each slot of the launch's `args` array."""
+    slots = [[] for _ in range(n)]
+    for i in g.primal.instructions():
+        if i.opcode != "store":
+            continue
+        p = i.ops[1]
+        if p is args:
+            slots[0].append(i.ops[0])
+        elif getattr(p, "opcode", "") == "getelementptr" and p.ops[0] is args and \
+                len(p.ops) == 2 and isinstance(p.ops[1], ConstInt):
+            k = p.ops[1].value * T.size_of(p.source_type) // 8
+            if 0 <= k < n:
+                slots[k].append(i.ops[0])
+    if any(not s for s in slots[1:]):
+        raise g.unsupported("an argument of a parallel loop is not found", inst)
+    return slots
+
+
+def _disjoint(g, slots) -> bool:
+    """Do the arrays of distinct slots never overlap (roots that alias analysis separates)?"""
+    rs = [[r for v in vs for r in roots(v)] for vs in slots]
+    for a in range(len(rs)):
+        for b in range(a + 1, len(rs)):
+            if any(x is y or g.alias.may_alias(x, y) for x in rs[a] for y in rs[b]):
+                return False
+    return True
+
+
+def _derive(g, inst, rec, layout, dup, noalias) -> Names:
+    """Queue the body's split gradient; add the task functions and the record's free."""
+    module = g.module
+    body = make_body(module, inst.ops[rec.body].name, layout.n, rec.thread_id)
+    check_reductions(module, module.functions[body])
+    activity = tuple([Activity.CONST] * 5 + [Activity.DUP if d else Activity.CONST
+                                             for d in dup[1:]])
+    registry = module.derived.setdefault(PENDING, {})
+    key = (body, activity, noalias)
+    if key not in registry:
+        k = len(registry)
+        aug, rev = f"{body}.aug.{k}", f"{body}.rev.{k}"
+        names = Names(f"{body}.task.fwd.{k}", f"{body}.task.rev.{k}", f"{body}.record.free.{k}")
+        registry[key] = names
+        module.pending.setdefault(PENDING, []).append(
+            Body(body, activity, aug, rev, noalias, Threads(iterations=iterations)))
+        _task(module, names.forward_task, aug, rec, layout, dup, reverse=False)
+        _task(module, names.reverse_task, rev, rec, layout, dup, reverse=True)
+        _free_record(module, names.free_record, free_name(aug), layout)
+    return registry[key]
+
+
+def _emit_forward(b, inst, rec, L: Layout, dup, names: Names, shadow_loads):
+    i64 = T.i64
+    args, dims, steps = inst.ops[rec.args], inst.ops[rec.dims], inst.ops[rec.steps]
+    nsched, sstep = b.load(i64, dims), b.load(i64, steps)
+    size = b.add(ConstInt(i64, L.frames), b.mul(nsched, b.add(sstep, ConstInt(i64, 8))))
+    record = heap.allocate(b, size)
+    frames = _at(b, record, L.frames)
+    sched = b.gep(T.i8, frames, [b.mul(nsched, ConstInt(i64, 8))])
+    b.call("llvm.memset.p0.i64", T.void, [frames, ConstInt(T.i8, 0), b.mul(nsched, ConstInt(i64, 8)),
+                                          ConstInt(T.i1, 0)])
+    b.call("llvm.memcpy.p0.p0.i64", T.void, [sched, b.load(T.ptr, args), b.mul(nsched, sstep),
+                                             ConstInt(T.i1, 0)])
+    zero = ConstInt(i64, 0)
+    for j in range(L.n):
+        if j == 0:
+            primal = shadow = sched
+        else:
+            primal = b.load(T.ptr, _at(b, args, 8 * j))
+            shadow = primal
+            if dup[j]:
+                address = b.gep(T.i8, args, [ConstInt(i64, 8 * j)])
+                shadow_loads.append(address)
+                shadow = b.load(T.ptr, address)
+        for k, v in ((j, primal), (L.n + j, shadow)):
+            b.store(v, _at(b, record, 8 * k))
+            b.store(sstep if j == 0 else zero, _at(b, record, L.ext_steps + 8 * k))
+    b.store(frames, _at(b, record, 16 * L.n))
+    b.store(ConstInt(i64, 8), _at(b, record, L.ext_steps + 16 * L.n))
+    for k in range(L.inner + 1):
+        b.store(b.load(i64, _at(b, dims, 8 * k)), _at(b, record, L.dims + 8 * k))
+    for k in range(L.steps_len):
+        b.store(b.load(i64, _at(b, steps, 8 * k)), _at(b, record, L.steps + 8 * k))
+    b.store(inst.ops[rec.threads], _at(b, record, L.threads))
+    b.store(nsched, _at(b, record, L.nsched))
+    call = _launch(b, rec, names.forward_task, record, L, inst.ops[rec.threads])
+    return record, call
+
+
+def _launch(b, rec, task, record, L: Layout, threads):
+    i64 = T.i64
+    ops = [Global(T.ptr, task), record, _at(b, record, L.dims), _at(b, record, L.ext_steps),
+           record, ConstInt(i64, L.inner), ConstInt(i64, L.width), threads]
+    return b.call(rec.name, T.void, ops)
+
+
+def _at(b, p, offset: int):
+    return p if offset == 0 else b.gep(T.i8, p, [ConstInt(T.i64, offset)])
+
+
+# ---- the reverse sweep ------------------------------------------------------------------------
+
+def reverse_launch(g, inst, block, b) -> None:
+    """Run the body's reverse sweep on all threads from the launch record; free the record."""
+    rec = lookup_parallel(inst.callee_name)
+    layout, names = g.module.derived[LAUNCHES][id(inst)]
+    home = g.loops.loop_of(inst.block)
+    e = g.tape.entry(("callframe", inst), T.ptr, home,
+                     "the parallel loop's record: its schedule and each task's saved values")
+    record = g.tape.read(b, e, block)
+    threads = b.load(T.i64, _at(b, record, layout.threads))
+    _launch(b, rec, names.reverse_task, record, layout, threads)
+    heap.free(b, record)
+
+
+# ---- generated functions ----------------------------------------------------------------------
+
+def _task(module, name, target, rec, L: Layout, dup, reverse: bool) -> None:
+    """task(args', dims', steps', record): the body's aug (or rev) on this task's entries."""
+    params = [Argument(T.ptr, p, "", k) for k, p in enumerate(("args", "dims", "steps", "record"))]
+    fn = Function(name, T.void, params, prefix="define internal")
+    fn.generated = True
+    b = MathBuilder(module, fn.add_block("entry"))
+    args, dims, _, record = params
+    tid = b.call(rec.thread_id, T.i64, [])
+    arrays = [b.load(T.ptr, _at(b, args, 8 * j)) for j in range(1, L.n)]
+    shadows = [b.load(T.ptr, _at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]]
+    slot = b.load(T.ptr, _at(b, args, 16 * L.n))
+    last = b.load(T.ptr, slot) if reverse else slot
+    ops = [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"), tid, *arrays, *shadows, last]
+    b.call(target, T.void, ops)
+    b.ret()
+    module.add_function(fn)
+
+
+def _free_record(module, name, free_body: str, L: Layout) -> None:
+    """free(record): each task's body frame (a forward sweep that failed later), the record."""
+    record = Argument(T.ptr, "record", "", 0)
+    fn = Function(name, T.void, [record], prefix="define internal")
+    fn.generated = True
+    entry, loop, each, done = (fn.add_block(x) for x in ("entry", "loop", "each", "done"))
+    nxt = fn.add_block("next")
+    b = MathBuilder(module, entry)
+    n = b.load(T.i64, _at(b, record, L.nsched))
+    frames = _at(b, record, L.frames)
+    b.br(loop)
+    b = MathBuilder(module, loop)
+    i = b.phi(T.i64, [(ConstInt(T.i64, 0), entry)])
+    b.cbr(b.icmp("slt", i, n), each, done)
+    b = MathBuilder(module, each)
+    frame = b.load(T.ptr, b.gep(T.ptr, frames, [i]))
+    has = b.icmp("ne", frame, Constant(T.ptr, "null"))
+    call = fn.add_block("call")
+    b.cbr(has, call, nxt)
+    MathBuilder(module, call).call(free_body, T.void, [frame])
+    MathBuilder(module, call).br(nxt)
+    b = MathBuilder(module, nxt)
+    i1 = b.add(i, ConstInt(T.i64, 1))
+    b.br(loop)
+    i.ops.append(i1)
+    i.blocks.append(nxt)
+    b = MathBuilder(module, done)
+    heap.free(b, record)
+    b.ret()
+    fn.blocks = [entry, loop, each, call, nxt, done]
+    module.add_function(fn)

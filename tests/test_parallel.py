@@ -1,0 +1,89 @@
+"""Gradients of `@njit(parallel=True)` kernels with `prange`: both sweeps run through Numba's
+parallel-for on its threads. Each kernel is checked with 1 and 2 threads against the gradient
+of its serial copy and against finite differences."""
+import numba
+import numpy as np
+import pytest
+from numba import njit
+
+from enzyme_py import Active, Const, Duplicated, UnsupportedError, autodiff, check_gradient
+
+import parallel_kernels as K
+
+N = 97
+
+
+def _elementwise(rng):
+    return K.elementwise, [Duplicated(rng.standard_normal(N), np.zeros(N)),
+                           Duplicated(np.zeros(N), rng.standard_normal(N))], 1.0
+
+
+def _gather(rng):
+    m = 3 * N
+    pairs = rng.integers(0, N, (m, 2))
+    return K.gather, [Duplicated(rng.standard_normal(N), np.zeros(N)), Const(pairs),
+                      Duplicated(np.zeros(m), rng.standard_normal(m))], 1.0
+
+
+def _weighted_sum(rng):
+    return K.weighted_sum, [Active(1.7), Duplicated(rng.standard_normal(N), np.zeros(N))], 0.8
+
+
+CASES = {"elementwise": _elementwise, "gather": _gather, "weighted_sum": _weighted_sum}
+
+
+def _copy(args):
+    out = []
+    for a in args:
+        if isinstance(a, Duplicated):
+            out.append(Duplicated(a.value.copy(), a.shadow.copy()))
+        elif isinstance(a, Active):
+            out.append(Active(a.value))
+        else:
+            out.append(Const(a.value.copy()))
+    return out
+
+
+@pytest.fixture
+def threads():
+    before = numba.get_num_threads()
+    yield lambda k: numba.set_num_threads(min(k, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(before)
+
+
+def _run(kernel, args, seed):
+    args = _copy(args)
+    derivs = autodiff(kernel, *args, seed=seed)
+    return derivs, args
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_matches_serial_gradient(case, nthreads, threads):
+    threads(nthreads)
+    kernel, args, seed = CASES[case](np.random.default_rng(7))
+    got, got_args = _run(kernel, args, seed)
+    want, want_args = _run(njit(kernel.py_func), args, seed)
+    for g, w in zip(got, want):
+        assert (g is None) == (w is None)
+        if g is not None:
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    for g, w in zip(got_args, want_args):
+        np.testing.assert_allclose(np.asarray(g.value), np.asarray(w.value), rtol=0, atol=0)
+        if isinstance(g, Duplicated):
+            np.testing.assert_allclose(g.shadow, w.shadow, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_finite_differences(case, nthreads, threads):
+    threads(nthreads)
+    kernel, args, seed = CASES[case](np.random.default_rng(3))
+    report = check_gradient(kernel, *args, seed=seed)
+    assert report.passed, str(report)
+
+
+def test_product_reduction_is_refused():
+    x = np.linspace(0.5, 1.5, 9)
+    with pytest.raises(UnsupportedError, match="parallel reduction"):
+        autodiff(K.product, Duplicated(x, np.zeros(9)))
