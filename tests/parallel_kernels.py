@@ -3,7 +3,6 @@
 gradient of its serial copy, `njit(kernel.py_func)`)."""
 import math
 
-import numpy as np
 from numba import njit, prange
 
 
