@@ -3,6 +3,7 @@
 gradient of its serial copy, `njit(kernel.py_func)`)."""
 import math
 
+import numpy as np
 from numba import njit, prange
 
 
@@ -36,3 +37,86 @@ def product(x):
     for i in prange(x.shape[0]):
         p *= x[i]
     return p
+
+
+@njit(parallel=True)
+def nbody_forces(pos, mass, force):
+    """Pairwise softened gravity: each body sums the pull of all others into its own row."""
+    n = pos.shape[0]
+    for i in prange(n):
+        fx = 0.0
+        fy = 0.0
+        fz = 0.0
+        for j in range(n):
+            dx = pos[j, 0] - pos[i, 0]
+            dy = pos[j, 1] - pos[i, 1]
+            dz = pos[j, 2] - pos[i, 2]
+            r2 = dx * dx + dy * dy + dz * dz + 0.01
+            w = mass[j] / (r2 * math.sqrt(r2))
+            fx += w * dx
+            fy += w * dy
+            fz += w * dz
+        force[i, 0] = mass[i] * fx
+        force[i, 1] = mass[i] * fy
+        force[i, 2] = mass[i] * fz
+
+
+@njit(parallel=True)
+def local_features(x, out):
+    """A per-iteration temporary: each iteration fills its own small buffer."""
+    for i in prange(x.shape[0]):
+        buf = np.empty(3)
+        buf[0] = x[i]
+        buf[1] = x[i] * x[i]
+        buf[2] = math.cos(x[i])
+        out[i] = buf[0] * buf[1] + buf[2]
+
+
+@njit
+def soft_threshold(v, lam):
+    return math.copysign(math.log1p(math.exp(abs(v) - lam)), v)
+
+
+@njit(parallel=True)
+def shrink(x, lam, y):
+    """An @njit helper called from the body."""
+    for i in prange(x.shape[0]):
+        y[i] = soft_threshold(x[i], lam) * x[i]
+
+
+@njit(parallel=True)
+def heat(u, alpha, steps):
+    """Explicit heat equation in place: a time loop around a prange over the interior."""
+    n = u.shape[0]
+    new = np.empty(n)
+    for _ in range(steps):
+        for i in prange(1, n - 1):
+            new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in prange(1, n - 1):
+            u[i] = new[i]
+
+
+@njit(parallel=True)
+def array_expression(x, w):
+    """Array expressions and np.sum become parfors under parallel=True."""
+    y = np.sin(x) * x + w * x * x
+    return np.sum(y * y)
+
+
+@njit(parallel=True)
+def stencil2d(a, b):
+    """A 5-point stencil on a 2-D grid; rows in parallel."""
+    n, m = a.shape
+    for i in prange(1, n - 1):
+        for j in range(1, m - 1):
+            b[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1]) \
+                - a[i, j] * a[i, j]
+
+
+@njit(parallel=True)
+def relax_rows(x, c, steps):
+    """Each row updated in place by its own iteration, over several steps."""
+    for i in prange(x.shape[0]):
+        for _ in range(steps):
+            for j in range(x.shape[1]):
+                x[i, j] = x[i, j] - c * math.sin(x[i, j])

@@ -29,7 +29,46 @@ def _weighted_sum(rng):
     return K.weighted_sum, [Active(1.7), Duplicated(rng.standard_normal(N), np.zeros(N))], 0.8
 
 
-CASES = {"elementwise": _elementwise, "gather": _gather, "weighted_sum": _weighted_sum}
+def _nbody(rng):
+    n = 23
+    return K.nbody_forces, [Duplicated(rng.standard_normal((n, 3)), np.zeros((n, 3))),
+                            Duplicated(rng.random(n) + 0.5, np.zeros(n)),
+                            Duplicated(np.zeros((n, 3)), rng.standard_normal((n, 3)))], 1.0
+
+
+def _local_features(rng):
+    return K.local_features, [Duplicated(rng.standard_normal(N), np.zeros(N)),
+                              Duplicated(np.zeros(N), rng.standard_normal(N))], 1.0
+
+
+def _shrink(rng):
+    return K.shrink, [Duplicated(rng.standard_normal(N), np.zeros(N)), Active(0.3),
+                      Duplicated(np.zeros(N), rng.standard_normal(N))], 1.0
+
+
+def _heat(rng):
+    return K.heat, [Duplicated(rng.standard_normal(N), rng.standard_normal(N)), Active(0.2),
+                    Const(5)], 1.0
+
+
+def _array_expression(rng):
+    return K.array_expression, [Duplicated(rng.standard_normal(N), np.zeros(N)), Active(0.7)], 1.3
+
+
+def _stencil2d(rng):
+    return K.stencil2d, [Duplicated(rng.standard_normal((9, 8)), np.zeros((9, 8))),
+                         Duplicated(np.zeros((9, 8)), rng.standard_normal((9, 8)))], 1.0
+
+
+def _relax_rows(rng):
+    return K.relax_rows, [Duplicated(rng.standard_normal((9, 8)), rng.standard_normal((9, 8))),
+                          Active(0.3), Const(4)], 1.0
+
+
+CASES = {"elementwise": _elementwise, "gather": _gather, "weighted_sum": _weighted_sum,
+         "nbody_forces": _nbody, "local_features": _local_features, "shrink": _shrink,
+         "heat": _heat, "array_expression": _array_expression, "stencil2d": _stencil2d,
+         "relax_rows": _relax_rows}
 
 
 def _copy(args):
@@ -40,7 +79,7 @@ def _copy(args):
         elif isinstance(a, Active):
             out.append(Active(a.value))
         else:
-            out.append(Const(a.value.copy()))
+            out.append(Const(np.copy(a.value) if isinstance(a.value, np.ndarray) else a.value))
     return out
 
 
@@ -69,7 +108,7 @@ def test_matches_serial_gradient(case, nthreads, threads):
         if g is not None:
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
     for g, w in zip(got_args, want_args):
-        np.testing.assert_allclose(np.asarray(g.value), np.asarray(w.value), rtol=0, atol=0)
+        np.testing.assert_allclose(np.asarray(g.value), np.asarray(w.value), rtol=1e-13, atol=0)
         if isinstance(g, Duplicated):
             np.testing.assert_allclose(g.shadow, w.shadow, rtol=1e-12, atol=1e-12)
 

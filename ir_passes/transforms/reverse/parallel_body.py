@@ -4,9 +4,10 @@ The launcher calls its body as `body(args, dims, steps, data)` (rules/parallel.p
 arrays arrive as pointers loaded from `args`. A copy of the body takes them as parameters of
 their own, so that each gets its activity and the analyses see distinct objects:
 
-    body'(args, dims, steps, data, tid, a_1, ..., a_{n-1})
+    body'(args, dims, steps, data, tid, sched, a_1, ..., a_{n-1})
 
-- `load ptr (args + 8j)`, 1 <= j < n, becomes `a_j` (`args[0]`, the schedule, stays);
+- `load ptr (args + 8j)`, 0 <= j < n, becomes `a_j` (`a_0` is `sched`, the task's schedule
+  entries: memory of the launch's own, `noalias`);
 - `load i64 (steps + 8j)`, 1 <= j < n, becomes 0: the launcher's convention (the launch
   functions pass those steps as 0 too);
 - the runtime's thread id call becomes `tid`, which the task passes in: each sweep asks the
@@ -27,7 +28,7 @@ from ...ir.printer import format_function, ref_name
 from ...ir.values import Argument, ConstInt
 from ..common import diagnostics
 
-ARGS, DIMS, STEPS, DATA, TID = range(5)
+ARGS, DIMS, STEPS, DATA, TID, SCHED = range(6)
 NAME = "enzpy.parfor.body"
 
 
@@ -42,8 +43,8 @@ def make_body(module, wrapper: str, n: int, thread_id: str) -> str:
         f"@{ref_name(wrapper)}(", f"@{ref_name(name)}(", 1)
     fn = parse_module(text).functions[name]
     fn.prefix = "define internal"
-    extra = [Argument(T.i64, "tid", "", TID)] + \
-        [Argument(T.ptr, f"array.{j}", "", TID + j) for j in range(1, n)]
+    extra = [Argument(T.i64, "tid", "", TID), Argument(T.ptr, "sched", "noalias", SCHED)] + \
+        [Argument(T.ptr, f"array.{j}", "", SCHED + j) for j in range(1, n)]
     fn.params = fn.params[:4] + extra
     replaced = {}
     for blk in fn.blocks:
@@ -51,12 +52,13 @@ def make_body(module, wrapper: str, n: int, thread_id: str) -> str:
             new = _replacement(inst, fn, n, thread_id)
             if new is not None:
                 replaced[id(inst)] = new
-    _check_args_uses(module, fn)
     for blk in fn.blocks:
         blk.instructions = [i for i in blk.instructions if id(i) not in replaced]
         for inst in blk.instructions:
             inst.ops = [replaced.get(id(o), o) for o in inst.ops]
+    _fold_zero_steps(fn)
     _drop_dead_geps(fn)
+    _check_args_uses(fn)
     module.add_function(fn)
     names[wrapper] = name
     return name
@@ -68,11 +70,11 @@ def _replacement(inst, fn, n, thread_id):
     if inst.opcode != "load":
         return None
     base, offset = _constant_offset(inst.ops[0])
-    if offset is None or offset % 8 or not 1 <= offset // 8 < n:
+    if offset is None or offset % 8 or not 0 <= offset // 8 < n:
         return None
     if base is fn.params[ARGS] and inst.type.is_ptr:
-        return fn.params[TID + offset // 8]
-    if base is fn.params[STEPS] and inst.type == T.i64:
+        return fn.params[SCHED + offset // 8]
+    if base is fn.params[STEPS] and inst.type == T.i64 and offset:
         return ConstInt(T.i64, 0)
     return None
 
@@ -87,17 +89,34 @@ def _constant_offset(p):
     return None, None
 
 
-def _check_args_uses(module, fn) -> None:
-    """`args` may only be read at constant offsets (the launcher's layout)."""
+def _check_args_uses(fn) -> None:
+    """Every read of `args` is one of the launcher's slots, now a parameter."""
     args = fn.params[ARGS]
     for inst in fn.instructions():
         if any(o is args for o in inst.ops):
-            ok = inst.opcode == "load" or (inst.opcode == "getelementptr" and
-                                           _constant_offset(inst)[0] is args and
-                                           all(u.opcode == "load" for u in _users(fn, inst)))
-            if not ok:
-                raise UnsupportedError("a parallel loop body reads its arguments in an "
-                                       "unexpected way", diagnostics.describe(inst))
+            raise UnsupportedError("a parallel loop body reads its arguments in an unexpected way",
+                                   diagnostics.describe(inst))
+
+
+def _fold_zero_steps(fn) -> None:
+    """`mul x, 0` is 0 and `gep p, 0` is p: an array's address no longer moves with the
+    schedule entry (the analyses then see it as the parameter itself)."""
+    changed = True
+    while changed:
+        changed = False
+        new = {}
+        for inst in fn.instructions():
+            zero = [isinstance(o, ConstInt) and o.value == 0 for o in inst.ops]
+            if inst.opcode == "mul" and any(zero):
+                new[id(inst)] = ConstInt(inst.type, 0)
+            elif inst.opcode == "getelementptr" and len(inst.ops) == 2 and zero[1]:
+                new[id(inst)] = inst.ops[0]
+        for blk in fn.blocks:
+            blk.instructions = [i for i in blk.instructions if id(i) not in new]
+            for inst in blk.instructions:
+                ops = [new.get(id(o), o) for o in inst.ops]
+                changed |= any(a is not b for a, b in zip(ops, inst.ops))
+                inst.ops = ops
 
 
 def _users(fn, v):
@@ -117,9 +136,7 @@ def iterations(fn) -> Iterations:
     """The body's iterations (analysis/sharing.py): the induction variable that starts at a
     schedule entry's first index, when the schedule is one-dimensional; `tid` varies."""
     tid = fn.params[TID]
-    sched = [i for i in fn.instructions() if i.opcode == "load" and i.type.is_ptr
-             and i.ops[0] is fn.params[ARGS]]
-    entries = _entries(fn, sched)
+    entries = _entries(fn, [fn.params[SCHED]])
     if any(_entry_offset(i.ops[0], entries) not in (0, 8) for i in fn.instructions()
            if i.opcode == "load" and _entry_offset(i.ops[0], entries) is not None):
         return Iterations(varying=(tid,))        # a schedule of several dimensions

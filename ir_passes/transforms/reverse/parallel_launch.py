@@ -174,7 +174,7 @@ def _derive(g, inst, rec, layout, dup, noalias) -> Names:
     module = g.module
     body = make_body(module, inst.ops[rec.body].name, layout.n, rec.thread_id)
     check_reductions(module, module.functions[body])
-    activity = tuple([Activity.CONST] * 5 + [Activity.DUP if d else Activity.CONST
+    activity = tuple([Activity.CONST] * 6 + [Activity.DUP if d else Activity.CONST
                                              for d in dup[1:]])
     registry = module.derived.setdefault(PENDING, {})
     key = (body, activity, noalias)
@@ -265,7 +265,7 @@ def _task(module, name, target, rec, L: Layout, dup, reverse: bool) -> None:
     b = MathBuilder(module, fn.add_block("entry"))
     args, dims, _, record = params
     tid = b.call(rec.thread_id, T.i64, [])
-    arrays = [b.load(T.ptr, _at(b, args, 8 * j)) for j in range(1, L.n)]
+    arrays = [b.load(T.ptr, _at(b, args, 8 * j)) for j in range(L.n)]
     shadows = [b.load(T.ptr, _at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]]
     slot = b.load(T.ptr, _at(b, args, 16 * L.n))
     last = b.load(T.ptr, slot) if reverse else slot
