@@ -120,3 +120,17 @@ def relax_rows(x, c, steps):
         for _ in range(steps):
             for j in range(x.shape[1]):
                 x[i, j] = x[i, j] - c * math.sin(x[i, j])
+
+
+@njit
+def checked_sqrt(v):
+    if v < 0.0:
+        raise ValueError("negative input")
+    return math.sqrt(v)
+
+
+@njit(parallel=True)
+def checked_roots(x, y):
+    """A helper that raises inside the body."""
+    for i in prange(x.shape[0]):
+        y[i] = checked_sqrt(x[i]) * x[i]

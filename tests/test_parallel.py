@@ -5,6 +5,7 @@ import numba
 import numpy as np
 import pytest
 from numba import njit
+from numba.core.runtime import _nrt_python, rtsys
 
 from enzyme_py import Active, Const, Duplicated, UnsupportedError, autodiff, check_gradient
 
@@ -126,3 +127,32 @@ def test_product_reduction_is_refused():
     x = np.linspace(0.5, 1.5, 9)
     with pytest.raises(UnsupportedError, match="parallel reduction"):
         autodiff(K.product, Duplicated(x, np.zeros(9)))
+
+
+def _allocations():
+    _nrt_python.memsys_enable_stats()
+    s = rtsys.get_allocation_stats()
+    return s.alloc - s.free
+
+
+def test_exception_in_body(threads):
+    """A body that raises on the calling thread: the same exception, shadows untouched, nothing
+    leaked. (Numba loses an exception raised on another thread: the kernel returns normally;
+    its gradient then raises a SystemError instead of returning a gradient.)"""
+    threads(1)
+    x = np.linspace(1.0, 2.0, 11)
+    dx, y, dy = np.zeros(11), np.zeros(11), np.ones(11)
+    autodiff(K.checked_roots, Duplicated(x, dx), Duplicated(y, dy))     # compiles
+    np.testing.assert_allclose(dx, 1.5 * np.sqrt(x))
+    x[4] = -1.0
+    dx, dy = np.zeros(11), np.ones(11)
+    before = _allocations()
+    with pytest.raises(ValueError, match="negative input"):
+        autodiff(K.checked_roots, Duplicated(x, dx), Duplicated(y, dy))
+    assert _allocations() == before
+    assert not dx.any() and (dy == 1.0).all()
+    threads(2)
+    x[4], x[-1] = 1.0, -1.0
+    with pytest.raises((ValueError, SystemError)):
+        autodiff(K.checked_roots, Duplicated(x, dx), Duplicated(y, dy))
+    assert not dx.any() and (dy == 1.0).all()

@@ -41,5 +41,8 @@ register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0)
 
 register_heap("NRT_Allocate", "NRT_Free")
 
-# Numba's parallel-for launcher (numba/np/ufunc/parallel.py registers its symbols): prange loops
-register_parallel_for("numba_parallel_for", thread_id="get_thread_id")
+# Numba's parallel-for launcher (numba/np/ufunc/parallel.py registers its symbols): prange loops.
+# A failing body takes the GIL and raises through numba_do_raise (the Python error is set); -1 is
+# Numba's status for "an exception is set".
+register_parallel_for("numba_parallel_for", thread_id="get_thread_id",
+                      raise_calls=("numba_gil_ensure", "numba_do_raise"), error_status=-1)

@@ -12,7 +12,9 @@ of `dims[0 .. inner_ndim]` whose first entry is the task's count. `args[0]` is t
 per entry, the inclusive [start, stop] of the loop's index (`steps[0]` bytes); the other
 `args[j]` are the data of the loop's arrays and scalars, with `steps[j] == 0`. A body may ask
 the runtime for the id of the thread running it (`thread_id`): a reduction keeps its partial
-results in an array indexed by it.
+results in an array indexed by it. A body that fails calls one of `raise_calls` (which record
+the error with the host) and returns; the launcher and the other tasks go on, and the caller
+reports the error after its return: a gradient whose launch failed returns `error_status`.
 
 Reverse mode runs the body's augmented forward sweep and its reverse sweep through the same
 launcher (transforms/reverse/parallel_launch.py).
@@ -27,9 +29,12 @@ PARALLEL: dict = {}     # launcher name -> its record
 @dataclass(frozen=True)
 class ParallelFor:
     """A launcher; the fields are argument indices, `thread_id` the runtime's thread id
-    function (`i64 ()`)."""
+    function (`i64 ()`), `raise_calls` the functions only a failing body calls, `error_status` the
+    status a function returns when an error is recorded."""
     name: str
     thread_id: str
+    raise_calls: tuple = ()
+    error_status: int = -1
     body: int = 0
     args: int = 1
     dims: int = 2
@@ -40,9 +45,10 @@ class ParallelFor:
     threads: int = 7
 
 
-def register_parallel_for(name: str, thread_id: str) -> ParallelFor:
+def register_parallel_for(name: str, thread_id: str, raise_calls=(),
+                          error_status: int = -1) -> ParallelFor:
     """Register the launcher `name` (gufunc convention, see the module docstring)."""
-    PARALLEL[name] = ParallelFor(name, thread_id)
+    PARALLEL[name] = ParallelFor(name, thread_id, tuple(raise_calls), error_status)
     return PARALLEL[name]
 
 

@@ -21,7 +21,7 @@ from ...runtime import heap
 from ...runtime.helpers import ensure
 from ..common.stand_in import stand_in_shadow
 from .calls import forward_call, fwd_field_address
-from .parallel_launch import forward_launch, launches
+from .parallel_launch import forward_launch, launches, parallel_status
 from .retain import retain
 from .success import success_test
 
@@ -307,7 +307,7 @@ class ForwardSweep:
             status = term.ops[0] if term.ops else None
             if status is not None:
                 g.tape.store(b, status, rev.status_slot)
-            ok = success_test(b, status, g.success_codes)
+            ok, status = parallel_status(g, b, success_test(b, status, g.success_codes), status)
             if ok is True:
                 b.br(rev.rb[blk])
             else:

@@ -43,7 +43,7 @@ class Gradient:
         "recurrences", "recurrence_fields", "recurrence_markers", "alloca_shadows", "restores",
         "restore_markers", "final_copies", "fused", "fwd", "deferred", "deferred_quiet", "retained",
         "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol", "updates",
-        "fixed_trips")
+        "fixed_trips", "parallel_failed")
 
     def __init__(self, module, primal, activity, out_name, cache_mode=CacheMode.AUTO, noalias=False,
                  split=False, extents=None, success_codes=None, no_need=()):
@@ -98,6 +98,7 @@ class Gradient:
         self.counts_symbol = None     # the global report.record_counts defined, if any
         self.updates = ShadowUpdates(self, None)   # plain, or per thread (shadow_updates.py)
         self.fixed_trips: dict = {}   # Loop -> iterations its tape arrays hold in the frame (tape.py)
+        self.parallel_failed = None   # (frame field, error status): a launch's body raised
 
     def _make_function(self, out_name: str, noalias: bool) -> None:
         """noalias: the caller promised that the memory of distinct pointer parameters never

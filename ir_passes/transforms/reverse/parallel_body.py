@@ -10,6 +10,7 @@ their own, so that each gets its activity and the analyses see distinct objects:
   entries: memory of the launch's own, `noalias`);
 - `load i64 (steps + 8j)`, 1 <= j < n, becomes 0: the launcher's convention (the launch
   functions pass those steps as 0 too);
+- it returns an i32 status: 1 after a call to one of the launcher's `raise_calls`, else 0;
 - the runtime's thread id call becomes `tid`, which the task passes in: each sweep asks the
   runtime again, so a reduction's partial results are the running thread's own.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 from ...analysis.sharing import Iterations
 from ...errors import UnsupportedError
 from ...ir import types as T
+from ...ir.instructions import Instruction
 from ...ir.parser import parse_module
 from ...ir.printer import format_function, ref_name
 from ...ir.values import Argument, ConstInt
@@ -32,7 +34,7 @@ ARGS, DIMS, STEPS, DATA, TID, SCHED = range(6)
 NAME = "enzpy.parfor.body"
 
 
-def make_body(module, wrapper: str, n: int, thread_id: str) -> str:
+def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=()) -> str:
     """Add the copy of @wrapper (n arguments in `args`) described in the module docstring;
     returns its name."""
     names = module.derived.setdefault("parallel body", {})
@@ -59,6 +61,7 @@ def make_body(module, wrapper: str, n: int, thread_id: str) -> str:
     _fold_zero_steps(fn)
     _drop_dead_geps(fn)
     _check_args_uses(fn)
+    _return_status(module, fn, raise_calls)
     module.add_function(fn)
     names[wrapper] = name
     return name
@@ -96,6 +99,36 @@ def _check_args_uses(fn) -> None:
         if any(o is args for o in inst.ops):
             raise UnsupportedError("a parallel loop body reads its arguments in an unexpected way",
                                    diagnostics.describe(inst))
+
+
+def _return_status(module, fn, raise_calls) -> None:
+    """`ret void` becomes `ret i32 1` on the paths after a call to one of `raise_calls`, else 0."""
+    raising = [blk for blk in fn.blocks if any(i.opcode == "call" and i.callee_name in raise_calls
+                                                for i in blk.instructions)]
+    after = set()
+    work = list(raising)
+    while work:
+        blk = work.pop()
+        if blk not in after:
+            after.add(blk)
+            work.extend(blk.successors())
+    preds = fn.predecessors()
+    fn.ret_type = T.i32
+    for blk in fn.blocks:
+        term = blk.terminator
+        if blk in after and blk not in raising and term.opcode != "ret" and \
+                any(p not in after for p in preds[blk]):
+            raise diagnostics.unsupported(module, "a parallel loop body goes on after it raised",
+                                          term)
+        if term.opcode != "ret":
+            continue
+        if blk not in after or blk in raising:
+            term.ops = [ConstInt(T.i32, int(blk in raising))]
+            continue
+        phi = Instruction("phi", T.i32, [ConstInt(T.i32, int(p in after)) for p in preds[blk]],
+                          name="raised", blocks=list(preds[blk]))
+        blk.insert(0, phi)
+        term.ops = [phi]
 
 
 def _fold_zero_steps(fn) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ...analysis.types import roots
 from ...ir import types as T
 from ...ir.builder import MathBuilder
+from ...ir.instructions import Instruction
 from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...options import Activity
@@ -81,8 +82,12 @@ class Layout:
         return self.threads + 8
 
     @property
-    def frames(self) -> int:
+    def failed(self) -> int:
         return self.nsched + 8
+
+    @property
+    def frames(self) -> int:
+        return self.failed + 8
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,7 @@ def forward_launch(fwd, inst, blk):
     for c in fwd.fb[blk].instructions[start:]:
         fwd.clones.append((c, None, (0,) if any(c is s for s in shadow_loads) else ()))
     fwd.call_frames[inst] = record
+    _note_failure(g, b, record, layout, rec, inst)
     ensure(g.module, "enzpy.push_child")
     children = fwd_field_address(fwd, blk, g.tape.children_list())
     b.call("enzpy.push_child", T.void, [children, Global(T.ptr, names.free_record), record])
@@ -172,7 +178,7 @@ def _disjoint(g, slots) -> bool:
 def _derive(g, inst, rec, layout, dup, noalias) -> Names:
     """Queue the body's split gradient; add the task functions and the record's free."""
     module = g.module
-    body = make_body(module, inst.ops[rec.body].name, layout.n, rec.thread_id)
+    body = make_body(module, inst.ops[rec.body].name, layout.n, rec.thread_id, rec.raise_calls)
     check_reductions(module, module.functions[body])
     activity = tuple([Activity.CONST] * 6 + [Activity.DUP if d else Activity.CONST
                                              for d in dup[1:]])
@@ -225,6 +231,7 @@ def _emit_forward(b, inst, rec, L: Layout, dup, names: Names, shadow_loads):
         b.store(b.load(i64, _at(b, steps, 8 * k)), _at(b, record, L.steps + 8 * k))
     b.store(inst.ops[rec.threads], _at(b, record, L.threads))
     b.store(nsched, _at(b, record, L.nsched))
+    b.store(zero, _at(b, record, L.failed))
     call = _launch(b, rec, names.forward_task, record, L, inst.ops[rec.threads])
     return record, call
 
@@ -238,6 +245,28 @@ def _launch(b, rec, task, record, L: Layout, threads):
 
 def _at(b, p, offset: int):
     return p if offset == 0 else b.gep(T.i8, p, [ConstInt(T.i64, offset)])
+
+
+def _note_failure(g, b, record, L: Layout, rec, inst) -> None:
+    """The gradient's failure flag |= the launch's (a task's body raised)."""
+    if not isinstance(g.primal.ret_type, T.IntType):
+        raise g.unsupported("a parallel loop in a function without a status", inst)
+    if g.parallel_failed is None:
+        g.parallel_failed = (g.tape.new_field(T.i64, ConstInt(T.i64, 0)), rec.error_status)
+    field = g.parallel_failed[0]
+    failed = b.load(T.i64, _at(b, record, L.failed))
+    g.tape.store(b, b.binop("or", g.tape.load(b, field), failed), field)
+
+
+def parallel_status(g, b, ok, status):
+    """At a return of the forward sweep: (is it a success, the status to return). A launch
+    whose body raised makes it an error with the launcher's error status."""
+    if g.parallel_failed is None or status is None or ok is False:
+        return ok, status
+    field, error = g.parallel_failed
+    clean = b.icmp("eq", g.tape.load(b, field), ConstInt(T.i64, 0))
+    status = b.select(clean, status, ConstInt(status.type, error))
+    return (clean if ok is True else b.binop("and", ok, clean)), status
 
 
 # ---- the reverse sweep ------------------------------------------------------------------------
@@ -270,7 +299,11 @@ def _task(module, name, target, rec, L: Layout, dup, reverse: bool) -> None:
     slot = b.load(T.ptr, _at(b, args, 16 * L.n))
     last = b.load(T.ptr, slot) if reverse else slot
     ops = [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"), tid, *arrays, *shadows, last]
-    b.call(target, T.void, ops)
+    status = b.call(target, T.void if reverse else T.i32, ops)
+    if not reverse:
+        failed = b.cast("zext", b.icmp("ne", status, ConstInt(T.i32, 0)), T.i64)
+        b.emit(Instruction("opaque", T.i64, [_at(b, record, L.failed), failed], flags=["atomicrmw"],
+                           raw="atomicrmw or ptr {0}, i64 {1} monotonic"))
     b.ret()
     module.add_function(fn)
 
