@@ -22,8 +22,17 @@ launcher (transforms/reverse/parallel_launch.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 PARALLEL: dict = {}     # launcher name -> its record
+
+
+class ParallelUpdates(str, Enum):
+    """How a parallel loop's reverse sweep adds into shadows that several iterations update
+    (transforms/reverse/parallel_private.py)."""
+    AUTO = "auto"                    # per-task copies of read-only arrays' shadows, else atomic
+    ATOMIC = "atomic"                # atomic adds
+    DETERMINISTIC = "deterministic"  # per-task copies summed in order; refuse atomic adds
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from ...ir.module import Block, Function, Module
 from ...ir.values import Argument, ConstInt
 from ...options import Activity, CacheMode, activities, cache_mode
 from ...rules.convention import success_codes as registered_success_codes
+from ...rules.parallel import ParallelUpdates
 from ...runtime import heap as _heap
 from ..common.extent import Extent
 from ..common.noneed import drop
@@ -32,6 +33,8 @@ from .forward_sweep import ForwardSweep
 from .fusion import fused_loops
 from .gradient import Gradient, Sweep
 from .parallel_launch import PENDING as PARALLEL
+from .parallel_launch import UPDATES
+from .parallel_private import check_deterministic
 from .recurrence import fill as fill_recurrences
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
@@ -49,7 +52,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  counts: str | None = "define", extents: dict[int, Extent] | None = None,
                  heap: _heap.Heap | None = None, no_need: Sequence[int] = (),
                  vector_library: VectorLibrary | None = None, threads: Threads | None = None,
-                 park: bool = True) -> Gradient:
+                 park: bool = True, parallel: ParallelUpdates = ParallelUpdates.AUTO) -> Gradient:
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
@@ -72,6 +75,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     threads: a shadow_updates.Threads when the function runs as many threads at once (a GPU
     kernel): shadow updates other threads may make too are atomic or privatised.
     park: keep the tape arrays in a workspace global between calls (False: free them).
+    parallel: how the reverse sweeps of parallel loops add into shadows several iterations
+    update (rules.parallel.ParallelUpdates; transforms/reverse/parallel_private.py).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     cache = cache_mode(cache)
@@ -81,6 +86,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     if success_codes is REGISTERED:
         success_codes = registered_success_codes()
     module.heap = heap if heap is not None else _heap.registered()
+    module.facts[UPDATES] = ParallelUpdates(parallel)
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
                              extents, no_need, threads)
     snapshot(g, fwd)
@@ -117,6 +123,7 @@ def derive_parallel_bodies(module, cache, success_codes) -> None:
             raise UnsupportedError(f"the call to `{module.pending[DERIVED][0][0]}` in a parallel "
                                    "loop is not inlined: a parallel loop differentiates only code "
                                    "inlined into it")
+        check_deterministic(body.name, gs.updates, body.mode)
         gs.splice(rs.put_back_marker, lambda b: None)
         split(gs, fs, rs, body.aug, body.rev)
 

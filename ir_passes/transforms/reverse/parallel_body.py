@@ -219,7 +219,7 @@ def check_reductions(module, fn) -> None:
     """Every float stored at an address that depends on `tid` must be the value loaded from
     there plus other terms (a sum reduction); refuse anything else."""
     tid = fn.params[TID]
-    depends = _dependents(fn, tid)
+    depends = depends_on(fn, tid)
     for inst in fn.instructions():
         if inst.opcode == "store" and id(inst.ops[1]) in depends and inst.ops[0].type.is_float:
             if not _sum_of_load(inst.ops[0], inst.ops[1], set()):
@@ -233,7 +233,8 @@ def check_reductions(module, fn) -> None:
                     inst)
 
 
-def _dependents(fn, v) -> set:
+def depends_on(fn, v) -> set:
+    """The ids of v and of the values computed from it (not through memory)."""
     out = {id(v)}
     changed = True
     while changed:

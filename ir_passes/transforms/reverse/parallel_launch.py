@@ -19,7 +19,7 @@ through the frame's list of children.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...analysis.types import roots
 from ...ir import types as T
@@ -28,15 +28,17 @@ from ...ir.instructions import Instruction
 from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...options import Activity
-from ...rules.parallel import lookup_parallel
+from ...rules.parallel import ParallelUpdates, lookup_parallel
 from ...runtime import heap
 from ...runtime.helpers import ensure
 from .calls import free_name, fwd_field_address
 from .parallel_body import check_reductions, iterations, make_body
+from .parallel_private import bounds, choose, owned, sum_helper
 from .shadow_updates import Threads
 
 PENDING = "parallel"            # module.pending: Body records whose split gradients to build
 LAUNCHES = "parallel launch"    # module.derived: id(launch call) -> (Layout, Names)
+UPDATES = "parallel updates"    # module.facts: the ParallelUpdates reverse_mode was given
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class Body:
     rev: str
     noalias: bool
     threads: Threads
+    mode: ParallelUpdates = ParallelUpdates.AUTO
 
 
 @dataclass(frozen=True)
@@ -56,10 +59,11 @@ class Layout:
     n: int
     inner: int
     steps_len: int
+    privatised: int = 0
 
     @property
     def width(self) -> int:
-        return 2 * self.n + 1
+        return 2 * self.n + 1 + self.privatised
 
     @property
     def ext_steps(self) -> int:
@@ -86,8 +90,13 @@ class Layout:
         return self.nsched + 8
 
     @property
-    def frames(self) -> int:
+    def copies(self) -> int:
+        """Per privatised array: (byte offset of its first byte, size in bytes)."""
         return self.failed + 8
+
+    @property
+    def frames(self) -> int:
+        return self.copies + 16 * self.privatised
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,7 @@ class Names:
     forward_task: str
     reverse_task: str
     free_record: str
+    copies: tuple = ()      # parallel_private.Copy per privatised argument
 
 
 def launches(g, inst) -> bool:
@@ -110,13 +120,14 @@ def forward_launch(fwd, inst, blk):
     """Emit the launch of the augmented body in place of the primal launch; returns it."""
     g = fwd.g
     rec = lookup_parallel(inst.callee_name)
-    layout, dup, noalias = _describe(g, inst, rec)
-    names = _derive(g, inst, rec, layout, dup, noalias)
+    layout, dup, noalias, stored = _describe(g, inst, rec)
+    names = _derive(g, inst, rec, layout, dup, noalias, stored)
+    layout = replace(layout, privatised=len(names.copies))
     g.module.derived.setdefault(LAUNCHES, {})[id(inst)] = (layout, names)
     b = MathBuilder(g.module, fwd.fb[blk])
     start = len(fwd.fb[blk].instructions)
     shadow_loads = []
-    record, call = _emit_forward(b, inst, rec, layout, dup, names, shadow_loads)
+    record, call = _emit_forward(b, g, inst, rec, layout, dup, names, shadow_loads)
     for c in fwd.fb[blk].instructions[start:]:
         fwd.clones.append((c, None, (0,) if any(c is s for s in shadow_loads) else ()))
     fwd.call_frames[inst] = record
@@ -143,7 +154,7 @@ def _describe(g, inst, rec):
             raise g.unsupported("an argument of a parallel loop is sometimes differentiable "
                                 "memory and sometimes not", inst)
     layout = Layout(n.value, inner.value, T.size_of(steps.source_type) // 8)
-    return layout, dup, g.alias.noalias_params and _disjoint(g, stored[1:])
+    return layout, dup, g.alias.noalias_params and _disjoint(g, stored[1:]), stored
 
 
 def _stored(g, args, n, inst) -> list:
@@ -175,38 +186,49 @@ def _disjoint(g, slots) -> bool:
     return True
 
 
-def _derive(g, inst, rec, layout, dup, noalias) -> Names:
+def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     """Queue the body's split gradient; add the task functions and the record's free."""
     module = g.module
     body = make_body(module, inst.ops[rec.body].name, layout.n, rec.thread_id, rec.raise_calls)
-    check_reductions(module, module.functions[body])
+    fn = module.functions[body]
+    check_reductions(module, fn)
     activity = tuple([Activity.CONST] * 6 + [Activity.DUP if d else Activity.CONST
                                              for d in dup[1:]])
+    mode = updates_mode(module)
+    copies = tuple(choose(g, fn, stored, dup, noalias, mode))
     registry = module.derived.setdefault(PENDING, {})
-    key = (body, activity, noalias)
+    key = (body, activity, noalias, tuple(c.slot for c in copies), mode)
     if key not in registry:
         k = len(registry)
         aug, rev = f"{body}.aug.{k}", f"{body}.rev.{k}"
-        names = Names(f"{body}.task.fwd.{k}", f"{body}.task.rev.{k}", f"{body}.record.free.{k}")
+        names = Names(f"{body}.task.fwd.{k}", f"{body}.task.rev.{k}", f"{body}.record.free.{k}",
+                      copies)
         registry[key] = names
+        threads = Threads(iterations=iterations, owned=owned(fn, copies))
         module.pending.setdefault(PENDING, []).append(
-            Body(body, activity, aug, rev, noalias, Threads(iterations=iterations)))
-        _task(module, names.forward_task, aug, rec, layout, dup, reverse=False)
-        _task(module, names.reverse_task, rev, rec, layout, dup, reverse=True)
+            Body(body, activity, aug, rev, noalias, threads, mode))
+        layout = replace(layout, privatised=len(copies))
+        _task(module, names.forward_task, aug, rec, layout, dup, False)
+        _task(module, names.reverse_task, rev, rec, layout, dup, True, copies)
         _free_record(module, names.free_record, free_name(aug), layout)
     return registry[key]
 
 
-def _emit_forward(b, inst, rec, L: Layout, dup, names: Names, shadow_loads):
+def updates_mode(module) -> ParallelUpdates:
+    """The module's ParallelUpdates (reverse_mode's `parallel` option)."""
+    return module.facts.get(UPDATES, ParallelUpdates.AUTO)
+
+
+def _emit_forward(b, g, inst, rec, L: Layout, dup, names: Names, shadow_loads):
     i64 = T.i64
     args, dims, steps = inst.ops[rec.args], inst.ops[rec.dims], inst.ops[rec.steps]
     nsched, sstep = b.load(i64, dims), b.load(i64, steps)
-    size = b.add(ConstInt(i64, L.frames), b.mul(nsched, b.add(sstep, ConstInt(i64, 8))))
+    slots = b.mul(nsched, ConstInt(i64, 8 * (1 + L.privatised)))    # frames, then copies
+    size = b.add(ConstInt(i64, L.frames), b.add(slots, b.mul(nsched, sstep)))
     record = heap.allocate(b, size)
     frames = _at(b, record, L.frames)
-    sched = b.gep(T.i8, frames, [b.mul(nsched, ConstInt(i64, 8))])
-    b.call("llvm.memset.p0.i64", T.void, [frames, ConstInt(T.i8, 0), b.mul(nsched, ConstInt(i64, 8)),
-                                          ConstInt(T.i1, 0)])
+    sched = b.gep(T.i8, frames, [slots])
+    b.call("llvm.memset.p0.i64", T.void, [frames, ConstInt(T.i8, 0), slots, ConstInt(T.i1, 0)])
     b.call("llvm.memcpy.p0.p0.i64", T.void, [sched, b.load(T.ptr, args), b.mul(nsched, sstep),
                                              ConstInt(T.i1, 0)])
     zero = ConstInt(i64, 0)
@@ -223,8 +245,14 @@ def _emit_forward(b, inst, rec, L: Layout, dup, names: Names, shadow_loads):
         for k, v in ((j, primal), (L.n + j, shadow)):
             b.store(v, _at(b, record, 8 * k))
             b.store(sstep if j == 0 else zero, _at(b, record, L.ext_steps + 8 * k))
-    b.store(frames, _at(b, record, 16 * L.n))
-    b.store(ConstInt(i64, 8), _at(b, record, L.ext_steps + 16 * L.n))
+    for p in range(1 + L.privatised):      # the frame slots, then each copy's slots
+        base = b.gep(T.i8, frames, [b.mul(nsched, ConstInt(i64, 8 * p))])
+        b.store(base, _at(b, record, 8 * (2 * L.n + p)))
+        b.store(ConstInt(i64, 8), _at(b, record, L.ext_steps + 8 * (2 * L.n + p)))
+    for p, c in enumerate(names.copies):
+        lo, nbytes = bounds(b, g, c)
+        b.store(lo, _at(b, record, L.copies + 16 * p))
+        b.store(nbytes, _at(b, record, L.copies + 16 * p + 8))
     for k in range(L.inner + 1):
         b.store(b.load(i64, _at(b, dims, 8 * k)), _at(b, record, L.dims + 8 * k))
     for k in range(L.steps_len):
@@ -281,13 +309,24 @@ def reverse_launch(g, inst, block, b) -> None:
     record = g.tape.read(b, e, block)
     threads = b.load(T.i64, _at(b, record, layout.threads))
     _launch(b, rec, names.reverse_task, record, layout, threads)
+    nsched = b.load(T.i64, _at(b, record, layout.nsched))
+    for p, c in enumerate(names.copies):
+        lo = b.load(T.i64, _at(b, record, layout.copies + 16 * p))
+        nbytes = b.load(T.i64, _at(b, record, layout.copies + 16 * p + 8))
+        shadow = b.load(T.ptr, _at(b, record, 8 * (layout.n + c.slot)))
+        copies = b.gep(T.i8, _at(b, record, layout.frames),
+                       [b.mul(nsched, ConstInt(T.i64, 8 * (1 + p)))])
+        count = b.binop("sdiv", nbytes, ConstInt(T.i64, T.size_of(c.type)))
+        b.call(sum_helper(g.module, c.type), T.void,
+               [b.gep(T.i8, shadow, [lo]), copies, nsched, count])
     heap.free(b, record)
 
 
 # ---- generated functions ----------------------------------------------------------------------
 
-def _task(module, name, target, rec, L: Layout, dup, reverse: bool) -> None:
-    """task(args', dims', steps', record): the body's aug (or rev) on this task's entries."""
+def _task(module, name, target, rec, L: Layout, dup, reverse: bool, copies=()) -> None:
+    """task(args', dims', steps', record): the body's aug (or rev, with a fresh copy of each
+    privatised argument's shadow) on this task's entries."""
     params = [Argument(T.ptr, p, "", k) for k, p in enumerate(("args", "dims", "steps", "record"))]
     fn = Function(name, T.void, params, prefix="define internal")
     fn.generated = True
@@ -295,7 +334,15 @@ def _task(module, name, target, rec, L: Layout, dup, reverse: bool) -> None:
     args, dims, _, record = params
     tid = b.call(rec.thread_id, T.i64, [])
     arrays = [b.load(T.ptr, _at(b, args, 8 * j)) for j in range(L.n)]
-    shadows = [b.load(T.ptr, _at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]]
+    shadow = {j: b.load(T.ptr, _at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]}
+    for p, c in enumerate(copies):
+        lo = b.load(T.i64, _at(b, record, L.copies + 16 * p))
+        nbytes = b.load(T.i64, _at(b, record, L.copies + 16 * p + 8))
+        copy = heap.allocate(b, b.add(nbytes, ConstInt(T.i64, 8)))
+        b.call("llvm.memset.p0.i64", T.void, [copy, ConstInt(T.i8, 0), nbytes, ConstInt(T.i1, 0)])
+        b.store(copy, b.load(T.ptr, _at(b, args, 8 * (2 * L.n + 1 + p))))
+        shadow[c.slot] = b.gep(T.i8, copy, [b.sub(ConstInt(T.i64, 0), lo)])
+    shadows = [shadow[j] for j in sorted(shadow)]
     slot = b.load(T.ptr, _at(b, args, 16 * L.n))
     last = b.load(T.ptr, slot) if reverse else slot
     ops = [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"), tid, *arrays, *shadows, last]

@@ -37,6 +37,7 @@ from ...runtime.warp_add import ensure as ensure_warp_add
 from ..common.atomics import atomic
 
 PLAIN, PRIVATE, PRIVATISED, ATOMIC = "plain", "private", "privatised per block", "atomic"
+PER_TASK = "privatised per thread"
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,14 @@ class Threads:
     """The function runs as many threads at once. `iterations(fn)` returns the
     analysis.sharing.Iterations of the primal `fn` (what indexes a thread). `block_sum`: the
     target's block reduction for privatised updates ("nvptx"), or None for atomics only.
-    `warp_add`: shared updates go through the NVPTX warp-aggregated add (sm_70 and later)."""
+    `warp_add`: shared updates go through the NVPTX warp-aggregated add (sm_70 and later).
+    `owned(p)`: is p in memory whose shadow each thread gets a copy of (a parallel loop's
+    privatised arrays: parallel_launch.py sums the copies), so that adding into it is plain."""
     iterations: Callable
     block_sum: str | None = None
     max_privatised: int = 4
     warp_add: bool = False
+    owned: Callable | None = None
 
 
 @dataclass
@@ -79,6 +83,8 @@ class ShadowUpdates:
         kind = self.sharing.pointer_kind(p)
         if kind == "private":
             return PRIVATE
+        if self.threads.owned is not None and self.threads.owned(p):
+            return PER_TASK
         if kind == "uniform" and self._can_privatise(p):
             self._slot(p, ty)
             return PRIVATISED
@@ -102,7 +108,7 @@ class ShadowUpdates:
         """shadow(p) += d, where sp is p's shadow at b (inst: the primal access, for the report)."""
         how = self.how(p, d.type)
         self.note(inst, how, self._reason(inst))
-        if how in (PLAIN, PRIVATE):
+        if how in (PLAIN, PRIVATE, PER_TASK):
             b.store(b.accumulate(b.load(d.type, sp, align=align), d), sp, align=align)
         elif how == PRIVATISED:
             slot = self._slot(p, d.type)
@@ -115,7 +121,8 @@ class ShadowUpdates:
     def consume(self, b, p, sp, ty, align=None, keep=False, inst=None):
         """The shadow of a location a primal store overwrote: read it, and zero it unless keep."""
         how = PLAIN if self.sharing is None or keep else \
-            (PRIVATE if self.sharing.pointer_kind(p) == "private" else ATOMIC)
+            (PRIVATE if self.sharing.pointer_kind(p) == "private" else
+             PER_TASK if self.threads.owned is not None and self.threads.owned(p) else ATOMIC)
         self.note(inst, how, self._reason(inst))
         if how != ATOMIC:
             d = b.load(ty, sp, align=align)

@@ -1,0 +1,144 @@
+"""Privatised shadows of a parallel loop's arrays (parallel_launch.py).
+
+An array the body only reads, but whose shadow several iterations update (a gather's
+`x[pairs[e, 0]]`, every body's `pos[j]` in n-body, an Active scalar read by all), gets a zeroed
+copy of its shadow per task in the reverse sweep: the task's updates are plain adds into its
+copy, and after the reverse launch the copies are added into the shadow one task after the
+other, in schedule order. No atomics, and the sums do not depend on which thread ran what.
+
+`ParallelUpdates` chooses: AUTO privatises every such array whose extent is known;
+ATOMIC privatises none (the updates are `atomicrmw fadd`); DETERMINISTIC privatises as AUTO
+and refuses a body that would still need an atomic add.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...analysis.alias import alias_analysis
+from ...analysis.sharing import PRIVATE, sharing_analysis
+from ...analysis.types import roots
+from ...errors import UnsupportedError
+from ...ir import types as T
+from ...ir.parser import parse_module
+from ...ir.values import Argument, ConstInt
+from ...rules.parallel import ParallelUpdates
+from ...runtime import heap
+from ..common.extent import extent_bounds
+from .parallel_body import SCHED, TID, depends_on, iterations
+from .shadow_updates import ATOMIC
+
+
+@dataclass(frozen=True)
+class Copy:
+    """Argument `slot` of the launch gets per-task copies of its shadow of floats `type`; its
+    extent comes from `extent` (a parameter's common.extent.Extent) or is `size` bytes."""
+    slot: int
+    type: T.Type
+    extent: object = None
+    size: int = 0
+
+
+def choose(g, body, stored, dup, noalias, mode) -> list:
+    """The launch's arguments to privatise (module docstring)."""
+    if mode is ParallelUpdates.ATOMIC:
+        return []
+    alias = alias_analysis(body, noalias_params=noalias)
+    sharing = sharing_analysis(body, iterations(body), alias)
+    out = []
+    for j in range(1, len(dup)):
+        param = body.params[SCHED + j]
+        if not dup[j] or alias.writes_to(param) or len(stored[j]) != 1:
+            continue
+        accesses = [a for a in sharing.accesses.values()
+                    if any(r is param for r in roots(a.pointer))]
+        types = {a.inst.type for a in accesses if a.inst.opcode == "load" and a.inst.type.is_float}
+        if len(types) != 1 or all(a.kind == PRIVATE for a in accesses):
+            continue
+        v = stored[j][0]
+        if isinstance(v, Argument) and v.index in g.extents:
+            out.append(Copy(j, types.pop(), extent=g.extents[v.index]))
+        elif getattr(v, "opcode", "") == "alloca" and not v.ops:
+            out.append(Copy(j, types.pop(), size=T.size_of(v.source_type)))
+    return out
+
+
+def owned(body, copies):
+    """Threads.owned for the body: a pointer into a privatised array, or into a reduction's
+    partial result (indexed by the thread id: no other running thread touches it)."""
+    params = {id(body.params[SCHED + c.slot]) for c in copies}
+    by_thread = depends_on(body, body.params[TID])
+    return lambda p: id(p) in by_thread or bool(params) and all(id(r) in params for r in roots(p))
+
+
+def bounds(b, g, copy):
+    """(offset of the first byte, size in bytes) of a privatised array, built at b from the
+    primal's values (the forward sweep maps them)."""
+    if copy.extent is not None:
+        return extent_bounds(b, g.primal.params, copy.extent)
+    return ConstInt(T.i64, 0), ConstInt(T.i64, copy.size)
+
+
+def check_deterministic(body_name, updates, mode) -> None:
+    """DETERMINISTIC: no update of the body's reverse sweep may be atomic."""
+    if mode is not ParallelUpdates.DETERMINISTIC:
+        return
+    for u in updates.report:        # an atomic exchange consumes a location one iteration wrote
+        if u.how == ATOMIC and not u.instruction.lstrip().startswith("store"):
+            where = f" at {u.location[0]}:{u.location[1]}" if u.location else ""
+            raise UnsupportedError(
+                f"deterministic=True: a parallel loop adds into a shadow that other iterations "
+                f"may update too, in memory the loop also writes{where}\n  LLVM instruction: "
+                f"{u.instruction}")
+
+
+SUM = """
+define internal void @enzpy.parfor.sum.{S}(ptr %dst, ptr %copies, i64 %ncopies, i64 %count) {{
+entry:
+  br label %outer
+outer:
+  %k = phi i64 [ 0, %entry ], [ %k1, %next ]
+  %more = icmp slt i64 %k, %ncopies
+  br i1 %more, label %take, label %done
+take:
+  %slot = getelementptr ptr, ptr %copies, i64 %k
+  %src = load ptr, ptr %slot
+  %has = icmp ne ptr %src, null
+  br i1 %has, label %inner, label %next
+inner:
+  %i = phi i64 [ 0, %take ], [ %i1, %inner.body ]
+  %in = icmp slt i64 %i, %count
+  br i1 %in, label %inner.body, label %release
+inner.body:
+  %ps = getelementptr {T}, ptr %src, i64 %i
+  %pd = getelementptr {T}, ptr %dst, i64 %i
+  %vs = load {T}, ptr %ps
+  %vd = load {T}, ptr %pd
+  %sum = fadd {T} %vd, %vs
+  store {T} %sum, ptr %pd
+  %i1 = add i64 %i, 1
+  br label %inner
+release:
+  call void @free(ptr %src)
+  br label %next
+next:
+  %k1 = add i64 %k, 1
+  br label %outer
+done:
+  ret void
+}}
+
+declare void @free(ptr)
+"""
+
+
+def sum_helper(module, ftype) -> str:
+    """`sum(dst, copies, ncopies, count)`: dst[0..count) += each non-null copy, in order;
+    the copies are freed."""
+    suffix = ftype.suffix
+    name = f"enzpy.parfor.sum.{suffix}"
+    if name not in module.functions:
+        text = SUM.format(S=suffix, T=str(ftype))
+        for fn in parse_module(heap.rewrite(module, text)).functions.values():
+            if fn.name not in module.functions:
+                module.add_function(fn)
+    return name
