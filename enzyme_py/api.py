@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from ir_passes import ParallelUpdates
+
 from .annotations import BatchDuplicated, Forward, Mode, Reverse, as_annotation
 from .arguments import as_dispatcher, is_cuda, typeof
 from .bridge.restype import return_type
@@ -34,7 +36,7 @@ def _check_mode(mode) -> None:
 
 
 def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: Any = UNSET,
-             cache: str = "auto", **kwargs: Any) -> Any:
+             cache: str = "auto", deterministic: bool = False, **kwargs: Any) -> Any:
     """Differentiate `kernel(*args, **kwargs)` in reverse mode (docs/semantics.md).
 
     Returns a tuple with one entry per argument, in call order (positional arguments, then
@@ -65,12 +67,16 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
     math calls) inside loops; "minimal" recomputes all it safely can (the smallest tape);
     "always" tapes every value the reverse sweep needs (docs/internals.md).
 
+    deterministic (reverse mode): the gradients of `prange` loops are the same bits on every
+    run with the same number of threads (docs/parallel.md); a loop that would need atomic
+    additions is refused.
+
     A numba-cuda launch `kernel[blocks, threads]` is differentiated on the GPU (docs/cuda.md).
 
     A repeated call with the same structure costs little more than the compiled gradient's own
     call (modes/fast.py).
     """
-    if (mode is None or mode is Reverse) and not kwargs:
+    if (mode is None or mode is Reverse) and not kwargs and not deterministic:
         result = fast.call(kernel, args, seed, cache)
         if result is not None:
             return result
@@ -90,10 +96,12 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
             raise NotImplementedError("ReverseWithPrimal with BatchDuplicated arguments: call "
                                       "the kernel for its value, or use Duplicated")
         return bound.batched(call, seed)
-    result, value = bound.reverse(call, seed, cache, mode.with_primal)
+    updates = ParallelUpdates.DETERMINISTIC if deterministic else ParallelUpdates.AUTO
+    result, value = bound.reverse(call, seed, cache, mode.with_primal, updates)
     if mode.with_primal:
         return result, value
-    if not kwargs and call.plan.identity and call.plan.returns.kind != "structured":
+    if not kwargs and not deterministic and call.plan.identity and \
+            call.plan.returns.kind != "structured":
         fast.remember(kernel, args, cache)
     return result
 

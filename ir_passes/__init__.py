@@ -11,7 +11,7 @@ from .ir.printer import print_module
 from .options import Activity, CacheMode
 from .rules.blas import register_dot
 from .rules.convention import register_success_codes
-from .rules.parallel import register_parallel_for
+from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.effects import (register_allocator, register_free, register_realloc,
                             register_writes_nothing)
 from .rules.registry import external as register_external
@@ -23,7 +23,8 @@ from .transforms.common.vector_math import VectorLibrary, libmvec
 from .transforms.forward.driver import forward_mode
 from .transforms.reverse.driver import reverse_mode
 
-__all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "UnsupportedError",
+__all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "ParallelUpdates",
+           "UnsupportedError",
            "VectorLibrary", "forward_mode", "libmvec", "parse_module", "print_module",
            "register_allocator", "register_dot", "register_external", "register_free",
            "register_heap", "register_inactive", "register_parallel_for", "register_realloc", "register_success_codes",

@@ -134,3 +134,18 @@ def checked_roots(x, y):
     """A helper that raises inside the body."""
     for i in prange(x.shape[0]):
         y[i] = checked_sqrt(x[i]) * x[i]
+
+
+@njit(parallel=True)
+def scatter_add(x, idx, out):
+    """A scatter-add (`+=` into a shared location passes the shadow through: no atomics)."""
+    for i in prange(x.shape[0]):
+        out[idx[i]] += x[i] * x[i]
+
+
+@njit(parallel=True)
+def pull_column(state, idx):
+    """Column 0 of each row from column 1 of another row: the array is written and its shadow
+    updated by several iterations (atomic adds)."""
+    for i in prange(state.shape[0]):
+        state[i, 0] = math.sin(state[idx[i], 1])

@@ -156,3 +156,49 @@ def test_exception_in_body(threads):
     with pytest.raises((ValueError, SystemError)):
         autodiff(K.checked_roots, Duplicated(x, dx), Duplicated(y, dy))
     assert not dx.any() and (dy == 1.0).all()
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("case", ["gather", "weighted_sum", "nbody_forces", "heat"])
+def test_deterministic_bits(case, nthreads, threads):
+    """deterministic=True: the same bits over 20 runs (and the serial gradient's values)."""
+    threads(nthreads)
+    kernel, args, seed = CASES[case](np.random.default_rng(11))
+    runs = []
+    for _ in range(20):
+        a = _copy(args)
+        d = autodiff(kernel, *a, seed=seed, deterministic=True)
+        runs.append([x.shadow.tobytes() for x in a if isinstance(x, Duplicated)] +
+                    [np.float64(v).tobytes() for v in d if v is not None])
+    assert all(r == runs[0] for r in runs)
+    want, _ = _run(njit(kernel.py_func), args, seed)
+    got = autodiff(kernel, *_copy(args), seed=seed, deterministic=True)
+    for g, w in zip(got, want):
+        if g is not None:
+            assert g == pytest.approx(w, rel=1e-12)
+
+
+def test_deterministic_refuses_atomic_updates(threads):
+    """An array the loop writes, whose shadow several iterations update, needs atomic adds:
+    deterministic=True refuses it; by default the gradient is the serial one."""
+    threads(2)
+    rng = np.random.default_rng(2)
+    state, idx = rng.standard_normal((40, 2)), rng.integers(0, 40, 40)
+    with pytest.raises(UnsupportedError, match="deterministic"):
+        autodiff(K.pull_column, Duplicated(state.copy(), np.ones((40, 2))), Const(idx),
+                 deterministic=True)
+    seed = rng.standard_normal((40, 2))
+    got, want = np.array(seed), np.array(seed)
+    autodiff(K.pull_column, Duplicated(state.copy(), got), Const(idx))
+    autodiff(njit(K.pull_column.py_func), Duplicated(state.copy(), want), Const(idx))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_scatter_add(threads):
+    """`out[idx[i]] += ...` passes out's shadow through: no atomic adds, deterministic."""
+    threads(2)
+    x, idx = np.linspace(0.0, 1.0, 8), np.array([0, 1, 1, 2, 0, 3, 3, 1])
+    dx = np.zeros(8)
+    autodiff(K.scatter_add, Duplicated(x, dx), Const(idx), Duplicated(np.zeros(4), np.ones(4)),
+             deterministic=True)
+    np.testing.assert_allclose(dx, 2.0 * x)

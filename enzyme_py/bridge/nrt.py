@@ -45,4 +45,5 @@ register_heap("NRT_Allocate", "NRT_Free")
 # A failing body takes the GIL and raises through numba_do_raise (the Python error is set); -1 is
 # Numba's status for "an exception is set".
 register_parallel_for("numba_parallel_for", thread_id="get_thread_id",
-                      raise_calls=("numba_gil_ensure", "numba_do_raise"), error_status=-1)
+                      raise_calls=("numba_gil_ensure", "numba_do_raise"), error_status=-1,
+                      schedulers=("do_scheduling_signed", "do_scheduling_unsigned"))

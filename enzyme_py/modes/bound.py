@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba.core import types
 
+from ir_passes import ParallelUpdates
+
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from ..arguments import check_annotation
 from .batched import autodiff as batched_autodiff
@@ -99,14 +101,15 @@ def to_user_order(bound: Bound, flat, nleaves):
     return bound.regroup(leaves)
 
 
-def reverse(bound: Bound, seed, cache, with_primal=False):
-    """Reverse mode on a bound call: (results per user argument, primal value or None)."""
+def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdates.AUTO):
+    """Reverse mode on a bound call: (results per user argument, primal value or None).
+    `updates`: how parallel loops add into shared shadows."""
     plan = bound.plan
     returns = plan.returns
     if plan.identity and returns.kind != "structured":     # the kernel's own call
         float_seed = 1.0 if seed is UNSET else 0.0 if seed is None else \
             as_float_seed(seed, "the return value")
-        return reverse_call(plan.kernel, bound.leaves, float_seed, cache, with_primal)
+        return reverse_call(plan.kernel, bound.leaves, float_seed, cache, with_primal, updates)
     seeds = returns.seeds(seed)
     float_seed = 1.0
     if returns.kind == "float":
@@ -116,7 +119,7 @@ def reverse(bound: Bound, seed, cache, with_primal=False):
     target, args, nleaves, seeding = target_and_args(bound, per_leaf, 1, with_primal)
     if target is not bound.plan.kernel:
         check_leaves(bound)
-    flat, value = reverse_call(target, args, float_seed, cache, with_primal)
+    flat, value = reverse_call(target, args, float_seed, cache, with_primal, updates)
     if seeding is not None and seeding.result == "masked":
         vals = args[-1].value
         value = unmask(value, {l.path: float(v) for l, v in zip(returns.floats, vals)})

@@ -25,7 +25,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 
-from ir_passes import Activity, parse_module, print_module, reverse_mode
+from ir_passes import Activity, ParallelUpdates, parse_module, print_module, reverse_mode
 
 from .. import disk_cache, timings
 from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
@@ -109,7 +109,7 @@ class CompiledGradient:
 
 
 def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False,
-                  layouts=None, extents=None, no_need=()) -> str:
+                  layouts=None, extents=None, no_need=(), updates=ParallelUpdates.AUTO) -> str:
     """Run ir_passes' reverse mode on module `text`; return the new module text.
 
     `noalias`: the arrays of this call are disjoint. `layouts`, a dict, receives the tape layout.
@@ -121,7 +121,7 @@ def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False
         with timings.stage("AD"):
             g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
                              counts="declare", extents=extents, no_need=no_need,
-                             vector_library=host_library(), **options)
+                             vector_library=host_library(), parallel=updates, **options)
         if layouts is not None:
             layouts[out_name] = g.layout
     except TypeError as exc:
@@ -160,11 +160,12 @@ def autodiff(kernel, *args, seed=1.0, cache="auto") -> tuple:
     return reverse_call(kernel, args, seed, cache)[0]
 
 
-def reverse_call(kernel, args, seed, cache="auto", with_primal=False) -> tuple:
+def reverse_call(kernel, args, seed, cache="auto", with_primal=False,
+                 updates=ParallelUpdates.AUTO) -> tuple:
     """Reverse mode on `kernel(*args)` (annotated, the kernel's parameters in order):
     (one entry per argument: the derivative of an Active one, else None; the return value when
-    `with_primal` (value_grad.py), else None)."""
-    grad, annotated = prepare(kernel, args, cache)
+    `with_primal` (value_grad.py), else None). `updates`: rules.parallel.ParallelUpdates."""
+    grad, annotated = prepare(kernel, args, cache, updates=updates)
     primal = [a.value for a in annotated]
     shadows = [a.shadow for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
@@ -189,7 +190,7 @@ def inspect(kernel, *args, cache="auto") -> CompiledGradient:
     return prepare(kernel, args, cache, keep_failure=True)[0]
 
 
-def prepare(kernel, args, cache, keep_failure=False):
+def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUTO):
     """Validate the arguments; return (cached or new CompiledGradient, annotations)."""
     dispatcher = as_dispatcher(kernel)
     annotated = [as_annotation(a) for a in args]
@@ -198,7 +199,7 @@ def prepare(kernel, args, cache, keep_failure=False):
         check_aliasing(annotated)
     apart = disjoint_memory(annotated)
     no_need = tuple(i for i, a in enumerate(annotated) if isinstance(a, DuplicatedNoNeed))
-    key = (kinds, cache, apart, no_need) + tuple([type_key(i, a.value)
+    key = (kinds, cache, apart, no_need, updates) + tuple([type_key(i, a.value)
                                                   for i, a in enumerate(annotated)])
     per_kernel = _gradients.get(dispatcher)
     grad = per_kernel.get(key) if per_kernel is not None else None
@@ -211,7 +212,7 @@ def prepare(kernel, args, cache, keep_failure=False):
                 shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
                                      if isinstance(a, (Duplicated, DuplicatedNoNeed)))
                 grad = build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-                             apart, no_need)
+                             apart, no_need, updates)
                 if grad.error is None:
                     per_kernel[key] = grad
     return grad, annotated
@@ -277,12 +278,15 @@ def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=()) ->
 
 @timings.timed_build
 def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-          disjoint=False, no_need=()) -> CompiledGradient:
+          disjoint=False, no_need=(), updates=ParallelUpdates.AUTO) -> CompiledGradient:
     """Run the pipeline of docs/internals.md for one (kernel, signature, activity).
     `shadow_types`: the Numba types of the Duplicated arguments' shadows, in order.
-    `no_need`: positions of the DuplicatedNoNeed arguments (their primal result is not needed)."""
+    `no_need`: positions of the DuplicatedNoNeed arguments (their primal result is not needed).
+    `updates`: how parallel loops add into shared shadows (rules.parallel.ParallelUpdates)."""
+    options = (kinds, cache, disjoint, no_need) + \
+        (() if updates is ParallelUpdates.AUTO else (updates.value,))
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
-        "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), (kinds, cache, disjoint, no_need),
+        "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), options,
         make_gradient_entry)
     if slot is not None and slot.hit:
         return CompiledGradient(**slot.hit)
@@ -296,13 +300,15 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
             name += "_alias"
         if no_need:
             name += "_noneed" + "_".join(map(str, no_need))
+        if updates is not ParallelUpdates.AUTO:
+            name += "_" + updates.value
         if slot is not None:
             name = slot.symbol(name)
         layouts = {}
         try:
             texts["generated"] = differentiate(
                 texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
-                array_extents(cap.argtypes), data_params(cap.argtypes, no_need))
+                array_extents(cap.argtypes), data_params(cap.argtypes, no_need), updates)
         except Exception as exc:
             raise in_python_terms(exc, dispatcher, cap.argtypes) from None
         define_counts(layouts.get(name))

@@ -44,6 +44,7 @@ class ParallelFor:
     thread_id: str
     raise_calls: tuple = ()
     error_status: int = -1
+    schedulers: tuple = ()   # `f(ndim, i64 *starts, i64 *stops, nsched, sched, ...)` fill args[0]
     body: int = 0
     args: int = 1
     dims: int = 2
@@ -54,10 +55,12 @@ class ParallelFor:
     threads: int = 7
 
 
-def register_parallel_for(name: str, thread_id: str, raise_calls=(),
-                          error_status: int = -1) -> ParallelFor:
-    """Register the launcher `name` (gufunc convention, see the module docstring)."""
-    PARALLEL[name] = ParallelFor(name, thread_id, tuple(raise_calls), error_status)
+def register_parallel_for(name: str, thread_id: str, raise_calls=(), error_status: int = -1,
+                          schedulers=()) -> ParallelFor:
+    """Register the launcher `name` (gufunc convention, see the module docstring);
+    `schedulers`: the functions that fill a schedule from the loop's start and stop."""
+    PARALLEL[name] = ParallelFor(name, thread_id, tuple(raise_calls), error_status,
+                                 tuple(schedulers))
     return PARALLEL[name]
 
 

@@ -34,12 +34,14 @@ ARGS, DIMS, STEPS, DATA, TID, SCHED = range(6)
 NAME = "enzpy.parfor.body"
 
 
-def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=()) -> str:
+def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=(),
+              nonnegative: bool = False) -> str:
     """Add the copy of @wrapper (n arguments in `args`) described in the module docstring;
-    returns its name."""
+    returns its name. `nonnegative`: the loop's index is never negative (the sign tests of
+    negative-index wraparound on it fold away)."""
     names = module.derived.setdefault("parallel body", {})
-    if wrapper in names:
-        return names[wrapper]
+    if (wrapper, nonnegative) in names:
+        return names[(wrapper, nonnegative)]
     name = f"{NAME}.{len(names)}"
     text = format_function(module.functions[wrapper]).replace(
         f"@{ref_name(wrapper)}(", f"@{ref_name(name)}(", 1)
@@ -59,11 +61,13 @@ def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=()) -> s
         for inst in blk.instructions:
             inst.ops = [replaced.get(id(o), o) for o in inst.ops]
     _fold_zero_steps(fn)
+    if nonnegative:
+        _fold_sign_tests(fn)
     _drop_dead_geps(fn)
     _check_args_uses(fn)
     _return_status(module, fn, raise_calls)
     module.add_function(fn)
-    names[wrapper] = name
+    names[(wrapper, nonnegative)] = name
     return name
 
 
@@ -150,6 +154,23 @@ def _fold_zero_steps(fn) -> None:
                 ops = [new.get(id(o), o) for o in inst.ops]
                 changed |= any(a is not b for a, b in zip(ops, inst.ops))
                 inst.ops = ops
+
+
+def _fold_sign_tests(fn) -> None:
+    """`icmp slt i, 0` on the loop's index i is false, and a select on it its false value."""
+    index = {id(p) for p in iterations(fn).index}
+    new = {}
+    for inst in fn.instructions():
+        if inst.opcode == "icmp" and inst.pred == "slt" and id(inst.ops[0]) in index and \
+                isinstance(inst.ops[1], ConstInt) and inst.ops[1].value == 0:
+            new[id(inst)] = ConstInt(T.i1, 0)
+    for inst in fn.instructions():
+        if inst.opcode == "select" and id(inst.ops[0]) in new:
+            new[id(inst)] = inst.ops[2]
+    for blk in fn.blocks:
+        blk.instructions = [i for i in blk.instructions if id(i) not in new]
+        for inst in blk.instructions:
+            inst.ops = [new.get(id(o), o) for o in inst.ops]
 
 
 def _users(fn, v):

@@ -176,6 +176,20 @@ def _stored(g, args, n, inst) -> list:
     return slots
 
 
+def _counts_up_from_zero(g, rec, scheds) -> bool:
+    """Does the loop's index start at a constant >= 0 (so it is never negative)? The schedule
+    comes from a scheduler call whose `starts` array holds only such constants."""
+    calls = [i for i in g.primal.instructions() if i.opcode == "call" and
+             i.callee_name in rec.schedulers and any(i.ops[4] is s for s in scheds)]
+    if len(calls) != 1:
+        return False
+    starts = calls[0].ops[1]
+    stored = [i.ops[0] for i in g.primal.instructions() if i.opcode == "store" and
+              (i.ops[1] is starts or getattr(i.ops[1], "opcode", "") == "getelementptr" and
+               i.ops[1].ops[0] is starts)]
+    return bool(stored) and all(isinstance(v, ConstInt) and v.value >= 0 for v in stored)
+
+
 def _disjoint(g, slots) -> bool:
     """Do the arrays of distinct slots never overlap (roots that alias analysis separates)?"""
     rs = [[r for v in vs for r in roots(v)] for vs in slots]
@@ -189,7 +203,8 @@ def _disjoint(g, slots) -> bool:
 def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     """Queue the body's split gradient; add the task functions and the record's free."""
     module = g.module
-    body = make_body(module, inst.ops[rec.body].name, layout.n, rec.thread_id, rec.raise_calls)
+    body = make_body(module, inst.ops[rec.body].name, layout.n, rec.thread_id, rec.raise_calls,
+                     _counts_up_from_zero(g, rec, stored[0]))
     fn = module.functions[body]
     check_reductions(module, fn)
     activity = tuple([Activity.CONST] * 6 + [Activity.DUP if d else Activity.CONST
