@@ -1,0 +1,146 @@
+"""prange gradients: speed-up with threads, cost against the primal, and how shared shadow
+updates are made.
+
+Run: python -m benchmarks.parallel [--quick] [--threads 2]
+
+For each kernel (elementwise, n-body forces, a gather over edges), in one run:
+- the gradient with T threads against the gradient with 1 thread (speed-up);
+- the parallel gradient / parallel primal ratio (T threads) beside the serial gradient / serial
+  primal ratio (`njit(kernel.py_func)`);
+- for the gather: per-thread copies of the shadow (the default) against atomic adds.
+Every timed call starts from the same state; the gradients are checked against the serial one
+first. Times are medians; on a loaded machine the speed-ups mean little.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import time
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from enzyme_py import Active, Const, Duplicated
+from ir_passes import ParallelUpdates
+from enzyme_py.modes.reverse import reverse_call
+
+
+@njit(parallel=True)
+def elementwise(x, y):
+    for i in prange(x.shape[0]):
+        y[i] = math.sin(x[i]) * math.exp(-0.5 * x[i] * x[i]) + math.tanh(x[i])
+
+
+@njit(parallel=True)
+def nbody(pos, mass, force):
+    n = pos.shape[0]
+    for i in prange(n):
+        fx = fy = fz = 0.0
+        for j in range(n):
+            dx = pos[j, 0] - pos[i, 0]
+            dy = pos[j, 1] - pos[i, 1]
+            dz = pos[j, 2] - pos[i, 2]
+            r2 = dx * dx + dy * dy + dz * dz + 0.01
+            w = mass[j] / (r2 * math.sqrt(r2))
+            fx += w * dx
+            fy += w * dy
+            fz += w * dz
+        force[i, 0] = mass[i] * fx
+        force[i, 1] = mass[i] * fy
+        force[i, 2] = mass[i] * fz
+
+
+@njit(parallel=True)
+def gather(x, edges, k, y):
+    for e in prange(edges.shape[0]):
+        a, b = edges[e, 0], edges[e, 1]
+        d = x[a] - x[b]
+        y[e] = k * d * d + math.cos(x[a] * x[b])
+
+
+def workloads(quick: bool, rng):
+    n = 200_000 if quick else 2_000_000
+    m = 400 if quick else 1500
+    nodes, nedges = (2_000, 200_000) if quick else (20_000, 2_000_000)
+    edges = rng.integers(0, nodes, (nedges, 2))
+    return {
+        "elementwise": (elementwise, lambda: [Duplicated(rng_x(n), np.zeros(n)),
+                                              Duplicated(np.zeros(n), np.ones(n))]),
+        "n-body": (nbody, lambda: [Duplicated(rng_x(3 * m).reshape(m, 3), np.zeros((m, 3))),
+                                   Duplicated(1.0 + rng_x(m) ** 2, np.zeros(m)),
+                                   Duplicated(np.zeros((m, 3)), np.ones((m, 3)))]),
+        "gather": (gather, lambda: [Duplicated(rng_x(nodes), np.zeros(nodes)), Const(edges),
+                                    Active(0.3), Duplicated(np.zeros(nedges), np.ones(nedges))]),
+    }
+
+
+def rng_x(n):
+    return np.linspace(-2.0, 2.0, n)
+
+
+def median(fn, repeats):
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def gradient(kernel, make, updates=ParallelUpdates.AUTO):
+    args = make()
+    return lambda: reverse_call(kernel, args, 1.0, updates=updates)
+
+
+def primal(kernel, make):
+    values = [a.value for a in make()]
+    return lambda: kernel(*values)
+
+
+def check(kernel, make) -> None:
+    got, want = make(), make()
+    reverse_call(kernel, got, 1.0)
+    reverse_call(njit(kernel.py_func), want, 1.0)
+    for g, w in zip(got, want):
+        if isinstance(g, Duplicated):
+            np.testing.assert_allclose(g.shadow, w.shadow, rtol=1e-9, atol=1e-9)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=7)
+    opts = ap.parse_args(argv)
+    threads = min(opts.threads, numba.config.NUMBA_NUM_THREADS)
+    rows = []
+    for name, (kernel, make) in workloads(opts.quick, np.random.default_rng(0)).items():
+        check(kernel, make)
+        serial = njit(kernel.py_func)
+        numba.set_num_threads(1)
+        grad1 = median(gradient(kernel, make), opts.repeats)
+        numba.set_num_threads(threads)
+        gradt = median(gradient(kernel, make), opts.repeats)
+        primt = median(primal(kernel, make), opts.repeats)
+        sgrad = median(gradient(serial, make), opts.repeats)
+        sprim = median(primal(serial, make), opts.repeats)
+        rows.append((name, grad1, gradt, grad1 / gradt, gradt / primt, sgrad / sprim))
+    print(f"threading layer {numba.threading_layer()}, {threads} threads "
+          f"(of {numba.config.NUMBA_NUM_THREADS})")
+    print(f"{'kernel':12} {'grad 1t':>10} {'grad Tt':>10} {'speed-up':>9} "
+          f"{'grad/primal par':>16} {'grad/primal serial':>19}")
+    for name, g1, gt, up, rp, rs in rows:
+        print(f"{name:12} {g1 * 1e3:9.2f}ms {gt * 1e3:9.2f}ms {up:8.2f}x {rp:15.2f}x {rs:18.2f}x")
+    kernel, make = workloads(opts.quick, np.random.default_rng(0))["gather"]
+    numba.set_num_threads(threads)
+    copies = median(gradient(kernel, make), opts.repeats)
+    atomics = median(gradient(kernel, make, ParallelUpdates.ATOMIC), opts.repeats)
+    print(f"gather, {threads} threads: per-thread shadow copies {copies * 1e3:.2f}ms, atomic adds "
+          f"{atomics * 1e3:.2f}ms ({atomics / copies:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
