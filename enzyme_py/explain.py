@@ -53,6 +53,7 @@ class Explanation:
     active: list = field(default_factory=list)           # (source, instruction)
     iterations: dict = field(default_factory=dict)       # loop -> iterations in this call
     unsupported: str = ""                                 # why no gradient could be built
+    updates: list = field(default_factory=list)           # prange loops' shadow updates
 
     def __str__(self) -> str:
         lines = [f"explain({self.kernel})"]
@@ -68,13 +69,21 @@ class Explanation:
         for lp, n in self.iterations.items():
             lines.append(f"  loop {lp}: {n} iterations in this call")
         lines.append(f"  tape: {self.tape_bytes} bytes for these arguments")
+        if self.updates:
+            lines.append(f"  shadow updates in parallel loops: {len(self.updates)}")
+        for u in self.updates:
+            where = user_line([u.location]) if u.location else ""
+            why = f" ({u.reason})" if u.reason else ""
+            lines.append(f"    {where + ': ' if where else ''}{u.instruction.strip()}\n"
+                         f"      {u.how}{why}")
         return "\n".join(lines)
 
 
 def user_line(locations) -> str:
-    """The innermost source line outside Numba's own package."""
+    """The innermost source line outside Numba's own package (and its generated `<string>`
+    sources: a prange loop's gufunc)."""
     for f, line in locations:
-        if NUMBA_DIR not in f and line:
+        if NUMBA_DIR not in f and line and os.path.basename(f) != "<string>":
             return f"{f}:{line}"
     return ""
 
@@ -100,7 +109,7 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
     cached = [_cached(c, names) for c in layout.cached if c.loop is not None]
     active = [(user_line(locs), text) for text, locs in layout.active]
     return Explanation(name, layout.tape_bytes(counts), cached, active,
-                       dict(zip(layout.loops, counts)))
+                       dict(zip(layout.loops, counts)), updates=list(layout.updates))
 
 
 _VALUE = re.compile(r'%("[^"]+"|[\w.$-]+)')

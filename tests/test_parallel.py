@@ -7,7 +7,8 @@ import pytest
 from numba import njit
 from numba.core.runtime import _nrt_python, rtsys
 
-from enzyme_py import Active, Const, Duplicated, UnsupportedError, autodiff, check_gradient
+from enzyme_py import (Active, Const, Duplicated, UnsupportedError, autodiff, check_gradient,
+                       explain)
 
 import parallel_kernels as K
 
@@ -202,3 +203,12 @@ def test_scatter_add(threads):
     autodiff(K.scatter_add, Duplicated(x, dx), Const(idx), Duplicated(np.zeros(4), np.ones(4)),
              deterministic=True)
     np.testing.assert_allclose(dx, 2.0 * x)
+
+
+def test_explain_reports_shadow_updates():
+    """explain names how each shadow update of a prange body is made."""
+    x, pairs = np.linspace(0.0, 1.0, 12), np.array([[0, 1], [1, 2], [2, 0]])
+    text = str(explain(K.gather, Duplicated(x, np.zeros(12)), Const(pairs),
+                       Duplicated(np.zeros(3), np.ones(3))))
+    assert "shadow updates in parallel loops: 3" in text
+    assert text.count("privatised per thread") == 2 and "private (the iteration's own slot)" in text

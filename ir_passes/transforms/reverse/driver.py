@@ -108,14 +108,16 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         gs, fs, rs = synthesize(module, callee, list(act), aug + ".combined", cache, False, success_codes, True)
         gs.splice(rs.put_back_marker, lambda b: None)
         split(gs, fs, rs, aug, rev_name)
-    derive_parallel_bodies(module, cache, success_codes)
+    g.layout.updates = derive_parallel_bodies(module, cache, success_codes)
     use_vector_variants(module, vector_library)
     return g
 
 
-def derive_parallel_bodies(module, cache, success_codes) -> None:
+def derive_parallel_bodies(module, cache, success_codes) -> list:
     """The split gradients of parallel loop bodies (parallel_launch.py), their shadow updates
-    safe on many threads; a body differentiates only code inlined into it."""
+    safe on many threads; a body differentiates only code inlined into it. Returns how each
+    shadow update is made (shadow_updates.Update), for `explain`."""
+    updates = []
     for body in module.pending.pop(PARALLEL, []):
         gs, fs, rs = synthesize(module, body.name, list(body.activity), body.aug + ".combined",
                                 cache, body.noalias, success_codes, True, threads=body.threads)
@@ -124,8 +126,10 @@ def derive_parallel_bodies(module, cache, success_codes) -> None:
                                    "loop is not inlined: a parallel loop differentiates only code "
                                    "inlined into it")
         check_deterministic(body.name, gs.updates, body.mode)
+        updates += gs.updates.report
         gs.splice(rs.put_back_marker, lambda b: None)
         split(gs, fs, rs, body.aug, body.rev)
+    return updates
 
 
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,

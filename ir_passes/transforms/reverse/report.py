@@ -25,6 +25,7 @@ class TapeLayout:
     bytes_per_iteration: dict = field(default_factory=dict)  # loop index -> bytes
     cached: list = field(default_factory=list)
     active: list = field(default_factory=list)           # (instruction text, locations)
+    updates: list = field(default_factory=list)          # parallel loops' shadow_updates.Update
 
     def tape_bytes(self, counts) -> int:
         """Heap tape for one call, from the iteration counts the gradient recorded."""
