@@ -32,7 +32,8 @@ from ...rules.parallel import ParallelUpdates, lookup_parallel
 from ...runtime import heap
 from ...runtime.helpers import ensure
 from .calls import free_name, fwd_field_address
-from .parallel_body import check_reductions, iterations, make_body
+from ..common.parallel_body import (check_reductions, counts_up_from_zero, iterations,
+                                    make_body, stored_arguments)
 from .parallel_private import bounds, choose, owned, sum_helper
 from .shadow_updates import Threads
 
@@ -147,7 +148,9 @@ def _describe(g, inst, rec):
             isinstance(inst.ops[rec.body], Global) and getattr(steps, "opcode", "") == "alloca"
             and not steps.ops and getattr(inst.ops[rec.args], "opcode", "") == "alloca"):
         raise g.unsupported("a parallel-for launch not in the launcher's usual form", inst)
-    stored = _stored(g, inst.ops[rec.args], n.value, inst)
+    stored = stored_arguments(g.primal, inst.ops[rec.args], n.value)
+    if any(not v for v in stored[1:]):
+        raise g.unsupported("an argument of a parallel loop is not found", inst)
     dup = [False] + [any(g.act.has_shadow(v) for v in stored[j]) for j in range(1, n.value)]
     for j in range(1, n.value):
         if dup[j] and not all(g.act.has_shadow(v) for v in stored[j]):
@@ -155,39 +158,6 @@ def _describe(g, inst, rec):
                                 "memory and sometimes not", inst)
     layout = Layout(n.value, inner.value, T.size_of(steps.source_type) // 8)
     return layout, dup, g.alias.noalias_params and _disjoint(g, stored[1:]), stored
-
-
-def _stored(g, args, n, inst) -> list:
-    """The values stored into each slot of the launch's `args` array."""
-    slots = [[] for _ in range(n)]
-    for i in g.primal.instructions():
-        if i.opcode != "store":
-            continue
-        p = i.ops[1]
-        if p is args:
-            slots[0].append(i.ops[0])
-        elif getattr(p, "opcode", "") == "getelementptr" and p.ops[0] is args and \
-                len(p.ops) == 2 and isinstance(p.ops[1], ConstInt):
-            k = p.ops[1].value * T.size_of(p.source_type) // 8
-            if 0 <= k < n:
-                slots[k].append(i.ops[0])
-    if any(not s for s in slots[1:]):
-        raise g.unsupported("an argument of a parallel loop is not found", inst)
-    return slots
-
-
-def _counts_up_from_zero(g, rec, scheds) -> bool:
-    """Does the loop's index start at a constant >= 0 (so it is never negative)? The schedule
-    comes from a scheduler call whose `starts` array holds only such constants."""
-    calls = [i for i in g.primal.instructions() if i.opcode == "call" and
-             i.callee_name in rec.schedulers and any(i.ops[4] is s for s in scheds)]
-    if len(calls) != 1:
-        return False
-    starts = calls[0].ops[1]
-    stored = [i.ops[0] for i in g.primal.instructions() if i.opcode == "store" and
-              (i.ops[1] is starts or getattr(i.ops[1], "opcode", "") == "getelementptr" and
-               i.ops[1].ops[0] is starts)]
-    return bool(stored) and all(isinstance(v, ConstInt) and v.value >= 0 for v in stored)
 
 
 def _disjoint(g, slots) -> bool:
@@ -204,7 +174,7 @@ def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     """Queue the body's split gradient; add the task functions and the record's free."""
     module = g.module
     body = make_body(module, inst.ops[rec.body].name, layout.n, rec.thread_id, rec.raise_calls,
-                     _counts_up_from_zero(g, rec, stored[0]))
+                     counts_up_from_zero(g.primal, rec, stored[0]))
     fn = module.functions[body]
     check_reductions(module, fn)
     activity = tuple([Activity.CONST] * 6 + [Activity.DUP if d else Activity.CONST

@@ -24,7 +24,7 @@ from ...ir.values import Argument, ConstInt
 from ...rules.parallel import ParallelUpdates
 from ...runtime import heap
 from ..common.extent import extent_bounds
-from .parallel_body import SCHED, TID, depends_on, iterations
+from ..common.parallel_body import SCHED, TID, depends_on, iterations
 from .shadow_updates import ATOMIC
 
 

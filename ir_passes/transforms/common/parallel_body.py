@@ -28,7 +28,7 @@ from ...ir.instructions import Instruction
 from ...ir.parser import parse_module
 from ...ir.printer import format_function, ref_name
 from ...ir.values import Argument, ConstInt
-from ..common import diagnostics
+from . import diagnostics
 
 ARGS, DIMS, STEPS, DATA, TID, SCHED = range(6)
 NAME = "enzpy.parfor.body"
@@ -293,3 +293,37 @@ def _in_sum(u, fn) -> bool:
         return False
     return all(_in_sum(w, fn) for w in _users(fn, u) if w is not u) if u.opcode != "phi" else \
         all(w.opcode in ("phi", "fadd", "fsub", "store") for w in _users(fn, u))
+
+
+# ---- the launch's arguments ------------------------------------------------------------------
+
+def stored_arguments(fn, args, n) -> list:
+    """Per slot of a launch's `args` array (an alloca of fn), the values stored into it."""
+    slots = [[] for _ in range(n)]
+    for i in fn.instructions():
+        if i.opcode != "store":
+            continue
+        p = i.ops[1]
+        if p is args:
+            slots[0].append(i.ops[0])
+        elif getattr(p, "opcode", "") == "getelementptr" and p.ops[0] is args and \
+                len(p.ops) == 2 and isinstance(p.ops[1], ConstInt):
+            k = p.ops[1].value * T.size_of(p.source_type) // 8
+            if 0 <= k < n:
+                slots[k].append(i.ops[0])
+    return slots
+
+
+def counts_up_from_zero(fn, rec, scheds) -> bool:
+    """Does the loop's index start at a constant >= 0 (so it is never negative)? The schedule
+    (one of `scheds`) comes from a scheduler call of launcher `rec` whose `starts` array holds
+    only such constants."""
+    calls = [i for i in fn.instructions() if i.opcode == "call" and
+             i.callee_name in rec.schedulers and any(i.ops[4] is s for s in scheds)]
+    if len(calls) != 1:
+        return False
+    starts = calls[0].ops[1]
+    stored = [i.ops[0] for i in fn.instructions() if i.opcode == "store" and
+              (i.ops[1] is starts or getattr(i.ops[1], "opcode", "") == "getelementptr" and
+               i.ops[1].ops[0] is starts)]
+    return bool(stored) and all(isinstance(v, ConstInt) and v.value >= 0 for v in stored)
