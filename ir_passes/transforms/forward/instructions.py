@@ -12,7 +12,7 @@ from ...ir.instructions import Instruction
 from ...ir.values import Constant, ConstFloat, ConstInt
 from ...rules.registry import lookup
 from ..common.atomics import forward_atomic
-from . import calls, memory
+from . import calls, memory, parallel
 from .tangents import apply_rule, check_scalar
 
 RULE_OPCODES = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "freeze"}
@@ -163,9 +163,16 @@ def bitcast(fm, inst) -> None:
         fm.rmap[id(inst)] = lanes
 
 
+def call(fm, inst) -> None:
+    if parallel.launches(fm, inst):
+        parallel.launch(fm, inst)
+    else:
+        calls.visit_call(fm, inst)
+
+
 def ret(fm, inst) -> None:
     if not fm.float_ret:
-        fm.clone(inst)
+        fm.clone(inst, ops=[parallel.status(fm, fm.val(inst.ops[0]))] if inst.ops else None)
         return
     b = fm.b
     v = inst.ops[0]
@@ -201,7 +208,7 @@ HANDLERS = {
     "fptrunc": float_cast,
     "bitcast": bitcast,
     "ret": ret,
-    "call": calls.visit_call,
+    "call": call,
     "load": memory.load,
     "store": memory.store,
     "alloca": memory.alloca,
