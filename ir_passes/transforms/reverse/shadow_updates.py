@@ -10,6 +10,8 @@ access, whether that can happen:
   the memory is never written: privatised. The thread adds into a register; at the end of the
   gradient the block sums the registers in shared memory and one thread adds the sum atomically
   (`Threads.block_sum`; at most `max_privatised` locations, the rest atomic);
+- owned (`Threads.owned`: memory of which each thread has its own copy, such as a parallel
+  loop's privatised arrays, transforms/reverse/parallel_private.py): plain;
 - shared (anything else: a gather `x[idx[i]]`, `x[j]` in a loop over j): `atomicrmw fadd`.
   LLVM's backend makes it a hardware atomic where the target has one (sm_60+ for double) and a
   compare-and-swap loop elsewhere. With `Threads.warp_add` the add goes through the target's
