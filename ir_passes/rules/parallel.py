@@ -1,7 +1,7 @@
 """Parallel-for entry points: a host's launcher that runs an outlined loop body on all threads.
 
-A record says where the launcher's arguments are. Its calling convention is a gufunc's, as
-Numba's `numba_parallel_for` has it:
+A record says where the launcher's arguments are. Its calling convention is a gufunc's (the
+host registers its launcher: enzyme_py/bridge/nrt.py):
 
     launch(body, char **args, i64 *dims, i64 *steps, void *data, i64 inner_ndim,
            i64 array_count, i64 nthreads)
