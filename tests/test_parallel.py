@@ -267,3 +267,15 @@ def test_forward_exception(threads):
     with pytest.raises(ValueError, match="negative input"):
         autodiff(K.checked_roots, Duplicated(x, np.ones(11)), Duplicated(np.zeros(11), np.zeros(11)),
                  mode=Forward)
+
+
+@pytest.mark.parametrize("case", ["gather", "heat", "weighted_sum"])
+def test_no_leak(case, threads):
+    """Launch records, task frames and shadow copies are all freed."""
+    threads(2)
+    kernel, args, seed = CASES[case](np.random.default_rng(1))
+    autodiff(kernel, *_copy(args), seed=seed)
+    before = _allocations()
+    for _ in range(50):
+        autodiff(kernel, *_copy(args), seed=seed)
+    assert _allocations() == before
