@@ -308,7 +308,8 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
         try:
             texts["generated"] = differentiate(
                 texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
-                array_extents(cap.argtypes), data_params(cap.argtypes, no_need), updates)
+                array_extents(cap.argtypes), data_params(cap.argtypes, no_need),
+                **({} if updates is ParallelUpdates.AUTO else {"updates": updates}))
         except Exception as exc:
             raise in_python_terms(exc, dispatcher, cap.argtypes) from None
         define_counts(layouts.get(name))
