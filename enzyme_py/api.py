@@ -36,7 +36,8 @@ def _check_mode(mode) -> None:
 
 
 def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: Any = UNSET,
-             cache: str = "auto", deterministic: bool = False, **kwargs: Any) -> Any:
+             cache: str = "auto", deterministic: bool = False, memory: str = "tape",
+             **kwargs: Any) -> Any:
     """Differentiate `kernel(*args, **kwargs)` in reverse mode (docs/semantics.md).
 
     Returns a tuple with one entry per argument, in call order (positional arguments, then
@@ -70,13 +71,16 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
     deterministic (reverse mode): the gradients of `prange` loops are the same bits on every
     run with the same number of threads (docs/parallel.md); a loop that would need atomic
     additions is refused.
+    memory (reverse mode): "tape" keeps every overwritten value on the tape; a budget such as
+    "256MB" reverses the time loops that qualify from snapshots taken within it, recomputing
+    the steps between them; "auto" does so within a default budget (docs/checkpointing.md).
 
     A numba-cuda launch `kernel[blocks, threads]` is differentiated on the GPU (docs/cuda.md).
 
     A repeated call with the same structure costs little more than the compiled gradient's own
     call (modes/fast.py).
     """
-    if (mode is None or mode is Reverse) and not kwargs and not deterministic:
+    if (mode is None or mode is Reverse) and not kwargs and not deterministic and memory == "tape":
         result = fast.call(kernel, args, seed, cache)
         if result is not None:
             return result
@@ -97,10 +101,10 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
                                       "the kernel for its value, or use Duplicated")
         return bound.batched(call, seed)
     updates = ParallelUpdates.DETERMINISTIC if deterministic else ParallelUpdates.AUTO
-    result, value = bound.reverse(call, seed, cache, mode.with_primal, updates)
+    result, value = bound.reverse(call, seed, cache, mode.with_primal, updates, memory)
     if mode.with_primal:
         return result, value
-    if not kwargs and not deterministic and call.plan.identity and \
+    if not kwargs and not deterministic and memory == "tape" and call.plan.identity and \
             call.plan.returns.kind != "structured":
         fast.remember(kernel, args, cache)
     return result
@@ -125,7 +129,7 @@ def split_mode(kernel, args, mode) -> tuple:
 
 
 def compile_gradient(kernel: Callable, *args: Any, mode: Mode = Reverse,
-                     cache: str = "auto") -> Any:
+                     cache: str = "auto", memory: str = "tape") -> Any:
     """Build (or fetch from the cache) the gradient for these annotated arguments.
 
     Use `.entry` to call the gradient from @njit code. With mode=Forward it is
@@ -142,7 +146,7 @@ def compile_gradient(kernel: Callable, *args: Any, mode: Mode = Reverse,
     if mode is Reverse and _batched(args):
         return batched.compile_batched(kernel, *args)
     _check_mode(mode)
-    grad = reverse.compile_gradient(kernel, *args, cache=cache)
+    grad = reverse.compile_gradient(kernel, *args, cache=cache, memory=memory)
     refuse_structured_return(kernel, args, "compile_gradient")
     return grad
 
@@ -159,7 +163,8 @@ def refuse_structured_return(kernel: Callable, args: tuple, what: str) -> None:
                         f"argument")
 
 
-def inspect(kernel: Callable, *args: Any, mode: Mode = Reverse, cache: str = "auto") -> Any:
+def inspect(kernel: Callable, *args: Any, mode: Mode = Reverse, cache: str = "auto",
+            memory: str = "tape") -> Any:
     """The CompiledGradient for these arguments, with its IR texts
     (`.captured`, `.cleaned`, `.generated`, `.verified`).
 
@@ -178,4 +183,4 @@ def inspect(kernel: Callable, *args: Any, mode: Mode = Reverse, cache: str = "au
         raise NotImplementedError(
             "compile_gradient/inspect take Duplicated in reverse mode; BatchDuplicated (k seeds "
             "in one call) goes through autodiff (enzyme_py.modes.batched)")
-    return reverse.inspect(kernel, *args, cache=cache)
+    return reverse.inspect(kernel, *args, cache=cache, memory=memory)

@@ -637,7 +637,7 @@ def _same_primal(a: np.ndarray, b: np.ndarray) -> bool:
 
 def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float = 1e-6,
                    atol: Optional[float] = None, eps: Optional[float] = None, rng=None,
-                   fd_dtype=None, **kwargs: Any) -> GradientReport:
+                   fd_dtype=None, memory: str = "tape", **kwargs: Any) -> GradientReport:
     """Check `autodiff(kernel, *args, seed=seed, **kwargs)` against central finite differences.
 
     Arguments are annotated as for `autodiff` (`Duplicated(x, dx)`, `Active(v)`, `Const(n)` or a
@@ -656,7 +656,8 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
     step: a large objective makes central differences lose digits).
     `eps` is the relative step (default from the kernel's precision: 1e-6 for float64
     arithmetic, 3e-3 for float32). `fd_dtype=np.float64` computes the reference on float64
-    copies of float32 values (the same kernel compiled for float64).
+    copies of float32 values (the same kernel compiled for float64). `memory` is autodiff's
+    (the full tape, or checkpointed time loops: docs/checkpointing.md).
 
     Also checks that the primal arrays after `autodiff` equal those after a plain call
     (DuplicatedNoNeed primals excepted). Never modifies the caller's arrays.
@@ -672,7 +673,7 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
     ad_arrays, _ = call.memory.fresh()
     pos, kw = call.annotated(ad_arrays)
     ad_seed = 1.0 if seed is UNSET else seed
-    result = api.autodiff(kernel, *pos, seed=ad_seed, **kw)
+    result = api.autodiff(kernel, *pos, seed=ad_seed, memory=memory, **kw)
 
     # 2. a plain call on private copies, for the primal check.
     plain_arrays, _ = call.memory.fresh()

@@ -21,10 +21,11 @@ from .runtime.heap import Heap, register_heap
 from .transforms.common.extent import Extent
 from .transforms.common.vector_math import VectorLibrary, libmvec
 from .transforms.forward.driver import forward_mode
+from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option
 from .transforms.reverse.driver import reverse_mode
 
-__all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "ParallelUpdates",
-           "UnsupportedError",
+__all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
+           "ParallelUpdates", "TAPE", "UnsupportedError", "memory_option",
            "VectorLibrary", "forward_mode", "libmvec", "parse_module", "print_module",
            "register_allocator", "register_dot", "register_external", "register_free",
            "register_heap", "register_inactive", "register_parallel_for", "register_realloc", "register_success_codes",

@@ -101,7 +101,8 @@ def to_user_order(bound: Bound, flat, nleaves):
     return bound.regroup(leaves)
 
 
-def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdates.AUTO):
+def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdates.AUTO,
+            memory="tape"):
     """Reverse mode on a bound call: (results per user argument, primal value or None).
     `updates`: how parallel loops add into shared shadows."""
     plan = bound.plan
@@ -109,7 +110,8 @@ def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdate
     if plan.identity and returns.kind != "structured":     # the kernel's own call
         float_seed = 1.0 if seed is UNSET else 0.0 if seed is None else \
             as_float_seed(seed, "the return value")
-        return reverse_call(plan.kernel, bound.leaves, float_seed, cache, with_primal, updates)
+        return reverse_call(plan.kernel, bound.leaves, float_seed, cache, with_primal, updates,
+                            memory)
     seeds = returns.seeds(seed)
     float_seed = 1.0
     if returns.kind == "float":
@@ -119,7 +121,7 @@ def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdate
     target, args, nleaves, seeding = target_and_args(bound, per_leaf, 1, with_primal)
     if target is not bound.plan.kernel:
         check_leaves(bound)
-    flat, value = reverse_call(target, args, float_seed, cache, with_primal, updates)
+    flat, value = reverse_call(target, args, float_seed, cache, with_primal, updates, memory)
     if seeding is not None and seeding.result == "masked":
         vals = args[-1].value
         value = unmask(value, {l.path: float(v) for l, v in zip(returns.floats, vals)})

@@ -25,7 +25,7 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 
-from ir_passes import Activity, ParallelUpdates, parse_module, print_module, reverse_mode
+from ir_passes import TAPE, Activity, ParallelUpdates, memory_option, parse_module, print_module, reverse_mode
 
 from .. import disk_cache, timings
 from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
@@ -39,6 +39,7 @@ from ..bridge.convention import arg_layouts, array_extents, build_activity, data
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, define_counts, prepare_module
 from ..bridge.vector_math import host_library
+from .memory import auto_budget
 from .value_grad import value_entry
 
 # Attributes of a generated call wrapper's Python function (modes/calls.py): the user's name of
@@ -109,11 +110,13 @@ class CompiledGradient:
 
 
 def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False,
-                  layouts=None, extents=None, no_need=(), updates=ParallelUpdates.AUTO) -> str:
+                  layouts=None, extents=None, no_need=(), updates=ParallelUpdates.AUTO,
+                  memory=TAPE) -> str:
     """Run ir_passes' reverse mode on module `text`; return the new module text.
 
     `noalias`: the arrays of this call are disjoint. `layouts`, a dict, receives the tape layout.
-    `no_need`: parameter indices of DuplicatedNoNeed arrays' data pointers."""
+    `no_need`: parameter indices of DuplicatedNoNeed arrays' data pointers. `memory`: an
+    ir_passes Memory (checkpoint/budget.py): the full tape, or time loops checkpointed."""
     with timings.stage("parse"):
         module = parse_module(text)
     options = {} if cache == "auto" else {"cache": cache}
@@ -121,7 +124,8 @@ def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False
         with timings.stage("AD"):
             g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
                              counts="declare", extents=extents, no_need=no_need,
-                             vector_library=host_library(), parallel=updates, **options)
+                             vector_library=host_library(), parallel=updates, memory=memory,
+                             **options)
         if layouts is not None:
             layouts[out_name] = g.layout
     except TypeError as exc:
@@ -154,18 +158,18 @@ def clear_cache() -> None:
         _gradients.clear()
 
 
-def autodiff(kernel, *args, seed=1.0, cache="auto") -> tuple:
+def autodiff(kernel, *args, seed=1.0, cache="auto", memory="tape") -> tuple:
     """Reverse mode on the kernel's own arguments: the derivative of each Active argument,
     None elsewhere (api.autodiff binds a call first, modes/bound.py)."""
-    return reverse_call(kernel, args, seed, cache)[0]
+    return reverse_call(kernel, args, seed, cache, memory=memory)[0]
 
 
 def reverse_call(kernel, args, seed, cache="auto", with_primal=False,
-                 updates=ParallelUpdates.AUTO) -> tuple:
+                 updates=ParallelUpdates.AUTO, memory="tape") -> tuple:
     """Reverse mode on `kernel(*args)` (annotated, the kernel's parameters in order):
     (one entry per argument: the derivative of an Active one, else None; the return value when
     `with_primal` (value_grad.py), else None). `updates`: rules.parallel.ParallelUpdates."""
-    grad, annotated = prepare(kernel, args, cache, updates=updates)
+    grad, annotated = prepare(kernel, args, cache, updates=updates, memory=memory)
     primal = [a.value for a in annotated]
     shadows = [a.shadow for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
@@ -180,18 +184,20 @@ def reverse_call(kernel, args, seed, cache="auto", with_primal=False,
     return tuple(result), value
 
 
-def compile_gradient(kernel, *args, cache="auto") -> CompiledGradient:
+def compile_gradient(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:
     """The (cached or new) gradient for these annotated arguments."""
-    return prepare(kernel, args, cache)[0]
+    return prepare(kernel, args, cache, memory=memory)[0]
 
 
-def inspect(kernel, *args, cache="auto") -> CompiledGradient:
+def inspect(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:
     """compile_gradient, but a failure after capture is returned in `.error` (api.inspect)."""
-    return prepare(kernel, args, cache, keep_failure=True)[0]
+    return prepare(kernel, args, cache, keep_failure=True, memory=memory)[0]
 
 
-def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUTO):
-    """Validate the arguments; return (cached or new CompiledGradient, annotations)."""
+def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUTO, memory="tape"):
+    """Validate the arguments; return (cached or new CompiledGradient, annotations).
+    `memory`: "tape", "auto" or a budget such as "256MB" (docs/checkpointing.md)."""
+    memory = memory_option(memory, auto_budget())
     dispatcher = as_dispatcher(kernel)
     annotated = [as_annotation(a) for a in args]
     kinds = tuple([validate(i, a) for i, a in enumerate(annotated)])
@@ -199,7 +205,7 @@ def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUT
         check_aliasing(annotated)
     apart = disjoint_memory(annotated)
     no_need = tuple(i for i, a in enumerate(annotated) if isinstance(a, DuplicatedNoNeed))
-    key = (kinds, cache, apart, no_need, updates) + tuple([type_key(i, a.value)
+    key = (kinds, cache, apart, no_need, updates, memory) + tuple([type_key(i, a.value)
                                                   for i, a in enumerate(annotated)])
     per_kernel = _gradients.get(dispatcher)
     grad = per_kernel.get(key) if per_kernel is not None else None
@@ -212,7 +218,7 @@ def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUT
                 shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
                                      if isinstance(a, (Duplicated, DuplicatedNoNeed)))
                 grad = build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-                             apart, no_need, updates)
+                             apart, no_need, updates, memory)
                 if grad.error is None:
                     per_kernel[key] = grad
     return grad, annotated
@@ -278,13 +284,15 @@ def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=()) ->
 
 @timings.timed_build
 def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-          disjoint=False, no_need=(), updates=ParallelUpdates.AUTO) -> CompiledGradient:
+          disjoint=False, no_need=(), updates=ParallelUpdates.AUTO, memory=TAPE) -> CompiledGradient:
     """Run the pipeline of docs/internals.md for one (kernel, signature, activity).
     `shadow_types`: the Numba types of the Duplicated arguments' shadows, in order.
     `no_need`: positions of the DuplicatedNoNeed arguments (their primal result is not needed).
-    `updates`: how parallel loops add into shared shadows (rules.parallel.ParallelUpdates)."""
+    `updates`: how parallel loops add into shared shadows (rules.parallel.ParallelUpdates).
+    `memory`: an ir_passes Memory (the full tape, or checkpointed time loops)."""
     options = (kinds, cache, disjoint, no_need) + \
-        (() if updates is ParallelUpdates.AUTO else (updates.value,))
+        (() if updates is ParallelUpdates.AUTO else (updates.value,)) + \
+        ((str(memory),) if memory.checkpoints else ())
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
         "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), options,
         make_gradient_entry)
@@ -302,6 +310,8 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
             name += "_noneed" + "_".join(map(str, no_need))
         if updates is not ParallelUpdates.AUTO:
             name += "_" + updates.value
+        if memory.checkpoints:
+            name += f"_ckpt{memory.budget}"
         if slot is not None:
             name = slot.symbol(name)
         layouts = {}
@@ -309,7 +319,8 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
             texts["generated"] = differentiate(
                 texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
                 array_extents(cap.argtypes), data_params(cap.argtypes, no_need),
-                **({} if updates is ParallelUpdates.AUTO else {"updates": updates}))
+                **({} if updates is ParallelUpdates.AUTO else {"updates": updates}),
+                **({"memory": memory} if memory.checkpoints else {}))
         except Exception as exc:
             raise in_python_terms(exc, dispatcher, cap.argtypes) from None
         define_counts(layouts.get(name))

@@ -23,13 +23,19 @@ DERIVED = "reverse"   # this transform's key in module.derived and module.pendin
 def split_names(g, inst) -> tuple[str, str, tuple]:
     """The (aug, rev) names for this call's callee and activity, queued for generation."""
     act = call_activity(g.act, inst)
-    registry = g.module.derived.setdefault(DERIVED, {})
-    key = (inst.callee_name, act)
+    return register_split(g.module, inst.callee_name, act) + (act,)
+
+
+def register_split(module, callee: str, act: tuple) -> tuple[str, str]:
+    """The (aug, rev) names of `callee`'s split gradient for activity `act`, queued for
+    generation the first time they are asked for."""
+    registry = module.derived.setdefault(DERIVED, {})
+    key = (callee, act)
     if key not in registry:
         tag = f"{len(registry)}"
-        registry[key] = (f"{inst.callee_name}.aug.{tag}", f"{inst.callee_name}.rev.{tag}")
-        g.module.pending.setdefault(DERIVED, []).append((inst.callee_name, act) + registry[key])
-    return registry[key] + (act,)
+        registry[key] = (f"{callee}.aug.{tag}", f"{callee}.rev.{tag}")
+        module.pending.setdefault(DERIVED, []).append((callee, act) + registry[key])
+    return registry[key]
 
 
 def forward_call(fwd, inst, blk):

@@ -29,6 +29,9 @@ from ..prepare.fold_sign_tests import fold_sign_tests
 from ..prepare.forward_stores import forward_loop_stores
 from ..prepare.hoist_loads import hoist_invariant_loads
 from .calls import DERIVED, free_name
+from .checkpoint.budget import TAPE, Memory
+from .checkpoint.emit import emit_split
+from .checkpoint.outline import outline_time_loops, time_loop
 from .forward_sweep import ForwardSweep
 from .fusion import fused_loops
 from .gradient import Gradient, Sweep
@@ -52,7 +55,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  counts: str | None = "define", extents: dict[int, Extent] | None = None,
                  heap: _heap.Heap | None = None, no_need: Sequence[int] = (),
                  vector_library: VectorLibrary | None = None, threads: Threads | None = None,
-                 park: bool = True, parallel: ParallelUpdates = ParallelUpdates.AUTO) -> Gradient:
+                 park: bool = True, parallel: ParallelUpdates = ParallelUpdates.AUTO,
+                 memory: Memory = TAPE) -> Gradient:
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
@@ -77,6 +81,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     park: keep the tape arrays in a workspace global between calls (False: free them).
     parallel: how the reverse sweeps of parallel loops add into shadows several iterations
     update (rules.parallel.ParallelUpdates; transforms/reverse/parallel_private.py).
+    memory: checkpoint.budget.Memory: TAPE keeps every loop's full tape; a budget outlines the
+    time loops that qualify and reverses them from snapshots (checkpoint/, docs/checkpointing.md).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     cache = cache_mode(cache)
@@ -87,6 +93,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         success_codes = registered_success_codes()
     module.heap = heap if heap is not None else _heap.registered()
     module.facts[UPDATES] = ParallelUpdates(parallel)
+    if memory.checkpoints and threads is None:
+        outline_time_loops(module, fn_name, extents or {}, memory.budget, out_name)
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
                              extents, no_need, threads)
     snapshot(g, fwd)
@@ -104,6 +112,9 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     while worklist:
         callee, act, aug, rev_name = worklist.pop()
         if not module.functions[aug].is_declaration if aug in module.functions else False:
+            continue
+        if time_loop(module, callee) is not None:
+            emit_split(module, time_loop(module, callee), act, aug, rev_name)
             continue
         gs, fs, rs = synthesize(module, callee, list(act), aug + ".combined", cache, False, success_codes, True)
         gs.splice(rs.put_back_marker, lambda b: None)
@@ -179,11 +190,11 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
     # forward: malloc the frame, initialize it, run, and hand the frame to the caller
     entry = Block("entry", aug)
     b = MathBuilder(module, entry)
-    g.tape.finalize(None)
+    exit_field = g.tape.frame.field(T.i32) if len(fwd.success_exits) > 1 else None
+    g.tape.finalize(None)     # after the last field: the frame's size is now known
     frame = _heap.allocate(b, ConstInt(T.i64, max(g.tape.frame.size, 8)))
     b.br(g.init_block)
     MathBuilder(module, g.init_block).br(fwd.fb[g.primal.entry])
-    exit_field = g.tape.frame.field(T.i32) if len(fwd.success_exits) > 1 else None
     done_blocks = []
     for k, (blk, primal_ret) in enumerate(fwd.success_exits):
         done = Block(f"done.{k}", aug)

@@ -1,0 +1,1 @@
+"""Checkpointed time loops: the outer loop of a kernel reversed from snapshots (docs/checkpointing.md)."""

@@ -1,0 +1,57 @@
+"""The memory option of reverse mode: keep the full tape, or checkpoint time loops in a budget."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+         "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*([KMGT]?I?B?)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Memory:
+    """How reverse mode keeps what the reverse sweep needs of a loop.
+
+    budget: None keeps the full tape (memory="tape"); otherwise the bytes that the snapshots of
+    a checkpointed loop may take. auto: the budget is the default one (memory="auto")."""
+    budget: int | None
+    auto: bool = False
+
+    @property
+    def checkpoints(self) -> bool:
+        return self.budget is not None
+
+    def __str__(self) -> str:
+        return "tape" if self.budget is None else "auto" if self.auto else f"{self.budget}B"
+
+
+TAPE = Memory(None)
+
+
+def parse_size(text: str) -> int:
+    """Bytes in a size such as "256MB", "1.5GiB" or "4096" (ValueError when it is none)."""
+    m = SIZE.match(text)
+    if not m or m.group(2).upper() not in UNITS:
+        raise ValueError(f"memory must be 'auto', 'tape' or a size such as '256MB', not {text!r}")
+    n = int(float(m.group(1)) * UNITS[m.group(2).upper()])
+    if n <= 0:
+        raise ValueError(f"memory budget must be positive, not {text!r}")
+    return n
+
+
+def memory_option(value, auto_budget: int) -> Memory:
+    """A Memory from "tape", "auto", a size string, a byte count or a Memory; `auto_budget` is
+    the budget "auto" stands for."""
+    if isinstance(value, Memory):
+        return value
+    if value is None or value == "tape":
+        return TAPE
+    if value == "auto":
+        return Memory(int(auto_budget), auto=True)
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"memory must be 'auto', 'tape' or a size such as '256MB', not {value!r}")
+    n = value if isinstance(value, int) else parse_size(value)
+    if n <= 0:
+        raise ValueError(f"memory budget must be positive, not {value!r}")
+    return Memory(n)

@@ -1,0 +1,144 @@
+"""The split gradient of an outlined time loop, from snapshots instead of a tape.
+
+`N.aug` runs the steps and keeps snapshots (schedule.py's online forward); its frame is the
+schedule. `N.rev` keeps the state it was handed, then for each step from the last: restores the
+latest snapshot, runs the plain step forward up to that step (placing binomial snapshots), and
+runs the step's own split gradient (`N.step.aug` then `N.step.rev`: the tape of one step only).
+At the end it puts the state back as it found it. The recomputed steps are the same function on
+the same state, so the gradient equals the full tape's to the last bit.
+"""
+from __future__ import annotations
+
+from ....ir.parser import parse_module
+from ....options import Activity
+from ....runtime.helpers import rewrite
+from ..calls import free_name, register_split
+from .schedule import ensure_schedule
+from .state import add_state_functions
+
+AUG = """
+define internal void @{aug}({sig_aug}) {{
+entry:
+  %S = call i64 @{n}.bytes({ops})
+  %f = call ptr @enzpy.ckpt.frame(i64 %S, i64 {budget})
+  store ptr %f, ptr %fo
+  br label %loop
+loop:
+  %k = phi i64 [ 0, %entry ], [ %k1, %run ]
+  %w = call i1 @enzpy.ckpt.wants(ptr %f, i64 %k)
+  br i1 %w, label %save, label %run
+save:
+  %dst = call ptr @enzpy.ckpt.push(ptr %f, i64 %k)
+  call void @{n}.save({ops}, ptr %dst)
+  br label %run
+run:
+  call void @{step}({ops})
+  %k1 = add i64 %k, 1
+  %flag = load i64, ptr {carry}
+  %more = icmp ne i64 %flag, 0
+  br i1 %more, label %loop, label %done
+done:
+  call void @enzpy.ckpt.set(ptr %f, i64 32, i64 %k1)
+  ret void
+}}
+
+define internal void @{rev}({sig_rev}) {{
+entry:
+  %frs = alloca ptr, align 8
+  %S = call i64 @enzpy.ckpt.get(ptr %f, i64 40)
+  %final = call ptr @malloc(i64 %S)
+  call void @{n}.save({ops}, ptr %final)
+  %n = call i64 @enzpy.ckpt.get(ptr %f, i64 32)
+  br label %outer
+outer:
+  %e = phi i64 [ %n, %entry ], [ %t, %adjoint ]
+  %any = icmp sgt i64 %e, 0
+  br i1 %any, label %restore, label %done
+restore:
+  %t = sub i64 %e, 1
+  %src = call ptr @enzpy.ckpt.latest(ptr %f, i64 %t)
+  call void @{n}.load({ops}, ptr %src)
+  %p0 = call i64 @enzpy.ckpt.latest_step(ptr %f)
+  br label %advance
+advance:
+  %p = phi i64 [ %p0, %restore ], [ %m, %placed ]
+  %there = icmp sge i64 %p, %t
+  br i1 %there, label %adjoint, label %plan
+plan:
+  %m = call i64 @enzpy.ckpt.next(ptr %f, i64 %p, i64 %t)
+  %steps = sub i64 %m, %p
+  call void @enzpy.ckpt.add(ptr %f, i64 64, i64 %steps)
+  br label %run
+run:
+  %q = phi i64 [ %p, %plan ], [ %q1, %run ]
+  call void @{step}({ops})
+  %q1 = add i64 %q, 1
+  %again = icmp slt i64 %q1, %m
+  br i1 %again, label %run, label %ran
+ran:
+  %mid = icmp slt i64 %m, %t
+  br i1 %mid, label %push, label %placed
+push:
+  %dst = call ptr @enzpy.ckpt.push(ptr %f, i64 %m)
+  call void @{n}.save({ops}, ptr %dst)
+  br label %placed
+placed:
+  br label %advance
+adjoint:
+  store ptr null, ptr %frs
+  call void @{step_aug}({ops}{shadows}, ptr %frs)
+  %sf = load ptr, ptr %frs
+  call void @{step_rev}({ops}{shadows}{douts}, ptr %sf)
+  br label %outer
+done:
+  call void @{n}.load({ops}, ptr %final)
+  call void @free(ptr %final)
+{stats}  call void @enzpy.ckpt.release(ptr %f)
+  ret void
+}}
+
+define internal void @{free}(ptr %f) {{
+entry:
+  call void @enzpy.ckpt.release(ptr %f)
+  ret void
+}}
+
+declare void @{step}({types})
+declare void @{step_aug}({types}{shadow_types}, ptr)
+declare void @{step_rev}({types}{shadow_types}{dout_types}, ptr)
+declare ptr @malloc(i64)
+declare void @free(ptr)
+"""
+
+STATS = """  %{k}.v = call i64 @enzpy.ckpt.get(ptr %f, i64 {field})
+  %{k}.p = getelementptr i64, ptr @{g}, i64 {j}
+  store i64 %{k}.v, ptr %{k}.p
+"""
+STAT_FIELDS = (("n", 32), ("c", 24), ("S", 40), ("recomputed", 64), ("peak", 72))
+
+
+def emit_split(module, tl, act, aug: str, rev: str) -> None:
+    """Define `aug`, `rev` and their free function for time loop `tl` with activity `act`."""
+    ensure_schedule(module)
+    types = [p.type for p in module.functions[tl.name].params]
+    add_state_functions(module, tl, types)
+    step_aug, step_rev = register_split(module, tl.step, tuple(act))
+    dup = [k for k, a in enumerate(act) if a is Activity.DUP]
+    active = [k for k, a in enumerate(act) if a is Activity.ACTIVE]
+    ops = ", ".join(f"{t} %a{k}" for k, t in enumerate(types))
+    shadows = "".join(f", ptr %s{k}" for k in dup)
+    douts = "".join(f", ptr %d{k}" for k in active)
+    if tl.stats:
+        module.items.append(f"@{tl.stats} = global [{len(STAT_FIELDS)} x i64] zeroinitializer")
+    stats = "".join(STATS.format(k=k, field=fld, g=tl.stats, j=j)
+                    for j, (k, fld) in enumerate(STAT_FIELDS)) if tl.stats else ""
+    text = AUG.format(
+        aug=aug, rev=rev, free=free_name(aug), n=tl.name, step=tl.step, step_aug=step_aug,
+        step_rev=step_rev, budget=tl.budget, ops=ops, shadows=shadows, douts=douts, stats=stats,
+        carry=f"%a{len(types) - 1}", sig_aug=f"{ops}{shadows}, ptr %fo",
+        sig_rev=f"{ops}{shadows}{douts}, ptr %f", types=", ".join(str(t) for t in types),
+        shadow_types=", ptr" * len(dup), dout_types=", ptr" * len(active))
+    for fn in parse_module(rewrite(module, text)).functions.values():
+        if fn.name not in module.functions or fn.name in (aug, rev, free_name(aug)):
+            fn.generated = True
+            module.add_function(fn)

@@ -1,0 +1,281 @@
+"""Outline a time loop: one iteration becomes `K.ckpt.N.step`, the loop a call to `K.ckpt.N`.
+
+A top-level loop qualifies when its body overwrites memory it reads (state the reverse sweep
+would otherwise tape every iteration), and that memory is the data of parameters whose extent
+is known, so a snapshot can copy it. Loop-carried integers (the counters) travel in a small
+buffer, the *carry*: its first 8 bytes say whether the loop goes on (1) or has left (0), then one
+8-byte slot per header phi. The step takes the function's parameters, the values defined before
+the loop that the body uses, and the carry; it runs one iteration and returns.
+
+Loops it cannot take keep the full tape: several entries or exits, values of the body used after
+the loop, loop-carried floats or pointers, writes to memory of unknown extent, or memory the
+body reads that code after the loop overwrites.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ....analysis.alias import alias_analysis
+from ....analysis.loops import loop_info
+from ....analysis.types import roots
+from ....ir import types as T
+from ....ir.builder import MathBuilder
+from ....ir.instructions import Instruction
+from ....ir.module import Block, Function
+from ....ir.values import Argument, ConstInt, Global
+from ....rules.effects import allocator_or_inactive, is_allocation, may_write, writes_nothing
+
+KEY = "checkpoint"   # this transform's key in module.derived
+SLOT = 8             # bytes per carried value (and for the continue flag)
+
+
+@dataclass
+class TimeLoop:
+    """A loop outlined for checkpointing: `name` runs all its steps, `step` one of them."""
+    name: str
+    step: str
+    regions: list                 # [(parameter index, Extent)]: the memory a snapshot copies
+    carry_bytes: int
+    nparams: int                  # parameters of `name` and `step` (the carry last)
+    budget: int
+    locations: list = field(default_factory=list)   # [(file, line)] of the loop header
+    stats: str = ""               # global the reverse sweep fills: steps, slots, bytes, recomputed
+
+
+def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
+                       out_name: str = "") -> list[TimeLoop]:
+    """Outline every qualifying top-level loop of `fn_name`; returns them (also recorded in
+    module.derived[KEY] by the name of the function that runs their steps). With `out_name`,
+    each loop's reverse leaves its figures in the global `<out_name>.ckpt.<k>` (5 x i64: steps,
+    snapshot slots, snapshot bytes, recomputed steps, most snapshots held)."""
+    fn = module.functions[fn_name]
+    out = []
+    while True:
+        for lp in [x for x in loop_info(fn).loops if x.parent is None]:
+            plan = _qualifies(fn, lp, extents)
+            if plan is None:
+                continue
+            name = f"{fn_name}.ckpt.{len(module.derived.get(KEY, {}))}"
+            tl = _outline(module, fn, lp, plan, name, budget)
+            if out_name:
+                tl.stats = f"{out_name}.ckpt.{len(out)}"
+            module.derived.setdefault(KEY, {})[name] = tl
+            out.append(tl)
+            break
+        else:
+            return out
+
+
+def time_loop(module, name: str) -> TimeLoop | None:
+    return module.derived.get(KEY, {}).get(name)
+
+
+def _qualifies(fn, lp, extents):
+    """(preheader, exit block, carried phis, regions) when loop lp can be checkpointed, else None."""
+    preds = fn.predecessors()
+    outside = [p for p in preds[lp.header] if p not in lp.blocks]
+    exits = {s for b in lp.blocks for s in b.successors() if s not in lp.blocks}
+    if len(outside) != 1 or len(exits) != 1:
+        return None
+    (exit_block,) = exits
+    if any(b in lp.blocks for phi in exit_block.phis() for b in phi.blocks):
+        return None
+    for b in fn.blocks:
+        if b in lp.blocks:
+            continue
+        for i in b.instructions:
+            if any(isinstance(o, Instruction) and o.block in lp.blocks for o in i.ops):
+                return None
+    carried = lp.header.phis()
+    if any(not isinstance(p.type, T.IntType) or p.type.bits > 64 for p in carried):
+        return None
+    regions = _regions(fn, lp, extents)
+    if not regions:
+        return None
+    return outside[0], exit_block, carried, regions
+
+
+def _regions(fn, lp, extents):
+    """The parameters whose memory the body writes and reads, or None when a write or a later
+    overwrite rules the loop out."""
+    alias = alias_analysis(fn)
+    written: set[int] = set()
+    for inst, ptr in alias.writes:
+        if inst.block not in lp.blocks:
+            continue
+        if ptr is not None:
+            for r in alias.roots(ptr):
+                if not _local(r, lp):
+                    if not (isinstance(r, Argument) and r.index in extents):
+                        return None
+                    written.add(r.index)
+        elif inst.opcode == "call":
+            for o in inst.ops:
+                for r in (roots(o) if o.type.is_ptr else ()):
+                    if isinstance(r, Argument) and r.index in extents:
+                        written.add(r.index)
+                    elif not (_local(r, lp) or isinstance(r, Argument)):
+                        return None
+        else:
+            return None
+    read = _read_roots(lp)
+    if not any(isinstance(r, Argument) and r.index in written for r in read):
+        return None
+    for inst, ptr in alias.writes:   # code after the loop must not change what the body reads
+        if inst.block in lp.blocks or not alias.reachable(lp.header, inst.block):
+            continue
+        rs = alias.roots(ptr) if ptr is not None else [None]
+        for r in rs:
+            if r is None or not (isinstance(r, Argument) and r.index in written):
+                if r is None or any(alias.may_alias_roots(r, x) for x in read):
+                    return None
+    return [(k, extents[k]) for k in sorted(written)]
+
+
+def _local(r, lp) -> bool:
+    """Memory made inside the loop (a temporary of one step)."""
+    return isinstance(r, Instruction) and r.block in lp.blocks and (r.opcode == "alloca" or is_allocation(r))
+
+
+def _read_roots(lp) -> list:
+    out = []
+    for b in lp.blocks:
+        for i in b.instructions:
+            if i.opcode == "load":
+                out += roots(i.ops[0])
+            elif i.opcode == "call" and not writes_nothing(i.callee_name) and \
+                    not allocator_or_inactive(i.callee_name) and may_write(i):
+                out += [r for o in i.ops if o.type.is_ptr for r in roots(o)]
+    return out
+
+
+def _live_ins(fn, lp) -> list:
+    seen, out = set(), []
+    for b in fn.blocks:
+        if b not in lp.blocks:
+            continue
+        for i in b.instructions:
+            for k, o in enumerate(i.ops):
+                if i in lp.header.phis() and i.blocks[k] not in lp.blocks:
+                    continue
+                if isinstance(o, Instruction) and o.block not in lp.blocks and id(o) not in seen:
+                    seen.add(id(o))
+                    out.append(o)
+    return out
+
+
+def _outline(module, fn, lp, plan, name, budget) -> TimeLoop:
+    pre, exit_block, carried, regions = plan
+    live = _live_ins(fn, lp)
+    params = [Argument(a.type, a.name or f"arg{k}", "", k) for k, a in enumerate(fn.params)]
+    params += [Argument(v.type, f"live.{j}", "", len(params) + j) for j, v in enumerate(live)]
+    carry = Argument(T.ptr, "carry", "", len(params))
+    params.append(carry)
+    step = Function(name + ".step", T.void, params, prefix="define internal")
+    step.generated = True
+    _clone_body(module, fn, lp, step, params, live, carried, carry)
+    module.add_function(step)
+    runner = _runner(module, name, step)
+    carry_bytes = SLOT * (1 + len(carried))
+    _replace_loop(module, fn, lp, pre, exit_block, carried, live, runner, carry_bytes)
+    first = next((i for i in lp.header.instructions if i.dbg), None)
+    return TimeLoop(name, step.name, regions, carry_bytes, len(params), budget,
+                    module.location(first) if first is not None else [])
+
+
+def _clone_body(module, fn, lp, step, params, live, carried, carry) -> None:
+    vmap: dict = {id(a): p for a, p in zip(fn.params, params)}
+    vmap.update({id(v): params[len(fn.params) + j] for j, v in enumerate(live)})
+    entry = Block("entry", step)
+    b = MathBuilder(module, entry)
+    for j, phi in enumerate(carried):
+        slot = b.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + j))])
+        vmap[id(phi)] = b.load(phi.type, slot, f"carried.{j}")
+    order = [x for x in fn.blocks if x in lp.blocks]
+    order.remove(lp.header)
+    order.insert(0, lp.header)
+    bmap = {id(x): Block(x.name, step) for x in order}
+    b.br(bmap[id(lp.header)])
+    copies = []
+    for x in order:
+        for i in x.instructions:
+            if x is lp.header and i in carried:
+                continue
+            c = i.copy()
+            vmap[id(i)] = c
+            bmap[id(x)].append(c)
+            copies.append(c)
+    leave = Block("step.exit", step)
+    lb = MathBuilder(module, leave)
+    lb.store(ConstInt(T.i64, 0), carry)
+    lb.ret()
+    tails = []
+    for c in copies:
+        c.ops = [vmap.get(id(o), o) for o in c.ops]
+        c.blocks = [bmap.get(id(x), x) for x in c.blocks]
+        if c.is_terminator:
+            src = c.block
+            new_targets = []
+            for t in c.targets:
+                new_targets.append(_edge(module, step, t, lp, bmap, leave, carried, vmap, carry,
+                                         src, tails))
+            c.targets = new_targets
+            c.cases = [(k, _edge(module, step, t, lp, bmap, leave, carried, vmap, carry, src, tails))
+                       for k, t in c.cases]
+    step.blocks = [entry] + [bmap[id(x)] for x in order] + tails + [leave]
+
+
+def _edge(module, step, target, lp, bmap, leave, carried, vmap, carry, src, tails):
+    """The block an edge of the body goes to in the step: the clone, the exit, or a back edge's
+    block that stores the next carried values and returns."""
+    if target not in lp.blocks:
+        return leave
+    if target is not lp.header:
+        return bmap[id(target)]
+    latch = next(k for k, v in bmap.items() if v is src)
+    blk = Block(f"step.next.{len(tails)}", step)
+    b = MathBuilder(module, blk)
+    for j, phi in enumerate(carried):
+        v = next(val for val, pb in zip(phi.ops, phi.blocks) if id(pb) == latch)
+        b.store(vmap.get(id(v), v), b.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + j))]))
+    b.store(ConstInt(T.i64, 1), carry)
+    b.ret()
+    tails.append(blk)
+    return blk
+
+
+def _runner(module, name, step) -> Function:
+    """K.ckpt.N: runs the steps until one leaves the loop (the primal of the outlined loop)."""
+    params = [Argument(p.type, p.name, "", k) for k, p in enumerate(step.params)]
+    f = Function(name, T.void, params, prefix="define internal")
+    f.generated = True
+    entry, loop, done = Block("entry", f), Block("loop", f), Block("done", f)
+    MathBuilder(module, entry).br(loop)
+    b = MathBuilder(module, loop)
+    b.emit(Instruction("call", T.void, list(params), callee=Global(T.ptr, step.name),
+                       arg_attrs=["" for _ in params]))
+    more = b.icmp("ne", b.load(T.i64, params[-1], "flag"), ConstInt(T.i64, 0))
+    b.cbr(more, loop, done)
+    MathBuilder(module, done).ret()
+    f.blocks = [entry, loop, done]
+    module.add_function(f)
+    return f
+
+
+def _replace_loop(module, fn, lp, pre, exit_block, carried, live, runner, carry_bytes) -> None:
+    alloca = Instruction("alloca", T.ptr, [], name=f"{runner.name}.carry",
+                         source_type=T.ArrayType(carry_bytes, T.i8), align=8)
+    fn.entry.insert(0, alloca)
+    alloca.block = fn.entry
+    blk = Block("ckpt." + runner.name.rsplit(".", 1)[-1], fn)
+    b = MathBuilder(module, blk)
+    for j, phi in enumerate(carried):
+        b.store(phi.incoming(pre), b.gep(T.i8, alloca, [ConstInt(T.i64, SLOT * (1 + j))]))
+    args = list(fn.params) + live + [alloca]
+    b.emit(Instruction("call", T.void, args, callee=Global(T.ptr, runner.name),
+                       arg_attrs=["" for _ in args]))
+    b.br(exit_block)
+    pre.terminator.replace_successor(lp.header, blk)
+    k = fn.blocks.index(lp.header)
+    fn.blocks = [x for x in fn.blocks if x not in lp.blocks]
+    fn.blocks.insert(min(k, len(fn.blocks)), blk)

@@ -1,0 +1,50 @@
+"""A time loop's state as bytes: the memory of the arrays its body writes, then its carry.
+
+`N.bytes(params)` is the size of one snapshot, `N.save(params, dst)` copies the state into a
+snapshot and `N.load(params, src)` copies it back. The arrays are copied whole, from their
+extent (common/extent.py), so a snapshot is right whatever part of them a step writes.
+"""
+from __future__ import annotations
+
+from ....ir import types as T
+from ....ir.builder import MathBuilder
+from ....ir.module import Block, Function
+from ....ir.values import Argument, ConstInt
+from ...common.extent import extent_bounds
+
+MEMCPY = "llvm.memcpy.p0.p0.i64"
+
+
+def add_state_functions(module, tl, param_types) -> None:
+    """Define tl.name + .bytes / .save / .load over parameters of `param_types`."""
+    f, b, params = _function(module, tl.name + ".bytes", T.i64, param_types, [])
+    total = ConstInt(T.i64, tl.carry_bytes)
+    for k, ext in tl.regions:
+        total = b.add(total, extent_bounds(b, params, ext)[1])
+    b.ret(total)
+    for which in ("save", "load"):
+        f, b, params = _function(module, f"{tl.name}.{which}", T.void, param_types, [T.ptr])
+        snap = params[-1]
+        offset = ConstInt(T.i64, 0)
+        for k, ext in tl.regions:
+            lo, size = extent_bounds(b, params, ext)
+            _copy(b, which, b.gep(T.i8, params[k], [lo]), b.gep(T.i8, snap, [offset]), size)
+            offset = b.add(offset, size)
+        _copy(b, which, params[tl.nparams - 1], b.gep(T.i8, snap, [offset]),
+              ConstInt(T.i64, tl.carry_bytes))
+        b.ret()
+
+
+def _copy(b, which, memory, snapshot, size) -> None:
+    dst, src = (snapshot, memory) if which == "save" else (memory, snapshot)
+    b.call(MEMCPY, T.void, [dst, src, size, ConstInt(T.i1, 0)])
+
+
+def _function(module, name, ret, param_types, extra):
+    params = [Argument(t, f"p{k}", "", k) for k, t in enumerate(list(param_types) + extra)]
+    f = Function(name, ret, params, prefix="define internal")
+    f.generated = True
+    blk = Block("entry", f)
+    f.blocks = [blk]
+    module.add_function(f)
+    return f, MathBuilder(module, blk), params
