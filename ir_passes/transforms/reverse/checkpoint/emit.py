@@ -35,7 +35,7 @@ run:
   call void @{step}({ops})
   %k1 = add i64 %k, 1
   %flag = load i64, ptr {carry}
-  %more = icmp ne i64 %flag, 0
+  %more = icmp eq i64 %flag, 1
   br i1 %more, label %loop, label %done
 done:
   call void @enzpy.ckpt.set(ptr %f, i64 32, i64 %k1)

@@ -3,12 +3,13 @@
 A top-level loop qualifies when its body overwrites memory it reads (state the reverse sweep
 would otherwise tape every iteration), and that memory is the data of parameters whose extent
 is known, so a snapshot can copy it. Loop-carried integers (the counters) travel in a small
-buffer, the *carry*: its first 8 bytes say whether the loop goes on (1) or has left (0), then one
-8-byte slot per header phi. The step takes the function's parameters, the values defined before
+buffer, the *carry*: its first 8 bytes say whether the loop goes on (1) or which way it left (0:
+by its first exit, k + 1: by its exit k >= 1, such as an error path), then one 8-byte slot per
+header phi. The step takes the function's parameters, the values defined before
 the loop that the body uses, and the carry; it runs one iteration and returns.
 
-Loops it cannot take keep the full tape: several entries or exits, values of the body used after
-the loop, loop-carried floats or pointers, writes to memory of unknown extent, or memory the
+Loops it cannot take keep the full tape: several entries, values of the body used after the loop
+(an exit's phi taking different values from different exiting blocks included), loop-carried floats or pointers, writes to memory of unknown extent, or memory the
 body reads that code after the loop overwrites.
 """
 from __future__ import annotations
@@ -71,15 +72,16 @@ def time_loop(module, name: str) -> TimeLoop | None:
 
 
 def _qualifies(fn, lp, extents):
-    """(preheader, exit block, carried phis, regions) when loop lp can be checkpointed, else None."""
+    """(preheader, exit blocks, carried phis, regions) when loop lp can be checkpointed, else None."""
     preds = fn.predecessors()
     outside = [p for p in preds[lp.header] if p not in lp.blocks]
-    exits = {s for b in lp.blocks for s in b.successors() if s not in lp.blocks}
-    if len(outside) != 1 or len(exits) != 1:
+    exits = [x for x in fn.blocks if x not in lp.blocks and any(p in lp.blocks for p in preds[x])]
+    if len(outside) != 1 or not exits:
         return None
-    (exit_block,) = exits
-    if any(b in lp.blocks for phi in exit_block.phis() for b in phi.blocks):
-        return None
+    for x in exits:
+        for phi in x.phis():
+            if len({id(v) for v, b in zip(phi.ops, phi.blocks) if b in lp.blocks}) > 1:
+                return None
     for b in fn.blocks:
         if b in lp.blocks:
             continue
@@ -92,7 +94,7 @@ def _qualifies(fn, lp, extents):
     regions = _regions(fn, lp, extents)
     if not regions:
         return None
-    return outside[0], exit_block, carried, regions
+    return outside[0], exits, carried, regions
 
 
 def _regions(fn, lp, extents):
@@ -165,7 +167,7 @@ def _live_ins(fn, lp) -> list:
 
 
 def _outline(module, fn, lp, plan, name, budget) -> TimeLoop:
-    pre, exit_block, carried, regions = plan
+    pre, exits, carried, regions = plan
     live = _live_ins(fn, lp)
     params = [Argument(a.type, a.name or f"arg{k}", "", k) for k, a in enumerate(fn.params)]
     params += [Argument(v.type, f"live.{j}", "", len(params) + j) for j, v in enumerate(live)]
@@ -173,17 +175,17 @@ def _outline(module, fn, lp, plan, name, budget) -> TimeLoop:
     params.append(carry)
     step = Function(name + ".step", T.void, params, prefix="define internal")
     step.generated = True
-    _clone_body(module, fn, lp, step, params, live, carried, carry)
+    _clone_body(module, fn, lp, step, params, live, carried, carry, exits)
     module.add_function(step)
     runner = _runner(module, name, step)
     carry_bytes = SLOT * (1 + len(carried))
-    _replace_loop(module, fn, lp, pre, exit_block, carried, live, runner, carry_bytes)
+    _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes)
     first = next((i for i in lp.header.instructions if i.dbg), None)
     return TimeLoop(name, step.name, regions, carry_bytes, len(params), budget,
                     module.location(first) if first is not None else [])
 
 
-def _clone_body(module, fn, lp, step, params, live, carried, carry) -> None:
+def _clone_body(module, fn, lp, step, params, live, carried, carry, exits) -> None:
     vmap: dict = {id(a): p for a, p in zip(fn.params, params)}
     vmap.update({id(v): params[len(fn.params) + j] for j, v in enumerate(live)})
     entry = Block("entry", step)
@@ -205,10 +207,12 @@ def _clone_body(module, fn, lp, step, params, live, carried, carry) -> None:
             vmap[id(i)] = c
             bmap[id(x)].append(c)
             copies.append(c)
-    leave = Block("step.exit", step)
-    lb = MathBuilder(module, leave)
-    lb.store(ConstInt(T.i64, 0), carry)
-    lb.ret()
+    leave = {}
+    for k, x in enumerate(exits):
+        leave[id(x)] = Block(f"step.exit.{k}", step)
+        lb = MathBuilder(module, leave[id(x)])
+        lb.store(ConstInt(T.i64, k + 1 if k else 0), carry)
+        lb.ret()
     tails = []
     for c in copies:
         c.ops = [vmap.get(id(o), o) for o in c.ops]
@@ -222,14 +226,14 @@ def _clone_body(module, fn, lp, step, params, live, carried, carry) -> None:
             c.targets = new_targets
             c.cases = [(k, _edge(module, step, t, lp, bmap, leave, carried, vmap, carry, src, tails))
                        for k, t in c.cases]
-    step.blocks = [entry] + [bmap[id(x)] for x in order] + tails + [leave]
+    step.blocks = [entry] + [bmap[id(x)] for x in order] + tails + list(leave.values())
 
 
 def _edge(module, step, target, lp, bmap, leave, carried, vmap, carry, src, tails):
     """The block an edge of the body goes to in the step: the clone, the exit, or a back edge's
     block that stores the next carried values and returns."""
     if target not in lp.blocks:
-        return leave
+        return leave[id(target)]
     if target is not lp.header:
         return bmap[id(target)]
     latch = next(k for k, v in bmap.items() if v is src)
@@ -254,7 +258,7 @@ def _runner(module, name, step) -> Function:
     b = MathBuilder(module, loop)
     b.emit(Instruction("call", T.void, list(params), callee=Global(T.ptr, step.name),
                        arg_attrs=["" for _ in params]))
-    more = b.icmp("ne", b.load(T.i64, params[-1], "flag"), ConstInt(T.i64, 0))
+    more = b.icmp("eq", b.load(T.i64, params[-1], "flag"), ConstInt(T.i64, 1))
     b.cbr(more, loop, done)
     MathBuilder(module, done).ret()
     f.blocks = [entry, loop, done]
@@ -262,7 +266,7 @@ def _runner(module, name, step) -> Function:
     return f
 
 
-def _replace_loop(module, fn, lp, pre, exit_block, carried, live, runner, carry_bytes) -> None:
+def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes) -> None:
     alloca = Instruction("alloca", T.ptr, [], name=f"{runner.name}.carry",
                          source_type=T.ArrayType(carry_bytes, T.i8), align=8)
     fn.entry.insert(0, alloca)
@@ -274,7 +278,17 @@ def _replace_loop(module, fn, lp, pre, exit_block, carried, live, runner, carry_
     args = list(fn.params) + live + [alloca]
     b.emit(Instruction("call", T.void, args, callee=Global(T.ptr, runner.name),
                        arg_attrs=["" for _ in args]))
-    b.br(exit_block)
+    if len(exits) == 1:
+        b.br(exits[0])
+    else:
+        flag = b.load(T.i64, alloca, "left")
+        b.switch(flag, exits[0], [(ConstInt(T.i64, k + 1), x) for k, x in enumerate(exits) if k])
+    for x in exits:
+        for phi in x.phis():
+            v = next(v for v, pb in zip(phi.ops, phi.blocks) if pb in lp.blocks)
+            kept = [(v2, pb) for v2, pb in zip(phi.ops, phi.blocks) if pb not in lp.blocks]
+            phi.ops = [v2 for v2, _ in kept] + [v]
+            phi.blocks = [pb for _, pb in kept] + [blk]
     pre.terminator.replace_successor(lp.header, blk)
     k = fn.blocks.index(lp.header)
     fn.blocks = [x for x in fn.blocks if x not in lp.blocks]
