@@ -3,14 +3,15 @@
 A top-level loop qualifies when its body overwrites memory it reads (state the reverse sweep
 would otherwise tape every iteration), and that memory is the data of parameters whose extent
 is known, so a snapshot can copy it. Loop-carried integers (the counters) travel in a small
-buffer, the *carry*: its first 8 bytes say whether the loop goes on (1) or which way it left (0:
-by its first exit, k + 1: by its exit k >= 1, such as an error path), then one 8-byte slot per
-header phi. The step takes the function's parameters, the values defined before
-the loop that the body uses, and the carry; it runs one iteration and returns.
+buffer, the *carry*: its first 8 bytes say whether the loop goes on (1) or which way it left
+(0: by its first exit, k + 1: by its exit k >= 1, such as an error path), then one 8-byte slot
+per header phi. The step takes the function's parameters, the values defined before the loop
+that the body uses, and the carry; it runs one iteration and returns.
 
-Loops it cannot take keep the full tape: several entries, values of the body used after the loop
-(an exit's phi taking different values from different exiting blocks included), loop-carried floats or pointers, writes to memory of unknown extent, or memory the
-body reads that code after the loop overwrites.
+Loops it cannot take keep the full tape: several entries, values of the body used after the
+loop (an exit's phi taking different values from different exiting blocks included),
+loop-carried floats or pointers, writes to memory of unknown extent, or memory the body reads
+that code after the loop overwrites.
 """
 from __future__ import annotations
 
