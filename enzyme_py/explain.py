@@ -46,6 +46,29 @@ class Cached:
 
 
 @dataclass
+class Checkpointed:
+    """A time loop reversed from snapshots (docs/checkpointing.md), as the last call ran it."""
+    source: str              # "file:line" of the loop
+    steps: int               # iterations the loop ran
+    snapshot_bytes: int      # one snapshot: the arrays the body writes, and its counters
+    snapshots: int           # the most snapshots held at once
+    slots: int               # snapshots the budget allows
+    budget: int
+    recomputed: int          # steps run again in the reverse sweep
+
+    @property
+    def recomputation(self) -> float:
+        """Forward runs of a step per step: 1 + recomputed / steps (the taped run not counted)."""
+        return 1.0 + self.recomputed / self.steps if self.steps else 1.0
+
+    def __str__(self) -> str:
+        return (f"{self.source or '(no source line)'}: {self.steps} steps; {self.snapshots} "
+                f"snapshots of {self.snapshot_bytes} B held at most ({self.snapshots * self.snapshot_bytes} B; "
+                f"budget {self.budget} B, room for {self.slots}); {self.recomputed} steps recomputed "
+                f"(recomputation factor {self.recomputation:.2f})")
+
+
+@dataclass
 class Explanation:
     kernel: str
     tape_bytes: int
@@ -54,6 +77,7 @@ class Explanation:
     iterations: dict = field(default_factory=dict)       # loop -> iterations in this call
     unsupported: str = ""                                 # why no gradient could be built
     updates: list = field(default_factory=list)           # prange loops' shadow updates
+    checkpointed: list = field(default_factory=list)     # Checkpointed time loops
 
     def __str__(self) -> str:
         lines = [f"explain({self.kernel})"]
@@ -76,6 +100,11 @@ class Explanation:
             why = f" ({u.reason})" if u.reason else ""
             lines.append(f"    {where + ': ' if where else ''}{u.instruction.strip()}\n"
                          f"      {u.how}{why}")
+        if self.checkpointed:
+            lines.append(f"  checkpointed loops: {len(self.checkpointed)} (each step's own tape "
+                         "is taken and freed one step at a time)")
+        for c in self.checkpointed:
+            lines.append(f"    {c}")
         return "\n".join(lines)
 
 
@@ -88,18 +117,21 @@ def user_line(locations) -> str:
     return ""
 
 
-def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0) -> Explanation:
+def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0,
+            memory: str = "tape") -> Explanation:
     """Describe the reverse-mode gradient of `kernel` for these annotated arguments.
 
     Reuses the compiled gradient (building it if needed). The caller's arrays are never changed:
     the gradient runs once on copies to count the loop iterations that size the tape.
+    `memory` is autodiff's: with a budget, the time loops checkpointed are listed with their
+    steps, snapshots and recomputation (docs/checkpointing.md).
     A CUDA kernel (`kernel[blocks, threads]`) gets enzyme_py.cuda's explanation: how each shadow
     update is made (plain, atomic, privatised per block), and what the tape holds.
     """
     if is_cuda(kernel):
         from .cuda.api import explain as cuda_explain   # the optional `cuda` extra
         return cuda_explain(kernel, *args, cache=cache)
-    grad = inspect(kernel, *args, cache=cache)
+    grad = inspect(kernel, *args, cache=cache, memory=memory)
     name = getattr(kernel, "__name__", "kernel")
     if grad.error is not None:
         return Explanation(name, 0, unsupported=str(grad.error))
@@ -109,7 +141,23 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
     cached = [_cached(c, names) for c in layout.cached if c.loop is not None]
     active = [(user_line(locs), text) for text, locs in layout.active]
     return Explanation(name, layout.tape_bytes(counts), cached, active,
-                       dict(zip(layout.loops, counts)), updates=list(layout.updates))
+                       dict(zip(layout.loops, counts)), updates=list(layout.updates),
+                       checkpointed=_checkpointed(grad, layout))
+
+
+def _checkpointed(grad, layout) -> list:
+    out = []
+    for tl in layout.checkpoints:
+        steps, slots, size, recomputed, peak = _read_global(grad, tl.stats, 5)
+        out.append(Checkpointed(user_line(tl.locations), steps, size, peak, slots, tl.budget,
+                                recomputed))
+    return out
+
+
+def _read_global(grad, symbol: str, n: int) -> list:
+    addr = llvm.address_of_symbol(symbol) or \
+        grad.library.codegen._engine.get_global_value_address(symbol)
+    return list((ctypes.c_int64 * n).from_address(addr))
 
 
 _VALUE = re.compile(r'%("[^"]+"|[\w.$-]+)')
@@ -142,7 +190,7 @@ def _code(source: str) -> str:
 
 def run_on_copies(grad, args, seed, layout) -> list:
     """Run the gradient on copies and read the iteration count of each taped loop."""
-    if not layout.loops or not layout.counts_symbol:
+    if not (layout.loops and layout.counts_symbol) and not layout.checkpoints:
         return []
     annotated = [as_annotation(a) for a in args]
     primal = [copy_same_layout(a.value) if isinstance(a.value, np.ndarray) else a.value
@@ -150,7 +198,6 @@ def run_on_copies(grad, args, seed, layout) -> list:
     shadows = [copy_same_layout(a.shadow) for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
     grad.entry(*primal, *shadows, float(seed))
-    addr = llvm.address_of_symbol(layout.counts_symbol) or \
-        grad.library.codegen._engine.get_global_value_address(layout.counts_symbol)
-    arr = (ctypes.c_int64 * len(layout.loops)).from_address(addr)
-    return list(arr)
+    if not layout.loops or not layout.counts_symbol:
+        return []
+    return _read_global(grad, layout.counts_symbol, len(layout.loops))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from enzyme_py import Active, Duplicated, check_gradient
+from enzyme_py import Active, Duplicated, check_gradient, explain
 from enzyme_py.api import inspect
 from enzyme_py.modes.reverse import autodiff
 
@@ -222,3 +222,15 @@ def test_fallback_to_full_tape(kernel):
     assert not checkpointed(kernel, make(), "1B")
     report = check_gradient(kernel, *make(), memory="1B")
     assert report.passed, str(report)
+
+
+def test_explain_reports_checkpointed_loops():
+    e = explain(heat, *heat_args(n=40, steps=100)(), memory="2KB")
+    (c,) = e.checkpointed
+    assert c.steps == 100 and c.snapshot_bytes == 40 * 8 + 16
+    assert 2 <= c.snapshots <= c.slots == 2000 // c.snapshot_bytes - 1
+    assert c.recomputed > 0 and c.recomputation == 1 + c.recomputed / 100
+    assert "checkpointed loops: 1" in str(e) and "test_checkpointing.py:" in c.source
+    assert explain(heat, *heat_args(n=40, steps=100)(), memory="tape").checkpointed == []
+    every = explain(heat, *heat_args(n=40, steps=100)(), memory="1MB").checkpointed[0]
+    assert every.snapshots == 100 and every.recomputed == 0

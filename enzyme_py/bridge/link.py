@@ -101,7 +101,10 @@ def _bind_environments(codegen, library, text, environments) -> None:
 def define_counts(layout) -> None:
     """Define a gradient's iteration-count global (ir_passes' `counts="declare"`) once, in a
     library of its own: Numba copies a linked library into each caller."""
-    if layout is None or not layout.counts_symbol:
+    if layout is None:
         return
-    text = (f'@"{layout.counts_symbol}" = global [{len(layout.loops)} x i64] zeroinitializer\n')
-    compile_library(text, layout.counts_symbol + ".lib")
+    symbols = [(layout.counts_symbol, len(layout.loops))] if layout.counts_symbol else []
+    symbols += [(tl.stats, 5) for tl in getattr(layout, "checkpoints", ())]  # checkpointed loops
+    if symbols:
+        text = "".join(f'@"{s}" = global [{n} x i64] zeroinitializer\n' for s, n in symbols)
+        compile_library(text, symbols[0][0] + ".lib")

@@ -26,6 +26,7 @@ class TapeLayout:
     cached: list = field(default_factory=list)
     active: list = field(default_factory=list)           # (instruction text, locations)
     updates: list = field(default_factory=list)          # parallel loops' shadow_updates.Update
+    checkpoints: list = field(default_factory=list)      # checkpoint.outline.TimeLoop per loop
 
     def tape_bytes(self, counts) -> int:
         """Heap tape for one call, from the iteration counts the gradient recorded."""

@@ -111,7 +111,7 @@ declare void @free(ptr)
 """
 
 STATS = """  %{k}.v = call i64 @enzpy.ckpt.get(ptr %f, i64 {field})
-  %{k}.p = getelementptr i64, ptr @{g}, i64 {j}
+  %{k}.p = getelementptr i64, ptr @"{g}", i64 {j}
   store i64 %{k}.v, ptr %{k}.p
 """
 STAT_FIELDS = (("n", 32), ("c", 24), ("S", 40), ("recomputed", 64), ("peak", 72))
@@ -129,7 +129,7 @@ def emit_split(module, tl, act, aug: str, rev: str) -> None:
     shadows = "".join(f", ptr %s{k}" for k in dup)
     douts = "".join(f", ptr %d{k}" for k in active)
     if tl.stats:
-        module.items.append(f"@{tl.stats} = global [{len(STAT_FIELDS)} x i64] zeroinitializer")
+        module.items.append(f'@"{tl.stats}" = external global [{len(STAT_FIELDS)} x i64]')
     stats = "".join(STATS.format(k=k, field=fld, g=tl.stats, j=j)
                     for j, (k, fld) in enumerate(STAT_FIELDS)) if tl.stats else ""
     text = AUG.format(

@@ -49,7 +49,8 @@ def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
     """Outline every qualifying top-level loop of `fn_name`; returns them (also recorded in
     module.derived[KEY] by the name of the function that runs their steps). With `out_name`,
     each loop's reverse leaves its figures in the global `<out_name>.ckpt.<k>` (5 x i64: steps,
-    snapshot slots, snapshot bytes, recomputed steps, most snapshots held)."""
+    snapshot slots, snapshot bytes, recomputed steps, most snapshots held), which the module
+    declares and the host defines (as the tape counts)."""
     fn = module.functions[fn_name]
     out = []
     while True:

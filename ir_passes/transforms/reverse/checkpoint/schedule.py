@@ -8,9 +8,12 @@ keeps it (fields of 8 bytes):
     16 top  snapshots held                          48 cap   slots allocated (grown to c)
     24 c    slots the budget allows (>= 2)          56 d     the forward's snapshot stride
     64 recomputed  steps run again in the reverse   72 peak  most snapshots held at once
+    80 lim  snapshots the forward may hold (c, then c / 2 once it had to thin)
 
 Forward (online, the trip count need not be known): keep the state before every d-th step;
-when the slots are full, double d and drop the snapshots that are not multiples of it.
+when `lim` snapshots are held, double d and drop the snapshots that are not multiples of it.
+Once it has thinned, the forward keeps at most half the slots, so that the reverse has the
+other half for its binomial placements.
 Reverse, for t = n-1 .. 0: drop the snapshots after t, restore the latest, and run forward to
 t, placing a snapshot at the binomial split point (Griewank's Revolve) while slots are free;
 then reverse step t. With c slots and n <= c every state is kept and nothing is recomputed.
@@ -19,23 +22,25 @@ from __future__ import annotations
 
 from ....runtime.helpers import HELPERS, ensure
 
-FRAME_BYTES = 80
+FRAME_BYTES = 88
 FIELDS = {"buf": 0, "pos": 8, "top": 16, "c": 24, "n": 32, "S": 40, "cap": 48, "d": 56,
-          "recomputed": 64, "peak": 72}
+          "recomputed": 64, "peak": 72, "lim": 80}
 
 SCHEDULE = """
 define internal ptr @enzpy.ckpt.frame(i64 %S, i64 %budget) {
 entry:
-  %f = call ptr @malloc(i64 80)
+  %f = call ptr @malloc(i64 88)
   %tiny = icmp ult i64 %S, 1
   %S1 = select i1 %tiny, i64 1, i64 %S
   %q = udiv i64 %budget, %S1
   %c0 = sub i64 %q, 1
   %few = icmp slt i64 %c0, 2
   %c = select i1 %few, i64 2, i64 %c0
-  call void @llvm.memset.p0.i64(ptr %f, i8 0, i64 80, i1 false)
+  call void @llvm.memset.p0.i64(ptr %f, i8 0, i64 88, i1 false)
   %pc = getelementptr i8, ptr %f, i64 24
   store i64 %c, ptr %pc
+  %plim = getelementptr i8, ptr %f, i64 80
+  store i64 %c, ptr %plim
   %pS = getelementptr i8, ptr %f, i64 40
   store i64 %S1, ptr %pS
   %pd = getelementptr i8, ptr %f, i64 56
@@ -116,6 +121,11 @@ put:
 
 define internal void @enzpy.ckpt.thin(ptr %f) {
 entry:
+  %c = call i64 @enzpy.ckpt.get(ptr %f, i64 24)
+  %half = lshr i64 %c, 1
+  %tiny = icmp ult i64 %half, 2
+  %lim = select i1 %tiny, i64 2, i64 %half
+  call void @enzpy.ckpt.set(ptr %f, i64 80, i64 %lim)
   %d = call i64 @enzpy.ckpt.get(ptr %f, i64 56)
   %d2 = shl i64 %d, 1
   call void @enzpy.ckpt.set(ptr %f, i64 56, i64 %d2)
@@ -169,15 +179,15 @@ entry:
   br i1 %on, label %check, label %no
 check:
   %top = call i64 @enzpy.ckpt.get(ptr %f, i64 16)
-  %c = call i64 @enzpy.ckpt.get(ptr %f, i64 24)
-  %full = icmp uge i64 %top, %c
+  %lim = call i64 @enzpy.ckpt.get(ptr %f, i64 80)
+  %full = icmp uge i64 %top, %lim
   br i1 %full, label %thin, label %yes
 thin:
   call void @enzpy.ckpt.thin(ptr %f)
   %d2 = call i64 @enzpy.ckpt.get(ptr %f, i64 56)
   %r2 = urem i64 %k, %d2
   %on2 = icmp eq i64 %r2, 0
-  ret i1 %on2
+  br i1 %on2, label %check, label %no
 yes:
   ret i1 true
 no:
