@@ -20,7 +20,7 @@ AUG = """
 define internal void @{aug}({sig_aug}) {{
 entry:
   %S = call i64 @{n}.bytes({ops})
-  %f = call ptr @enzpy.ckpt.frame(i64 %S, i64 {budget})
+  %f = call ptr @enzpy.ckpt.frame(i64 %S, i64 {budget}, ptr @"{n}.pool")
   store ptr %f, ptr %fo
   br label %loop
 loop:
@@ -93,13 +93,13 @@ adjoint:
 done:
   call void @{n}.load({ops}, ptr %final)
   call void @free(ptr %final)
-{stats}  call void @enzpy.ckpt.release(ptr %f)
+{stats}  call void @enzpy.ckpt.release(ptr %f, ptr @"{n}.pool")
   ret void
 }}
 
 define internal void @{free}(ptr %f) {{
 entry:
-  call void @enzpy.ckpt.release(ptr %f)
+  call void @enzpy.ckpt.release(ptr %f, ptr @"{n}.pool")
   ret void
 }}
 
@@ -128,6 +128,7 @@ def emit_split(module, tl, act, aug: str, rev: str) -> None:
     ops = ", ".join(f"{t} %a{k}" for k, t in enumerate(types))
     shadows = "".join(f", ptr %s{k}" for k in dup)
     douts = "".join(f", ptr %d{k}" for k in active)
+    module.items.append(f'@"{tl.name}.pool" = internal global ptr null, align 8')
     if tl.stats:
         module.items.append(f'@"{tl.stats}" = external global [{len(STAT_FIELDS)} x i64]')
     stats = "".join(STATS.format(k=k, field=fld, g=tl.stats, j=j)

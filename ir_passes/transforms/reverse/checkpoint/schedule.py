@@ -14,6 +14,9 @@ Forward (online, the trip count need not be known): keep the state before every 
 when `lim` snapshots are held, double d and drop the snapshots that are not multiples of it.
 Once it has thinned, the forward keeps at most half the slots, so that the reverse has the
 other half for its binomial placements.
+The frame and its snapshot memory are parked in a pool (a global, swapped atomically) when
+the reverse ends, and the next call takes them back: a repeat call allocates nothing.
+
 Reverse, for t = n-1 .. 0: drop the snapshots after t, restore the latest, and run forward to
 t, placing a snapshot at the binomial split point (Griewank's Revolve) while slots are free;
 then reverse step t. With c slots and n <= c every state is kept and nothing is recomputed.
@@ -27,24 +30,42 @@ FIELDS = {"buf": 0, "pos": 8, "top": 16, "c": 24, "n": 32, "S": 40, "cap": 48, "
           "recomputed": 64, "peak": 72, "lim": 80}
 
 SCHEDULE = """
-define internal ptr @enzpy.ckpt.frame(i64 %S, i64 %budget) {
+define internal ptr @enzpy.ckpt.frame(i64 %S, i64 %budget, ptr %pool) {
 entry:
-  %f = call ptr @malloc(i64 88)
   %tiny = icmp ult i64 %S, 1
   %S1 = select i1 %tiny, i64 1, i64 %S
   %q = udiv i64 %budget, %S1
   %c0 = sub i64 %q, 1
   %few = icmp slt i64 %c0, 2
   %c = select i1 %few, i64 2, i64 %c0
-  call void @llvm.memset.p0.i64(ptr %f, i8 0, i64 88, i1 false)
-  %pc = getelementptr i8, ptr %f, i64 24
-  store i64 %c, ptr %pc
-  %plim = getelementptr i8, ptr %f, i64 80
-  store i64 %c, ptr %plim
-  %pS = getelementptr i8, ptr %f, i64 40
-  store i64 %S1, ptr %pS
-  %pd = getelementptr i8, ptr %f, i64 56
-  store i64 1, ptr %pd
+  %parked = atomicrmw xchg ptr %pool, ptr null acq_rel, align 8
+  %none = icmp eq ptr %parked, null
+  br i1 %none, label %fresh, label %reuse
+fresh:
+  %new = call ptr @malloc(i64 88)
+  call void @llvm.memset.p0.i64(ptr %new, i8 0, i64 88, i1 false)
+  br label %init
+reuse:
+  %oldcap = call i64 @enzpy.ckpt.get(ptr %parked, i64 48)
+  %oldS = call i64 @enzpy.ckpt.get(ptr %parked, i64 40)
+  %bytes = mul i64 %oldcap, %oldS
+  %fit = udiv i64 %bytes, %S1
+  %less = icmp ult i64 %fit, %oldcap
+  %cap0 = select i1 %less, i64 %fit, i64 %oldcap
+  %over = icmp ugt i64 %cap0, %c
+  %cap = select i1 %over, i64 %c, i64 %cap0
+  call void @enzpy.ckpt.set(ptr %parked, i64 48, i64 %cap)
+  br label %init
+init:
+  %f = phi ptr [ %new, %fresh ], [ %parked, %reuse ]
+  call void @enzpy.ckpt.set(ptr %f, i64 16, i64 0)
+  call void @enzpy.ckpt.set(ptr %f, i64 24, i64 %c)
+  call void @enzpy.ckpt.set(ptr %f, i64 32, i64 0)
+  call void @enzpy.ckpt.set(ptr %f, i64 40, i64 %S1)
+  call void @enzpy.ckpt.set(ptr %f, i64 56, i64 1)
+  call void @enzpy.ckpt.set(ptr %f, i64 64, i64 0)
+  call void @enzpy.ckpt.set(ptr %f, i64 72, i64 0)
+  call void @enzpy.ckpt.set(ptr %f, i64 80, i64 %c)
   ret ptr %f
 }
 
@@ -274,7 +295,19 @@ split:
   ret i64 %at
 }
 
-define internal void @enzpy.ckpt.release(ptr %f) {
+define internal void @enzpy.ckpt.release(ptr %f, ptr %pool) {
+entry:
+  %old = atomicrmw xchg ptr %pool, ptr %f acq_rel, align 8
+  %none = icmp eq ptr %old, null
+  br i1 %none, label %done, label %drop
+drop:
+  call void @enzpy.ckpt.drop(ptr %old)
+  br label %done
+done:
+  ret void
+}
+
+define internal void @enzpy.ckpt.drop(ptr %f) {
 entry:
   %pbuf = getelementptr i8, ptr %f, i64 0
   %buf = load ptr, ptr %pbuf
@@ -293,7 +326,7 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 """
 
 NAMES = ("frame", "get", "set", "add", "push", "thin", "wants", "latest", "latest_step", "split",
-         "next", "release")
+         "next", "release", "drop")
 for _name in NAMES:
     HELPERS["enzpy.ckpt." + _name] = SCHEDULE
 
