@@ -142,12 +142,13 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
     active = [(user_line(locs), text) for text, locs in layout.active]
     return Explanation(name, layout.tape_bytes(counts), cached, active,
                        dict(zip(layout.loops, counts)), updates=list(layout.updates),
-                       checkpointed=_checkpointed(grad, layout))
+                       checkpointed=checkpointed_loops(grad))
 
 
-def _checkpointed(grad, layout) -> list:
+def checkpointed_loops(grad) -> list:
+    """The Checkpointed loops of a compiled gradient, as its last call ran them."""
     out = []
-    for tl in layout.checkpoints:
+    for tl in grad.layout.checkpoints if grad.layout is not None else ():
         steps, slots, size, recomputed, peak = _read_global(grad, tl.stats, 5)
         out.append(Checkpointed(user_line(tl.locations), steps, size, peak, slots, tl.budget,
                                 recomputed))
