@@ -102,7 +102,7 @@ def heat_alloc(u, alpha, steps):
 
 @njit
 def heat_scratch(u, alpha, steps):
-    """The scratch array is allocated before the loop: its size is not a parameter's extent."""
+    """The scratch array is allocated before the loop: its size comes from the allocation."""
     n = u.shape[0]
     tmp = np.empty(n)
     for s in range(steps):
@@ -110,6 +110,16 @@ def heat_scratch(u, alpha, steps):
             tmp[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
         for i in range(1, n - 1):
             u[i] = tmp[i]
+
+
+@njit
+def overwritten_after(u, c, steps):
+    """Code after the loop overwrites `c`, which every step reads."""
+    for s in range(steps):
+        for i in range(u.shape[0]):
+            u[i] = u[i] * c[i] + 0.1 * u[i] * u[i]
+    for i in range(c.shape[0]):
+        c[i] = 0.0
 
 
 @njit
@@ -187,7 +197,8 @@ def alloc_args(n=12, steps=9):
 
 
 CASES = {"heat": (heat, heat_args), "rnn": (rnn, rnn_args), "rk4": (rk4, rk4_args),
-         "relax": (relax, relax_args), "heat_alloc": (heat_alloc, alloc_args)}
+         "relax": (relax, relax_args), "heat_alloc": (heat_alloc, alloc_args),
+         "heat_scratch": (heat_scratch, alloc_args)}
 BUDGETS = ["1B", "2KB", "auto"]     # 1B: the fewest snapshots (two); 2KB: some; auto: all
 
 
@@ -216,10 +227,16 @@ def test_trip_counts(steps):
     same_as_tape(heat_args(n=9, steps=steps), heat, "500B")
 
 
-@pytest.mark.parametrize("kernel", [heat_scratch, carried_float])
-def test_fallback_to_full_tape(kernel):
+def overwritten_args():
+    rng = np.random.default_rng(6)
+    u0, c, w = rng.standard_normal(7), 0.5 * rng.standard_normal(7), rng.standard_normal(7)
+    return lambda: [Duplicated(u0.copy(), w.copy()), Duplicated(c.copy(), np.zeros(7)), 5]
+
+
+@pytest.mark.parametrize("kernel,make", [(carried_float, alloc_args(n=7, steps=6)),
+                                         (overwritten_after, overwritten_args())])
+def test_fallback_to_full_tape(kernel, make):
     """Loops the pass cannot take keep the full tape, and the gradient is right."""
-    make = alloc_args(n=7, steps=6)
     assert not checkpointed(kernel, make(), "1B")
     report = check_gradient(kernel, *make(), memory="1B")
     assert report.passed, str(report)

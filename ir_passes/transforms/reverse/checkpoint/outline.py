@@ -2,11 +2,12 @@
 
 A top-level loop qualifies when its body overwrites memory it reads (state the reverse sweep
 would otherwise tape every iteration), and that memory is the data of parameters whose extent
-is known, so a snapshot can copy it. Loop-carried integers (the counters) travel in a small
-buffer, the *carry*: its first 8 bytes say whether the loop goes on (1) or which way it left
-(0: by its first exit, k + 1: by its exit k >= 1, such as an error path), then one 8-byte slot
-per header phi. The step takes the function's parameters, the values defined before the loop
-that the body uses, and the carry; it runs one iteration and returns.
+is known or arrays allocated before the loop (with their size), so a snapshot can copy it.
+Loop-carried integers (the counters) travel in a small buffer, the *carry*: its first 8 bytes
+say whether the loop goes on (1) or which way it left (0: by its first exit, k + 1: by its
+exit k >= 1, such as an error path), then one 8-byte slot per header phi. The step takes the
+function's parameters, the values defined before the loop that the body uses, and the carry;
+it runs one iteration and returns.
 
 Loops it cannot take keep the full tape: several entries, values of the body used after the
 loop (an exit's phi taking different values from different exiting blocks included),
@@ -25,7 +26,9 @@ from ....ir.builder import MathBuilder
 from ....ir.instructions import Instruction
 from ....ir.module import Block, Function
 from ....ir.values import Argument, ConstInt, Global
-from ....rules.effects import allocator_or_inactive, is_allocation, may_write, writes_nothing
+from ....rules.effects import (allocation_size, allocator_or_inactive, is_allocation, may_write,
+                               writes_nothing)
+from ...common.extent import Extent
 
 KEY = "checkpoint"   # this transform's key in module.derived
 SLOT = 8             # bytes per carried value (and for the continue flag)
@@ -36,7 +39,9 @@ class TimeLoop:
     """A loop outlined for checkpointing: `name` runs all its steps, `step` one of them."""
     name: str
     step: str
-    regions: list                 # [(parameter index, Extent)]: the memory a snapshot copies
+    regions: list                 # the memory a snapshot copies: (step parameter, Extent) for
+    #                               an array parameter, (pointer parameter, size parameter or
+    #                               constant) for an allocation made before the loop
     carry_bytes: int
     nparams: int                  # parameters of `name` and `step` (the carry last)
     budget: int
@@ -99,41 +104,49 @@ def _qualifies(fn, lp, extents):
     return outside[0], exits, carried, regions
 
 
+def _snapshotable(r, lp, extents) -> bool:
+    """Memory a snapshot can copy: an array parameter, or an allocation made before the loop."""
+    return isinstance(r, Argument) and r.index in extents or \
+        isinstance(r, Instruction) and r.block not in lp.blocks and is_allocation(r)
+
+
 def _regions(fn, lp, extents):
     """The parameters whose memory the body writes and reads, or None when a write or a later
     overwrite rules the loop out."""
     alias = alias_analysis(fn)
-    written: set[int] = set()
+    written: dict = {}
     for inst, ptr in alias.writes:
         if inst.block not in lp.blocks:
             continue
         if ptr is not None:
             for r in alias.roots(ptr):
                 if not _local(r, lp):
-                    if not (isinstance(r, Argument) and r.index in extents):
+                    if not _snapshotable(r, lp, extents):
                         return None
-                    written.add(r.index)
+                    written[id(r)] = r
         elif inst.opcode == "call":
             for o in inst.ops:
                 for r in (roots(o) if o.type.is_ptr else ()):
-                    if isinstance(r, Argument) and r.index in extents:
-                        written.add(r.index)
+                    if _snapshotable(r, lp, extents):
+                        written[id(r)] = r
                     elif not (_local(r, lp) or isinstance(r, Argument)):
                         return None
         else:
             return None
     read = _read_roots(lp)
-    if not any(isinstance(r, Argument) and r.index in written for r in read):
+    if not any(id(r) in written for r in read):
         return None
     for inst, ptr in alias.writes:   # code after the loop must not change what the body reads
         if inst.block in lp.blocks or not alias.reachable(lp.header, inst.block):
             continue
         rs = alias.roots(ptr) if ptr is not None else [None]
         for r in rs:
-            if r is None or not (isinstance(r, Argument) and r.index in written):
+            if r is None or id(r) not in written:
                 if r is None or any(alias.may_alias_roots(r, x) for x in read):
                     return None
-    return [(k, extents[k]) for k in sorted(written)]
+    params = sorted(r.index for r in written.values() if isinstance(r, Argument))
+    allocs = [r for r in written.values() if not isinstance(r, Argument)]
+    return [(k, extents[k]) for k in params] + [(r, allocation_size(r)) for r in allocs]
 
 
 def _local(r, lp) -> bool:
@@ -171,6 +184,10 @@ def _live_ins(fn, lp) -> list:
 def _outline(module, fn, lp, plan, name, budget) -> TimeLoop:
     pre, exits, carried, regions = plan
     live = _live_ins(fn, lp)
+    for r in regions:     # an allocation's pointer and size travel to the step too
+        for v in r if isinstance(r[0], Instruction) else ():
+            if isinstance(v, Instruction) and v.block not in lp.blocks and all(v is not x for x in live):
+                live.append(v)
     params = [Argument(a.type, a.name or f"arg{k}", "", k) for k, a in enumerate(fn.params)]
     params += [Argument(v.type, f"live.{j}", "", len(params) + j) for j, v in enumerate(live)]
     carry = Argument(T.ptr, "carry", "", len(params))
@@ -183,6 +200,9 @@ def _outline(module, fn, lp, plan, name, budget) -> TimeLoop:
     carry_bytes = SLOT * (1 + len(carried))
     _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes)
     first = next((i for i in lp.header.instructions if i.dbg), None)
+    index = {id(v): k for k, v in enumerate(list(fn.params) + live)}
+    regions = [(a, b) if isinstance(b, Extent) else (index[id(a)], index.get(id(b), b))
+               for a, b in regions]
     return TimeLoop(name, step.name, regions, carry_bytes, len(params), budget,
                     module.location(first) if first is not None else [])
 

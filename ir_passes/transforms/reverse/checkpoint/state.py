@@ -10,7 +10,7 @@ from ....ir import types as T
 from ....ir.builder import MathBuilder
 from ....ir.module import Block, Function
 from ....ir.values import Argument, ConstInt
-from ...common.extent import extent_bounds
+from ...common.extent import Extent, extent_bounds
 
 MEMCPY = "llvm.memcpy.p0.p0.i64"
 
@@ -20,19 +20,30 @@ def add_state_functions(module, tl, param_types) -> None:
     f, b, params = _function(module, tl.name + ".bytes", T.i64, param_types, [])
     total = ConstInt(T.i64, tl.carry_bytes)
     for k, ext in tl.regions:
-        total = b.add(total, extent_bounds(b, params, ext)[1])
+        total = b.add(total, _bounds(b, params, ext)[1])
     b.ret(total)
     for which in ("save", "load"):
         f, b, params = _function(module, f"{tl.name}.{which}", T.void, param_types, [T.ptr])
         snap = params[-1]
         offset = ConstInt(T.i64, 0)
         for k, ext in tl.regions:
-            lo, size = extent_bounds(b, params, ext)
+            lo, size = _bounds(b, params, ext)
             _copy(b, which, b.gep(T.i8, params[k], [lo]), b.gep(T.i8, snap, [offset]), size)
             offset = b.add(offset, size)
         _copy(b, which, params[tl.nparams - 1], b.gep(T.i8, snap, [offset]),
               ConstInt(T.i64, tl.carry_bytes))
         b.ret()
+
+
+def _bounds(b, params, ext):
+    """(first byte's offset, bytes) of a region: an Extent, or the parameter holding a size (or
+    the size, a constant)."""
+    if isinstance(ext, Extent):
+        return extent_bounds(b, params, ext)
+    size = params[ext] if isinstance(ext, int) else ext
+    if size.type != T.i64:
+        size = b.cast("zext", size, T.i64)
+    return ConstInt(T.i64, 0), size
 
 
 def _copy(b, which, memory, snapshot, size) -> None:
