@@ -14,6 +14,7 @@ from .rules.convention import register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.effects import (register_allocator, register_free, register_realloc,
                             register_writes_nothing)
+from .rules.registry import alias as register_alias
 from .rules.registry import external as register_external
 from .rules.registry import inactive as register_inactive
 from .runtime.heap import LIBC as LIBC_HEAP
@@ -25,8 +26,8 @@ from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option
 from .transforms.reverse.driver import reverse_mode
 
 __all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
-           "ParallelUpdates", "TAPE", "UnsupportedError", "memory_option",
-           "VectorLibrary", "forward_mode", "libmvec", "parse_module", "print_module",
+           "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
+           "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
            "register_allocator", "register_dot", "register_external", "register_free",
-           "register_heap", "register_inactive", "register_parallel_for", "register_realloc", "register_success_codes",
-           "register_writes_nothing", "reverse_mode"]
+           "register_heap", "register_inactive", "register_parallel_for", "register_realloc",
+           "register_success_codes", "register_writes_nothing", "reverse_mode"]

@@ -11,7 +11,8 @@
   a pointer loaded from shadowed memory is shadowed (its shadow is loaded from the shadow memory).
 - A call to a function defined in the module is *differentiated* (split into an augmented forward
   and a reverse) when it takes a varying value or shadowed memory. A local alloca becomes shadowed
-  when varying data is stored into it or a differentiated call gets it.
+  when varying data is stored into it, shadowed memory is copied into it (memcpy, memmove) or a
+  differentiated call gets it.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from .types import kind, roots
 PROPAGATE = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "select", "phi",
              "call", "freeze", "extractvalue", "insertvalue", "bitcast", "load"}
 SHADOW_OPS = {"getelementptr", "bitcast", "addrspacecast", "select", "phi"}
+COPIES = ("llvm.memcpy", "llvm.memmove")
 
 
 class ConstantMemoryError(UnsupportedError):
@@ -147,6 +149,10 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
                         changed = True
             if i.opcode == "call" and lookup_parallel(i.callee_name) is not None:
                 changed |= _launch_shadows(i, insts, act)
+            for r in _local_memory_reached(i, act):
+                if id(r) not in act.shadowed:
+                    act.shadowed.add(id(r))
+                    changed = True
             if i.opcode == "call" and differentiated(act, i):
                 for o in i.ops:
                     for r in _alloca_roots(o) if kind(o.type) == "ptr" else ():
@@ -187,6 +193,24 @@ def _launch_shadows(call, insts, act: ActivityInfo) -> bool:
     new = [r for p in passed for r in _alloca_roots(p) if id(r) not in act.shadowed]
     act.shadowed.update(id(r) for r in new)
     return bool(new)
+def _local_memory_reached(i, act: ActivityInfo) -> list:
+    """Local memory that instruction i makes differentiable, beyond a store of varying data:
+    - a copy of shadowed memory (`x.copy()`, `np.copy`, a slice's copy: memcpy, memmove);
+    - varying data stored through a pointer loaded from local memory (an array's struct kept on
+      the stack, as a host's reshape does): that memory holds a pointer with a shadow;
+    - a pointer into a local allocation stored into shadowed memory: the allocation, so that
+      what is loaded back there has a shadow to accumulate into."""
+    if i.opcode == "call" and (i.callee_name or "").startswith(COPIES) and id(i.ops[1]) in act.shadowed:
+        return _alloca_roots(i.ops[0])
+    if i.opcode != "store" or id(i.ops[0]) in act.shadowed:
+        return []
+    v, p = i.ops
+    if kind(v.type) == "float" and id(v) in act.varying:
+        return [a for r in roots(p) if isinstance(r, Instruction) and r.opcode == "load"
+                and id(r) not in act.shadowed for a in _alloca_roots(r.ops[0]) if a.opcode == "alloca"]
+    if kind(v.type) == "ptr" and id(p) in act.shadowed:
+        return [r for r in _alloca_roots(v) if r.opcode == "call"]
+    return []
 
 
 def _const_memory(p, act: ActivityInfo) -> bool:

@@ -52,3 +52,4 @@ libm("erf", lambda b, d, x, y: b.fmul(d, b.fmul(c(b, d, 2.0 / math.sqrt(math.pi)
 libm("erfc", lambda b, d, x, y: b.fneg(b.fmul(d, b.fmul(c(b, d, 2.0 / math.sqrt(math.pi)),
                                                          b.intrinsic("exp", [b.fneg(sq(b, x[0]))])))))
 libm("lgamma", lambda b, d, x, y: b.fmul(d, digamma(b, x[0])))
+libm("tgamma", lambda b, d, x, y: b.fmul(d, b.fmul(y, digamma(b, x[0]))))

@@ -90,6 +90,14 @@ def mirrored(key: str, spellings: tuple[str, ...] = ()) -> Rule:
     return rule
 
 
+def alias(name: str, key: str) -> Rule:
+    """Callee `name` means the function whose rule is `key` (a host's own spelling of a libm
+    function: its wrapper around `tgamma`)."""
+    rule = RULES[key]
+    RULES[name] = rule
+    return rule
+
+
 def external(key: str, partials: Sequence[int | None], inactive_fn: bool = False) -> Rule:
     """A rule for an external function whose partial derivatives are other external functions:
     `partials[k]` is the address of a function of the same arguments returning d f / d x_k

@@ -1,0 +1,71 @@
+"""Checks shared by test_copies.py and test_linalg*.py: a kernel's gradient against finite
+differences in reverse mode (check_gradient) and its tangents in forward mode against a central
+difference along a random direction. No tests here.
+
+`check_modes(kernel, *arrays)`: every float array is Duplicated; a float return is weighed by 1.
+Forward mode: the returned tangent and the tangents left in the shadows of the final arrays are
+compared with (f(x + h u) - f(x - h u)) / 2h of the plain kernel, computed in float64 on float64
+copies (the same kernel compiled for float64).
+"""
+import numpy as np
+
+from enzyme_py import Duplicated, Forward, autodiff, check_gradient
+
+
+def _float(a) -> bool:
+    return isinstance(a, np.ndarray) and a.dtype.kind == "f"
+
+
+def _annotated(args, shadows):
+    return [Duplicated(a, s) if s is not None else a for a, s in zip(args, shadows)]
+
+
+def _like(a, values, dtype=None):
+    """A new array with a's layout (C or Fortran order) holding `values`."""
+    out = np.empty_like(a, dtype=dtype or a.dtype)
+    out[...] = values
+    return out
+
+
+def _copies(args, dtype=None):
+    return [_like(a, a, dtype) if _float(a) else a for a in args]
+
+
+def check_reverse(kernel, *args, rtol=1e-6, rng=0):
+    ret = kernel(*_copies(args))
+    seed = 1.0 if isinstance(ret, (float, np.floating)) else None
+    annotated = _annotated(list(args), [np.zeros_like(a) if _float(a) else None for a in args])
+    kw = {} if seed is None else {"seed": seed}
+    report = check_gradient(kernel, *annotated, rng=rng, fd_dtype=np.float64, rtol=rtol, **kw)
+    assert report.passed, str(report)
+
+
+def check_forward(kernel, *args, rtol=1e-6, seed=1):
+    rng = np.random.default_rng(seed)
+    dirs = [rng.standard_normal(a.shape) if _float(a) else None for a in args]
+    xs = _copies(args)
+    us = [_like(a, d) if d is not None else None for a, d in zip(args, dirs)]
+    t = autodiff(kernel, *_annotated(xs, us), mode=Forward)
+    h = 1e-6
+
+    def run(sign):
+        moved = [_like(a, a + sign * h * d, np.float64) if d is not None else a
+                 for a, d in zip(args, dirs)]
+        ret = kernel(*moved)
+        return ret, moved
+    (rp, ap), (rm, am) = run(1.0), run(-1.0)
+    tol = max(rtol, 1e-3 if any(_float(a) and a.dtype == np.float32 for a in args) else rtol)
+    if isinstance(rp, (float, np.floating)):
+        fd = (rp - rm) / (2 * h)
+        assert abs(t - fd) <= tol * max(1.0, abs(fd)), (t, fd)
+    for k, a in enumerate(args):
+        if not _float(a):
+            continue
+        fd = (ap[k] - am[k]) / (2 * h)
+        scale = max(1.0, float(np.max(np.abs(fd))) if fd.size else 1.0)
+        np.testing.assert_allclose(us[k], fd, rtol=tol, atol=tol * scale, err_msg=f"argument {k}")
+
+
+def check_modes(kernel, *args, rtol=1e-6):
+    check_reverse(kernel, *args, rtol=rtol)
+    check_forward(kernel, *args, rtol=rtol)
