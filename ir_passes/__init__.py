@@ -9,7 +9,7 @@ from .errors import InternalError, UnsupportedError
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity, CacheMode
-from .rules.blas import register_dot
+from .rules.blas import register_dot, register_gemm, register_gemv, register_nrm2
 from .rules.convention import register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.effects import (register_allocator, register_free, register_realloc,
@@ -31,3 +31,10 @@ __all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEA
            "register_allocator", "register_dot", "register_external", "register_free",
            "register_heap", "register_inactive", "register_parallel_for", "register_realloc",
            "register_success_codes", "register_writes_nothing", "reverse_mode"]
+__all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "ParallelUpdates",
+           "UnsupportedError", "VectorLibrary", "forward_mode", "libmvec", "parse_module",
+           "print_module", "register_alias", "register_allocator", "register_dot",
+           "register_external", "register_free", "register_gemm", "register_gemv", "register_heap",
+           "register_inactive", "register_nrm2", "register_parallel_for", "register_realloc",
+           "register_success_codes",
+           "register_writes_nothing", "reverse_mode"]

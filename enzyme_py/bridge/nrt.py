@@ -10,9 +10,9 @@ A gradient's own memory (tape, workspace, scratch) comes from NRT_Allocate / NRT
 LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passes grows by
 allocate + copy + free.
 """
-from ir_passes import (register_alias, register_allocator, register_dot, register_heap,
-                       register_inactive, register_parallel_for, register_success_codes,
-                       register_writes_nothing)
+from ir_passes import (register_alias, register_allocator, register_dot, register_gemm,
+                       register_gemv, register_heap, register_inactive, register_nrm2,
+                       register_parallel_for, register_success_codes, register_writes_nothing)
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
 # any other value is an error or an exception
@@ -39,6 +39,10 @@ for _name in ("NRT_incref", "NRT_decref"):
 
 # np.dot of two 1-D arrays: numba_xxdot(kind, conjugate, n, x, y, &out), kind 'd' or 's'
 register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0)
+# matrix products and 2-norms: Numba's wrappers take BLAS's arguments after a type char
+register_gemm("numba_xxgemm")    # (kind, transa, transb, m, n, k, alpha*, a, lda, b, ldb, beta*, c, ldc)
+register_gemv("numba_xxgemv")    # (kind, trans, m, n, alpha*, a, lda, x, beta*, y)
+register_nrm2("numba_xxnrm2")    # (kind, n, x, incx, out*)
 
 # math.gamma: Numba's own wrappers of libm's tgamma
 register_alias("numba_gamma", "tgamma")

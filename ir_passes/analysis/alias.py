@@ -179,7 +179,7 @@ def alias_analysis(fn, noalias_params: bool = False) -> AliasInfo:
             if name.startswith("llvm.memset") or name.startswith("llvm.memcpy") or name.startswith("llvm.memmove"):
                 info.writes.append((i, i.ops[0]))
             elif lookup_blas(name) is not None:
-                info.writes.append((i, lookup_blas(name).output(i)))
+                info.writes.extend((i, p) for p in lookup_blas(name).outputs(i))
             elif not writes_nothing(name) and not allocator_or_inactive(name) and may_write(i):
                 info.writes.append((i, None))
         elif i.opcode == "opaque" and i.flags and i.flags[0] in ("atomicrmw", "cmpxchg", "fence"):

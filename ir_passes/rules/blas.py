@@ -1,16 +1,28 @@
-"""BLAS-style rules: calls whose arguments are whole vectors, differentiated as a unit (Enzyme has
-dedicated rules for dot, axpy, gemv, gemm rather than differentiating the library's code).
+"""BLAS-style rules: calls whose arguments are whole vectors or matrices, differentiated as a unit
+(Enzyme has dedicated rules for dot, gemv, gemm rather than differentiating the library's code).
 
-Each record says where its arguments are and carries its emitters, so adding a routine (a gemv)
-is one record here: the analyses ask `output(call)` for the memory it writes, reverse mode calls
+Each record says where its arguments are and carries its emitters, so adding a routine is one
+record here: the analyses ask `output(call)` for the memory it writes, reverse mode calls
 `reverse`, the forward sweep `save_input` for an input a later write may change, forward mode
-`tangent`.
+`tangent`. The reverse and tangent code call the same BLAS routine (the callee itself), so a
+matrix product's gradient costs two matrix products.
 
-`dot(n, x, y) -> *out`: its reverse is
-  d = shadow(out); shadow(out) = 0; shadow(x) += d * y; shadow(y) += d * x,
-its tangent dot(n, x', y) + dot(n, x, y'). x and y must hold their values as of the call when the
-reverse runs: when a later write may change them, the forward sweep copies them aside (freed with
-the call's other allocations).
+Matrices are column-major, as BLAS sees them (a row-major array is its transpose); `op(A)` is A
+or its transpose per the call's transpose flag:
+- `*out = dot(n, x, y)`: dx += d y, dy += d x (d = shadow(out), then zeroed);
+  tangent dot(x', y) + dot(x, y').
+- `C = alpha op(A) op(B) + beta C` (gemm): dA += alpha dC op(B)^T (transposed back when A is),
+  dB += alpha op(A)^T dC, then dC = beta dC; tangent alpha (op(A') op(B) + op(A) op(B')) + beta C'.
+- `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (a gemm of inner dimension 1),
+  dx += alpha op(A)^T dy, dy = beta dy; tangent alpha (op(A') x + op(A) x') + beta y'.
+- `*out = nrm2(n, x, inc)`: dx += d x / |x| (nothing where |x| = 0); tangent <x, x'> / |x|.
+alpha and beta must be constants stored into their slots right before the call (as a host's
+wrappers do); alpha and beta carry no derivative.
+
+Inputs must hold their values as of the call when the reverse sweep runs. When alias analysis
+says a later write may change one, the forward sweep copies it into the gradient's arena (one
+buffer parked with the tape between calls: a repeat call allocates nothing) and the tape keeps
+its offset; `explain` lists the copy and why.
 """
 from __future__ import annotations
 
@@ -20,11 +32,14 @@ from ..ir import types as T
 from ..ir.edit import emit_at
 from ..ir.instructions import Instruction
 from ..ir.values import Constant, ConstFloat, ConstInt
-from ..runtime import heap
+from ..runtime import matrix  # noqa: F401  (registers the helpers below)
 from ..runtime.helpers import ensure
 
 BLAS: dict = {}          # callee name -> its record
-INPUT = "blas input"     # tape key tag: (INPUT, call, argument index) of a copied input vector
+INPUT = "blas input"     # tape key tag: (INPUT, call, argument index) of a copied input
+AFTER = "after"          # (INPUT, call, (AFTER, index)): argument index as the call left it
+KINDS = {ord("d"): T.f64, ord("s"): T.f32}
+N, TR = ord("n"), ord("t")
 
 
 def lookup_blas(name: str):
@@ -32,8 +47,132 @@ def lookup_blas(name: str):
     return BLAS.get(name)
 
 
+def call_like(b, call, ops):
+    """A call to `call`'s callee with operands `ops`."""
+    return b.emit(Instruction("call", call.type, list(ops), callee=call.callee,
+                              arg_attrs=["" for _ in ops], fnty_text=call.fnty_text))
+
+
+def constant_before(slot, call):
+    """The float constant stored into `slot` right before `call` in its block (nothing else
+    touching the slot between), or None."""
+    insts = call.block.instructions
+    for i in reversed(insts[:insts.index(call)]):
+        if i.opcode == "store" and i.ops[1] is slot:
+            return i.ops[0].value if isinstance(i.ops[0], ConstFloat) else None
+        if slot in i.ops:
+            return None
+    return None
+
+
+def arena(g):
+    """The gradient's arena fields (buffer, capacity, bytes used), created on first use."""
+    if g.tape.arena is None:
+        buf = g.tape.new_field(T.ptr, g.null_ptr)
+        cap = g.tape.new_field(T.i64, ConstInt(T.i64, 0))
+        used = g.tape.new_field(T.i64, ConstInt(T.i64, 0))
+        g.tape.buffers += [buf, cap]
+        g.tape.arena = (buf, cap, used)
+    return g.tape.arena
+
+
+class Record:
+    """What every record shares: its element type, the inputs it reads, and their copies."""
+    kind: int | None = None
+
+    def outputs(self, call) -> tuple:
+        """Every pointer the call writes (the alias analysis's writes)."""
+        return (self.output(call),)
+
+    def inputs(self, call) -> tuple:
+        """Argument indices of the memory the call reads."""
+        raise NotImplementedError
+
+    def input_bytes(self, b, ops, k):
+        """The bytes of input k the call reads (an i64 value), with the call's operands `ops`."""
+        raise NotImplementedError
+
+    def element_type(self, call, types):
+        """The float type of the data (`types`: the function's TypeInfo), or None."""
+        if self.kind is not None and isinstance(call.ops[self.kind], ConstInt):
+            return KINDS.get(call.ops[self.kind].value)
+        return types.float_type_behind(call.ops[self.inputs(call)[0]])
+
+    def float_type(self, g, call):
+        ft = self.element_type(call, g.types)
+        if ft is None:
+            raise g.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
+        return ft
+
+    def scalar(self, g, call, k) -> float:
+        """The constant behind pointer argument k (alpha, beta)."""
+        v = constant_before(call.ops[k], call)
+        if v is None or g.act.has_shadow(call.ops[k]):
+            raise g.unsupported(f"`{call.callee_name}` with a scale factor that is not a constant", call)
+        return v
+
+    # --- reverse mode
+    def changes_later(self, g, call, k) -> bool:
+        """May a write after the call change input k before the reverse sweep reads it?"""
+        for w, q in g.alias.writes:
+            if w is call or not g.alias.may_run_after(call, w):
+                continue
+            if q is None or g.alias.may_alias(call.ops[k], q):
+                return True
+        return False
+
+    def input(self, g, call, k, block, b, always=False):
+        """Input k as the call read it: the primal pointer, or its copy in the arena (`always`:
+        the call itself overwrites it; AFTER: argument k as the call left it)."""
+        if not always and not self.changes_later(g, call, k):
+            return g.avail.primal(call.ops[k], block, b)
+        home = g.loops.loop_of(call.block)
+        buf, _, _ = arena(g)
+        e = g.tape.entry((INPUT, call, k), T.i64, home, "an input of a BLAS call that a later "
+                         "write may change" if not always else "an argument a LAPACK call "
+                         "overwrites", source=call)
+        return b.gep(T.i8, g.tape.load(b, buf), [g.tape.read(b, e, block)])
+
+    def save_input(self, fwd, key, e) -> None:
+        """Forward sweep: copy argument `key[2]` into the arena before the call (after it for
+        (AFTER, k)); the tape entry `e` keeps its offset."""
+        g = fwd.g
+        _, call, k = key
+        after = isinstance(k, tuple)
+        k = k[1] if after else k
+        fcall = fwd.vmap[call]
+
+        def copy(b):
+            size = self.input_bytes(b, fcall.ops, k)
+            size = b.select(b.icmp("sgt", size, ConstInt(T.i64, 0)), size, ConstInt(T.i64, 0))
+            ensure(g.module, "enzpy.arena_push")
+            fields = [g.tape.frame.address(b, f) for f in arena(g)]
+            off = b.call("enzpy.arena_push", T.i64, fields + [fcall.ops[k], size])
+            g.tape.write(b, e, off)
+        blk = fcall.block
+        emit_at(g.module, blk, blk.instructions.index(fcall) + after, copy, "blascopy")
+
+    def shadow_or_null(self, g, call, k, block, b):
+        return g.avail.shadow(call.ops[k], block, b) if g.act.has_shadow(call.ops[k]) \
+            else Constant(T.ptr, "null")
+
+    def refuse_constant_output(self, act_has_shadow, call, unsupported):
+        """Differentiable inputs written into memory without a shadow: refused."""
+        if not act_has_shadow(self.output(call)) and \
+                any(act_has_shadow(call.ops[k]) for k in self.inputs(call)):
+            raise unsupported("differentiable data is stored into memory that has no shadow", call,
+                              "Pass the output as Duplicated(array, shadow).")
+
+
+def _slot(b, alloca_b, ft, value):
+    """A stack slot holding the constant `value` (for alpha / beta arguments)."""
+    s = alloca_b.alloca(ft)
+    b.store(ConstFloat(ft, value), s)
+    return s
+
+
 @dataclass(frozen=True)
-class Dot:
+class Dot(Record):
     """`*out = dot(n, x, y)`; the fields are argument indices."""
     name: str
     n: int          # argument index of the length
@@ -46,65 +185,27 @@ class Dot:
         """The pointer the call writes."""
         return call.ops[self.out]
 
-    def element_type(self, call, types):
-        """The float type of the vectors (`types`: the function's TypeInfo), or None."""
-        if self.kind is not None and isinstance(call.ops[self.kind], ConstInt):
-            return {ord("d"): T.f64, ord("s"): T.f32}.get(call.ops[self.kind].value)
-        return types.float_type_behind(call.ops[self.x])
+    def inputs(self, call) -> tuple:
+        return (self.x, self.y)
 
-    # --- reverse mode
-    def inputs_change_later(self, g, call) -> bool:
-        """May a write after the call change x or y before the reverse sweep reads them?"""
-        for w, q in g.alias.writes:
-            if w is call or not g.alias.may_run_after(call, w):
-                continue
-            if q is None or any(g.alias.may_alias(call.ops[k], q) for k in (self.x, self.y)):
-                return True
-        return False
+    def input_bytes(self, b, ops, k):
+        ft = KINDS.get(ops[self.kind].value) if self.kind is not None else T.f64
+        return b.mul(b.cast("sext", ops[self.n], T.i64), ConstInt(T.i64, T.size_of(ft)))
 
     def reverse(self, g, call, block, b) -> None:
         out = call.ops[self.out]
         if not g.act.has_shadow(out):
             return
-        ft = self.element_type(call, g.types)
-        if ft is None:
-            raise g.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
+        ft = self.float_type(g, call)
         sout = g.avail.shadow(out, block, b)
         d = b.load(ft, sout)
         b.store(ConstFloat(ft, 0.0), sout)
         n = b.cast("sext", g.avail.primal(call.ops[self.n], block, b), T.i64)
-        if self.inputs_change_later(g, call):
-            home = g.loops.loop_of(call.block)
-            xs = [g.tape.read(b, g.tape.entry((INPUT, call, k), T.ptr, home, "a vector a later write "
-                                              "may change", source=call), block)
-                  for k in (self.x, self.y)]
-        else:
-            xs = [g.avail.primal(call.ops[k], block, b) for k in (self.x, self.y)]
-        null = Constant(T.ptr, "null")
-        shadows = [g.avail.shadow(call.ops[k], block, b) if g.act.has_shadow(call.ops[k]) else null
-                   for k in (self.x, self.y)]
+        xs = [self.input(g, call, k, block, b) for k in (self.x, self.y)]
+        shadows = [self.shadow_or_null(g, call, k, block, b) for k in (self.x, self.y)]
         helper = f"enzpy.dot_adjoint.{ft.suffix}"
         ensure(g.module, helper)
         b.call(helper, T.void, [n, xs[0], xs[1], shadows[0], shadows[1], d])
-
-    def save_input(self, fwd, key, e) -> None:
-        """Forward sweep: copy input vector `key[2]` aside for the reverse sweep (tape entry `e`),
-        freed at the end."""
-        g = fwd.g
-        _, call, k = key
-        fcall = fwd.vmap[call]
-
-        def copy(b):
-            ft = self.element_type(call, g.types)
-            n = b.cast("sext", fcall.ops[self.n], T.i64)
-            size = b.mul(n, ConstInt(T.i64, T.size_of(ft)))
-            buf = heap.allocate(b, size)
-            b.call("llvm.memcpy.p0.p0.i64", T.void, [buf, fcall.ops[k], size, ConstInt(T.i1, 0)])
-            ensure(g.module, "enzpy.push_allocation")
-            b.call("enzpy.push_allocation", T.void, [g.tape.frame.address(b, g.tape.allocation_list()), buf])
-            g.tape.write(b, e, buf)
-        blk = fcall.block
-        emit_at(g.module, blk, blk.instructions.index(fcall) + 1, copy, "dotcopy")
 
     # --- forward mode
     def tangent(self, fm, call) -> None:
@@ -126,8 +227,7 @@ class Dot:
                 ops = list(c.ops)
                 ops[k] = fm.shadow(call.ops[k], call)[j]
                 ops[self.out] = slot
-                b.emit(Instruction("call", c.type, ops, callee=c.callee, arg_attrs=["" for _ in ops],
-                                   fnty_text=c.fnty_text))
+                call_like(b, c, ops)
                 t = b.load(ft, slot)
                 total = t if total is None else b.fadd(total, t)
             b.store(total, sout[j])
@@ -137,3 +237,301 @@ def register_dot(name: str, n: int, x: int, y: int, out: int, kind: int | None =
     d = Dot(name, n, x, y, out, kind)
     BLAS[name] = d
     return d
+
+
+def _trans(g_or_fm, call, k) -> bool:
+    """Is transpose flag k 't' (or 'c': real data)? Refuses a flag that is not a constant."""
+    v = call.ops[k]
+    if not isinstance(v, ConstInt) or v.value not in (N, TR, ord("c")):
+        raise g_or_fm.unsupported(f"`{call.callee_name}` with a transpose flag that is not a constant",
+                                  call)
+    return v.value != N
+
+
+def _flag(t: bool):
+    return ConstInt(T.i8, TR if t else N)
+
+
+@dataclass(frozen=True)
+class Gemm(Record):
+    """`C = alpha op(A) op(B) + beta C`, column-major, op(A) m x k, op(B) k x n, C m x n; the
+    fields are argument indices (BLAS's order after a type char)."""
+    name: str
+    kind: int = 0
+    transa: int = 1
+    transb: int = 2
+    m: int = 3
+    n: int = 4
+    k: int = 5
+    alpha: int = 6
+    a: int = 7
+    lda: int = 8
+    b: int = 9
+    ldb: int = 10
+    beta: int = 11
+    c: int = 12
+    ldc: int = 13
+
+    def output(self, call):
+        return call.ops[self.c]
+
+    def inputs(self, call) -> tuple:
+        return (self.a, self.b)
+
+    def input_bytes(self, b, ops, k):
+        """ld * (columns - 1) + rows elements of A or B as stored."""
+        ft = KINDS.get(ops[self.kind].value, T.f64)
+        m, n, kk = (b.cast("sext", ops[i], T.i64) for i in (self.m, self.n, self.k))
+        if k == self.a:
+            t, ld, dims = ops[self.transa], ops[self.lda], (m, kk)
+        else:
+            t, ld, dims = ops[self.transb], ops[self.ldb], (kk, n)
+        rows, cols = dims if t.value == N else dims[::-1]
+        count = b.add(b.mul(b.cast("sext", ld, T.i64), b.sub(cols, ConstInt(T.i64, 1))), rows)
+        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+
+    def gemm(self, b, call, ops, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc):
+        new = list(ops)
+        for i, v in zip((self.transa, self.transb, self.m, self.n, self.k, self.alpha, self.a,
+                         self.lda, self.b, self.ldb, self.beta, self.c, self.ldc),
+                        (_flag(ta), _flag(tb), m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)):
+            new[i] = v
+        call_like(b, call, new)
+
+    def reverse(self, g, call, block, b) -> None:
+        self.refuse_constant_output(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.c]):
+            return
+        ft = self.float_type(g, call)
+        ta, tb = _trans(g, call, self.transa), _trans(g, call, self.transb)
+        alpha, beta = self.scalar(g, call, self.alpha), self.scalar(g, call, self.beta)
+        P = [g.avail.primal(o, block, b) if not o.type.is_ptr else o for o in call.ops]
+        m, n, k, lda, ldb, ldc = (P[i] for i in (self.m, self.n, self.k, self.lda, self.ldb, self.ldc))
+        dc = g.avail.shadow(call.ops[self.c], block, b)
+        sa, sb = _slot(b, g.alloca_builder, ft, alpha), _slot(b, g.alloca_builder, ft, 1.0)
+        if g.act.has_shadow(call.ops[self.a]):
+            da, bv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.b, block, b)
+            if not ta:   # dA (m x k) += alpha dC op(B)^T
+                self.gemm(b, call, P, False, not tb, m, k, n, sa, dc, ldc, bv, ldb, sb, da, lda)
+            else:        # dA (k x m) += alpha op(B) dC^T
+                self.gemm(b, call, P, tb, True, k, m, n, sa, bv, ldb, dc, ldc, sb, da, lda)
+        if g.act.has_shadow(call.ops[self.b]):
+            db, av = g.avail.shadow(call.ops[self.b], block, b), self.input(g, call, self.a, block, b)
+            if not tb:   # dB (k x n) += alpha op(A)^T dC
+                self.gemm(b, call, P, not ta, False, k, n, m, sa, av, lda, dc, ldc, sb, db, ldb)
+            else:        # dB (n x k) += alpha dC^T op(A)
+                self.gemm(b, call, P, True, ta, n, k, m, sa, dc, ldc, av, lda, sb, db, ldb)
+        helper = f"enzpy.scale_matrix.{ft.suffix}"
+        ensure(g.module, helper)
+        b.call(helper, T.void, [b.cast("sext", m, T.i64), b.cast("sext", n, T.i64), dc,
+                                b.cast("sext", ldc, T.i64), ConstFloat(ft, beta)])
+
+    def tangent(self, fm, call) -> None:
+        c = fm.emit_primal(call)
+        self.refuse_constant_output(fm.has_shadow, call, fm.unsupported)
+        if not fm.has_shadow(call.ops[self.c]):
+            return
+        ft = self.element_type(call, fm.types)
+        if ft is None:
+            raise fm.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
+        _trans(fm, call, self.transa), _trans(fm, call, self.transb)   # constants, or refused
+        b, ops = fm.b, c.ops
+        one = fm.entry_slot(ft, "gemm.one")
+        b.store(ConstFloat(ft, 1.0), one)
+        shadowed = [k for k in (self.a, self.b) if fm.has_shadow(call.ops[k])]
+        for j in range(fm.width):
+            dc = fm.shadow(call.ops[self.c], call)[j]
+            beta = ops[self.beta]
+            for k in shadowed:
+                new = list(ops)
+                new[k], new[self.c], new[self.beta] = fm.shadow(call.ops[k], call)[j], dc, beta
+                call_like(b, c, new)
+                beta = one
+            if not shadowed:
+                ensure(fm.module, f"enzpy.scale_matrix.{ft.suffix}")
+                b.call(f"enzpy.scale_matrix.{ft.suffix}", T.void,
+                       [b.cast("sext", ops[self.m], T.i64), b.cast("sext", ops[self.n], T.i64), dc,
+                        b.cast("sext", ops[self.ldc], T.i64), b.load(ft, ops[self.beta])])
+
+
+@dataclass(frozen=True)
+class Gemv(Record):
+    """`y = alpha op(A) x + beta y`, column-major A m x n, unit strides; the fields are argument
+    indices."""
+    name: str
+    kind: int = 0
+    trans: int = 1
+    m: int = 2
+    n: int = 3
+    alpha: int = 4
+    a: int = 5
+    lda: int = 6
+    x: int = 7
+    beta: int = 8
+    y: int = 9
+
+    def output(self, call):
+        return call.ops[self.y]
+
+    def inputs(self, call) -> tuple:
+        return (self.a, self.x)
+
+    def input_bytes(self, b, ops, k):
+        ft = KINDS.get(ops[self.kind].value, T.f64)
+        m, n = (b.cast("sext", ops[i], T.i64) for i in (self.m, self.n))
+        if k == self.a:
+            count = b.add(b.mul(b.cast("sext", ops[self.lda], T.i64), b.sub(n, ConstInt(T.i64, 1))), m)
+        else:
+            count = m if ops[self.trans].value != N else n
+        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+
+    def reverse(self, g, call, block, b) -> None:
+        self.refuse_constant_output(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.y]):
+            return
+        ft = self.float_type(g, call)
+        t = _trans(g, call, self.trans)
+        alpha, beta = self.scalar(g, call, self.alpha), self.scalar(g, call, self.beta)
+        P = [g.avail.primal(o, block, b) if not o.type.is_ptr else o for o in call.ops]
+        m, n, lda = P[self.m], P[self.n], P[self.lda]
+        dy = g.avail.shadow(call.ops[self.y], block, b)
+        sa, sb = _slot(b, g.alloca_builder, ft, alpha), _slot(b, g.alloca_builder, ft, 1.0)
+        gemm = self.gemm_record
+        if g.act.has_shadow(call.ops[self.a]) and gemm is not None:
+            da, xv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.x, block, b)
+            one = ConstInt(m.type, 1)
+            # dA (m x n) += alpha dy x^T ('n') or alpha x dy^T ('t'): a gemm of inner dimension 1
+            u, v = (xv, dy) if t else (dy, xv)
+            g.module.declare(gemm.name, call.type, GEMM_PARAMS)
+            new = [None] * len(GEMM_PARAMS)
+            new[gemm.kind] = call.ops[self.kind]
+            for i, val in zip((gemm.transa, gemm.transb, gemm.m, gemm.n, gemm.k, gemm.alpha, gemm.a,
+                               gemm.lda, gemm.b, gemm.ldb, gemm.beta, gemm.c, gemm.ldc),
+                              (_flag(False), _flag(True), m, n, one, sa, u, m, v, n, sb, da, lda)):
+                new[i] = val
+            b.call(gemm.name, call.type, new)
+        elif g.act.has_shadow(call.ops[self.a]):
+            raise g.unsupported(f"`{call.callee_name}` without a matrix product to differentiate "
+                                "its matrix", call)
+        if g.act.has_shadow(call.ops[self.x]):
+            dx, av = g.avail.shadow(call.ops[self.x], block, b), self.input(g, call, self.a, block, b)
+            new = list(P)
+            new[self.trans], new[self.alpha], new[self.a], new[self.x] = _flag(not t), sa, av, dy
+            new[self.beta], new[self.y] = sb, dx
+            call_like(b, call, new)
+        rows = n if t else m
+        helper = f"enzpy.scale_matrix.{ft.suffix}"
+        ensure(g.module, helper)
+        one64 = ConstInt(T.i64, 1)
+        b.call(helper, T.void, [b.cast("sext", rows, T.i64), one64, dy, one64, ConstFloat(ft, beta)])
+
+    @property
+    def gemm_record(self):
+        return next((r for r in BLAS.values() if isinstance(r, Gemm)), None)
+
+    def tangent(self, fm, call) -> None:
+        c = fm.emit_primal(call)
+        self.refuse_constant_output(fm.has_shadow, call, fm.unsupported)
+        if not fm.has_shadow(call.ops[self.y]):
+            return
+        ft = self.element_type(call, fm.types)
+        if ft is None:
+            raise fm.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
+        t = _trans(fm, call, self.trans)
+        b, ops = fm.b, c.ops
+        one = fm.entry_slot(ft, "gemv.one")
+        b.store(ConstFloat(ft, 1.0), one)
+        shadowed = [k for k in (self.a, self.x) if fm.has_shadow(call.ops[k])]
+        for j in range(fm.width):
+            dy = fm.shadow(call.ops[self.y], call)[j]
+            beta = ops[self.beta]
+            for k in shadowed:
+                new = list(ops)
+                new[k], new[self.y], new[self.beta] = fm.shadow(call.ops[k], call)[j], dy, beta
+                call_like(b, c, new)
+                beta = one
+            if not shadowed:
+                rows = ops[self.n] if t else ops[self.m]
+                one64 = ConstInt(T.i64, 1)
+                ensure(fm.module, f"enzpy.scale_matrix.{ft.suffix}")
+                b.call(f"enzpy.scale_matrix.{ft.suffix}", T.void,
+                       [b.cast("sext", rows, T.i64), one64, dy, one64, b.load(ft, ops[self.beta])])
+
+
+GEMM_PARAMS = [T.i8, T.i8, T.i8, T.i64, T.i64, T.i64, T.ptr, T.ptr, T.i64, T.ptr, T.i64, T.ptr,
+               T.ptr, T.i64]
+
+
+@dataclass(frozen=True)
+class Nrm2(Record):
+    """`*out = nrm2(n, x, inc)`; the fields are argument indices."""
+    name: str
+    kind: int = 0
+    n: int = 1
+    x: int = 2
+    inc: int = 3
+    out: int = 4
+
+    def output(self, call):
+        return call.ops[self.out]
+
+    def inputs(self, call) -> tuple:
+        return (self.x,)
+
+    def input_bytes(self, b, ops, k):
+        ft = KINDS.get(ops[self.kind].value, T.f64)
+        n, inc = b.cast("sext", ops[self.n], T.i64), b.cast("sext", ops[self.inc], T.i64)
+        count = b.add(b.mul(inc, b.sub(n, ConstInt(T.i64, 1))), ConstInt(T.i64, 1))
+        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+
+    def reverse(self, g, call, block, b) -> None:
+        out = call.ops[self.out]
+        self.refuse_constant_output(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(out):
+            return
+        ft = self.float_type(g, call)
+        sout = g.avail.shadow(out, block, b)
+        d = b.load(ft, sout)
+        b.store(ConstFloat(ft, 0.0), sout)
+        if not g.act.has_shadow(call.ops[self.x]):
+            return
+        n, inc = (b.cast("sext", g.avail.primal(call.ops[i], block, b), T.i64) for i in (self.n, self.inc))
+        xv = self.input(g, call, self.x, block, b)
+        dx = g.avail.shadow(call.ops[self.x], block, b)
+        helper = f"enzpy.nrm2_adjoint.{ft.suffix}"
+        ensure(g.module, helper)
+        b.call(helper, ft, [n, xv, inc, dx, d])
+
+    def tangent(self, fm, call) -> None:
+        c = fm.emit_primal(call)
+        self.refuse_constant_output(fm.has_shadow, call, fm.unsupported)
+        if not fm.has_shadow(call.ops[self.x]):
+            return
+        ft = self.element_type(call, fm.types)
+        if ft is None:
+            raise fm.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
+        b = fm.b
+        n, inc = (b.cast("sext", c.ops[i], T.i64) for i in (self.n, self.inc))
+        helper = f"enzpy.nrm2_tangent.{ft.suffix}"
+        ensure(fm.module, helper)
+        for j in range(fm.width):
+            t = b.call(helper, ft, [n, c.ops[self.x], inc, fm.shadow(call.ops[self.x], call)[j]])
+            b.store(t, fm.shadow(call.ops[self.out], call)[j])
+
+
+def register_gemm(name: str, **indices) -> Gemm:
+    r = Gemm(name, **indices)
+    BLAS[name] = r
+    return r
+
+
+def register_gemv(name: str, **indices) -> Gemv:
+    r = Gemv(name, **indices)
+    BLAS[name] = r
+    return r
+
+
+def register_nrm2(name: str, **indices) -> Nrm2:
+    r = Nrm2(name, **indices)
+    BLAS[name] = r
+    return r

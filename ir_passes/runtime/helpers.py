@@ -187,7 +187,7 @@ HELPERS["enzpy.dot_adjoint.f32"] = DOT_ADJOINT.format(S="f32", T="float")
 # Tape arrays kept between calls of one gradient. A workspace is n 8-byte fields (capacities and
 # array pointers); a global slot holds the parked one. `take` empties the slot (another thread
 # then starts fresh) and copies the fields out; `park` stores them back, reusing the workspace
-# block, and frees whatever another call parked meanwhile (its pointer fields per `mask`).
+# block, and frees whatever another call parked meanwhile (its first `pointers` fields are pointers).
 # `release` empties the slot and frees what was parked (the gradient's `<name>.release`).
 WORKSPACE = """
 define internal ptr @enzpy.take(ptr %slot, ptr %dst, i64 %n) {
@@ -204,7 +204,7 @@ copy:
   ret ptr %ws
 }
 
-define internal void @enzpy.park(ptr %slot, ptr %ws, ptr %src, i64 %n, i64 %mask) {
+define internal void @enzpy.park(ptr %slot, ptr %ws, ptr %src, i64 %n, i64 %pointers) {
 entry:
   %bytes = mul i64 %n, 8
   %none = icmp eq ptr %ws, null
@@ -216,27 +216,25 @@ fill:
   %w = phi ptr [ %ws, %entry ], [ %new, %fresh ]
   call void @llvm.memcpy.p0.p0.i64(ptr %w, ptr %src, i64 %bytes, i1 false)
   %old = atomicrmw xchg ptr %slot, ptr %w acq_rel, align 8
-  call void @enzpy.free_workspace(ptr %old, i64 %n, i64 %mask)
+  call void @enzpy.free_workspace(ptr %old, i64 %n, i64 %pointers)
   ret void
 }
 
-define internal void @enzpy.release(ptr %slot, i64 %n, i64 %mask) {
+define internal void @enzpy.release(ptr %slot, i64 %n, i64 %pointers) {
 entry:
   %old = atomicrmw xchg ptr %slot, ptr null acq_rel, align 8
-  call void @enzpy.free_workspace(ptr %old, i64 %n, i64 %mask)
+  call void @enzpy.free_workspace(ptr %old, i64 %n, i64 %pointers)
   ret void
 }
 
-; A workspace taken out of its slot: its pointer fields (per `mask`), then itself.
-define internal void @enzpy.free_workspace(ptr %old, i64 %n, i64 %mask) {
+; A workspace taken out of its slot: its pointer fields (the first `pointers`), then itself.
+define internal void @enzpy.free_workspace(ptr %old, i64 %n, i64 %pointers) {
 entry:
   %empty = icmp eq ptr %old, null
   br i1 %empty, label %done, label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %i1, %next ]
-  %bit = shl i64 1, %i
-  %m = and i64 %mask, %bit
-  %isptr = icmp ne i64 %m, 0
+  %isptr = icmp slt i64 %i, %pointers
   br i1 %isptr, label %drop, label %next
 drop:
   %p = getelementptr ptr, ptr %old, i64 %i

@@ -90,6 +90,7 @@ class Tape:
     allocations: Field | None = None   # the list of this call's shadow allocations, once needed
     children: Field | None = None      # the list of callee frames, once needed
     release_markers: list = field(default_factory=list)   # (marker, failed) where free_all was
+    arena: tuple | None = None    # rules/blas.py's saved inputs: (buffer, capacity, used) fields
 
     @property
     def init_builder(self) -> Builder:
@@ -236,8 +237,10 @@ class Tape:
             b.call(name, T.void, [self.frame.address(b, self.children)])
 
     def persistent_fields(self) -> list:
-        return [f for lp, f in self.capacity.items() if not self.fixed_capacity(lp)] + \
+        """What a workspace parks: the pointers first (enzpy.free_workspace frees those)."""
+        fields = [f for lp, f in self.capacity.items() if not self.fixed_capacity(lp)] + \
             [e.storage for e in self.heap_entries()] + self.buffers
+        return [f for f in fields if f.type == T.ptr] + [f for f in fields if f.type != T.ptr]
 
     def finalize(self, keep: str | None) -> None:
         """Replace the release markers: free everything, or (keep = a workspace global's name)
@@ -256,6 +259,9 @@ class Tape:
                 else:
                     for e in self.heap_entries():
                         heap.free(b, self.load(b, e.storage))
+                    for f in self.buffers:
+                        if f.type == T.ptr:
+                            heap.free(b, self.load(b, f))
             self.gradient.keep_alive.append(splice(self.gradient.module, m, release, "release"))
 
     def free_allocations(self, b) -> None:
@@ -280,9 +286,9 @@ class Tape:
         ensure(self.gradient.module, "enzpy.park")
         for k, f in enumerate(fields):
             b.store(self.load(b, f), b.gep(T.i64, buf, [ConstInt(T.i64, k)]))
-        mask = sum(1 << k for k, f in enumerate(fields) if f.type == T.ptr)
+        pointers = sum(1 for f in fields if f.type == T.ptr)
         b.call("enzpy.park", T.void, [Global(T.ptr, keep), self.load(b, ws_field), buf,
-                                      ConstInt(T.i64, len(fields)), ConstInt(T.i64, mask)])
+                                      ConstInt(T.i64, len(fields)), ConstInt(T.i64, pointers)])
 
     def release_function(self, keep: str, name: str) -> None:
         """`void name()`: free the arrays parked in workspace `keep` (a later call starts afresh)."""
@@ -294,9 +300,9 @@ class Tape:
         blk = Block("entry", f)
         f.blocks = [blk]
         b = MathBuilder(module, blk)
-        mask = sum(1 << k for k, fl in enumerate(fields) if fl.type == T.ptr)
+        pointers = sum(1 for fl in fields if fl.type == T.ptr)
         b.call("enzpy.release", T.void, [Global(T.ptr, keep), ConstInt(T.i64, len(fields)),
-                                         ConstInt(T.i64, mask)])
+                                         ConstInt(T.i64, pointers)])
         b.ret()
         module.add_function(f)
 

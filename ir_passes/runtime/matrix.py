@@ -1,0 +1,214 @@
+"""Helper functions for the BLAS records (rules/blas.py), in LLVM IR, added on demand through
+helpers.ensure: scaling a column-major matrix, the adjoint and tangent of a 2-norm, and the arena
+that keeps inputs a later write may change for the reverse sweep."""
+from __future__ import annotations
+
+from .helpers import HELPERS
+
+# rows x cols column-major matrix at p with leading dimension ld: p *= beta (beta 0 stores 0)
+SCALE_MATRIX = """
+define internal void @enzpy.scale_matrix.{S}(i64 %rows, i64 %cols, ptr %p, i64 %ld, {T} %beta) {{
+entry:
+  %zero = fcmp oeq {T} %beta, 0.0
+  %norows = icmp sle i64 %rows, 0
+  %nocols = icmp sle i64 %cols, 0
+  %none = or i1 %norows, %nocols
+  br i1 %none, label %done, label %col
+col:
+  %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
+  %base = mul i64 %j, %ld
+  br label %row
+row:
+  %i = phi i64 [ 0, %col ], [ %i1, %row ]
+  %k = add i64 %base, %i
+  %q = getelementptr {T}, ptr %p, i64 %k
+  %v = load {T}, ptr %q
+  %s = fmul {T} %v, %beta
+  %w = select i1 %zero, {T} 0.0, {T} %s
+  store {T} %w, ptr %q
+  %i1 = add i64 %i, 1
+  %rmore = icmp slt i64 %i1, %rows
+  br i1 %rmore, label %row, label %colnext
+colnext:
+  %j1 = add i64 %j, 1
+  %cmore = icmp slt i64 %j1, %cols
+  br i1 %cmore, label %col, label %done
+done:
+  ret void
+}}
+"""
+
+# 2-norm of n elements of x at stride inc (BLAS returns 0 for inc <= 0); with dx null: the norm,
+# else dx[i*inc] += d * x[i*inc] / norm (nothing where the norm is 0: a subgradient)
+NRM2 = """
+define internal {T} @enzpy.nrm2_adjoint.{S}(i64 %n, ptr %x, i64 %inc, ptr %dx, {T} %d) {{
+entry:
+  %bad = icmp sle i64 %inc, 0
+  %empty = icmp sle i64 %n, 0
+  %skip = or i1 %bad, %empty
+  br i1 %skip, label %zero, label %sum
+sum:
+  %i = phi i64 [ 0, %entry ], [ %i1, %sum ]
+  %acc = phi {T} [ 0.0, %entry ], [ %acc1, %sum ]
+  %k = mul i64 %i, %inc
+  %q = getelementptr {T}, ptr %x, i64 %k
+  %v = load {T}, ptr %q
+  %vv = fmul {T} %v, %v
+  %acc1 = fadd {T} %acc, %vv
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %sum, label %root
+root:
+  %norm = call {T} @llvm.sqrt.{S}({T} %acc1)
+  %nodx = icmp eq ptr %dx, null
+  %flat = fcmp oeq {T} %norm, 0.0
+  %noadd = or i1 %nodx, %flat
+  br i1 %noadd, label %out, label %add
+add:
+  %scale = fdiv {T} %d, %norm
+  br label %addloop
+addloop:
+  %j = phi i64 [ 0, %add ], [ %j1, %addloop ]
+  %kj = mul i64 %j, %inc
+  %qx = getelementptr {T}, ptr %x, i64 %kj
+  %qd = getelementptr {T}, ptr %dx, i64 %kj
+  %vx = load {T}, ptr %qx
+  %vd = load {T}, ptr %qd
+  %t = fmul {T} %scale, %vx
+  %nd = fadd {T} %vd, %t
+  store {T} %nd, ptr %qd
+  %j1 = add i64 %j, 1
+  %jmore = icmp slt i64 %j1, %n
+  br i1 %jmore, label %addloop, label %out
+out:
+  ret {T} %norm
+zero:
+  ret {T} 0.0
+}}
+
+declare {T} @llvm.sqrt.{S}({T})
+"""
+
+# tangent of the 2-norm: sum x[i*inc] * dx[i*inc] / norm (0 where the norm is 0)
+NRM2_TANGENT = """
+define internal {T} @enzpy.nrm2_tangent.{S}(i64 %n, ptr %x, i64 %inc, ptr %dx) {{
+entry:
+  %bad = icmp sle i64 %inc, 0
+  %empty = icmp sle i64 %n, 0
+  %skip = or i1 %bad, %empty
+  br i1 %skip, label %zero, label %sum
+sum:
+  %i = phi i64 [ 0, %entry ], [ %i1, %sum ]
+  %acc = phi {T} [ 0.0, %entry ], [ %acc1, %sum ]
+  %dot = phi {T} [ 0.0, %entry ], [ %dot1, %sum ]
+  %k = mul i64 %i, %inc
+  %q = getelementptr {T}, ptr %x, i64 %k
+  %qd = getelementptr {T}, ptr %dx, i64 %k
+  %v = load {T}, ptr %q
+  %vd = load {T}, ptr %qd
+  %vv = fmul {T} %v, %v
+  %acc1 = fadd {T} %acc, %vv
+  %xd = fmul {T} %v, %vd
+  %dot1 = fadd {T} %dot, %xd
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %sum, label %root
+root:
+  %norm = call {T} @llvm.sqrt.{S}({T} %acc1)
+  %flat = fcmp oeq {T} %norm, 0.0
+  %t = fdiv {T} %dot1, %norm
+  %r = select i1 %flat, {T} 0.0, {T} %t
+  ret {T} %r
+zero:
+  ret {T} 0.0
+}}
+
+declare {T} @llvm.sqrt.{S}({T})
+"""
+
+for _s, _t in (("f64", "double"), ("f32", "float")):
+    HELPERS[f"enzpy.scale_matrix.{_s}"] = SCALE_MATRIX.format(S=_s, T=_t)
+    HELPERS[f"enzpy.nrm2_adjoint.{_s}"] = NRM2.format(S=_s, T=_t)
+    HELPERS[f"enzpy.nrm2_tangent.{_s}"] = NRM2_TANGENT.format(S=_s, T=_t)
+
+# The arena: copies of inputs for the reverse sweep, one after another in one buffer (*slot, of
+# capacity *capp, *usedp bytes in use). Push copies size bytes from src and returns their offset
+# (16-byte aligned); growing keeps the contents. The buffer is parked with the tape between calls,
+# so a repeat call with the same shapes allocates nothing.
+ARENA = """
+define internal i64 @enzpy.arena_push(ptr %slot, ptr %capp, ptr %usedp, ptr %src, i64 %size) {
+entry:
+  %used = load i64, ptr %usedp
+  %cap = load i64, ptr %capp
+  %base = load ptr, ptr %slot
+  %padded = add i64 %size, 15
+  %rounded = and i64 %padded, -16
+  %need = add i64 %used, %rounded
+  %small = icmp ult i64 %cap, %need
+  br i1 %small, label %grow, label %copy
+grow:
+  %dbl = shl i64 %cap, 1
+  %big = icmp ugt i64 %dbl, %need
+  %newcap = select i1 %big, i64 %dbl, i64 %need
+  %new = call ptr @malloc(i64 %newcap)
+  call void @llvm.memcpy.p0.p0.i64(ptr %new, ptr %base, i64 %used, i1 false)
+  %had = icmp ne ptr %base, null
+  br i1 %had, label %release, label %grown
+release:
+  call void @free(ptr %base)
+  br label %grown
+grown:
+  store ptr %new, ptr %slot
+  store i64 %newcap, ptr %capp
+  br label %copy
+copy:
+  %b = phi ptr [ %base, %entry ], [ %new, %grown ]
+  %dst = getelementptr i8, ptr %b, i64 %used
+  store i64 %need, ptr %usedp
+  %blank = icmp eq ptr %src, null
+  br i1 %blank, label %done, label %fill
+fill:
+  call void @llvm.memcpy.p0.p0.i64(ptr %dst, ptr %src, i64 %size, i1 false)
+  br label %done
+done:
+  ret i64 %used
+}
+
+declare ptr @malloc(i64)
+declare void @free(ptr)
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+"""
+HELPERS["enzpy.arena_push"] = ARENA
+
+# n x n column-major matrix at src (leading dimension lds) transposed into dst (leading dimension n)
+TRANSPOSE = """
+define internal void @enzpy.transpose.{S}(i64 %n, ptr %src, i64 %lds, ptr %dst) {{
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %done, label %col
+col:
+  %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
+  br label %row
+row:
+  %i = phi i64 [ 0, %col ], [ %i1, %row ]
+  %js = mul i64 %j, %lds
+  %ks = add i64 %js, %i
+  %ps = getelementptr {T}, ptr %src, i64 %ks
+  %v = load {T}, ptr %ps
+  %id = mul i64 %i, %n
+  %kd = add i64 %id, %j
+  %pd = getelementptr {T}, ptr %dst, i64 %kd
+  store {T} %v, ptr %pd
+  %i1 = add i64 %i, 1
+  %rmore = icmp slt i64 %i1, %n
+  br i1 %rmore, label %row, label %colnext
+colnext:
+  %j1 = add i64 %j, 1
+  %cmore = icmp slt i64 %j1, %n
+  br i1 %cmore, label %col, label %done
+done:
+  ret void
+}}
+"""
+for _s, _t in (("f64", "double"), ("f32", "float")):
+    HELPERS[f"enzpy.transpose.{_s}"] = TRANSPOSE.format(S=_s, T=_t)
