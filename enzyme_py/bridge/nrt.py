@@ -11,8 +11,9 @@ LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passe
 allocate + copy + free.
 """
 from ir_passes import (register_alias, register_allocator, register_dot, register_gemm,
-                       register_gemv, register_heap, register_inactive, register_nrm2,
-                       register_parallel_for, register_success_codes, register_writes_nothing)
+                       register_gemv, register_gesv, register_heap, register_inactive,
+                       register_nrm2, register_parallel_for, register_refused,
+                       register_success_codes, register_writes_nothing)
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
 # any other value is an error or an exception
@@ -43,6 +44,22 @@ register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0)
 register_gemm("numba_xxgemm")    # (kind, transa, transb, m, n, k, alpha*, a, lda, b, ldb, beta*, c, ldc)
 register_gemv("numba_xxgemv")    # (kind, trans, m, n, alpha*, a, lda, x, beta*, y)
 register_nrm2("numba_xxnrm2")    # (kind, n, x, incx, out*)
+# np.linalg.solve: (kind, n, nrhs, a, lda, ipiv, b, ldb)
+register_gesv("numba_xgesv")
+# LAPACK routines without a derivative rule yet, named by what the user wrote (docs/linalg.md)
+for _name, _what in (
+        ("numba_xxgetrf", "the LU factorization behind np.linalg.inv, det and slogdet"),
+        ("numba_ez_xxgetri", "the inverse from LU factors behind np.linalg.inv"),
+        ("numba_xxpotrf", "the Cholesky factorization behind np.linalg.cholesky"),
+        ("numba_ez_xxxevd", "the symmetric eigendecomposition behind np.linalg.eigh and eigvalsh"),
+        ("numba_ez_gesdd", "the SVD behind np.linalg.svd, pinv, matrix_rank, cond and matrix norms"),
+        ("numba_ez_gelsd", "the least-squares solver behind np.linalg.lstsq"),
+        ("numba_ez_geqrf", "the QR factorization behind np.linalg.qr"),
+        ("numba_ez_xxgqr", "the QR factorization behind np.linalg.qr"),
+        ("numba_ez_rgeev", "np.linalg.eig and eigvals of a real matrix return complex values"),
+        ("numba_ez_cgeev", "np.linalg.eig and eigvals of complex matrices")):
+    register_refused(_name, f"{_what}: no derivative rule yet" if "complex" not in _what
+                     else f"{_what}, which enzyme_py does not differentiate")
 
 # math.gamma: Numba's own wrappers of libm's tgamma
 register_alias("numba_gamma", "tgamma")

@@ -73,6 +73,22 @@ def is_math(name: str) -> bool:
     return rule is not None and not rule.inactive
 
 
+# --- calls refused with a reason the host gives (a library routine without a derivative rule)
+
+REFUSED: dict[str, str] = {}
+
+
+def register_refused(name: str, reason: str) -> None:
+    """Calls to `name` that touch differentiable data are refused with `reason` (which names
+    what the user wrote: `np.linalg.eig` returns complex values)."""
+    REFUSED[name] = reason
+
+
+def refusal(name: str) -> str:
+    """`: <reason>` for a refused function, else ''."""
+    return f": {REFUSED[name]}" if name in REFUSED else ""
+
+
 # --- allocators
 
 @dataclass(frozen=True)

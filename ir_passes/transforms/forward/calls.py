@@ -21,7 +21,7 @@ from ...ir.instructions import Instruction
 from ...ir.values import Global
 from ...options import Activity
 from ...rules.blas import lookup_blas
-from ...rules.effects import FREES, realloc_operand
+from ...rules.effects import FREES, realloc_operand, refusal
 from ...rules.registry import lookup
 from ...analysis.activity import call_activity
 from . import allocations, memory
@@ -64,7 +64,7 @@ def visit_call(fm, inst) -> None:
     fm.emit_primal(inst)
     what = f"call to external function `{name}`" if name else "indirect call through a function pointer"
     if touches_shadow:
-        raise fm.unsupported(f"{what} with differentiable memory", inst,
+        raise fm.unsupported(f"{what} with differentiable memory{refusal(name or '')}", inst,
                              "Register a derivative for it, or make it an @njit function.")
     if varying_args:
         raise fm.unsupported(f"{what} has no derivative rule", inst, "Register a derivative for it.")

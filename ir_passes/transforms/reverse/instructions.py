@@ -5,6 +5,7 @@ from ...analysis.activity import differentiated
 from ...analysis.types import kind
 from ...ir.builder import RuleBuilder
 from ...rules.blas import lookup_blas
+from ...rules.effects import refusal
 from ...rules.partials import Operands, contribution
 from ...rules.registry import lookup
 from ..common.atomics import reverse_atomic
@@ -87,7 +88,7 @@ def reverse_call(g, inst, block, b) -> None:
     else:
         what = f"call through the function pointer in `@{name}` (an external C function)"
     if touches_shadow:
-        raise g.unsupported(f"{what} with differentiable memory", inst,
+        raise g.unsupported(f"{what} with differentiable memory{refusal(name or '')}", inst,
                             "Register a derivative for it, or make it an @njit function.")
     writes_memory = any(kind(o.type) == "ptr" for o in inst.ops)
     if varying_args and (g.act.is_active(inst) or writes_memory or id(inst) in g.act.useful):

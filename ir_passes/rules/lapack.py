@@ -1,0 +1,200 @@
+"""LAPACK records: calls that overwrite their inputs in place, differentiated as a unit, with
+matrix-level adjoints that call BLAS and LAPACK themselves (the host's gemm record, the routine
+itself), so a gradient stays O(n^3) at library speed.
+
+A LAPACK call mutates its arguments. Its rule follows the two rules of pullbacks for mutating
+functions: the values an overwritten argument held before the call are copied into the arena
+(rules/blas.py) for the reverse sweep, and the adjoint of a mutated argument is applied only by
+mutating its shadow.
+
+`gesv(n, nrhs, A, lda, ipiv, B, ldb)` solves A X = B: A is overwritten by its LU factors, B by X.
+- reverse: with dX = shadow(B), Y = A^{-T} dX (gesv on a transposed copy of the saved A, in
+  place in shadow(B), which then holds B's adjoint), shadow(A) = -Y X^T (a gemm);
+- tangent: X' = A^{-1} (B' - A' X) (a gemm, then gesv on a copy of A).
+The LU factors it leaves in A must not be read afterwards (a host's `np.linalg.solve` only frees
+them): a kernel that reads them is refused, since their derivative is not computed. A singular A
+makes gesv fail, and the primal raises before the reverse sweep runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import types as T
+from ..ir.values import ConstFloat, ConstInt
+from ..runtime import heap
+from ..runtime.helpers import ensure
+from .blas import AFTER, BLAS, GEMM_PARAMS, KINDS, Gemm, Record, arena
+from .effects import allocator_or_inactive
+
+N = ord("n")
+
+
+def _roots(p, seen=None) -> list:
+    seen = set() if seen is None else seen
+    if id(p) in seen:
+        return []
+    seen.add(id(p))
+    op = getattr(p, "opcode", None)
+    if op in ("getelementptr", "bitcast", "addrspacecast"):
+        return _roots(p.ops[0], seen)
+    if op in ("phi", "select"):
+        return [r for o in (p.ops if op == "phi" else p.ops[1:]) for r in _roots(o, seen)]
+    return [p]
+
+
+def read_after(call, p) -> bool:
+    """May the memory p points into be read by something that runs after `call` (a load, or a
+    call that may read it, other than frees and reference counts)?"""
+    roots = {id(r) for r in _roots(p)}
+    seen, work = set(), [call.block]
+    first = True
+    while work:
+        blk = work.pop()
+        insts = blk.instructions
+        start = insts.index(call) + 1 if first and blk is call.block else 0
+        first = False
+        for i in insts[start:]:
+            ptrs = [i.ops[0]] if i.opcode == "load" else \
+                [o for o in i.ops if o.type.is_ptr] if i.opcode == "call" and i is not call \
+                and not allocator_or_inactive(i.callee_name or "") else []
+            if any(id(r) in roots for q in ptrs for r in _roots(q)):
+                return True
+        for s in blk.instructions[-1].successors():
+            if id(s) not in seen:
+                seen.add(id(s))
+                work.append(s)
+    return False
+
+
+def gemm_record():
+    return next((r for r in BLAS.values() if isinstance(r, Gemm)), None)
+
+
+def call_gemm(b, module, like, kind, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc):
+    """A call of the host's gemm (refused by the caller when it registered none)."""
+    gemm = gemm_record()
+    module.declare(gemm.name, like.type, GEMM_PARAMS)
+    new = [None] * len(GEMM_PARAMS)
+    flags = (ConstInt(T.i8, ord("t") if ta else N), ConstInt(T.i8, ord("t") if tb else N))
+    for i, v in zip((gemm.kind, gemm.transa, gemm.transb, gemm.m, gemm.n, gemm.k, gemm.alpha, gemm.a,
+                     gemm.lda, gemm.b, gemm.ldb, gemm.beta, gemm.c, gemm.ldc),
+                    (kind,) + flags + (m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)):
+        new[i] = v
+    b.call(gemm.name, like.type, new)
+
+
+def _i64(b, v):
+    return v if v.type == T.i64 else b.cast("sext", v, T.i64)
+
+
+@dataclass(frozen=True)
+class Gesv(Record):
+    """`gesv(n, nrhs, A, lda, ipiv, B, ldb)`; the fields are argument indices."""
+    name: str
+    kind: int = 0
+    n: int = 1
+    nrhs: int = 2
+    a: int = 3
+    lda: int = 4
+    ipiv: int = 5
+    b: int = 6
+    ldb: int = 7
+
+    def output(self, call):
+        return call.ops[self.b]
+
+    def outputs(self, call) -> tuple:
+        return (call.ops[self.a], call.ops[self.ipiv], call.ops[self.b])
+
+    def inputs(self, call) -> tuple:
+        return (self.a, self.b)
+
+    def input_bytes(self, b, ops, k):
+        ft = KINDS.get(ops[self.kind].value, T.f64)
+        n = _i64(b, ops[self.n])
+        ld, cols = (ops[self.lda], n) if k == self.a else (ops[self.ldb], _i64(b, ops[self.nrhs]))
+        count = b.add(b.mul(_i64(b, ld), b.sub(cols, ConstInt(T.i64, 1))), n)
+        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+
+    def check(self, has_shadow, call, unsupported) -> None:
+        self.refuse_constant_output(has_shadow, call, unsupported)
+        if not (has_shadow(call.ops[self.a]) or has_shadow(call.ops[self.b])):
+            return
+        if gemm_record() is None:
+            raise unsupported(f"`{call.callee_name}` needs a registered gemm for its derivative", call)
+        if read_after(call, call.ops[self.a]):
+            raise unsupported(f"the LU factors `{call.callee_name}` leaves in its matrix are read "
+                              "afterwards; their derivative is not computed", call)
+
+    def reverse(self, g, call, block, b) -> None:
+        self.check(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.b]):
+            return
+        ft = self.float_type(g, call)
+        size = ConstInt(T.i64, T.size_of(ft))
+        n, nrhs = (_i64(b, g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.nrhs))
+        lda, ldb = (g.avail.primal(call.ops[i], block, b) for i in (self.lda, self.ldb))
+        buf, cap, used = arena(g)
+        fields = [g.tape.frame.address(b, f) for f in (buf, cap, used)]
+        ensure(g.module, "enzpy.arena_push")
+        null = g.null_ptr
+        t_off = b.call("enzpy.arena_push", T.i64, fields + [null, b.mul(b.mul(n, n), size)])
+        p_off = b.call("enzpy.arena_push", T.i64, fields + [null, b.mul(n, ConstInt(T.i64, 8))])
+        base = g.tape.load(b, buf)       # after the pushes: growing may have moved the arena
+        a0 = self.input(g, call, self.a, block, b, always=True)
+        x = self.input(g, call, (AFTER, self.b), block, b, always=True)
+        at, piv = b.gep(T.i8, base, [t_off]), b.gep(T.i8, base, [p_off])
+        ensure(g.module, f"enzpy.transpose.{ft.suffix}")
+        b.call(f"enzpy.transpose.{ft.suffix}", T.void, [n, a0, _i64(b, lda), at])
+        db = g.avail.shadow(call.ops[self.b], block, b)
+        ops = [g.avail.primal(o, block, b) if not o.type.is_ptr else null for o in call.ops]
+        ops[self.a], ops[self.ipiv], ops[self.b] = at, piv, db
+        ops[self.lda] = g.avail.primal(call.ops[self.n], block, b)     # the transposed copy
+        b.call(call.callee_name, call.type, ops)          # shadow(B) = A^{-T} dX
+        if g.act.has_shadow(call.ops[self.a]):
+            da = g.avail.shadow(call.ops[self.a], block, b)
+            minus, zero = (_constant_slot(g.alloca_builder, b, ft, v) for v in (-1.0, 0.0))
+            call_gemm(b, g.module, call, call.ops[self.kind], False, True, n, n, nrhs, minus, db,
+                      _i64(b, ldb), x, _i64(b, ldb), zero, da, _i64(b, lda))
+
+    def tangent(self, fm, call) -> None:
+        self.check(fm.has_shadow, call, fm.unsupported)
+        if not fm.has_shadow(call.ops[self.b]):
+            fm.emit_primal(call)
+            return
+        ft = self.element_type(call, fm.types)
+        b, module = fm.b, fm.module
+        ops = [fm.val(o) for o in call.ops]
+        n, nrhs = _i64(b, ops[self.n]), _i64(b, ops[self.nrhs])
+        abytes = self.input_bytes(b, ops, self.a)
+        work = heap.allocate(b, b.add(b.mul(abytes, ConstInt(T.i64, 2)), b.mul(n, ConstInt(T.i64, 8))))
+        saved = work
+        scratch = b.gep(T.i8, work, [abytes])
+        piv = b.gep(T.i8, scratch, [abytes])
+        b.call("llvm.memcpy.p0.p0.i64", T.void, [saved, ops[self.a], abytes, ConstInt(T.i1, 0)])
+        c = fm.emit_primal(call)
+        minus, one = (_constant_slot(None, b, ft, v, fm) for v in (-1.0, 1.0))
+        x, ldb, lda = c.ops[self.b], _i64(b, c.ops[self.ldb]), _i64(b, c.ops[self.lda])
+        for j in range(fm.width):
+            db = fm.shadow(call.ops[self.b], call)[j]
+            if fm.has_shadow(call.ops[self.a]):      # B' - A' X
+                da = fm.shadow(call.ops[self.a], call)[j]
+                call_gemm(b, module, call, c.ops[self.kind], False, False, n, nrhs, n, minus, da, lda,
+                          x, ldb, one, db, ldb)
+            b.call("llvm.memcpy.p0.p0.i64", T.void, [scratch, saved, abytes, ConstInt(T.i1, 0)])
+            again = list(c.ops)
+            again[self.a], again[self.ipiv], again[self.b] = scratch, piv, db
+            b.call(call.callee_name, call.type, again)   # X' = A^{-1} (B' - A' X)
+        heap.free(b, work)
+
+
+def _constant_slot(alloca_b, b, ft, value, fm=None):
+    s = fm.entry_slot(ft, "lapack.c") if fm is not None else alloca_b.alloca(ft)
+    b.store(ConstFloat(ft, value), s)
+    return s
+
+
+def register_gesv(name: str, **indices) -> Gesv:
+    r = Gesv(name, **indices)
+    BLAS[name] = r
+    return r

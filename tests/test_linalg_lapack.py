@@ -1,0 +1,90 @@
+"""LAPACK calls inside kernels (rules/lapack.py): `np.linalg.solve` against finite differences in
+reverse and forward mode (fd_modes.py), with one and several right-hand sides, C and Fortran
+order, float32 and float64; the other decompositions are refused with a message that names them."""
+import numpy as np
+import pytest
+from numba import njit
+
+from enzyme_py import Duplicated, Forward, UnsupportedError, autodiff
+from fd_modes import check_modes
+
+
+@njit
+def solve_sum(A, b):
+    x = np.linalg.solve(A, b)
+    return np.sum(x * x)
+
+
+@njit
+def solve_matrix(A, B):
+    X = np.linalg.solve(A, B)
+    return np.sum(np.sin(X))
+
+
+@njit
+def gaussian_loglik(S, r):
+    # quadratic form of a covariance through a solve
+    return -0.5 * np.dot(r, np.linalg.solve(S, r))
+
+
+def spd(r, n, dtype, order="C"):
+    m = r.uniform(-1, 1, (n, n))
+    a = (m @ m.T + n * np.eye(n)).astype(dtype)
+    return np.asfortranarray(a) if order == "F" else a
+
+
+def vec(r, shape, dtype):
+    return r.uniform(-1, 1, shape).astype(dtype)
+
+
+DTYPES = [np.float64, np.float32]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_solve_vector(order, dtype):
+    r = np.random.default_rng(1)
+    A = spd(r, 4, dtype, order) + vec(r, (4, 4), dtype)     # not symmetric
+    check_modes(solve_sum, A, vec(r, 4, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_solve_matrix_rhs(dtype):
+    r = np.random.default_rng(2)
+    check_modes(solve_matrix, spd(r, 3, dtype) + vec(r, (3, 3), dtype), vec(r, (3, 2), dtype))
+
+
+def test_gaussian_quadratic_form():
+    r = np.random.default_rng(3)
+    check_modes(gaussian_loglik, spd(r, 5, np.float64), vec(r, 5, np.float64))
+
+
+@njit
+def logdet(A):
+    return np.linalg.slogdet(A)[1]
+
+
+@njit
+def chol_sum(A):
+    return np.sum(np.linalg.cholesky(A))
+
+
+@njit
+def eig_sum(A):
+    return np.sum(np.linalg.eigvals(A).real)
+
+
+@njit
+def inv_sum(A):
+    return np.sum(np.linalg.inv(A))
+
+
+@pytest.mark.parametrize("kernel,words", [(logdet, "slogdet"), (inv_sum, "np.linalg.inv"),
+                                          (chol_sum, "np.linalg.cholesky"),
+                                          (eig_sum, "complex values")])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_refused_with_the_function_named(kernel, words, mode):
+    A = spd(np.random.default_rng(4), 3, np.float64)
+    kw = {"seed": 1.0} if mode == "reverse" else {"mode": Forward}
+    with pytest.raises(UnsupportedError, match=words):
+        autodiff(kernel, Duplicated(A, np.ones_like(A)), **kw)
