@@ -14,6 +14,14 @@ mutating its shadow.
 The LU factors it leaves in A must not be read afterwards (a host's `np.linalg.solve` only frees
 them): a kernel that reads them is refused, since their derivative is not computed. A singular A
 makes gesv fail, and the primal raises before the reverse sweep runs.
+
+`potrf('U', n, A, lda)` overwrites the upper triangle of A with U, A = U^T U (column-major; it
+reads only that triangle, and leaves the strictly lower one as it was):
+- reverse: with Ubar = triu(shadow(A)), P = tril(U Ubar^T) with its diagonal halved,
+  S = U^{-1} P U^{-T} (two gesv with U), the upper triangle of shadow(A) becomes S + S^T (S on the
+  diagonal: the entry stands for both triangles); the lower one passes through (Murray 2016);
+- tangent: X = U^{-T} sym(A') U^{-1} (two gesv with U^T), U' = triu(X, diagonal halved) U (gemm).
+Only the upper variant is implemented (the one `np.linalg.cholesky` calls).
 """
 from __future__ import annotations
 
@@ -186,6 +194,143 @@ class Gesv(Record):
             again[self.a], again[self.ipiv], again[self.b] = scratch, piv, db
             b.call(call.callee_name, call.type, again)   # X' = A^{-1} (B' - A' X)
         heap.free(b, work)
+
+
+GESV_PARAMS = [T.i8, T.i64, T.i64, T.ptr, T.i64, T.ptr, T.ptr, T.i64]
+
+
+def call_gesv(b, module, kind, n, nrhs, a, lda, piv, bm, ldb):
+    """A call of the host's gesv: bm (n x nrhs) = a^{-1} bm; a and piv are overwritten."""
+    gesv = next(r for r in BLAS.values() if isinstance(r, Gesv))
+    module.declare(gesv.name, T.i32, GESV_PARAMS)
+    new = [None] * len(GESV_PARAMS)
+    for i, v in zip((gesv.kind, gesv.n, gesv.nrhs, gesv.a, gesv.lda, gesv.ipiv, gesv.b, gesv.ldb),
+                    (kind, n, nrhs, a, lda, piv, bm, ldb)):
+        new[i] = v
+    b.call(gesv.name, T.i32, new)
+
+
+def square(b, module, name, ft, n, src, lds, dst, ldd):
+    """runtime/matrix.py's elementwise map `name` over an n x n matrix."""
+    helper = f"enzpy.{name}.{ft.suffix}"
+    ensure(module, helper)
+    b.call(helper, T.void, [n, src, _i64(b, lds), dst, _i64(b, ldd)])
+
+
+class Scratch:
+    """n x n float matrices and a pivot vector for one adjoint: from the arena in the reverse
+    sweep, from the heap (freed by `release`) in forward mode."""
+
+    def __init__(self, b, n, ft, count, g=None):
+        self.b, self.g = b, g
+        matrix = b.mul(b.mul(n, n), ConstInt(T.i64, T.size_of(ft)))
+        pivots = b.mul(n, ConstInt(T.i64, 8))
+        if g is not None:
+            buf, cap, used = arena(g)
+            fields = [g.tape.frame.address(b, f) for f in (buf, cap, used)]
+            ensure(g.module, "enzpy.arena_push")
+            offs = [b.call("enzpy.arena_push", T.i64, fields + [g.null_ptr, size])
+                    for size in [matrix] * count + [pivots]]
+            base = g.tape.load(b, buf)    # after the pushes: growing may have moved the arena
+            ptrs = [b.gep(T.i8, base, [o]) for o in offs]
+        else:
+            self.base = heap.allocate(b, b.add(b.mul(matrix, ConstInt(T.i64, count)), pivots))
+            ptrs = [b.gep(T.i8, self.base, [b.mul(matrix, ConstInt(T.i64, k))]) for k in range(count + 1)]
+        self.matrices, self.pivots = ptrs[:-1], ptrs[-1]
+
+    def release(self) -> None:
+        if self.g is None:
+            heap.free(self.b, self.base)
+
+
+@dataclass(frozen=True)
+class Potrf(Record):
+    """`potrf(uplo, n, A, lda)`; the fields are argument indices."""
+    name: str
+    kind: int = 0
+    uplo: int = 1
+    n: int = 2
+    a: int = 3
+    lda: int = 4
+
+    def output(self, call):
+        return call.ops[self.a]
+
+    def inputs(self, call) -> tuple:
+        return (self.a,)
+
+    def input_bytes(self, b, ops, k):
+        ft = KINDS.get(ops[self.kind].value, T.f64)
+        n = _i64(b, ops[self.n])
+        count = b.add(b.mul(_i64(b, ops[self.lda]), b.sub(n, ConstInt(T.i64, 1))), n)
+        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+
+    def check(self, has_shadow, call, unsupported) -> None:
+        if not has_shadow(call.ops[self.a]):
+            return
+        u = call.ops[self.uplo]
+        if not isinstance(u, ConstInt) or u.value not in (ord("U"), ord("u")):
+            raise unsupported(f"`{call.callee_name}` other than on the upper triangle", call)
+        if gemm_record() is None or not any(isinstance(r, Gesv) for r in BLAS.values()):
+            raise unsupported(f"`{call.callee_name}` needs a registered gemm and gesv for its "
+                              "derivative", call)
+
+    def reverse(self, g, call, block, b) -> None:
+        self.check(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.a]):
+            return
+        ft, m = self.float_type(g, call), g.module
+        kind = call.ops[self.kind]
+        n = _i64(b, g.avail.primal(call.ops[self.n], block, b))
+        lda = _i64(b, g.avail.primal(call.ops[self.lda], block, b))
+        sc = Scratch(b, n, ft, 4, g)
+        uc, w2, w3, w4 = sc.matrices
+        factor = self.input(g, call, (AFTER, self.a), block, b, always=True)
+        da = g.avail.shadow(call.ops[self.a], block, b)
+        one, zero = (_constant_slot(g.alloca_builder, b, ft, v) for v in (1.0, 0.0))
+        nbytes = b.mul(b.mul(n, n), ConstInt(T.i64, T.size_of(ft)))
+        square(b, m, "upper_of", ft, n, factor, lda, uc, n)       # U
+        square(b, m, "upper_of", ft, n, da, lda, w3, n)           # Ubar
+        call_gemm(b, m, call, kind, False, True, n, n, n, one, uc, n, w3, n, zero, w2, n)
+        square(b, m, "half_lower", ft, n, w2, n, w2, n)           # P
+        b.call("llvm.memcpy.p0.p0.i64", T.void, [w4, uc, nbytes, ConstInt(T.i1, 0)])
+        call_gesv(b, m, kind, n, n, w4, n, sc.pivots, w2, n)      # Y = U^{-1} P
+        square(b, m, "transposed", ft, n, w2, n, w3, n)
+        b.call("llvm.memcpy.p0.p0.i64", T.void, [w4, uc, nbytes, ConstInt(T.i1, 0)])
+        call_gesv(b, m, kind, n, n, w4, n, sc.pivots, w3, n)      # S^T = U^{-1} Y^T
+        square(b, m, "fold_upper", ft, n, w3, n, da, lda)
+
+    def tangent(self, fm, call) -> None:
+        self.check(fm.has_shadow, call, fm.unsupported)
+        c = fm.emit_primal(call)
+        if not fm.has_shadow(call.ops[self.a]):
+            return
+        ft, m, b = self.element_type(call, fm.types), fm.module, fm.b
+        kind, n, lda = c.ops[self.kind], _i64(b, c.ops[self.n]), _i64(b, c.ops[self.lda])
+        sc = Scratch(b, n, ft, 5)
+        uc, ut, sym, t1, work = sc.matrices
+        one, zero = (_constant_slot(None, b, ft, v, fm) for v in (1.0, 0.0))
+        nbytes = b.mul(b.mul(n, n), ConstInt(T.i64, T.size_of(ft)))
+        square(b, m, "upper_of", ft, n, c.ops[self.a], lda, uc, n)   # U
+        square(b, m, "transposed", ft, n, uc, n, ut, n)             # U^T
+        for j in range(fm.width):
+            da = fm.shadow(call.ops[self.a], call)[j]
+            square(b, m, "mirror_upper", ft, n, da, lda, sym, n)
+            b.call("llvm.memcpy.p0.p0.i64", T.void, [work, ut, nbytes, ConstInt(T.i1, 0)])
+            call_gesv(b, m, kind, n, n, work, n, sc.pivots, sym, n)     # Z = U^{-T} sym(A')
+            square(b, m, "transposed", ft, n, sym, n, t1, n)
+            b.call("llvm.memcpy.p0.p0.i64", T.void, [work, ut, nbytes, ConstInt(T.i1, 0)])
+            call_gesv(b, m, kind, n, n, work, n, sc.pivots, t1, n)      # X = U^{-T} Z^T
+            square(b, m, "half_upper", ft, n, t1, n, t1, n)
+            call_gemm(b, m, call, kind, False, False, n, n, n, one, t1, n, uc, n, zero, sym, n)
+            square(b, m, "put_upper", ft, n, sym, n, da, lda)          # U' = triu_half(X) U
+        sc.release()
+
+
+def register_potrf(name: str, **indices) -> Potrf:
+    r = Potrf(name, **indices)
+    BLAS[name] = r
+    return r
 
 
 def _constant_slot(alloca_b, b, ft, value, fm=None):

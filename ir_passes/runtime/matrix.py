@@ -212,3 +212,85 @@ done:
 """
 for _s, _t in (("f64", "double"), ("f32", "float")):
     HELPERS[f"enzpy.transpose.{_s}"] = TRANSPOSE.format(S=_s, T=_t)
+
+# Elementwise maps over an n x n column-major matrix: dst (leading dimension ldd) from src
+# (leading dimension lds); %sij, %sji, %dij point at src[i,j], src[j,i], dst[i,j]; %up: i <= j,
+# %diag: i == j. Used by the Cholesky record (rules/lapack.py).
+SQUARE = """
+define internal void @enzpy.{name}.{S}(i64 %n, ptr %src, i64 %lds, ptr %dst, i64 %ldd) {{
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %done, label %col
+col:
+  %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
+  br label %row
+row:
+  %i = phi i64 [ 0, %col ], [ %i1, %row ]
+  %js = mul i64 %j, %lds
+  %ij = add i64 %js, %i
+  %sij = getelementptr {T}, ptr %src, i64 %ij
+  %is = mul i64 %i, %lds
+  %ji = add i64 %is, %j
+  %sji = getelementptr {T}, ptr %src, i64 %ji
+  %jd = mul i64 %j, %ldd
+  %ijd = add i64 %jd, %i
+  %dij = getelementptr {T}, ptr %dst, i64 %ijd
+  %up = icmp sle i64 %i, %j
+  %diag = icmp eq i64 %i, %j
+{body}
+  %i1 = add i64 %i, 1
+  %rmore = icmp slt i64 %i1, %n
+  br i1 %rmore, label %row, label %colnext
+colnext:
+  %j1 = add i64 %j, 1
+  %cmore = icmp slt i64 %j1, %n
+  br i1 %cmore, label %col, label %done
+done:
+  ret void
+}}
+"""
+
+SQUARE_BODIES = {
+    # the upper triangle, zeros below
+    "upper_of": """  %v = load {T}, ptr %sij
+  %w = select i1 %up, {T} %v, {T} 0.0
+  store {T} %w, ptr %dij""",
+    # the lower triangle with its diagonal halved, zeros above (Phi of the Cholesky adjoint)
+    "half_lower": """  %v = load {T}, ptr %sij
+  %h = fmul {T} %v, 0.5
+  %o = select i1 %up, {T} 0.0, {T} %v
+  %w = select i1 %diag, {T} %h, {T} %o
+  store {T} %w, ptr %dij""",
+    # the upper triangle with its diagonal halved, zeros below
+    "half_upper": """  %v = load {T}, ptr %sij
+  %h = fmul {T} %v, 0.5
+  %o = select i1 %up, {T} %v, {T} 0.0
+  %w = select i1 %diag, {T} %h, {T} %o
+  store {T} %w, ptr %dij""",
+    # upper triangle of dst = s_ij + s_ji (s_ii on the diagonal); dst's lower triangle kept
+    "fold_upper": """  %a = load {T}, ptr %sij
+  %b = load {T}, ptr %sji
+  %ab = fadd {T} %a, %b
+  %s = select i1 %diag, {T} %a, {T} %ab
+  %old = load {T}, ptr %dij
+  %w = select i1 %up, {T} %s, {T} %old
+  store {T} %w, ptr %dij""",
+    # the symmetric matrix whose upper triangle src holds
+    "mirror_upper": """  %a = load {T}, ptr %sij
+  %b = load {T}, ptr %sji
+  %w = select i1 %up, {T} %a, {T} %b
+  store {T} %w, ptr %dij""",
+    # src's upper triangle into dst's; dst's lower triangle kept
+    "put_upper": """  %a = load {T}, ptr %sij
+  %old = load {T}, ptr %dij
+  %w = select i1 %up, {T} %a, {T} %old
+  store {T} %w, ptr %dij""",
+    # the transpose
+    "transposed": """  %a = load {T}, ptr %sji
+  store {T} %a, ptr %dij""",
+}
+
+for _s, _t in (("f64", "double"), ("f32", "float")):
+    for _name, _body in SQUARE_BODIES.items():
+        HELPERS[f"enzpy.{_name}.{_s}"] = SQUARE.format(name=_name, S=_s, T=_t,
+                                                       body=_body.format(T=_t))
