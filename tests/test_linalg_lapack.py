@@ -80,7 +80,7 @@ def inv_sum(A):
     return np.sum(np.linalg.inv(A))
 
 
-@pytest.mark.parametrize("kernel,words", [(logdet, "slogdet"), (inv_sum, "np.linalg.inv"),
+@pytest.mark.parametrize("kernel,words", [(inv_sum, "np.linalg.inv"),
                                           (eigh_sum, "np.linalg.eigh"),
                                           (eig_sum, "complex values")])
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
@@ -115,3 +115,31 @@ def test_cholesky(order, dtype):
 def test_gaussian_negative_log_likelihood(dtype):
     r = np.random.default_rng(6)
     check_modes(gaussian_nll, spd(r, 5, dtype), vec(r, 5, dtype))
+
+
+@njit
+def det_of(A):
+    return np.linalg.det(A)
+
+
+@njit
+def packed_lu_use(A, W):
+    # log|det| and the sign through slogdet, and det: each a getrf of a copy
+    s, ld = np.linalg.slogdet(A)
+    return ld + s * np.sum(W * A) + np.linalg.det(A) ** 2
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_slogdet_and_det(order, dtype):
+    r = np.random.default_rng(7)
+    A = spd(r, 4, dtype, order) + vec(r, (4, 4), dtype)     # pivoting happens
+    A = np.asfortranarray(A) if order == "F" else A
+    check_modes(logdet, A)
+    check_modes(det_of, A * 0.5)
+    check_modes(packed_lu_use, A, vec(r, (4, 4), dtype))
+
+
+def test_slogdet_needs_pivoting():
+    A = np.array([[0.1, 2.0, 0.5], [3.0, 0.2, 1.0], [1.0, 1.0, 4.0]])   # row interchanges
+    check_modes(logdet, A)

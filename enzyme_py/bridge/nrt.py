@@ -11,9 +11,9 @@ LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passe
 allocate + copy + free.
 """
 from ir_passes import (register_alias, register_allocator, register_dot, register_gemm,
-                       register_gemv, register_gesv, register_heap, register_inactive,
-                       register_nrm2, register_parallel_for, register_potrf, register_refused,
-                       register_success_codes, register_writes_nothing)
+                       register_gemv, register_gesv, register_getrf, register_heap,
+                       register_inactive, register_nrm2, register_parallel_for, register_potrf,
+                       register_refused, register_success_codes, register_writes_nothing)
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
 # any other value is an error or an exception
@@ -48,9 +48,10 @@ register_nrm2("numba_xxnrm2")    # (kind, n, x, incx, out*)
 register_gesv("numba_xgesv")
 # np.linalg.cholesky: (kind, uplo, n, a, lda)
 register_potrf("numba_xxpotrf")
+# np.linalg.slogdet, det (and inv, before getri): (kind, m, n, a, lda, ipiv)
+register_getrf("numba_xxgetrf")
 # LAPACK routines without a derivative rule yet, named by what the user wrote (docs/linalg.md)
 for _name, _what in (
-        ("numba_xxgetrf", "the LU factorization behind np.linalg.inv, det and slogdet"),
         ("numba_ez_xxgetri", "the inverse from LU factors behind np.linalg.inv"),
         ("numba_ez_xxxevd", "the symmetric eigendecomposition behind np.linalg.eigh and eigvalsh"),
         ("numba_ez_gesdd", "the SVD behind np.linalg.svd, pinv, matrix_rank, cond and matrix norms"),

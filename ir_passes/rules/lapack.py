@@ -22,6 +22,15 @@ reads only that triangle, and leaves the strictly lower one as it was):
   diagonal: the entry stands for both triangles); the lower one passes through (Murray 2016);
 - tangent: X = U^{-T} sym(A') U^{-1} (two gesv with U^T), U' = triu(X, diagonal halved) U (gemm).
 Only the upper variant is implemented (the one `np.linalg.cholesky` calls).
+
+`getrf(n, n, A, lda, ipiv)` overwrites a square A with its packed LU factors, A = P L U (L unit
+lower, U upper, P from the row interchanges ipiv):
+- reverse: with Lbar, Ubar the strictly lower and upper parts of shadow(A),
+  X = tril(L^T Lbar, -1) + triu(Ubar U^T), shadow(A) = P L^{-T} X U^{-T} (gemm, two gesv, the
+  interchanges undone);
+- tangent: F = L^{-1} P^T A' U^{-1}, the packed tangent tril(L tril(F, -1), -1) + triu(triu(F) U).
+The derivative of the factors is undefined where A is singular (a zero pivot): LAPACK reports
+it and the kernel (a slogdet returns -inf) decides; the adjoints then hold inf or nan.
 """
 from __future__ import annotations
 
@@ -325,6 +334,118 @@ class Potrf(Record):
             call_gemm(b, m, call, kind, False, False, n, n, n, one, t1, n, uc, n, zero, sym, n)
             square(b, m, "put_upper", ft, n, sym, n, da, lda)          # U' = triu_half(X) U
         sc.release()
+
+
+@dataclass(frozen=True)
+class Getrf(Record):
+    """`getrf(m, n, A, lda, ipiv)` with m = n; the fields are argument indices."""
+    name: str
+    kind: int = 0
+    m: int = 1
+    n: int = 2
+    a: int = 3
+    lda: int = 4
+    ipiv: int = 5
+
+    def output(self, call):
+        return call.ops[self.a]
+
+    def outputs(self, call) -> tuple:
+        return (call.ops[self.a], call.ops[self.ipiv])
+
+    def inputs(self, call) -> tuple:
+        return (self.a,)
+
+    def input_bytes(self, b, ops, k):
+        n = _i64(b, ops[self.n])
+        if k == self.ipiv:
+            return b.mul(n, ConstInt(T.i64, 4))
+        ft = KINDS.get(ops[self.kind].value, T.f64)
+        count = b.add(b.mul(_i64(b, ops[self.lda]), b.sub(n, ConstInt(T.i64, 1))), n)
+        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+
+    def check(self, has_shadow, call, unsupported) -> None:
+        if not has_shadow(call.ops[self.a]):
+            return
+        m, n = call.ops[self.m], call.ops[self.n]
+        if m is not n and not (isinstance(m, ConstInt) and isinstance(n, ConstInt) and m.value == n.value):
+            raise unsupported(f"`{call.callee_name}` of a matrix that may not be square", call)
+        if gemm_record() is None or not any(isinstance(r, Gesv) for r in BLAS.values()):
+            raise unsupported(f"`{call.callee_name}` needs a registered gemm and gesv for its "
+                              "derivative", call)
+
+    def reverse(self, g, call, block, b) -> None:
+        self.check(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.a]):
+            return
+        ft, m = self.float_type(g, call), g.module
+        kind = call.ops[self.kind]
+        n = _i64(b, g.avail.primal(call.ops[self.n], block, b))
+        lda = _i64(b, g.avail.primal(call.ops[self.lda], block, b))
+        sc = Scratch(b, n, ft, 5, g)
+        lo, up, x, w, t = sc.matrices
+        packed = self.input(g, call, (AFTER, self.a), block, b, always=True)
+        ipiv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
+        da = g.avail.shadow(call.ops[self.a], block, b)
+        one, zero = (_constant_slot(g.alloca_builder, b, ft, v) for v in (1.0, 0.0))
+        nbytes = b.mul(b.mul(n, n), ConstInt(T.i64, T.size_of(ft)))
+        square(b, m, "unit_lower_of", ft, n, packed, lda, lo, n)     # L
+        square(b, m, "upper_of", ft, n, packed, lda, up, n)          # U
+        square(b, m, "strict_lower_of", ft, n, da, lda, w, n)        # Lbar
+        call_gemm(b, m, call, kind, True, False, n, n, n, one, lo, n, w, n, zero, x, n)
+        square(b, m, "strict_lower_of", ft, n, x, n, x, n)           # tril(L^T Lbar, -1)
+        square(b, m, "upper_of", ft, n, da, lda, w, n)               # Ubar
+        call_gemm(b, m, call, kind, False, True, n, n, n, one, w, n, up, n, zero, t, n)
+        square(b, m, "put_upper", ft, n, t, n, x, n)                 # X
+        square(b, m, "transposed", ft, n, lo, n, w, n)
+        call_gesv(b, m, kind, n, n, w, n, sc.pivots, x, n)           # L^{-T} X
+        square(b, m, "transposed", ft, n, x, n, t, n)
+        b.call("llvm.memcpy.p0.p0.i64", T.void, [w, up, nbytes, ConstInt(T.i1, 0)])
+        call_gesv(b, m, kind, n, n, w, n, sc.pivots, t, n)           # (L^{-T} X U^{-T})^T
+        square(b, m, "transposed", ft, n, t, n, da, lda)
+        helper = f"enzpy.swap_rows.{ft.suffix}"
+        ensure(m, helper)
+        b.call(helper, T.void, [n, ipiv, da, lda, ConstInt(T.i64, 1)])   # P (...)
+
+    def tangent(self, fm, call) -> None:
+        self.check(fm.has_shadow, call, fm.unsupported)
+        c = fm.emit_primal(call)
+        if not fm.has_shadow(call.ops[self.a]):
+            return
+        ft, m, b = self.element_type(call, fm.types), fm.module, fm.b
+        kind, n, lda = c.ops[self.kind], _i64(b, c.ops[self.n]), _i64(b, c.ops[self.lda])
+        sc = Scratch(b, n, ft, 6)
+        lo, up, ut, w, t, work = sc.matrices
+        one, zero = (_constant_slot(None, b, ft, v, fm) for v in (1.0, 0.0))
+        nbytes = b.mul(b.mul(n, n), ConstInt(T.i64, T.size_of(ft)))
+        square(b, m, "unit_lower_of", ft, n, c.ops[self.a], lda, lo, n)
+        square(b, m, "upper_of", ft, n, c.ops[self.a], lda, up, n)
+        square(b, m, "transposed", ft, n, up, n, ut, n)
+        helper = f"enzpy.swap_rows.{ft.suffix}"
+        ensure(m, helper)
+        for j in range(fm.width):
+            da = fm.shadow(call.ops[self.a], call)[j]
+            square(b, m, "copied", ft, n, da, lda, w, n)
+            b.call(helper, T.void, [n, c.ops[self.ipiv], w, n, ConstInt(T.i64, 0)])   # P^T A'
+            b.call("llvm.memcpy.p0.p0.i64", T.void, [work, lo, nbytes, ConstInt(T.i1, 0)])
+            call_gesv(b, m, kind, n, n, work, n, sc.pivots, w, n)       # L^{-1} P^T A'
+            square(b, m, "transposed", ft, n, w, n, t, n)
+            b.call("llvm.memcpy.p0.p0.i64", T.void, [work, ut, nbytes, ConstInt(T.i1, 0)])
+            call_gesv(b, m, kind, n, n, work, n, sc.pivots, t, n)       # F^T
+            square(b, m, "transposed", ft, n, t, n, w, n)               # F
+            square(b, m, "strict_lower_of", ft, n, w, n, t, n)
+            call_gemm(b, m, call, kind, False, False, n, n, n, one, lo, n, t, n, zero, work, n)
+            square(b, m, "strict_lower_of", ft, n, work, n, da, lda)    # tril(L tril(F,-1), -1)
+            square(b, m, "upper_of", ft, n, w, n, t, n)
+            call_gemm(b, m, call, kind, False, False, n, n, n, one, t, n, up, n, zero, work, n)
+            square(b, m, "put_upper", ft, n, work, n, da, lda)          # triu(triu(F) U)
+        sc.release()
+
+
+def register_getrf(name: str, **indices) -> Getrf:
+    r = Getrf(name, **indices)
+    BLAS[name] = r
+    return r
 
 
 def register_potrf(name: str, **indices) -> Potrf:

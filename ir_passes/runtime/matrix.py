@@ -288,9 +288,65 @@ SQUARE_BODIES = {
     # the transpose
     "transposed": """  %a = load {T}, ptr %sji
   store {T} %a, ptr %dij""",
+    # a copy
+    "copied": """  %a = load {T}, ptr %sij
+  store {T} %a, ptr %dij""",
+    # the strictly lower triangle with ones on the diagonal (L of packed LU factors)
+    "unit_lower_of": """  %v = load {T}, ptr %sij
+  %o = select i1 %up, {T} 0.0, {T} %v
+  %w = select i1 %diag, {T} 1.0, {T} %o
+  store {T} %w, ptr %dij""",
+    # the strictly lower triangle, zeros elsewhere
+    "strict_lower_of": """  %v = load {T}, ptr %sij
+  %w = select i1 %up, {T} 0.0, {T} %v
+  store {T} %w, ptr %dij""",
 }
 
 for _s, _t in (("f64", "double"), ("f32", "float")):
     for _name, _body in SQUARE_BODIES.items():
         HELPERS[f"enzpy.{_name}.{_s}"] = SQUARE.format(name=_name, S=_s, T=_t,
                                                        body=_body.format(T=_t))
+
+# LAPACK's row interchanges (ipiv: n 1-based i32 row numbers) on the n columns of p (leading
+# dimension ld): applied in order (P^T p) when %back is 0, in reverse order (P p) when it is 1
+SWAP_ROWS = """
+define internal void @enzpy.swap_rows.{S}(i64 %n, ptr %ipiv, ptr %p, i64 %ld, i64 %back) {{
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %done, label %step
+step:
+  %k = phi i64 [ 0, %entry ], [ %k1, %stepnext ]
+  %rev = sub i64 %n, 1
+  %revk = sub i64 %rev, %k
+  %isback = icmp ne i64 %back, 0
+  %i = select i1 %isback, i64 %revk, i64 %k
+  %pp = getelementptr i32, ptr %ipiv, i64 %i
+  %p32 = load i32, ptr %pp
+  %p1 = sext i32 %p32 to i64
+  %r = sub i64 %p1, 1
+  %same = icmp eq i64 %r, %i
+  br i1 %same, label %stepnext, label %col
+col:
+  %j = phi i64 [ 0, %step ], [ %j1, %col ]
+  %jo = mul i64 %j, %ld
+  %ai = add i64 %jo, %i
+  %ar = add i64 %jo, %r
+  %qi = getelementptr {T}, ptr %p, i64 %ai
+  %qr = getelementptr {T}, ptr %p, i64 %ar
+  %vi = load {T}, ptr %qi
+  %vr = load {T}, ptr %qr
+  store {T} %vr, ptr %qi
+  store {T} %vi, ptr %qr
+  %j1 = add i64 %j, 1
+  %cmore = icmp slt i64 %j1, %n
+  br i1 %cmore, label %col, label %stepnext
+stepnext:
+  %k1 = add i64 %k, 1
+  %more = icmp slt i64 %k1, %n
+  br i1 %more, label %step, label %done
+done:
+  ret void
+}}
+"""
+for _s, _t in (("f64", "double"), ("f32", "float")):
+    HELPERS[f"enzpy.swap_rows.{_s}"] = SWAP_ROWS.format(S=_s, T=_t)
