@@ -11,7 +11,7 @@ LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passe
 allocate + copy + free.
 """
 from ir_passes import (register_alias, register_allocator, register_dot, register_gemm,
-                       register_gemv, register_gesv, register_getrf, register_heap,
+                       register_gemv, register_gesv, register_getrf, register_getri, register_heap,
                        register_inactive, register_nrm2, register_parallel_for, register_potrf,
                        register_refused, register_success_codes, register_writes_nothing)
 
@@ -50,9 +50,10 @@ register_gesv("numba_xgesv")
 register_potrf("numba_xxpotrf")
 # np.linalg.slogdet, det (and inv, before getri): (kind, m, n, a, lda, ipiv)
 register_getrf("numba_xxgetrf")
+# np.linalg.inv, after getrf: (kind, n, a, lda, ipiv)
+register_getri("numba_ez_xxgetri")
 # LAPACK routines without a derivative rule yet, named by what the user wrote (docs/linalg.md)
 for _name, _what in (
-        ("numba_ez_xxgetri", "the inverse from LU factors behind np.linalg.inv"),
         ("numba_ez_xxxevd", "the symmetric eigendecomposition behind np.linalg.eigh and eigvalsh"),
         ("numba_ez_gesdd", "the SVD behind np.linalg.svd, pinv, matrix_rank, cond and matrix norms"),
         ("numba_ez_gelsd", "the least-squares solver behind np.linalg.lstsq"),

@@ -31,6 +31,12 @@ lower, U upper, P from the row interchanges ipiv):
 - tangent: F = L^{-1} P^T A' U^{-1}, the packed tangent tril(L tril(F, -1), -1) + triu(triu(F) U).
 The derivative of the factors is undefined where A is singular (a zero pivot): LAPACK reports
 it and the kernel (a slogdet returns -inf) decides; the adjoints then hold inf or nan.
+
+`getri(n, A, lda, ipiv)` overwrites packed LU factors with the inverse V = (P L U)^{-1}:
+- reverse: G = -V^T Vbar V^T (the adjoint for the matrix the factors stand for), then the
+  factors' adjoints, strictly lower part of P^T G U^T and upper part of L^T P^T G (gemms);
+  getrf's reverse turns them back into G;
+- tangent: V' = -V A' V with A' = P (L' U + L U') from the factors' tangents (gemms).
 """
 from __future__ import annotations
 
@@ -219,6 +225,12 @@ def call_gesv(b, module, kind, n, nrhs, a, lda, piv, bm, ldb):
     b.call(gesv.name, T.i32, new)
 
 
+def needs_gemm_and_gesv(call, unsupported) -> None:
+    if gemm_record() is None or not any(isinstance(r, Gesv) for r in BLAS.values()):
+        raise unsupported(f"`{call.callee_name}` needs a registered gemm and gesv for its "
+                          "derivative", call)
+
+
 def square(b, module, name, ft, n, src, lds, dst, ldd):
     """runtime/matrix.py's elementwise map `name` over an n x n matrix."""
     helper = f"enzpy.{name}.{ft.suffix}"
@@ -280,9 +292,7 @@ class Potrf(Record):
         u = call.ops[self.uplo]
         if not isinstance(u, ConstInt) or u.value not in (ord("U"), ord("u")):
             raise unsupported(f"`{call.callee_name}` other than on the upper triangle", call)
-        if gemm_record() is None or not any(isinstance(r, Gesv) for r in BLAS.values()):
-            raise unsupported(f"`{call.callee_name}` needs a registered gemm and gesv for its "
-                              "derivative", call)
+        needs_gemm_and_gesv(call, unsupported)
 
     def reverse(self, g, call, block, b) -> None:
         self.check(g.act.has_shadow, call, g.unsupported)
@@ -370,9 +380,7 @@ class Getrf(Record):
         m, n = call.ops[self.m], call.ops[self.n]
         if m is not n and not (isinstance(m, ConstInt) and isinstance(n, ConstInt) and m.value == n.value):
             raise unsupported(f"`{call.callee_name}` of a matrix that may not be square", call)
-        if gemm_record() is None or not any(isinstance(r, Gesv) for r in BLAS.values()):
-            raise unsupported(f"`{call.callee_name}` needs a registered gemm and gesv for its "
-                              "derivative", call)
+        needs_gemm_and_gesv(call, unsupported)
 
     def reverse(self, g, call, block, b) -> None:
         self.check(g.act.has_shadow, call, g.unsupported)
@@ -440,6 +448,90 @@ class Getrf(Record):
             call_gemm(b, m, call, kind, False, False, n, n, n, one, t, n, up, n, zero, work, n)
             square(b, m, "put_upper", ft, n, work, n, da, lda)          # triu(triu(F) U)
         sc.release()
+
+
+@dataclass(frozen=True)
+class Getri(Record):
+    """`getri(n, A, lda, ipiv)`; the fields are argument indices."""
+    name: str
+    kind: int = 0
+    n: int = 1
+    a: int = 2
+    lda: int = 3
+    ipiv: int = 4
+
+    def output(self, call):
+        return call.ops[self.a]
+
+    def inputs(self, call) -> tuple:
+        return (self.a,)
+
+    input_bytes = Getrf.input_bytes
+
+    def check(self, has_shadow, call, unsupported) -> None:
+        if has_shadow(call.ops[self.a]):
+            needs_gemm_and_gesv(call, unsupported)
+
+    def reverse(self, g, call, block, b) -> None:
+        self.check(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.a]):
+            return
+        ft, m = self.float_type(g, call), g.module
+        kind = call.ops[self.kind]
+        n = _i64(b, g.avail.primal(call.ops[self.n], block, b))
+        lda = _i64(b, g.avail.primal(call.ops[self.lda], block, b))
+        sc = Scratch(b, n, ft, 4, g)
+        lo, up, t, x = sc.matrices
+        packed = self.input(g, call, self.a, block, b, always=True)
+        ipiv = self.input(g, call, self.ipiv, block, b, always=True)
+        inv = self.input(g, call, (AFTER, self.a), block, b, always=True)
+        da = g.avail.shadow(call.ops[self.a], block, b)
+        one, minus, zero = (_constant_slot(g.alloca_builder, b, ft, v) for v in (1.0, -1.0, 0.0))
+        square(b, m, "unit_lower_of", ft, n, packed, lda, lo, n)
+        square(b, m, "upper_of", ft, n, packed, lda, up, n)
+        call_gemm(b, m, call, kind, True, False, n, n, n, one, inv, lda, da, lda, zero, t, n)
+        call_gemm(b, m, call, kind, False, True, n, n, n, minus, t, n, inv, lda, zero, x, n)   # G
+        helper = f"enzpy.swap_rows.{ft.suffix}"
+        ensure(m, helper)
+        b.call(helper, T.void, [n, ipiv, x, n, ConstInt(T.i64, 0)])                      # P^T G
+        call_gemm(b, m, call, kind, False, True, n, n, n, one, x, n, up, n, zero, t, n)
+        square(b, m, "strict_lower_of", ft, n, t, n, da, lda)                            # Lbar
+        call_gemm(b, m, call, kind, True, False, n, n, n, one, lo, n, x, n, zero, t, n)
+        square(b, m, "put_upper", ft, n, t, n, da, lda)                                  # Ubar
+
+    def tangent(self, fm, call) -> None:
+        self.check(fm.has_shadow, call, fm.unsupported)
+        if not fm.has_shadow(call.ops[self.a]):
+            fm.emit_primal(call)
+            return
+        ft, m, b = self.element_type(call, fm.types), fm.module, fm.b
+        ops = [fm.val(o) for o in call.ops]
+        kind, n, lda = ops[self.kind], _i64(b, ops[self.n]), _i64(b, ops[self.lda])
+        sc = Scratch(b, n, ft, 5)
+        lo, up, dl, t, x = sc.matrices
+        square(b, m, "unit_lower_of", ft, n, ops[self.a], lda, lo, n)     # before getri
+        square(b, m, "upper_of", ft, n, ops[self.a], lda, up, n)
+        c = fm.emit_primal(call)
+        inv = c.ops[self.a]
+        one, minus, zero = (_constant_slot(None, b, ft, v, fm) for v in (1.0, -1.0, 0.0))
+        helper = f"enzpy.swap_rows.{ft.suffix}"
+        ensure(m, helper)
+        for j in range(fm.width):
+            da = fm.shadow(call.ops[self.a], call)[j]
+            square(b, m, "strict_lower_of", ft, n, da, lda, dl, n)                    # L'
+            call_gemm(b, m, call, kind, False, False, n, n, n, one, dl, n, up, n, zero, x, n)
+            square(b, m, "upper_of", ft, n, da, lda, dl, n)                           # U'
+            call_gemm(b, m, call, kind, False, False, n, n, n, one, lo, n, dl, n, one, x, n)
+            b.call(helper, T.void, [n, c.ops[self.ipiv], x, n, ConstInt(T.i64, 1)])  # A'
+            call_gemm(b, m, call, kind, False, False, n, n, n, one, inv, lda, x, n, zero, t, n)
+            call_gemm(b, m, call, kind, False, False, n, n, n, minus, t, n, inv, lda, zero, da, lda)
+        sc.release()
+
+
+def register_getri(name: str, **indices) -> Getri:
+    r = Getri(name, **indices)
+    BLAS[name] = r
+    return r
 
 
 def register_getrf(name: str, **indices) -> Getrf:
