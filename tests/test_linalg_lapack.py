@@ -65,9 +65,15 @@ def logdet(A):
 
 
 @njit
-def eigh_sum(A):
-    w, v = np.linalg.eigh(A)
-    return np.sum(w) + np.sum(v)
+def eigh_use(A, c, W):
+    # sign-invariant in the eigenvectors (LAPACK picks each one's sign)
+    w, V = np.linalg.eigh(A)
+    return np.sum(w * c) + np.sum(W * V * V)
+
+
+@njit
+def eigvalsh_use(A, c):
+    return np.sum(np.linalg.eigvalsh(A) * c)
 
 
 @njit
@@ -80,7 +86,12 @@ def inv_sum(A):
     return np.sum(np.linalg.inv(A))
 
 
-@pytest.mark.parametrize("kernel,words", [(eigh_sum, "np.linalg.eigh"),
+@njit
+def svd_sum(A):
+    return np.sum(np.linalg.svd(A)[1])
+
+
+@pytest.mark.parametrize("kernel,words", [(svd_sum, "np.linalg.svd"),
                                           (eig_sum, "complex values")])
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_refused_with_the_function_named(kernel, words, mode):
@@ -163,3 +174,31 @@ def test_inv(order, dtype):
     A = np.asfortranarray(A) if order == "F" else A
     check_modes(inv_weighted, A, vec(r, (4, 4), dtype))
     check_modes(precision_quadratic, spd(r, 3, dtype, order), vec(r, 3, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_eigh_and_eigvalsh(order, dtype):
+    r = np.random.default_rng(9)
+    A = spd(r, 4, dtype, order) + np.diag(np.arange(4.0)).astype(dtype)   # distinct eigenvalues
+    A = np.asfortranarray(A) if order == "F" else A
+    check_modes(eigh_use, A, vec(r, 4, dtype), vec(r, (4, 4), dtype))
+    check_modes(eigvalsh_use, A, vec(r, 4, dtype))
+
+
+@njit
+def eigenvectors_weighted(A):
+    return np.sum(np.linalg.eigh(A)[1] * np.arange(9.0).reshape(3, 3))
+
+
+def test_repeated_eigenvalues():
+    """eigvalsh stays finite (the eigenvalues' derivative is V diag(c) V^T, exact for equal
+    weights on the repeated ones); eigh's eigenvector derivative is undefined: inf or nan."""
+    A = np.eye(3) * 2.0
+    c = np.ones(3)
+    dA = np.zeros_like(A)
+    autodiff(eigvalsh_use, Duplicated(A.copy(), dA), Duplicated(c, np.zeros(3)), seed=1.0)
+    np.testing.assert_allclose(np.tril(dA), np.eye(3), atol=1e-12)    # d trace(A) / dA
+    dA = np.zeros_like(A)
+    autodiff(eigenvectors_weighted, Duplicated(A.copy(), dA), seed=1.0)
+    assert not np.all(np.isfinite(dA))

@@ -13,7 +13,8 @@ allocate + copy + free.
 from ir_passes import (register_alias, register_allocator, register_dot, register_gemm,
                        register_gemv, register_gesv, register_getrf, register_getri, register_heap,
                        register_inactive, register_nrm2, register_parallel_for, register_potrf,
-                       register_refused, register_success_codes, register_writes_nothing)
+                       register_refused, register_success_codes, register_syevd,
+                       register_writes_nothing)
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
 # any other value is an error or an exception
@@ -52,9 +53,10 @@ register_potrf("numba_xxpotrf")
 register_getrf("numba_xxgetrf")
 # np.linalg.inv, after getrf: (kind, n, a, lda, ipiv)
 register_getri("numba_ez_xxgetri")
+# np.linalg.eigh, eigvalsh: (kind, jobz, uplo, n, a, lda, w)
+register_syevd("numba_ez_xxxevd")
 # LAPACK routines without a derivative rule yet, named by what the user wrote (docs/linalg.md)
 for _name, _what in (
-        ("numba_ez_xxxevd", "the symmetric eigendecomposition behind np.linalg.eigh and eigvalsh"),
         ("numba_ez_gesdd", "the SVD behind np.linalg.svd, pinv, matrix_rank, cond and matrix norms"),
         ("numba_ez_gelsd", "the least-squares solver behind np.linalg.lstsq"),
         ("numba_ez_geqrf", "the QR factorization behind np.linalg.qr"),

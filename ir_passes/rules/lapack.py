@@ -37,19 +37,29 @@ it and the kernel (a slogdet returns -inf) decides; the adjoints then hold inf o
   factors' adjoints, strictly lower part of P^T G U^T and upper part of L^T P^T G (gemms);
   getrf's reverse turns them back into G;
 - tangent: V' = -V A' V with A' = P (L' U + L U') from the factors' tangents (gemms).
+
+`syevd(jobz, uplo, n, A, lda, w)` (behind `np.linalg.eigh`, `eigvalsh`): A = V diag(w) V^T from
+one triangle of A; V overwrites A when jobz is 'V' (else A is left undefined):
+- reverse: Abar = V (diag(wbar) + F o (V^T Vbar)) V^T with F_ij = 1 / (w_j - w_i), folded onto
+  the triangle read; V and w are computed again from the saved A (a syevd, gemms);
+- tangent: T = V^T sym(A') V, w' = diag(T), V' = V (F o T).
+F is infinite for repeated eigenvalues: there the eigenvectors, and so their derivatives, are not
+unique, and the adjoints hold inf or nan unless the eigenvectors' seed is zero (F o T takes 0
+where T does: eigvalsh of a matrix with repeated eigenvalues has finite derivatives).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..ir import types as T
-from ..ir.values import ConstFloat, ConstInt
+from ..ir.values import ConstFloat, ConstInt, Constant
 from ..runtime import heap
 from ..runtime.helpers import ensure
 from .blas import AFTER, BLAS, GEMM_PARAMS, KINDS, Gemm, Record, arena
 from .effects import allocator_or_inactive
 
 N = ord("n")
+NULL = Constant(T.ptr, "null")
 
 
 def _roots(p, seen=None) -> list:
@@ -526,6 +536,124 @@ class Getri(Record):
             call_gemm(b, m, call, kind, False, False, n, n, n, one, inv, lda, x, n, zero, t, n)
             call_gemm(b, m, call, kind, False, False, n, n, n, minus, t, n, inv, lda, zero, da, lda)
         sc.release()
+
+
+@dataclass(frozen=True)
+class Syevd(Record):
+    """`syevd(jobz, uplo, n, A, lda, w)`; the fields are argument indices."""
+    name: str
+    kind: int = 0
+    jobz: int = 1
+    uplo: int = 2
+    n: int = 3
+    a: int = 4
+    lda: int = 5
+    w: int = 6
+
+    def output(self, call):
+        return call.ops[self.w]
+
+    def outputs(self, call) -> tuple:
+        return (call.ops[self.a], call.ops[self.w])
+
+    def inputs(self, call) -> tuple:
+        return (self.a,)
+
+    input_bytes = Potrf.input_bytes
+
+    def flags(self, call, unsupported):
+        """(vectors wanted, lower triangle read); refuses flags that are not constants."""
+        j, u = call.ops[self.jobz], call.ops[self.uplo]
+        if not (isinstance(j, ConstInt) and isinstance(u, ConstInt)) or \
+                chr(j.value) not in "VvNn" or chr(u.value) not in "LlUu":
+            raise unsupported(f"`{call.callee_name}` with flags that are not constants", call)
+        return chr(j.value) in "Vv", chr(u.value) in "Ll"
+
+    def eigen(self, b, module, call, ops, kind, n, v, w):
+        """V (in v, which holds a copy of A) and w: a syevd asking for vectors."""
+        again = list(ops)
+        again[self.kind], again[self.jobz], again[self.n] = kind, ConstInt(T.i8, ord("V")), n
+        again[self.a], again[self.lda], again[self.w] = v, n, w
+        b.call(call.callee_name, call.type, again)
+
+    def reverse(self, g, call, block, b) -> None:
+        self.refuse_constant_output(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.a]):
+            return
+        vectors, lower = self.flags(call, g.unsupported)
+        if gemm_record() is None:
+            raise g.unsupported(f"`{call.callee_name}` needs a registered gemm for its derivative", call)
+        ft, m = self.float_type(g, call), g.module
+        kind = call.ops[self.kind]
+        n = _i64(b, g.avail.primal(call.ops[self.n], block, b))
+        lda = _i64(b, g.avail.primal(call.ops[self.lda], block, b))
+        sc = Scratch(b, n, ft, 3, g)
+        v, t, x = sc.matrices
+        a0 = self.input(g, call, self.a, block, b, always=True)
+        ops = [g.avail.primal(o, block, b) if not o.type.is_ptr else g.null_ptr for o in call.ops]
+        ops[self.uplo] = call.ops[self.uplo]
+        square(b, m, "copied", ft, n, a0, lda, v, n)
+        self.eigen(b, m, call, ops, kind, n, v, sc.pivots)
+        da = g.avail.shadow(call.ops[self.a], block, b)
+        dw = g.avail.shadow(call.ops[self.w], block, b)
+        one, zero = (_constant_slot(g.alloca_builder, b, ft, c) for c in (1.0, 0.0))
+        if vectors:
+            call_gemm(b, m, call, kind, True, False, n, n, n, one, v, n, da, lda, zero, t, n)
+        else:
+            _scale(b, m, ft, n, n, t, n, 0.0)
+        helper = f"enzpy.eig_middle.{ft.suffix}"
+        ensure(m, helper)
+        b.call(helper, T.void, [n, t, sc.pivots, dw, x])
+        call_gemm(b, m, call, kind, False, False, n, n, n, one, v, n, x, n, zero, t, n)
+        call_gemm(b, m, call, kind, False, True, n, n, n, one, t, n, v, n, zero, x, n)
+        square(b, m, "fold_lower_zero" if lower else "fold_upper_zero", ft, n, x, n, da, lda)
+        _scale(b, m, ft, n, ConstInt(T.i64, 1), dw, n, 0.0)
+
+    def tangent(self, fm, call) -> None:
+        self.refuse_constant_output(fm.has_shadow, call, fm.unsupported)
+        if not fm.has_shadow(call.ops[self.a]):
+            fm.emit_primal(call)
+            return
+        vectors, lower = self.flags(call, fm.unsupported)
+        if gemm_record() is None:
+            raise fm.unsupported(f"`{call.callee_name}` needs a registered gemm for its derivative", call)
+        ft, m, b = self.element_type(call, fm.types), fm.module, fm.b
+        ops = [fm.val(o) for o in call.ops]
+        kind, n, lda = ops[self.kind], _i64(b, ops[self.n]), _i64(b, ops[self.lda])
+        sc = Scratch(b, n, ft, 4)
+        v, t, x, sym = sc.matrices
+        square(b, m, "copied", ft, n, ops[self.a], lda, v, n)        # before the call
+        c = fm.emit_primal(call)
+        self.eigen(b, m, call, c.ops, kind, n, v, sc.pivots)
+        one, zero = (_constant_slot(None, b, ft, c_, fm) for c_ in (1.0, 0.0))
+        helper = f"enzpy.eig_middle.{ft.suffix}"
+        ensure(m, helper)
+        ensure(m, f"enzpy.diagonal.{ft.suffix}")
+        for j in range(fm.width):
+            da = fm.shadow(call.ops[self.a], call)[j]
+            square(b, m, "mirror_lower" if lower else "mirror_upper", ft, n, da, lda, sym, n)
+            call_gemm(b, m, call, kind, True, False, n, n, n, one, v, n, sym, n, zero, x, n)
+            call_gemm(b, m, call, kind, False, False, n, n, n, one, x, n, v, n, zero, t, n)   # T
+            b.call(f"enzpy.diagonal.{ft.suffix}", T.void,
+                   [n, t, n, fm.shadow(call.ops[self.w], call)[j]])                     # w'
+            if vectors:
+                b.call(helper, T.void, [n, t, sc.pivots, NULL, x])                  # F o T
+                call_gemm(b, m, call, kind, False, False, n, n, n, one, v, n, x, n, zero, da, lda)
+            else:
+                _scale(b, m, ft, n, n, da, lda, 0.0)
+        sc.release()
+
+
+def _scale(b, module, ft, rows, cols, p, ld, value: float) -> None:
+    helper = f"enzpy.scale_matrix.{ft.suffix}"
+    ensure(module, helper)
+    b.call(helper, T.void, [rows, cols, p, _i64(b, ld), ConstFloat(ft, value)])
+
+
+def register_syevd(name: str, **indices) -> Syevd:
+    r = Syevd(name, **indices)
+    BLAS[name] = r
+    return r
 
 
 def register_getri(name: str, **indices) -> Getri:

@@ -288,6 +288,25 @@ SQUARE_BODIES = {
     # the transpose
     "transposed": """  %a = load {T}, ptr %sji
   store {T} %a, ptr %dij""",
+    # dst = s_ij + s_ji below the diagonal, s_ii on it, zero above (a lower triangle read as a
+    # symmetric matrix); "fold_upper_zero" the same above
+    "fold_lower_zero": """  %a = load {T}, ptr %sij
+  %b = load {T}, ptr %sji
+  %ab = fadd {T} %a, %b
+  %s = select i1 %up, {T} 0.0, {T} %ab
+  %w = select i1 %diag, {T} %a, {T} %s
+  store {T} %w, ptr %dij""",
+    "fold_upper_zero": """  %a = load {T}, ptr %sij
+  %b = load {T}, ptr %sji
+  %ab = fadd {T} %a, %b
+  %s = select i1 %up, {T} %ab, {T} 0.0
+  %w = select i1 %diag, {T} %a, {T} %s
+  store {T} %w, ptr %dij""",
+    # the symmetric matrix whose lower triangle src holds
+    "mirror_lower": """  %a = load {T}, ptr %sij
+  %b = load {T}, ptr %sji
+  %w = select i1 %up, {T} %b, {T} %a
+  store {T} %w, ptr %dij""",
     # a copy
     "copied": """  %a = load {T}, ptr %sij
   store {T} %a, ptr %dij""",
@@ -350,3 +369,83 @@ done:
 """
 for _s, _t in (("f64", "double"), ("f32", "float")):
     HELPERS[f"enzpy.swap_rows.{_s}"] = SWAP_ROWS.format(S=_s, T=_t)
+
+# The middle of the symmetric eigendecomposition's derivatives: x = F o t with
+# F_ij = 1 / (w_j - w_i) off the diagonal (0 where t_ij is 0, so that repeated eigenvalues with no
+# seed on their eigenvectors give finite values), and dw (or 0 where dw is null) on it
+EIG_MIDDLE = """
+define internal void @enzpy.eig_middle.{S}(i64 %n, ptr %t, ptr %w, ptr %dw, ptr %x) {{
+entry:
+  %empty = icmp sle i64 %n, 0
+  %nodw = icmp eq ptr %dw, null
+  br i1 %empty, label %done, label %col
+col:
+  %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
+  %pwj = getelementptr {T}, ptr %w, i64 %j
+  %wj = load {T}, ptr %pwj
+  br label %row
+row:
+  %i = phi i64 [ 0, %col ], [ %i1, %rownext ]
+  %jo = mul i64 %j, %n
+  %k = add i64 %jo, %i
+  %pt = getelementptr {T}, ptr %t, i64 %k
+  %px = getelementptr {T}, ptr %x, i64 %k
+  %diag = icmp eq i64 %i, %j
+  br i1 %diag, label %ondiag, label %off
+ondiag:
+  br i1 %nodw, label %zero, label %fromdw
+zero:
+  store {T} 0.0, ptr %px
+  br label %rownext
+fromdw:
+  %pdw = getelementptr {T}, ptr %dw, i64 %i
+  %vdw = load {T}, ptr %pdw
+  store {T} %vdw, ptr %px
+  br label %rownext
+off:
+  %pwi = getelementptr {T}, ptr %w, i64 %i
+  %wi = load {T}, ptr %pwi
+  %gap = fsub {T} %wj, %wi
+  %vt = load {T}, ptr %pt
+  %q = fdiv {T} %vt, %gap
+  %none = fcmp oeq {T} %vt, 0.0
+  %r = select i1 %none, {T} 0.0, {T} %q
+  store {T} %r, ptr %px
+  br label %rownext
+rownext:
+  %i1 = add i64 %i, 1
+  %rmore = icmp slt i64 %i1, %n
+  br i1 %rmore, label %row, label %colnext
+colnext:
+  %j1 = add i64 %j, 1
+  %cmore = icmp slt i64 %j1, %n
+  br i1 %cmore, label %col, label %done
+done:
+  ret void
+}}
+"""
+
+# dst[i] = src[i, i] (n x n, leading dimension lds)
+DIAGONAL = """
+define internal void @enzpy.diagonal.{S}(i64 %n, ptr %src, i64 %lds, ptr %dst) {{
+entry:
+  %empty = icmp sle i64 %n, 0
+  br i1 %empty, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %step = add i64 %lds, 1
+  %k = mul i64 %i, %step
+  %ps = getelementptr {T}, ptr %src, i64 %k
+  %v = load {T}, ptr %ps
+  %pd = getelementptr {T}, ptr %dst, i64 %i
+  store {T} %v, ptr %pd
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+for _s, _t in (("f64", "double"), ("f32", "float")):
+    HELPERS[f"enzpy.eig_middle.{_s}"] = EIG_MIDDLE.format(S=_s, T=_t)
+    HELPERS[f"enzpy.diagonal.{_s}"] = DIAGONAL.format(S=_s, T=_t)
