@@ -13,4 +13,5 @@ DATA_DIR = os.environ.get(
     os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data",
                                   "adbench")))
 
-ORDER = ["elementwise", "elementwise_noneed", "rnn", "heat", "gmm", "lstm", "ba", "nbody", "softdtw"]
+ORDER = ["elementwise", "elementwise_noneed", "rnn", "heat", "gmm", "lstm", "ba", "nbody", "softdtw",
+         "rnn_matmul", "gauss_loglik"]

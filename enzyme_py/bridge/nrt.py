@@ -35,9 +35,12 @@ register_allocator("NRT_Allocate_External", size_arg=0)
 for _name in ("NRT_Free", "NRT_MemInfo_call_dtor", "NRT_decref", "NRT_incref",
               "numba_attempt_nocopy_reshape"):
     register_inactive(_name)
-# reference counts write no memory the program reads
-for _name in ("NRT_incref", "NRT_decref"):
+# reference counts write no memory the program reads; a BLAS or LAPACK wrapper's error path takes
+# the GIL and aborts the process (Py_FatalError)
+for _name in ("NRT_incref", "NRT_decref", "numba_gil_ensure", "Py_FatalError"):
     register_writes_nothing(_name)
+for _name in ("numba_gil_ensure", "Py_FatalError"):
+    register_inactive(_name)
 
 # np.dot of two 1-D arrays: numba_xxdot(kind, conjugate, n, x, y, &out), kind 'd' or 's'
 register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0)
