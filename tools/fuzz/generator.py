@@ -25,9 +25,9 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
-from .program import (Assign, Bin, Break, Call, CallStmt, Cast, Cmp, DataInt, For, Helper,
-                      HCall, If, IfExp, Int, Load, Name, Neg, Num, Param, Program, Raise,
-                      Range, Reduce, Return, Shape, Store, Temp, ToFloat, While, validate)
+from .program import (LINALG_1D, LINALG_2D, Assign, Bin, Break, Call, CallStmt, Cast, Cmp, DataInt,
+                      For, Helper, HCall, If, IfExp, Int, Load, Name, Neg, Num, Param, Program,
+                      Raise, Range, Reduce, Return, Shape, Store, Temp, ToFloat, While, validate)
 
 
 @dataclass
@@ -47,6 +47,8 @@ class Config:
                                  # into a Duplicated array (store forwarding); 0 keeps the seeds
     callers: bool = False        # real callers' forms on top (callers.py: signatures, locals=,
                                  # cache=True, defaults, keywords, array and tuple returns)
+    p_linalg: float = 0.0        # weight of NumPy copies and BLAS / LAPACK calls among the
+                                 # reductions (program.LINALG_1D, LINALG_2D; docs/linalg.md)
 
 
 # named presets (`python -m tools.fuzz --profile NAME`)
@@ -60,6 +62,9 @@ PROFILES = {
     "reread": Config(p_temp=3.0, p_reread=0.8),
     # how scientific code declares and calls kernels (callers.py), with more helpers
     "callers": Config(p_helpers=0.6, callers=True),
+    # NumPy calls that copy (sort, median, diff of a copy) and matrix products, norms, solve,
+    # cholesky, slogdet, eigvalsh, inv on the kernel's arrays (rules/blas.py, rules/lapack.py)
+    "linalg": Config(p_reduce=3.0, p_linalg=4.0),
 }
 
 
@@ -586,8 +591,11 @@ class Generator:
             return Load(a, tuple(self.index_for(sc, d) for d in sc.arrays[a]))
         if k == "int":
             return Bin("*", ToFloat(Name(self.r.choice(iv))), Num(self.r.choice([0.25, 0.5, -0.3])))
-        fn = self.pick([(4, "sum"), (1, "max"), (1, "min"), (0.5, "dot"), (0.5, "prod")])
+        fn = self.pick([(4, "sum"), (1, "max"), (1, "min"), (0.5, "dot"), (0.5, "prod"),
+                        (self.cfg.p_linalg, "linalg")])
         a = self.r.choice(readable)
+        if fn == "linalg":
+            fn = self.r.choice(sorted(LINALG_1D if len(sc.arrays[a]) == 1 else LINALG_2D))
         if fn in ("dot",) and len(sc.arrays[a]) != 1:
             fn = "sum"
         return Reduce(fn, a)

@@ -486,6 +486,20 @@ DECISION_FUNCS = {k for k, v in FUNCS.items() if v[2] is not None}
 
 REDUCE_FUNCS = {"sum": "np.sum({0})", "max": "np.max({0})", "min": "np.min({0})",
                 "dot": "np.dot({0}, {0})", "prod": "np.prod({0})"}
+# profile "linalg": NumPy calls that copy or allocate, on a 1-D array ...
+_GRAM = "({0} @ {0}.T + np.diag(np.full({0}.shape[0], 4.0, {0}.dtype)))"   # symmetric positive definite
+LINALG_1D = {"norm": "np.linalg.norm({0})", "sortw": "np.sum(np.sort({0}) * {0})",
+             "median": "np.median({0})", "diffcopy": "np.sum(np.diff({0}.copy()) ** 2)",
+             "outer": "np.sum(np.outer({0}, {0}) @ {0})"}
+# ... and BLAS / LAPACK on a 2-D one
+LINALG_2D = {"gram": "np.sum({0} @ {0}.T)", "matvec": "np.sum(np.tanh({0}.T @ {0}[:, 0]))",
+             "logdet": "np.linalg.slogdet(" + _GRAM + ")[1]",
+             "solve": "np.sum(np.linalg.solve(" + _GRAM + ", {0}[:, 0]))",
+             "chol": "np.sum(np.linalg.cholesky(" + _GRAM + "))",
+             "eigvalsh": "np.sum(np.linalg.eigvalsh(" + _GRAM + ") ** 2)",
+             "inv": "np.sum(np.linalg.inv(" + _GRAM + "))"}
+REDUCE_FUNCS.update(LINALG_1D)
+REDUCE_FUNCS.update(LINALG_2D)
 
 
 # ---------------------------------------------------------------------------------------------
