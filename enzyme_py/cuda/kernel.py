@@ -27,6 +27,7 @@ from ir_passes.ir.instructions import Instruction
 from ir_passes.ir.parser import Tokens, parse_type
 from ir_passes.ir.values import Argument, Constant, ConstInt
 from ir_passes.rules import libdevice
+from ir_passes.runtime.helpers import merge
 from ir_passes.transforms.reverse.shadow_updates import Threads
 
 from ..timings import stage
@@ -215,13 +216,7 @@ def _finish(module, body, shared, activity, n_kernel, name, extra) -> None:
     lines.append("  ret void")
     text = "\n".join(globals_) + f'\ndefine ptx_kernel void @"{name}"({", ".join(params)}) {{\n' + \
         "\n".join(lines) + "\n}\n"
-    wrapper = parse_module(text + _declarations())
-    for item in wrapper.items:
-        if isinstance(item, str):
-            if item.strip() and item not in module.items:
-                module.items.append(item)
-        elif item.name not in module.functions:
-            module.add_function(item)
+    merge(module, text + _declarations())
 
 
 def _noalias(param) -> str:

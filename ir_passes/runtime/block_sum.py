@@ -8,7 +8,7 @@ the end lets the next call reuse the buffer.
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.parser import parse_module
+from .helpers import merge
 
 NVPTX = """
 @enzpy.block_sum.buffer.{S} = internal addrspace(3) global [1024 x {T}] undef, align 8
@@ -73,11 +73,5 @@ def ensure(module, target: str, t: T.Type) -> str:
     if name in module.functions:
         return name
     text = TEMPLATES[target].format(S=t.suffix, T=t, A=T.size_of(t))
-    helper = parse_module(text)
-    for item in helper.items:
-        if isinstance(item, str):
-            if item.strip() and item not in module.items:
-                module.items.append(item)
-        elif item.name not in module.functions:
-            module.add_function(item)
+    merge(module, text)
     return name

@@ -133,6 +133,18 @@ HELPERS = {
 }
 
 
+def merge(module, text: str) -> None:
+    """Add what module text `text` defines and declares (functions, globals) to `module`, each
+    once: the runtime's helpers with globals of their own (block_sum.py, warp_add.py)."""
+    helper = parse_module(text)
+    for item in helper.items:
+        if isinstance(item, str):
+            if item.strip() and item not in module.items:
+                module.items.append(item)
+        elif item.name not in module.functions:
+            module.add_function(item)
+
+
 def ensure(module, name: str) -> None:
     """Add helper `name` (and what it declares) to the module once."""
     if name in module.functions:

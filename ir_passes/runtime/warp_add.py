@@ -10,7 +10,7 @@ adds its own value. Needs `activemask` and `match.any.sync` (sm_70 and later).
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.parser import parse_module
+from .helpers import merge
 
 _STEP = """
   %b{k} = bitcast {T} %s{k} to {I}
@@ -83,11 +83,5 @@ def ensure(module, t: T.Type) -> str:
     name = name_of(t)
     if name in module.functions:
         return name
-    helper = parse_module(text(t))
-    for item in helper.items:
-        if isinstance(item, str):
-            if item.strip() and item not in module.items:
-                module.items.append(item)
-        elif item.name not in module.functions:
-            module.add_function(item)
+    merge(module, text(t))
     return name
