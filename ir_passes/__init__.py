@@ -14,8 +14,8 @@ from .rules.convention import register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.effects import (register_allocator, register_free, register_realloc, register_refused,
                             register_writes_nothing)
-from .rules.lapack import (register_getrf, register_getri, register_gesv, register_potrf,
-                           register_syevd)
+from .rules.lapack import (register_geqrf, register_gesdd, register_getrf, register_getri,
+                           register_gesv, register_orgqr, register_potrf, register_syevd)
 from .rules.registry import alias as register_alias
 from .rules.registry import external as register_external
 from .rules.registry import inactive as register_inactive
@@ -31,7 +31,7 @@ __all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEA
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
            "register_allocator", "register_dot", "register_external", "register_free",
-           "register_gemm", "register_gemv", "register_gesv", "register_getrf", "register_getri",
-           "register_heap", "register_inactive", "register_nrm2", "register_parallel_for",
-           "register_potrf", "register_realloc", "register_refused", "register_success_codes",
-           "register_syevd", "register_writes_nothing", "reverse_mode"]
+           "register_gemm", "register_gemv", "register_geqrf", "register_gesdd", "register_gesv",
+           "register_getrf", "register_getri", "register_heap", "register_inactive", "register_nrm2",
+           "register_orgqr", "register_parallel_for", "register_potrf", "register_realloc",
+           "register_refused", "register_success_codes", "register_syevd", "register_writes_nothing", "reverse_mode"]

@@ -11,10 +11,10 @@ LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passe
 allocate + copy + free.
 """
 from ir_passes import (register_alias, register_allocator, register_dot, register_gemm,
-                       register_gemv, register_gesv, register_getrf, register_getri, register_heap,
-                       register_inactive, register_nrm2, register_parallel_for, register_potrf,
-                       register_refused, register_success_codes, register_syevd,
-                       register_writes_nothing)
+                       register_gemv, register_geqrf, register_gesdd, register_gesv, register_getrf,
+                       register_getri, register_heap, register_inactive, register_nrm2,
+                       register_orgqr, register_parallel_for, register_potrf, register_refused,
+                       register_success_codes, register_syevd, register_writes_nothing)
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
 # any other value is an error or an exception
@@ -58,12 +58,14 @@ register_getrf("numba_xxgetrf")
 register_getri("numba_ez_xxgetri")
 # np.linalg.eigh, eigvalsh: (kind, jobz, uplo, n, a, lda, w)
 register_syevd("numba_ez_xxxevd")
+# np.linalg.svd, pinv, cond, matrix 2-norms: (kind, jobz, m, n, a, lda, s, u, ldu, vt, ldvt)
+register_gesdd("numba_ez_gesdd")
+# np.linalg.qr: geqrf (kind, m, n, a, lda, tau), then orgqr forms Q (kind, m, n, k, a, lda, tau)
+register_geqrf("numba_ez_geqrf")
+register_orgqr("numba_ez_xxgqr")
 # LAPACK routines without a derivative rule yet, named by what the user wrote (docs/linalg.md)
 for _name, _what in (
-        ("numba_ez_gesdd", "the SVD behind np.linalg.svd, pinv, matrix_rank, cond and matrix norms"),
         ("numba_ez_gelsd", "the least-squares solver behind np.linalg.lstsq"),
-        ("numba_ez_geqrf", "the QR factorization behind np.linalg.qr"),
-        ("numba_ez_xxgqr", "the QR factorization behind np.linalg.qr"),
         ("numba_ez_rgeev", "np.linalg.eig and eigvals of a real matrix return complex values"),
         ("numba_ez_cgeev", "np.linalg.eig and eigvals of complex matrices")):
     register_refused(_name, f"{_what}: no derivative rule yet" if "complex" not in _what

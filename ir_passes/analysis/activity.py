@@ -143,7 +143,8 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
                 changed = True
             if i.opcode == "call" and lookup_blas(i.callee_name) is not None and \
                     any(id(o) in act.shadowed for o in i.ops):
-                for r in _alloca_roots(lookup_blas(i.callee_name).output(i)):
+                outs = lookup_blas(i.callee_name).shadowed(i)
+                for r in [r for o in outs for r in _alloca_roots(o)]:
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True

@@ -84,6 +84,11 @@ class Record:
         """Every pointer the call writes (the alias analysis's writes)."""
         return (self.output(call),)
 
+    def shadowed(self, call) -> tuple:
+        """The pointers the call writes differentiable results into (each gets a shadow when a
+        differentiable value reaches the call)."""
+        return (self.output(call),)
+
     def inputs(self, call) -> tuple:
         """Argument indices of the memory the call reads."""
         raise NotImplementedError

@@ -5,38 +5,53 @@ from __future__ import annotations
 
 from .helpers import HELPERS
 
-# rows x cols column-major matrix at p with leading dimension ld: p *= beta (beta 0 stores 0)
-SCALE_MATRIX = """
-define internal void @enzpy.scale_matrix.{S}(i64 %rows, i64 %cols, ptr %p, i64 %ld, {T} %beta) {{
+def grid(name: str, params: str, body: str, rows: str = "%rows", cols: str = "%cols",
+         head: str = "") -> str:
+    """A helper `enzpy.<name>.{S}(params)` looping over a column-major rows x cols grid, %j the
+    column (`head` runs once per column), %i the row (`body`, straight-line code, once per
+    element). {T} and {S} stand for the float type and its suffix (`instances`)."""
+    return f"""
+define internal void @enzpy.{name}.{{S}}({params}) {{
 entry:
-  %zero = fcmp oeq {T} %beta, 0.0
-  %norows = icmp sle i64 %rows, 0
-  %nocols = icmp sle i64 %cols, 0
+  %norows = icmp sle i64 {rows}, 0
+  %nocols = icmp sle i64 {cols}, 0
   %none = or i1 %norows, %nocols
   br i1 %none, label %done, label %col
 col:
   %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
-  %base = mul i64 %j, %ld
+{head}
   br label %row
 row:
   %i = phi i64 [ 0, %col ], [ %i1, %row ]
-  %k = add i64 %base, %i
-  %q = getelementptr {T}, ptr %p, i64 %k
-  %v = load {T}, ptr %q
-  %s = fmul {T} %v, %beta
-  %w = select i1 %zero, {T} 0.0, {T} %s
-  store {T} %w, ptr %q
+{body}
   %i1 = add i64 %i, 1
-  %rmore = icmp slt i64 %i1, %rows
+  %rmore = icmp slt i64 %i1, {rows}
   br i1 %rmore, label %row, label %colnext
 colnext:
   %j1 = add i64 %j, 1
-  %cmore = icmp slt i64 %j1, %cols
+  %cmore = icmp slt i64 %j1, {cols}
   br i1 %cmore, label %col, label %done
 done:
   ret void
 }}
 """
+
+
+def instances(name: str, text: str) -> None:
+    """Registers `text` (with {T}, {S} placeholders) for float64 and float32."""
+    for s, t in (("f64", "double"), ("f32", "float")):
+        HELPERS[f"enzpy.{name}.{s}"] = text.replace("{S}", s).replace("{T}", t)
+
+
+# rows x cols column-major matrix at p with leading dimension ld: p *= beta (beta 0 stores 0)
+instances("scale_matrix", grid("scale_matrix", "i64 %rows, i64 %cols, ptr %p, i64 %ld, {T} %beta", """\
+  %zero = fcmp oeq {T} %beta, 0.0
+  %k = add i64 %base, %i
+  %q = getelementptr {T}, ptr %p, i64 %k
+  %v = load {T}, ptr %q
+  %s = fmul {T} %v, %beta
+  %w = select i1 %zero, {T} 0.0, {T} %s
+  store {T} %w, ptr %q""", head="  %base = mul i64 %j, %ld"))
 
 # 2-norm of n elements of x at stride inc (BLAS returns 0 for inc <= 0); with dx null: the norm,
 # else dx[i*inc] += d * x[i*inc] / norm (nothing where the norm is 0: a subgradient)
@@ -127,7 +142,6 @@ declare {T} @llvm.sqrt.{S}({T})
 """
 
 for _s, _t in (("f64", "double"), ("f32", "float")):
-    HELPERS[f"enzpy.scale_matrix.{_s}"] = SCALE_MATRIX.format(S=_s, T=_t)
     HELPERS[f"enzpy.nrm2_adjoint.{_s}"] = NRM2.format(S=_s, T=_t)
     HELPERS[f"enzpy.nrm2_tangent.{_s}"] = NRM2_TANGENT.format(S=_s, T=_t)
 
@@ -180,52 +194,10 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 """
 HELPERS["enzpy.arena_push"] = ARENA
 
-# n x n column-major matrix at src (leading dimension lds) transposed into dst (leading dimension n)
-TRANSPOSE = """
-define internal void @enzpy.transpose.{S}(i64 %n, ptr %src, i64 %lds, ptr %dst) {{
-entry:
-  %empty = icmp sle i64 %n, 0
-  br i1 %empty, label %done, label %col
-col:
-  %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
-  br label %row
-row:
-  %i = phi i64 [ 0, %col ], [ %i1, %row ]
-  %js = mul i64 %j, %lds
-  %ks = add i64 %js, %i
-  %ps = getelementptr {T}, ptr %src, i64 %ks
-  %v = load {T}, ptr %ps
-  %id = mul i64 %i, %n
-  %kd = add i64 %id, %j
-  %pd = getelementptr {T}, ptr %dst, i64 %kd
-  store {T} %v, ptr %pd
-  %i1 = add i64 %i, 1
-  %rmore = icmp slt i64 %i1, %n
-  br i1 %rmore, label %row, label %colnext
-colnext:
-  %j1 = add i64 %j, 1
-  %cmore = icmp slt i64 %j1, %n
-  br i1 %cmore, label %col, label %done
-done:
-  ret void
-}}
-"""
-for _s, _t in (("f64", "double"), ("f32", "float")):
-    HELPERS[f"enzpy.transpose.{_s}"] = TRANSPOSE.format(S=_s, T=_t)
-
 # Elementwise maps over an n x n column-major matrix: dst (leading dimension ldd) from src
 # (leading dimension lds); %sij, %sji, %dij point at src[i,j], src[j,i], dst[i,j]; %up: i <= j,
-# %diag: i == j. Used by the Cholesky record (rules/lapack.py).
-SQUARE = """
-define internal void @enzpy.{name}.{S}(i64 %n, ptr %src, i64 %lds, ptr %dst, i64 %ldd) {{
-entry:
-  %empty = icmp sle i64 %n, 0
-  br i1 %empty, label %done, label %col
-col:
-  %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
-  br label %row
-row:
-  %i = phi i64 [ 0, %col ], [ %i1, %row ]
+# %diag: i == j. Used by the LAPACK records (rules/lapack.py).
+SQUARE_ADDRESSES = """\
   %js = mul i64 %j, %lds
   %ij = add i64 %js, %i
   %sij = getelementptr {T}, ptr %src, i64 %ij
@@ -237,18 +209,8 @@ row:
   %dij = getelementptr {T}, ptr %dst, i64 %ijd
   %up = icmp sle i64 %i, %j
   %diag = icmp eq i64 %i, %j
-{body}
-  %i1 = add i64 %i, 1
-  %rmore = icmp slt i64 %i1, %n
-  br i1 %rmore, label %row, label %colnext
-colnext:
-  %j1 = add i64 %j, 1
-  %cmore = icmp slt i64 %j1, %n
-  br i1 %cmore, label %col, label %done
-done:
-  ret void
-}}
 """
+SQUARE_PARAMS = "i64 %n, ptr %src, i64 %lds, ptr %dst, i64 %ldd"
 
 SQUARE_BODIES = {
     # the upper triangle, zeros below
@@ -319,12 +281,107 @@ SQUARE_BODIES = {
     "strict_lower_of": """  %v = load {T}, ptr %sij
   %w = select i1 %up, {T} 0.0, {T} %v
   store {T} %w, ptr %dij""",
+    # s_ij - s_ji (twice the antisymmetric part)
+    "antisym": """  %a = load {T}, ptr %sij
+  %b = load {T}, ptr %sji
+  %w = fsub {T} %a, %b
+  store {T} %w, ptr %dij""",
+    # the antisymmetric matrix whose strictly lower triangle is src's (QR's Omega)
+    "skew_lower": """  %a = load {T}, ptr %sij
+  %b = load {T}, ptr %sji
+  %nb = fneg {T} %b
+  %o = select i1 %up, {T} %nb, {T} %a
+  %w = select i1 %diag, {T} 0.0, {T} %o
+  store {T} %w, ptr %dij""",
 }
 
-for _s, _t in (("f64", "double"), ("f32", "float")):
-    for _name, _body in SQUARE_BODIES.items():
-        HELPERS[f"enzpy.{_name}.{_s}"] = SQUARE.format(name=_name, S=_s, T=_t,
-                                                       body=_body.format(T=_t))
+for _name, _body in SQUARE_BODIES.items():
+    instances(_name, grid(_name, SQUARE_PARAMS, SQUARE_ADDRESSES + _body, "%n", "%n"))
+
+# rows x cols matrices (column-major, leading dimensions lds, ldd): a copy, its upper trapezoid
+# (zeros below), its transpose (cols x rows); p_ij /= s_i (along rows, %along 1) or s_j (%along
+# 0); *out += the sum of |p_ij|
+RECT_PARAMS = "i64 %rows, i64 %cols, ptr %src, i64 %lds, ptr %dst, i64 %ldd"
+instances("copy_rect", grid("copy_rect", RECT_PARAMS, """\
+  %js = mul i64 %j, %lds
+  %ks = add i64 %js, %i
+  %ps = getelementptr {T}, ptr %src, i64 %ks
+  %v = load {T}, ptr %ps
+  %jd = mul i64 %j, %ldd
+  %kd = add i64 %jd, %i
+  %pd = getelementptr {T}, ptr %dst, i64 %kd
+  store {T} %v, ptr %pd"""))
+instances("upper_rect", grid("upper_rect", RECT_PARAMS, """\
+  %js = mul i64 %j, %lds
+  %ks = add i64 %js, %i
+  %ps = getelementptr {T}, ptr %src, i64 %ks
+  %v = load {T}, ptr %ps
+  %up = icmp sle i64 %i, %j
+  %w = select i1 %up, {T} %v, {T} 0.0
+  %jd = mul i64 %j, %ldd
+  %kd = add i64 %jd, %i
+  %pd = getelementptr {T}, ptr %dst, i64 %kd
+  store {T} %w, ptr %pd"""))
+instances("transpose_rect", grid("transpose_rect", RECT_PARAMS, """\
+  %js = mul i64 %j, %lds
+  %ks = add i64 %js, %i
+  %ps = getelementptr {T}, ptr %src, i64 %ks
+  %v = load {T}, ptr %ps
+  %id = mul i64 %i, %ldd
+  %kd = add i64 %id, %j
+  %pd = getelementptr {T}, ptr %dst, i64 %kd
+  store {T} %v, ptr %pd"""))
+instances("divide_by", grid("divide_by", "i64 %rows, i64 %cols, ptr %p, i64 %ld, ptr %s, i64 %along", """\
+  %jl = mul i64 %j, %ld
+  %k = add i64 %jl, %i
+  %q = getelementptr {T}, ptr %p, i64 %k
+  %v = load {T}, ptr %q
+  %rowwise = icmp ne i64 %along, 0
+  %at = select i1 %rowwise, i64 %i, i64 %j
+  %ps = getelementptr {T}, ptr %s, i64 %at
+  %d = load {T}, ptr %ps
+  %w = fdiv {T} %v, %d
+  store {T} %w, ptr %q"""))
+instances("sum_abs", grid("sum_abs", "i64 %rows, i64 %cols, ptr %p, i64 %ld, ptr %out", """\
+  %jl = mul i64 %j, %ld
+  %k = add i64 %jl, %i
+  %q = getelementptr {T}, ptr %p, i64 %k
+  %v = load {T}, ptr %q
+  %a = call {T} @llvm.fabs.{S}({T} %v)
+  %o = load {T}, ptr %out
+  %w = fadd {T} %o, %a
+  store {T} %w, ptr %out""") + "\ndeclare {T} @llvm.fabs.{S}({T})\n")
+
+# The middle of the SVD's derivatives (n x n, leading dimension n): off the diagonal
+# out_ij = (a_ij s_j + s_i b_ij) / (s_j^2 - s_i^2), 0 where the numerator is 0 (so that repeated
+# singular values without a seed that tells them apart give finite values); on it dscale * d_i
+instances("svd_middle", grid("svd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr %d, {T} %dscale, ptr %out", """\
+  %jn = mul i64 %j, %n
+  %k = add i64 %jn, %i
+  %pa = getelementptr {T}, ptr %a, i64 %k
+  %pb = getelementptr {T}, ptr %b, i64 %k
+  %po = getelementptr {T}, ptr %out, i64 %k
+  %psi = getelementptr {T}, ptr %s, i64 %i
+  %psj = getelementptr {T}, ptr %s, i64 %j
+  %pdi = getelementptr {T}, ptr %d, i64 %i
+  %va = load {T}, ptr %pa
+  %vb = load {T}, ptr %pb
+  %si = load {T}, ptr %psi
+  %sj = load {T}, ptr %psj
+  %di = load {T}, ptr %pdi
+  %as = fmul {T} %va, %sj
+  %sb = fmul {T} %si, %vb
+  %num = fadd {T} %as, %sb
+  %si2 = fmul {T} %si, %si
+  %sj2 = fmul {T} %sj, %sj
+  %gap = fsub {T} %sj2, %si2
+  %q = fdiv {T} %num, %gap
+  %nonum = fcmp oeq {T} %num, 0.0
+  %off = select i1 %nonum, {T} 0.0, {T} %q
+  %ond = fmul {T} %dscale, %di
+  %diag = icmp eq i64 %i, %j
+  %w = select i1 %diag, {T} %ond, {T} %off
+  store {T} %w, ptr %po""", "%n", "%n"))
 
 # LAPACK's row interchanges (ipiv: n 1-based i32 row numbers) on the n columns of p (leading
 # dimension ld): applied in order (P^T p) when %back is 0, in reverse order (P p) when it is 1
