@@ -300,7 +300,7 @@ for _name, _body in SQUARE_BODIES.items():
 
 # rows x cols matrices (column-major, leading dimensions lds, ldd): a copy, its upper trapezoid
 # (zeros below), its transpose (cols x rows); p_ij /= s_i (along rows, %along 1) or s_j (%along
-# 0); *out += the sum of |p_ij|
+# 0), 0 where p_ij is 0 (no seed, no contribution, even where s is 0); *out += the sum of |p_ij|
 RECT_PARAMS = "i64 %rows, i64 %cols, ptr %src, i64 %lds, ptr %dst, i64 %ldd"
 instances("copy_rect", grid("copy_rect", RECT_PARAMS, """\
   %js = mul i64 %j, %lds
@@ -340,7 +340,9 @@ instances("divide_by", grid("divide_by", "i64 %rows, i64 %cols, ptr %p, i64 %ld,
   %at = select i1 %rowwise, i64 %i, i64 %j
   %ps = getelementptr {T}, ptr %s, i64 %at
   %d = load {T}, ptr %ps
-  %w = fdiv {T} %v, %d
+  %r = fdiv {T} %v, %d
+  %nothing = fcmp oeq {T} %v, 0.0
+  %w = select i1 %nothing, {T} 0.0, {T} %r
   store {T} %w, ptr %q"""))
 instances("sum_abs", grid("sum_abs", "i64 %rows, i64 %cols, ptr %p, i64 %ld, ptr %out", """\
   %jl = mul i64 %j, %ld
