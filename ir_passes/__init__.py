@@ -14,8 +14,10 @@ from .rules.convention import register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.effects import (register_allocator, register_free, register_realloc, register_refused,
                             register_writes_nothing)
-from .rules.lapack import (register_geqrf, register_gesdd, register_getrf, register_getri,
-                           register_gesv, register_orgqr, register_potrf, register_syevd)
+from .rules.lapack import register_gesv
+from .rules.lapack_lu import register_getrf, register_getri, register_potrf
+from .rules.lapack_qr import register_geqrf, register_orgqr
+from .rules.lapack_spectral import register_gesdd, register_syevd
 from .rules.registry import alias as register_alias
 from .rules.registry import external as register_external
 from .rules.registry import inactive as register_inactive

@@ -180,3 +180,33 @@ def test_batched_forward(kernel, shape):
     single = [autodiff(kernel, Duplicated(A.copy(), d.copy()), *ws, mode=Forward) for d in dirs]
     both = autodiff(kernel, BatchDuplicated(A.copy(), tuple(d.copy() for d in dirs)), *ws, mode=Forward)
     np.testing.assert_allclose(np.asarray(both, dtype=float), single, rtol=1e-10)
+
+
+@njit
+def rank_scaled(A):
+    return np.linalg.matrix_rank(A) * np.sum(A)
+
+
+def test_matrix_rank_is_a_constant():
+    """matrix_rank's singular values reach only comparisons: the rank's derivative is 0."""
+    A = matrix(np.random.default_rng(80), (4, 3), np.float64)
+    dA = np.zeros_like(A)
+    autodiff(rank_scaled, Duplicated(A.copy(), dA), seed=1.0)
+    np.testing.assert_allclose(dA, 3.0 * np.ones_like(A))
+    t = autodiff(rank_scaled, Duplicated(A.copy(), np.ones_like(A)), mode=Forward)
+    np.testing.assert_allclose(t, 36.0)
+
+
+@njit
+def pinv_rank_deficient(A, W):
+    return np.sum(W * np.linalg.pinv(A))
+
+
+def test_pinv_of_a_rank_deficient_matrix_is_finite():
+    """The cut-off drops the vectors of zero singular values: a finite value (the derivative
+    along perturbations that keep the rank; docs/linalg.md)."""
+    r = np.random.default_rng(81)
+    A = r.standard_normal((4, 2)) @ r.standard_normal((2, 3))
+    dA = np.zeros_like(A)
+    autodiff(pinv_rank_deficient, Duplicated(A.copy(), dA), r.standard_normal((3, 4)), seed=1.0)
+    assert np.all(np.isfinite(dA))

@@ -26,12 +26,14 @@ its offset; `explain` lists the copy and why.
 """
 from __future__ import annotations
 
+import re
+import struct
 from dataclasses import dataclass
 
 from ..ir import types as T
 from ..ir.edit import emit_at
 from ..ir.instructions import Instruction
-from ..ir.values import Constant, ConstFloat, ConstInt
+from ..ir.values import Constant, ConstFloat, ConstInt, Global
 from ..runtime import matrix  # noqa: F401  (registers the helpers below)
 from ..runtime.helpers import ensure
 
@@ -63,6 +65,26 @@ def constant_before(slot, call):
         if slot in i.ops:
             return None
     return None
+
+
+def constant_global(module, p, ft):
+    """The float (type ft) at the start of the constant global p (a host's array of one scale
+    factor: Numba's `pinv` passes alpha and beta so), or None."""
+    if not isinstance(p, Global) or ft is None:
+        return None
+    head = f"@{p.name} = "
+    line = next((i for i in module.items if isinstance(i, str) and i.startswith(head)), None)
+    if line is None or " constant " not in line:
+        return None
+    if "zeroinitializer" in line:
+        return 0.0
+    m = re.search(r'c"((?:[^"\\]|\\[0-9A-Fa-f]{2})*)"', line)
+    if m is None:
+        return None
+    raw = re.sub(rb"\\([0-9A-Fa-f]{2})", lambda h: bytes([int(h.group(1), 16)]),
+                 m.group(1).encode("latin-1"))
+    size = T.size_of(ft)
+    return struct.unpack("<d" if size == 8 else "<f", raw[:size])[0] if len(raw) >= size else None
 
 
 def arena(g):
@@ -112,6 +134,8 @@ class Record:
     def scalar(self, g, call, k) -> float:
         """The constant behind pointer argument k (alpha, beta)."""
         v = constant_before(call.ops[k], call)
+        if v is None:
+            v = constant_global(g.module, call.ops[k], self.element_type(call, g.types))
         if v is None or g.act.has_shadow(call.ops[k]):
             raise g.unsupported(f"`{call.callee_name}` with a scale factor that is not a constant", call)
         return v
@@ -247,10 +271,10 @@ def register_dot(name: str, n: int, x: int, y: int, out: int, kind: int | None =
 def _trans(g_or_fm, call, k) -> bool:
     """Is transpose flag k 't' (or 'c': real data)? Refuses a flag that is not a constant."""
     v = call.ops[k]
-    if not isinstance(v, ConstInt) or v.value not in (N, TR, ord("c")):
+    if not isinstance(v, ConstInt) or chr(v.value) not in "nNtTcC":
         raise g_or_fm.unsupported(f"`{call.callee_name}` with a transpose flag that is not a constant",
                                   call)
-    return v.value != N
+    return chr(v.value) not in "nN"
 
 
 def _flag(t: bool):
@@ -291,7 +315,7 @@ class Gemm(Record):
             t, ld, dims = ops[self.transa], ops[self.lda], (m, kk)
         else:
             t, ld, dims = ops[self.transb], ops[self.ldb], (kk, n)
-        rows, cols = dims if t.value == N else dims[::-1]
+        rows, cols = dims if chr(t.value) in "nN" else dims[::-1]
         count = b.add(b.mul(b.cast("sext", ld, T.i64), b.sub(cols, ConstInt(T.i64, 1))), rows)
         return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
 
@@ -387,7 +411,7 @@ class Gemv(Record):
         if k == self.a:
             count = b.add(b.mul(b.cast("sext", ops[self.lda], T.i64), b.sub(n, ConstInt(T.i64, 1))), m)
         else:
-            count = m if ops[self.trans].value != N else n
+            count = m if chr(ops[self.trans].value) not in "nN" else n
         return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
 
     def reverse(self, g, call, block, b) -> None:

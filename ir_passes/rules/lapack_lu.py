@@ -1,0 +1,281 @@
+"""LAPACK records for the Cholesky and LU factorizations and the inverse (rules/lapack.py has
+the steps they share and the contract):
+
+`potrf('U', n, A, lda)` overwrites the upper triangle of A with U, A = U^T U (column-major; it
+reads only that triangle, and leaves the strictly lower one as it was):
+- reverse: with Ubar = triu(shadow(A)), P = tril(U Ubar^T) with its diagonal halved,
+  S = U^{-1} P U^{-T} (two gesv with U), the upper triangle of shadow(A) becomes S + S^T (S on the
+  diagonal: the entry stands for both triangles); the lower one passes through (Murray 2016);
+- tangent: X = U^{-T} sym(A') U^{-1} (two gesv with U^T), U' = triu(X, diagonal halved) U (gemm).
+Only the upper variant is implemented (the one `np.linalg.cholesky` calls).
+
+`getrf(n, n, A, lda, ipiv)` overwrites a square A with its packed LU factors, A = P L U (L unit
+lower, U upper, P from the row interchanges ipiv):
+- reverse: with Lbar, Ubar the strictly lower and upper parts of shadow(A),
+  X = tril(L^T Lbar, -1) + triu(Ubar U^T), shadow(A) = P L^{-T} X U^{-T} (gemm, two gesv, the
+  interchanges undone);
+- tangent: F = L^{-1} P^T A' U^{-1}, the packed tangent tril(L tril(F, -1), -1) + triu(triu(F) U).
+The derivative of the factors is undefined where A is singular (a zero pivot): LAPACK reports
+it and the kernel (a slogdet returns -inf) decides; the adjoints then hold inf or nan.
+
+`getri(n, A, lda, ipiv)` overwrites packed LU factors with the inverse V = (P L U)^{-1}:
+- reverse: G = -V^T Vbar V^T (the adjoint for the matrix the factors stand for), then the
+  factors' adjoints, strictly lower part of P^T G U^T and upper part of L^T P^T G (gemms);
+  getrf's reverse turns them back into G;
+- tangent: V' = -V A' V with A' = P (L' U + L U') from the factors' tangents (gemms).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import types as T
+from ..ir.values import ConstInt
+from .blas import AFTER, BLAS, Record
+from .lapack import Lin, i64, matrix_bytes, needs_gemm
+
+
+@dataclass(frozen=True)
+class Potrf(Record):
+    """`potrf(uplo, n, A, lda)`; the fields are argument indices."""
+    name: str
+    kind: int = 0
+    uplo: int = 1
+    n: int = 2
+    a: int = 3
+    lda: int = 4
+
+    def output(self, call):
+        return call.ops[self.a]
+
+    def inputs(self, call) -> tuple:
+        return (self.a,)
+
+    def input_bytes(self, b, ops, k):
+        return matrix_bytes(b, ops, self.kind, self.n, self.n, self.lda)
+
+    def check(self, has_shadow, call, unsupported) -> None:
+        if not has_shadow(call.ops[self.a]):
+            return
+        u = call.ops[self.uplo]
+        if not isinstance(u, ConstInt) or u.value not in (ord("U"), ord("u")):
+            raise unsupported(f"`{call.callee_name}` other than on the upper triangle", call)
+        needs_gemm(call, unsupported)
+
+    def reverse(self, g, call, block, b) -> None:
+        self.check(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.a]):
+            return
+        L = Lin.reverse(self, g, call, b)
+        n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
+        nn = L.bytes(n, n)
+        uc, w2, w3, w4, piv = L.scratch(nn, nn, nn, nn, L.pivots(n))
+        factor = self.input(g, call, (AFTER, self.a), block, b, always=True)
+        da = g.avail.shadow(call.ops[self.a], block, b)
+        L.map("upper_of", n, factor, lda, uc, n)        # U
+        L.map("upper_of", n, da, lda, w3, n)            # Ubar
+        L.gemm(False, True, n, n, n, 1.0, uc, n, w3, n, 0.0, w2, n)
+        L.map("half_lower", n, w2, n, w2, n)            # P
+        L.solve(n, uc, w4, piv, w2, n)                  # Y = U^{-1} P
+        L.map("transposed", n, w2, n, w3, n)
+        L.solve(n, uc, w4, piv, w3, n)                  # S^T = U^{-1} Y^T
+        L.map("fold_upper", n, w3, n, da, lda)
+
+    def tangent(self, fm, call) -> None:
+        self.check(fm.has_shadow, call, fm.unsupported)
+        c = fm.emit_primal(call)
+        if not fm.has_shadow(call.ops[self.a]):
+            return
+        L = Lin.forward(self, fm, call, c.ops[self.kind])
+        n, lda = L.i64(c.ops[self.n]), c.ops[self.lda]
+        nn = L.bytes(n, n)
+        uc, ut, sym, t1, work, piv = L.scratch(nn, nn, nn, nn, nn, L.pivots(n))
+        L.map("upper_of", n, c.ops[self.a], lda, uc, n)     # U
+        L.map("transposed", n, uc, n, ut, n)                # U^T
+        for j in range(fm.width):
+            da = fm.shadow(call.ops[self.a], call)[j]
+            L.map("mirror_upper", n, da, lda, sym, n)
+            L.solve(n, ut, work, piv, sym, n)               # Z = U^{-T} sym(A')
+            L.map("transposed", n, sym, n, t1, n)
+            L.solve(n, ut, work, piv, t1, n)                # X = U^{-T} Z^T
+            L.map("half_upper", n, t1, n, t1, n)
+            L.gemm(False, False, n, n, n, 1.0, t1, n, uc, n, 0.0, sym, n)
+            L.map("put_upper", n, sym, n, da, lda)          # U' = triu_half(X) U
+        L.release()
+
+
+def packed_factors(L, n, packed, lda, lo, up) -> None:
+    """L (unit lower) and U (upper) of packed LU factors."""
+    L.map("unit_lower_of", n, packed, lda, lo, n)
+    L.map("upper_of", n, packed, lda, up, n)
+
+
+@dataclass(frozen=True)
+class Getrf(Record):
+    """`getrf(m, n, A, lda, ipiv)` with m = n; the fields are argument indices."""
+    name: str
+    kind: int = 0
+    m: int = 1
+    n: int = 2
+    a: int = 3
+    lda: int = 4
+    ipiv: int = 5
+
+    def output(self, call):
+        return call.ops[self.a]
+
+    def outputs(self, call) -> tuple:
+        return (call.ops[self.a], call.ops[self.ipiv])
+
+    def inputs(self, call) -> tuple:
+        return (self.a,)
+
+    def input_bytes(self, b, ops, k):
+        if k == self.ipiv:
+            return b.mul(i64(b, ops[self.n]), ConstInt(T.i64, 4))
+        return matrix_bytes(b, ops, self.kind, self.n, self.n, self.lda)
+
+    def check(self, has_shadow, call, unsupported) -> None:
+        if not has_shadow(call.ops[self.a]):
+            return
+        m, n = call.ops[self.m], call.ops[self.n]
+        if m is not n and not (isinstance(m, ConstInt) and isinstance(n, ConstInt) and m.value == n.value):
+            raise unsupported(f"`{call.callee_name}` of a matrix that may not be square", call)
+        needs_gemm(call, unsupported)
+
+    def reverse(self, g, call, block, b) -> None:
+        self.check(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.a]):
+            return
+        L = Lin.reverse(self, g, call, b)
+        n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
+        nn = L.bytes(n, n)
+        lo, up, x, w, t, piv = L.scratch(nn, nn, nn, nn, nn, L.pivots(n))
+        packed = self.input(g, call, (AFTER, self.a), block, b, always=True)
+        ipiv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
+        da = g.avail.shadow(call.ops[self.a], block, b)
+        packed_factors(L, n, packed, lda, lo, up)
+        L.map("strict_lower_of", n, da, lda, w, n)          # Lbar
+        L.gemm(True, False, n, n, n, 1.0, lo, n, w, n, 0.0, x, n)
+        L.map("strict_lower_of", n, x, n, x, n)             # tril(L^T Lbar, -1)
+        L.map("upper_of", n, da, lda, w, n)                 # Ubar
+        L.gemm(False, True, n, n, n, 1.0, w, n, up, n, 0.0, t, n)
+        L.map("put_upper", n, t, n, x, n)                   # X
+        L.map("transposed", n, lo, n, w, n)
+        L.solve(n, w, None, piv, x, n)                      # L^{-T} X
+        L.map("transposed", n, x, n, t, n)
+        L.solve(n, up, w, piv, t, n)                        # (L^{-T} X U^{-T})^T
+        L.map("transposed", n, t, n, da, lda)
+        L.swap_rows(n, ipiv, da, lda, True)                 # P (...)
+
+    def tangent(self, fm, call) -> None:
+        self.check(fm.has_shadow, call, fm.unsupported)
+        c = fm.emit_primal(call)
+        if not fm.has_shadow(call.ops[self.a]):
+            return
+        L = Lin.forward(self, fm, call, c.ops[self.kind])
+        n, lda = L.i64(c.ops[self.n]), c.ops[self.lda]
+        nn = L.bytes(n, n)
+        lo, up, ut, w, t, work, piv = L.scratch(nn, nn, nn, nn, nn, nn, L.pivots(n))
+        packed_factors(L, n, c.ops[self.a], lda, lo, up)
+        L.map("transposed", n, up, n, ut, n)
+        for j in range(fm.width):
+            da = fm.shadow(call.ops[self.a], call)[j]
+            L.map("copied", n, da, lda, w, n)
+            L.swap_rows(n, c.ops[self.ipiv], w, n, False)   # P^T A'
+            L.solve(n, lo, work, piv, w, n)                 # L^{-1} P^T A'
+            L.map("transposed", n, w, n, t, n)
+            L.solve(n, ut, work, piv, t, n)                 # F^T
+            L.map("transposed", n, t, n, w, n)              # F
+            L.map("strict_lower_of", n, w, n, t, n)
+            L.gemm(False, False, n, n, n, 1.0, lo, n, t, n, 0.0, work, n)
+            L.map("strict_lower_of", n, work, n, da, lda)   # tril(L tril(F,-1), -1)
+            L.map("upper_of", n, w, n, t, n)
+            L.gemm(False, False, n, n, n, 1.0, t, n, up, n, 0.0, work, n)
+            L.map("put_upper", n, work, n, da, lda)         # triu(triu(F) U)
+        L.release()
+
+
+@dataclass(frozen=True)
+class Getri(Record):
+    """`getri(n, A, lda, ipiv)`; the fields are argument indices."""
+    name: str
+    kind: int = 0
+    n: int = 1
+    a: int = 2
+    lda: int = 3
+    ipiv: int = 4
+
+    def output(self, call):
+        return call.ops[self.a]
+
+    def inputs(self, call) -> tuple:
+        return (self.a,)
+
+    input_bytes = Getrf.input_bytes
+
+    def check(self, has_shadow, call, unsupported) -> None:
+        if has_shadow(call.ops[self.a]):
+            needs_gemm(call, unsupported)
+
+    def reverse(self, g, call, block, b) -> None:
+        self.check(g.act.has_shadow, call, g.unsupported)
+        if not g.act.has_shadow(call.ops[self.a]):
+            return
+        L = Lin.reverse(self, g, call, b)
+        n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
+        nn = L.bytes(n, n)
+        lo, up, t, x = L.scratch(nn, nn, nn, nn)
+        packed = self.input(g, call, self.a, block, b, always=True)
+        ipiv = self.input(g, call, self.ipiv, block, b, always=True)
+        inv = self.input(g, call, (AFTER, self.a), block, b, always=True)
+        da = g.avail.shadow(call.ops[self.a], block, b)
+        packed_factors(L, n, packed, lda, lo, up)
+        L.gemm(True, False, n, n, n, 1.0, inv, lda, da, lda, 0.0, t, n)
+        L.gemm(False, True, n, n, n, -1.0, t, n, inv, lda, 0.0, x, n)      # G
+        L.swap_rows(n, ipiv, x, n, False)                                   # P^T G
+        L.gemm(False, True, n, n, n, 1.0, x, n, up, n, 0.0, t, n)
+        L.map("strict_lower_of", n, t, n, da, lda)                          # Lbar
+        L.gemm(True, False, n, n, n, 1.0, lo, n, x, n, 0.0, t, n)
+        L.map("put_upper", n, t, n, da, lda)                                # Ubar
+
+    def tangent(self, fm, call) -> None:
+        self.check(fm.has_shadow, call, fm.unsupported)
+        if not fm.has_shadow(call.ops[self.a]):
+            fm.emit_primal(call)
+            return
+        ops = [fm.val(o) for o in call.ops]
+        L = Lin.forward(self, fm, call, ops[self.kind])
+        n, lda = L.i64(ops[self.n]), ops[self.lda]
+        nn = L.bytes(n, n)
+        lo, up, dl, t, x = L.scratch(nn, nn, nn, nn, nn)
+        packed_factors(L, n, ops[self.a], lda, lo, up)                 # before getri
+        c = fm.emit_primal(call)
+        inv = c.ops[self.a]
+        for j in range(fm.width):
+            da = fm.shadow(call.ops[self.a], call)[j]
+            L.map("strict_lower_of", n, da, lda, dl, n)                # L'
+            L.gemm(False, False, n, n, n, 1.0, dl, n, up, n, 0.0, x, n)
+            L.map("upper_of", n, da, lda, dl, n)                       # U'
+            L.gemm(False, False, n, n, n, 1.0, lo, n, dl, n, 1.0, x, n)
+            L.swap_rows(n, c.ops[self.ipiv], x, n, True)               # A'
+            L.gemm(False, False, n, n, n, 1.0, inv, lda, x, n, 0.0, t, n)
+            L.gemm(False, False, n, n, n, -1.0, t, n, inv, lda, 0.0, da, lda)
+        L.release()
+
+
+def register_potrf(name: str, **indices) -> Potrf:
+    r = Potrf(name, **indices)
+    BLAS[name] = r
+    return r
+
+
+def register_getrf(name: str, **indices) -> Getrf:
+    r = Getrf(name, **indices)
+    BLAS[name] = r
+    return r
+
+
+def register_getri(name: str, **indices) -> Getri:
+    r = Getri(name, **indices)
+    BLAS[name] = r
+    return r
