@@ -15,6 +15,7 @@ from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.effects import (register_allocator, register_free, register_realloc, register_refused,
                             register_writes_nothing)
 from .rules.lapack import register_gesv
+from .rules.lapack_lstsq import register_gelsd
 from .rules.lapack_lu import register_getrf, register_getri, register_potrf
 from .rules.lapack_qr import register_geqrf, register_orgqr
 from .rules.lapack_spectral import register_gesdd, register_syevd
@@ -33,7 +34,7 @@ __all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEA
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
            "register_allocator", "register_dot", "register_external", "register_free",
-           "register_gemm", "register_gemv", "register_geqrf", "register_gesdd", "register_gesv",
+           "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd", "register_gesv",
            "register_getrf", "register_getri", "register_heap", "register_inactive", "register_nrm2",
            "register_orgqr", "register_parallel_for", "register_potrf", "register_realloc",
            "register_refused", "register_success_codes", "register_syevd", "register_writes_nothing", "reverse_mode"]

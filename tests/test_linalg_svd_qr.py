@@ -1,8 +1,9 @@
-"""The SVD (gesdd: np.linalg.svd, pinv, cond, matrix 2-norms) and QR (geqrf + orgqr:
-np.linalg.qr) records of rules/lapack.py against finite differences in reverse and forward mode
-(fd_modes.py): square, tall and wide matrices, C and Fortran order, float32 and float64, one
-batched forward call; the cases without a derivative (singular vectors of repeated or zero
-singular values, the columns full_matrices=True adds) give inf or nan, as docs/linalg.md says."""
+"""The SVD (gesdd: np.linalg.svd, pinv, cond, matrix 2-norms), QR (geqrf + orgqr: np.linalg.qr)
+and least-squares (gelsd: np.linalg.lstsq) records (rules/lapack_*.py) against finite
+differences in reverse and forward mode (fd_modes.py): square, tall and wide matrices, C and
+Fortran order, float32 and float64, batched forward calls; the cases without a derivative
+(singular vectors of repeated or zero singular values, the columns full_matrices=True adds, a
+rank-deficient least-squares problem) give inf or nan, as docs/linalg.md says."""
 import numpy as np
 import pytest
 from numba import njit
@@ -169,13 +170,21 @@ def test_qr_then_solve():
     check_modes(qr_least_squares, matrix(r, (6, 3), np.float64) + np.eye(6, 3), matrix(r, 6, np.float64))
 
 
-@pytest.mark.parametrize("kernel,shape", [(svd_rebuilt, (5, 3)), (qr_weighted, (3, 5))])
+@njit
+def lstsq_solution(A, b, W):
+    return np.sum(W * np.linalg.lstsq(A, b)[0])
+
+
+@pytest.mark.parametrize("kernel,shape", [(svd_rebuilt, (5, 3)), (qr_weighted, (3, 5)),
+                                          (lstsq_solution, (5, 3))])
 def test_batched_forward(kernel, shape):
     """Two tangent directions in one call agree with two single-direction calls."""
     r = np.random.default_rng(70)
     A = matrix(r, shape, np.float64) + np.eye(*shape)
-    ws = ([matrix(r, shape, np.float64)] if kernel is svd_rebuilt else
-          [matrix(r, (shape[0], min(shape)), np.float64), matrix(r, (min(shape), shape[1]), np.float64)])
+    ws = {svd_rebuilt: [matrix(r, shape, np.float64)],
+          qr_weighted: [matrix(r, (shape[0], min(shape)), np.float64),
+                        matrix(r, (min(shape), shape[1]), np.float64)],
+          lstsq_solution: [matrix(r, shape[0], np.float64), matrix(r, shape[1], np.float64)]}[kernel]
     dirs = [matrix(r, shape, np.float64) for _ in range(2)]
     single = [autodiff(kernel, Duplicated(A.copy(), d.copy()), *ws, mode=Forward) for d in dirs]
     both = autodiff(kernel, BatchDuplicated(A.copy(), tuple(d.copy() for d in dirs)), *ws, mode=Forward)
@@ -210,3 +219,41 @@ def test_pinv_of_a_rank_deficient_matrix_is_finite():
     dA = np.zeros_like(A)
     autodiff(pinv_rank_deficient, Duplicated(A.copy(), dA), r.standard_normal((3, 4)), seed=1.0)
     assert np.all(np.isfinite(dA))
+
+
+@njit
+def lstsq_use(A, B, Wx, Wr, Ws):
+    x, res, rank, s = np.linalg.lstsq(A, B)
+    return np.sum(Wx * x) + np.sum(Wr * res) + np.sum(Ws * s)
+
+
+@njit
+def lstsq_vector(A, b, Wx):
+    x, res, rank, s = np.linalg.lstsq(A, b)
+    return np.sum(Wx * x) + np.sum(res)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_lstsq(shape, order, dtype):
+    """Over- and under-determined and square, a matrix and a vector right-hand side; the
+    residuals (m > n) and the singular values too."""
+    r = np.random.default_rng(90 + sum(shape))
+    m, n = shape
+    A = matrix(r, shape, dtype, order) + np.eye(*shape, dtype=dtype)
+    check_modes(lstsq_use, A, matrix(r, (m, 2), dtype, order), matrix(r, (n, 2), dtype),
+                matrix(r, 2 if m > n else 0, dtype), matrix(r, min(shape), dtype))
+    check_modes(lstsq_vector, A, matrix(r, m, dtype), matrix(r, n, dtype))
+
+
+def test_lstsq_rank_deficient_is_nan():
+    """A rank-deficient A (a zero column: gelsd's rank is 2): the least-squares solution jumps
+    with the rank; no derivative, nan."""
+    r = np.random.default_rng(95)
+    A = np.zeros((5, 3))
+    A[:, :2] = r.standard_normal((5, 2))
+    dA, db = np.zeros_like(A), np.zeros(5)
+    autodiff(lstsq_vector, Duplicated(A.copy(), dA), Duplicated(r.standard_normal(5), db), np.ones(3),
+             seed=1.0)
+    assert np.all(np.isnan(dA)) and np.all(np.isnan(db))

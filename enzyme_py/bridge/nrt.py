@@ -10,7 +10,7 @@ A gradient's own memory (tape, workspace, scratch) comes from NRT_Allocate / NRT
 LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passes grows by
 allocate + copy + free.
 """
-from ir_passes import (register_alias, register_allocator, register_dot, register_gemm,
+from ir_passes import (register_alias, register_allocator, register_dot, register_gelsd, register_gemm,
                        register_gemv, register_geqrf, register_gesdd, register_gesv, register_getrf,
                        register_getri, register_heap, register_inactive, register_nrm2,
                        register_orgqr, register_parallel_for, register_potrf, register_refused,
@@ -63,13 +63,12 @@ register_gesdd("numba_ez_gesdd")
 # np.linalg.qr: geqrf (kind, m, n, a, lda, tau), then orgqr forms Q (kind, m, n, k, a, lda, tau)
 register_geqrf("numba_ez_geqrf")
 register_orgqr("numba_ez_xxgqr")
-# LAPACK routines without a derivative rule yet, named by what the user wrote (docs/linalg.md)
-for _name, _what in (
-        ("numba_ez_gelsd", "the least-squares solver behind np.linalg.lstsq"),
-        ("numba_ez_rgeev", "np.linalg.eig and eigvals of a real matrix return complex values"),
-        ("numba_ez_cgeev", "np.linalg.eig and eigvals of complex matrices")):
-    register_refused(_name, f"{_what}: no derivative rule yet" if "complex" not in _what
-                     else f"{_what}, which enzyme_py does not differentiate")
+# np.linalg.lstsq: (kind, m, n, nrhs, a, lda, b, ldb, s, rcond, rank)
+register_gelsd("numba_ez_gelsd")
+# complex results, named by what the user wrote (docs/linalg.md)
+for _name, _what in (("numba_ez_rgeev", "np.linalg.eig and eigvals of a real matrix return complex values"),
+                     ("numba_ez_cgeev", "np.linalg.eig and eigvals of complex matrices")):
+    register_refused(_name, f"{_what}, which enzyme_py does not differentiate")
 
 # math.gamma: Numba's own wrappers of libm's tgamma
 register_alias("numba_gamma", "tgamma")

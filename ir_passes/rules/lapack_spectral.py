@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from ..ir import types as T
 from ..ir.values import Constant, ConstFloat, ConstInt
 from .blas import BLAS, Record
-from .lapack import Lin, as_arg, i64, matrix_bytes, needs_gemm, primal_ops
+from .lapack import Lin, i64, matrix_bytes, needs_gemm, primal_ops
 
 NULL = Constant(T.ptr, "null")
+GESDD_PARAMS = [T.i8, T.i8, T.i64, T.i64, T.ptr, T.i64, T.ptr, T.ptr, T.i64, T.ptr, T.i64]
 
 
 @dataclass(frozen=True)
@@ -183,15 +184,16 @@ class Gesdd(Record):
         if has_shadow(call.ops[self.a]):
             needs_gemm(call, unsupported, gesv=False)
 
-    def thin(self, L, ops, m, n, k, a, s, u, vt) -> None:
-        """The thin SVD of the m x n matrix at a (destroyed): s, U (m x k), V^T (k x n)."""
-        b = L.b
-        again = list(ops)
-        again[self.jobz] = ConstInt(ops[self.jobz].type, ord("S"))
-        for i, v in ((self.m, m), (self.n, n), (self.lda, m), (self.ldu, m), (self.ldvt, k)):
-            again[i] = as_arg(b, ops[i], v)
-        again[self.a], again[self.s], again[self.u], again[self.vt] = a, s, u, vt
-        b.call(self.name, L.call.type, again)
+    def thin(self, L, m, n, k, a, s, u, vt) -> None:
+        """The thin SVD of the m x n matrix at a (leading dimension m, destroyed): s, U (m x k),
+        V^T (k x n)."""
+        L.module.declare(self.name, T.i32, GESDD_PARAMS)
+        args = [None] * len(GESDD_PARAMS)
+        for i, v in ((self.kind, L.kind), (self.jobz, ConstInt(T.i8, ord("S"))), (self.m, m),
+                     (self.n, n), (self.a, a), (self.lda, m), (self.s, s), (self.u, u), (self.ldu, m),
+                     (self.vt, vt), (self.ldvt, k)):
+            args[i] = v
+        L.b.call(self.name, T.i32, args)
 
     def columns(self, L, jobz, m, k):
         """The columns of U (rows of V^T) the call computed: min(m, n), or m for jobz 'A'."""
@@ -212,7 +214,7 @@ class Gesdd(Record):
             L.bytes(m, n), mk, kn, L.bytes(k), kk, kk, kk, kk, kk, mk, mk, kn, L.size)
         a0 = self.input(g, call, self.a, block, b, always=True)
         L.helper("copy_rect", [m, n, a0, lda, ac, m])
-        self.thin(L, ops, m, n, k, ac, s, u, vt)
+        self.thin(L, m, n, k, ac, s, u, vt)
         da = g.avail.shadow(call.ops[self.a], block, b)
         ds = g.avail.shadow(call.ops[self.s], block, b)
         if self.vectors(call):
@@ -265,7 +267,7 @@ class Gesdd(Record):
             L.bytes(k, n))
         L.helper("copy_rect", [m, n, ops[self.a], lda, ac, m])      # before the call destroys A
         c = fm.emit_primal(call)
-        self.thin(L, c.ops, m, n, k, ac, s, u, vt)
+        self.thin(L, m, n, k, ac, s, u, vt)
         vectors = self.vectors(call)
         if vectors:
             ldu, ldvt = (L.i64(c.ops[i]) for i in (self.ldu, self.ldvt))
@@ -313,3 +315,8 @@ def register_gesdd(name: str, **indices) -> Gesdd:
     r = Gesdd(name, **indices)
     BLAS[name] = r
     return r
+
+
+def thin_svd():
+    """The host's gesdd record (for a derivative that needs an SVD), or None."""
+    return next((r for r in BLAS.values() if isinstance(r, Gesdd)), None)

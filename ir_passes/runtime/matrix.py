@@ -300,7 +300,9 @@ for _name, _body in SQUARE_BODIES.items():
 
 # rows x cols matrices (column-major, leading dimensions lds, ldd): a copy, its upper trapezoid
 # (zeros below), its transpose (cols x rows); p_ij /= s_i (along rows, %along 1) or s_j (%along
-# 0), 0 where p_ij is 0 (no seed, no contribution, even where s is 0); *out += the sum of |p_ij|
+# 0), 0 where p_ij is 0 (no seed, no contribution, even where s is 0); out_j += column j of a
+# times column j of b (summed); dst[:, j] += src[:, j] num_j / den_j (0 where den_j is 0);
+# *out += the sum of |p_ij|
 RECT_PARAMS = "i64 %rows, i64 %cols, ptr %src, i64 %lds, ptr %dst, i64 %ldd"
 instances("copy_rect", grid("copy_rect", RECT_PARAMS, """\
   %js = mul i64 %j, %lds
@@ -344,6 +346,39 @@ instances("divide_by", grid("divide_by", "i64 %rows, i64 %cols, ptr %p, i64 %ld,
   %nothing = fcmp oeq {T} %v, 0.0
   %w = select i1 %nothing, {T} 0.0, {T} %r
   store {T} %w, ptr %q"""))
+instances("col_dots", grid("col_dots", "i64 %rows, i64 %cols, ptr %a, i64 %lda, ptr %b, i64 %ldb, ptr %out", """\
+  %ja = mul i64 %j, %lda
+  %ka = add i64 %ja, %i
+  %pa = getelementptr {T}, ptr %a, i64 %ka
+  %jb = mul i64 %j, %ldb
+  %kb = add i64 %jb, %i
+  %pb = getelementptr {T}, ptr %b, i64 %kb
+  %va = load {T}, ptr %pa
+  %vb = load {T}, ptr %pb
+  %ab = fmul {T} %va, %vb
+  %po = getelementptr {T}, ptr %out, i64 %j
+  %o = load {T}, ptr %po
+  %w = fadd {T} %o, %ab
+  store {T} %w, ptr %po"""))
+instances("add_scaled_cols", grid("add_scaled_cols", RECT_PARAMS + ", ptr %num, ptr %den", """\
+  %pn = getelementptr {T}, ptr %num, i64 %j
+  %pq = getelementptr {T}, ptr %den, i64 %j
+  %vn = load {T}, ptr %pn
+  %vq = load {T}, ptr %pq
+  %ratio = fdiv {T} %vn, %vq
+  %flat = fcmp oeq {T} %vq, 0.0
+  %f = select i1 %flat, {T} 0.0, {T} %ratio
+  %js = mul i64 %j, %lds
+  %ks = add i64 %js, %i
+  %ps = getelementptr {T}, ptr %src, i64 %ks
+  %v = load {T}, ptr %ps
+  %jd = mul i64 %j, %ldd
+  %kd = add i64 %jd, %i
+  %pd = getelementptr {T}, ptr %dst, i64 %kd
+  %o = load {T}, ptr %pd
+  %sv = fmul {T} %v, %f
+  %w = fadd {T} %o, %sv
+  store {T} %w, ptr %pd"""))
 instances("sum_abs", grid("sum_abs", "i64 %rows, i64 %cols, ptr %p, i64 %ld, ptr %out", """\
   %jl = mul i64 %j, %ld
   %k = add i64 %jl, %i
