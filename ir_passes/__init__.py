@@ -34,7 +34,8 @@ __all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEA
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
            "register_allocator", "register_dot", "register_external", "register_free",
-           "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd", "register_gesv",
-           "register_getrf", "register_getri", "register_heap", "register_inactive", "register_nrm2",
-           "register_orgqr", "register_parallel_for", "register_potrf", "register_realloc",
-           "register_refused", "register_success_codes", "register_syevd", "register_writes_nothing", "reverse_mode"]
+           "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd",
+           "register_gesv", "register_getrf", "register_getri", "register_heap",
+           "register_inactive", "register_nrm2", "register_orgqr", "register_parallel_for",
+           "register_potrf", "register_realloc", "register_refused", "register_success_codes",
+           "register_syevd", "register_writes_nothing", "reverse_mode"]

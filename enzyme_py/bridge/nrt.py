@@ -10,11 +10,12 @@ A gradient's own memory (tape, workspace, scratch) comes from NRT_Allocate / NRT
 LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passes grows by
 allocate + copy + free.
 """
-from ir_passes import (register_alias, register_allocator, register_dot, register_gelsd, register_gemm,
-                       register_gemv, register_geqrf, register_gesdd, register_gesv, register_getrf,
-                       register_getri, register_heap, register_inactive, register_nrm2,
-                       register_orgqr, register_parallel_for, register_potrf, register_refused,
-                       register_success_codes, register_syevd, register_writes_nothing)
+from ir_passes import (register_alias, register_allocator, register_dot, register_gelsd,
+                       register_gemm, register_gemv, register_geqrf, register_gesdd, register_gesv,
+                       register_getrf, register_getri, register_heap, register_inactive,
+                       register_nrm2, register_orgqr, register_parallel_for, register_potrf,
+                       register_refused, register_success_codes, register_syevd,
+                       register_writes_nothing)
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
 # any other value is an error or an exception
