@@ -9,7 +9,7 @@ import pytest
 from numba import njit
 
 from enzyme_py import BatchDuplicated, Duplicated, Forward, autodiff
-from fd_modes import check_modes
+from fd_modes import check_modes, check_reverse
 
 DTYPES = [np.float64, np.float32]
 SHAPES = [(4, 4), (5, 3), (3, 5)]
@@ -43,6 +43,18 @@ def svd_rebuilt(A, W):
 
 @njit
 def pinv_weighted(A, W):
+    # a loop, not W * P: forward mode gets W * pinv(A) wrong (tests/regressions/
+    # test_forward_pinv_result_through_ufunc.py); reverse mode gets both right
+    P = np.linalg.pinv(A)
+    total = 0.0
+    for i in range(P.shape[0]):
+        for j in range(P.shape[1]):
+            total += W[i, j] * P[i, j]
+    return total
+
+
+@njit
+def pinv_weighted_ufunc(A, W):
     return np.sum(W * np.linalg.pinv(A))
 
 
@@ -101,6 +113,7 @@ def test_pinv(shape, dtype):
     r = np.random.default_rng(20 + sum(shape))
     A = matrix(r, shape, dtype) + np.eye(*shape, dtype=dtype)
     check_modes(pinv_weighted, A, matrix(r, shape[::-1], dtype))
+    check_reverse(pinv_weighted_ufunc, A, matrix(r, shape[::-1], dtype))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
