@@ -2,7 +2,10 @@
 and `np.sum(W * np.linalg.pinv(A).copy())` give a wrong tangent, while the same kernel in reverse
 mode, `out[:] = np.linalg.pinv(A)` and an explicit loop over the result are right. The result is
 Numba's gemm output `acpy.T.ravel().reshape(a.shape).T`, read by a ufunc loop or a memcpy; the
-same reshape chain without pinv is right. Kept strict-xfail until forward mode is fixed."""
+same reshape chain without pinv, a gemm into an array returned through that chain, and the SVD
+with the product written out, `(Vt.T / s) @ U.T`, are right. In `out[:] = W * pinv(A)` only the
+strictly lower triangle of out's tangent is wrong, while `out[:] = pinv(A)` in the same kernel is
+right. Kept strict-xfail until the cause is found and fixed."""
 import numpy as np
 import pytest
 from numba import njit
