@@ -55,6 +55,7 @@ class Checkpointed:
     slots: int               # snapshots the budget allows
     budget: int
     recomputed: int          # steps run again in the reverse sweep
+    full_tape: bool = False  # memory="auto" kept the full tape: its estimate fit the budget
 
     @property
     def recomputation(self) -> float:
@@ -62,6 +63,9 @@ class Checkpointed:
         return 1.0 + self.recomputed / self.steps if self.steps else 1.0
 
     def __str__(self) -> str:
+        if self.full_tape:
+            return (f"{self.source or '(no source line)'}: full tape kept: at most {self.steps} "
+                    f"steps x {self.snapshot_bytes} B of state fit the budget {self.budget} B")
         return (f"{self.source or '(no source line)'}: {self.steps} steps; {self.snapshots} "
                 f"snapshots of {self.snapshot_bytes} B held at most ({self.snapshots * self.snapshot_bytes} B; "
                 f"budget {self.budget} B, room for {self.slots}); {self.recomputed} steps recomputed "
@@ -149,9 +153,9 @@ def checkpointed_loops(grad) -> list:
     """The Checkpointed loops of a compiled gradient, as its last call ran them."""
     out = []
     for tl in grad.layout.checkpoints if grad.layout is not None else ():
-        steps, slots, size, recomputed, peak = _read_global(grad, tl.stats, 5)
-        out.append(Checkpointed(user_line(tl.locations), steps, size, peak, slots, tl.budget,
-                                recomputed))
+        fig = dict(zip(tl.stat_fields, _read_global(grad, tl.stats, len(tl.stat_fields))))
+        out.append(Checkpointed(user_line(tl.locations), fig["n"], fig["S"], fig["peak"],
+                                fig["c"], tl.budget, fig["recomputed"], bool(fig["tape"])))
     return out
 
 

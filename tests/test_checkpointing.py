@@ -10,7 +10,9 @@ from numba import njit
 from enzyme_py import Active, Duplicated, check_gradient, explain
 from enzyme_py.api import compile_gradient, inspect
 from enzyme_py.explain import checkpointed_loops
+from enzyme_py.modes.memory import auto_budget
 from enzyme_py.modes.reverse import autodiff
+from ir_passes import Memory
 
 
 @njit
@@ -252,6 +254,27 @@ def test_explain_reports_checkpointed_loops():
     assert explain(heat, *heat_args(n=40, steps=100)(), memory="tape").checkpointed == []
     every = explain(heat, *heat_args(n=40, steps=100)(), memory="1MB").checkpointed[0]
     assert every.snapshots == 100 and every.recomputed == 0
+
+
+def test_auto_keeps_the_full_tape_when_it_fits():
+    """memory="auto": the kernel keeps the loop beside its checkpointed call and takes the loop
+    (the full tape) when the trip bound times the state's bytes fits the budget. One compiled
+    gradient chooses per call: with a budget of 2,000 bytes, 3 steps of heat on 40 points
+    (336 bytes of state) keep the full tape, 30 steps are checkpointed."""
+    small = Memory(2000, auto=True)
+    for steps, full in ((3, True), (30, False), (3, True)):
+        same_as_tape(heat_args(steps=steps), heat, small)
+        (c,) = explain(heat, *heat_args(steps=steps)(), memory=small).checkpointed
+        assert c.full_tape is full
+        assert c.snapshot_bytes == 40 * 8 + 16
+        if full:
+            assert "full tape kept" in str(c) and c.steps * c.snapshot_bytes <= 2000
+        else:
+            assert c.steps == 30 and c.recomputed > 0
+    (c,) = explain(heat, *heat_args(n=40, steps=100)(), memory="auto").checkpointed
+    assert c.full_tape and c.budget == auto_budget()
+    report = check_gradient(heat, *heat_args(steps=30)(), memory=small)
+    assert report.passed, str(report)
 
 
 def test_heat_beyond_memory():

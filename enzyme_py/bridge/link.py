@@ -104,7 +104,7 @@ def define_counts(layout) -> None:
     if layout is None:
         return
     symbols = [(layout.counts_symbol, len(layout.loops))] if layout.counts_symbol else []
-    symbols += [(tl.stats, 5) for tl in getattr(layout, "checkpoints", ())]  # checkpointed loops
+    symbols += [(tl.stats, len(tl.stat_fields)) for tl in getattr(layout, "checkpoints", ())]  # checkpointed loops
     if symbols:
         text = "".join(f'@"{s}" = global [{n} x i64] zeroinitializer\n' for s, n in symbols)
         compile_library(text, symbols[0][0] + ".lib")

@@ -114,7 +114,8 @@ STATS = """  %{k}.v = call i64 @enzpy.ckpt.get(ptr %f, i64 {field})
   %{k}.p = getelementptr i64, ptr @"{g}", i64 {j}
   store i64 %{k}.v, ptr %{k}.p
 """
-STAT_FIELDS = (("n", 32), ("c", 24), ("S", 40), ("recomputed", 64), ("peak", 72))
+# the frame's fields the reverse leaves in the stats global (version.py's STAT_FIELDS, in order)
+FRAME_STATS = (("n", 32), ("c", 24), ("S", 40), ("recomputed", 64), ("peak", 72))
 
 
 def emit_split(module, tl, act, aug: str, rev: str) -> None:
@@ -129,10 +130,8 @@ def emit_split(module, tl, act, aug: str, rev: str) -> None:
     shadows = "".join(f", ptr %s{k}" for k in dup)
     douts = "".join(f", ptr %d{k}" for k in active)
     module.items.append(f'@"{tl.name}.pool" = internal global ptr null, align 8')
-    if tl.stats:
-        module.items.append(f'@"{tl.stats}" = external global [{len(STAT_FIELDS)} x i64]')
     stats = "".join(STATS.format(k=k, field=fld, g=tl.stats, j=j)
-                    for j, (k, fld) in enumerate(STAT_FIELDS)) if tl.stats else ""
+                    for j, (k, fld) in enumerate(FRAME_STATS)) if tl.stats else ""
     text = AUG.format(
         aug=aug, rev=rev, free=free_name(aug), n=tl.name, step=tl.step, step_aug=step_aug,
         step_rev=step_rev, budget=tl.budget, ops=ops, shadows=shadows, douts=douts, stats=stats,

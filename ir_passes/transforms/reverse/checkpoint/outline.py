@@ -29,6 +29,7 @@ from ....ir.values import Argument, ConstInt, Global
 from ....rules.effects import (allocation_size, allocator_or_inactive, is_allocation, may_write,
                                writes_nothing)
 from ...common.extent import Extent
+from .version import STAT_FIELDS, add_choice, versioned_bound
 
 KEY = "checkpoint"   # this transform's key in module.derived
 SLOT = 8             # bytes per carried value (and for the continue flag)
@@ -46,27 +47,33 @@ class TimeLoop:
     nparams: int                  # parameters of `name` and `step` (the carry last)
     budget: int
     locations: list = field(default_factory=list)   # [(file, line)] of the loop header
-    stats: str = ""               # global the reverse sweep fills: steps, slots, bytes, recomputed
+    stats: str = ""               # global of the loop's figures (version.py's STAT_FIELDS)
+    versioned: bool = False       # kept beside its call: the full tape when it fits (version.py)
+    stat_fields: tuple = STAT_FIELDS
 
 
 def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
-                       out_name: str = "") -> list[TimeLoop]:
+                       out_name: str = "", versioned: bool = False) -> list[TimeLoop]:
     """Outline every qualifying top-level loop of `fn_name`; returns them (also recorded in
     module.derived[KEY] by the name of the function that runs their steps). With `out_name`,
-    each loop's reverse leaves its figures in the global `<out_name>.ckpt.<k>` (5 x i64: steps,
-    snapshot slots, snapshot bytes, recomputed steps, most snapshots held), which the module
-    declares and the host defines (as the tape counts)."""
+    each loop's reverse leaves its figures in the global `<out_name>.ckpt.<k>` (version.py's
+    STAT_FIELDS), which the module declares and the host defines (as the tape counts).
+    `versioned` (memory="auto"): a loop with a trip bound stays beside its call, and the kernel
+    takes it (its full tape) when that tape's estimate fits the budget (version.py)."""
     fn = module.functions[fn_name]
     out = []
+    kept: set = set()          # headers of loops kept beside their call
     while True:
-        for lp in [x for x in loop_info(fn).loops if x.parent is None]:
+        for lp in [x for x in loop_info(fn).loops if x.parent is None and id(x.header) not in kept]:
             plan = _qualifies(fn, lp, extents)
             if plan is None:
                 continue
             name = f"{fn_name}.ckpt.{len(module.derived.get(KEY, {}))}"
-            tl = _outline(module, fn, lp, plan, name, budget)
-            if out_name:
-                tl.stats = f"{out_name}.ckpt.{len(out)}"
+            stats = f"{out_name}.ckpt.{len(out)}" if out_name else ""
+            bound = versioned_bound(fn, lp) if versioned else None
+            if bound is not None:
+                kept.add(id(lp.header))
+            tl = _outline(module, fn, lp, plan, name, budget, stats, bound)
             module.derived.setdefault(KEY, {})[name] = tl
             out.append(tl)
             break
@@ -181,7 +188,7 @@ def _live_ins(fn, lp) -> list:
     return out
 
 
-def _outline(module, fn, lp, plan, name, budget) -> TimeLoop:
+def _outline(module, fn, lp, plan, name, budget, stats, bound) -> TimeLoop:
     pre, exits, carried, regions = plan
     live = _live_ins(fn, lp)
     for r in regions:     # an allocation's pointer and size travel to the step too
@@ -198,13 +205,21 @@ def _outline(module, fn, lp, plan, name, budget) -> TimeLoop:
     module.add_function(step)
     runner = _runner(module, name, step)
     carry_bytes = SLOT * (1 + len(carried))
-    _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes)
+    call_block, carry_slot = _replace_loop(module, fn, lp, pre, exits, carried, live, runner,
+                                           carry_bytes, keep=bound is not None)
     first = next((i for i in lp.header.instructions if i.dbg), None)
     index = {id(v): k for k, v in enumerate(list(fn.params) + live)}
     regions = [(a, b) if isinstance(b, Extent) else (index[id(a)], index.get(id(b), b))
                for a, b in regions]
-    return TimeLoop(name, step.name, regions, carry_bytes, len(params), budget,
-                    module.location(first) if first is not None else [])
+    tl = TimeLoop(name, step.name, regions, carry_bytes, len(params), budget,
+                  module.location(first) if first is not None else [], stats,
+                  versioned=bound is not None)
+    if stats:
+        module.items.append(f'@"{stats}" = external global [{len(STAT_FIELDS)} x i64]')
+    if bound is not None:
+        add_choice(module, fn, lp, pre, call_block, list(fn.params) + live + [carry_slot], tl,
+                   bound)
+    return tl
 
 
 def _clone_body(module, fn, lp, step, params, live, carried, carry, exits) -> None:
@@ -288,7 +303,9 @@ def _runner(module, name, step) -> Function:
     return f
 
 
-def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes) -> None:
+def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes, keep):
+    """The block that calls the runner in place of the loop, and the carry's stack slot. With
+    `keep`, the loop stays (version.py branches to one or the other); else it is removed."""
     alloca = Instruction("alloca", T.ptr, [], name=f"{runner.name}.carry",
                          source_type=T.ArrayType(carry_bytes, T.i8), align=8)
     fn.entry.insert(0, alloca)
@@ -308,10 +325,14 @@ def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes
     for x in exits:
         for phi in x.phis():
             v = next(v for v, pb in zip(phi.ops, phi.blocks) if pb in lp.blocks)
-            kept = [(v2, pb) for v2, pb in zip(phi.ops, phi.blocks) if pb not in lp.blocks]
+            kept = [(v2, pb) for v2, pb in zip(phi.ops, phi.blocks) if keep or pb not in lp.blocks]
             phi.ops = [v2 for v2, _ in kept] + [v]
             phi.blocks = [pb for _, pb in kept] + [blk]
-    pre.terminator.replace_successor(lp.header, blk)
     k = fn.blocks.index(lp.header)
+    if keep:
+        fn.blocks.insert(k, blk)
+        return blk, alloca
+    pre.terminator.replace_successor(lp.header, blk)
     fn.blocks = [x for x in fn.blocks if x not in lp.blocks]
     fn.blocks.insert(min(k, len(fn.blocks)), blk)
+    return blk, alloca

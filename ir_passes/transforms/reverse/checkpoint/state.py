@@ -18,10 +18,7 @@ MEMCPY = "llvm.memcpy.p0.p0.i64"
 def add_state_functions(module, tl, param_types) -> None:
     """Define tl.name + .bytes / .save / .load over parameters of `param_types`."""
     f, b, params = _function(module, tl.name + ".bytes", T.i64, param_types, [])
-    total = ConstInt(T.i64, tl.carry_bytes)
-    for k, ext in tl.regions:
-        total = b.add(total, _bounds(b, params, ext)[1])
-    b.ret(total)
+    b.ret(snapshot_bytes(b, params, tl))
     for which in ("save", "load"):
         f, b, params = _function(module, f"{tl.name}.{which}", T.void, param_types, [T.ptr])
         snap = params[-1]
@@ -33,6 +30,14 @@ def add_state_functions(module, tl, param_types) -> None:
         _copy(b, which, params[tl.nparams - 1], b.gep(T.i8, snap, [offset]),
               ConstInt(T.i64, tl.carry_bytes))
         b.ret()
+
+
+def snapshot_bytes(b, params, tl):
+    """The bytes of one snapshot of `tl`, built with b over the step's parameters `params`."""
+    total = ConstInt(T.i64, tl.carry_bytes)
+    for k, ext in tl.regions:
+        total = b.add(total, _bounds(b, params, ext)[1])
+    return total
 
 
 def _bounds(b, params, ext):

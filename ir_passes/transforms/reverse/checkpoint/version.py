@@ -1,0 +1,59 @@
+"""Keep a counted time loop beside its checkpointed call, and choose between them on entry.
+
+Under memory="auto" a loop is checkpointed only when its full tape would not fit the budget.
+The full tape is estimated on entry as the loop's trip bound times the bytes of one snapshot
+of its state (what a step overwrites). The kernel then reads
+
+    choose:  fits = bound * S <= budget      (bound: analysis/tripcount.py's trip bound)
+             br fits, header (the loop as it was: the full tape), ckpt.N (the call)
+
+and reverse mode differentiates both branches as it would any branch: the loop with its tape,
+the call from snapshots. `choose` leaves in the loop's figures (the stats global) whether this
+call kept the full tape, the bound and S. Loops without a trip bound (while loops) are always
+checkpointed.
+"""
+from __future__ import annotations
+
+from ....analysis.dominators import dominators
+from ....analysis.tripcount import trip_bound
+from ....ir import types as T
+from ....ir.builder import MathBuilder
+from ....ir.module import Block
+from ....ir.values import ConstInt, Global
+from .state import snapshot_bytes
+
+# the stats global's fields (i64 each), written by the reverse (emit.py) and by `choose`
+STAT_FIELDS = ("n", "c", "S", "recomputed", "peak", "tape")
+
+
+def versioned_bound(fn, lp):
+    """The loop's trip bound when it can keep its full tape beside the call, else None."""
+    return trip_bound(lp, dominators(fn))
+
+
+def add_choice(module, fn, lp, pre, call_block, values, tl, bound) -> None:
+    """Insert `choose` between the preheader `pre` and the loop: the loop when the estimated
+    full tape fits tl.budget, else `call_block`. `values`: the step's parameters as values of
+    the kernel (its parameters, the live-ins, the carry)."""
+    blk = Block("ckpt.choose." + tl.name.rsplit(".", 1)[-1], fn)
+    b = MathBuilder(module, blk)
+    init = b.cast("sext", bound.init, T.i64) if bound.init.type != T.i64 else bound.init
+    end = b.cast("sext", bound.bound, T.i64) if bound.bound.type != T.i64 else bound.bound
+    diff = b.sub(end, init)
+    zero = ConstInt(T.i64, 0)
+    dist = b.select(b.icmp("slt", diff, zero), b.sub(zero, diff), diff)
+    steps = b.add(b.binop("udiv", dist, ConstInt(T.i64, abs(bound.step))), ConstInt(T.i64, 2))
+    size = snapshot_bytes(b, values, tl)
+    room = b.binop("udiv", ConstInt(T.i64, tl.budget), size)
+    fits = b.icmp("ule", steps, room, "tape.fits")
+    if tl.stats:
+        g = Global(T.ptr, tl.stats)
+        flag = b.cast("zext", fits, T.i64)
+        b.store(flag, b.gep(T.i64, g, [ConstInt(T.i64, STAT_FIELDS.index("tape"))]))
+        b.store(b.select(fits, steps, zero), g)
+        b.store(size, b.gep(T.i64, g, [ConstInt(T.i64, STAT_FIELDS.index("S"))]))
+    b.cbr(fits, lp.header, call_block)
+    pre.terminator.replace_successor(lp.header, blk)
+    for phi in lp.header.phis():
+        phi.blocks = [blk if x is pre else x for x in phi.blocks]
+    fn.blocks.insert(fn.blocks.index(lp.header), blk)
