@@ -18,6 +18,7 @@ from .annotations import BatchDuplicated, Forward, Mode, Reverse, as_annotation
 from .arguments import as_dispatcher, is_cuda, typeof
 from .bridge.restype import return_type
 from .modes import batched, bound, calls, fast, forward, reverse
+from .modes.memory import refuse_memory
 from .modes.returns import UNSET, ReturnPlan
 from .modes.reverse import CompiledGradient, compile_count
 from .modes.reverse import clear_cache as _clear_gradients
@@ -86,6 +87,7 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
             return result
     kernel, args, mode = split_mode(kernel, args, mode)
     if is_cuda(kernel):
+        refuse_memory(memory, "a numba-cuda launch")
         if kwargs or seed is not UNSET or mode.with_primal:
             raise TypeError("a numba-cuda launch takes positional annotated arguments, "
                             "mode=Reverse or Forward and no seed (docs/cuda.md)")
@@ -93,9 +95,11 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
         return cuda_autodiff(kernel, *args, mode=mode, cache=cache)
     call = calls.bind(as_dispatcher(kernel), args, kwargs)
     if mode.base is Forward:
+        refuse_memory(memory, "forward mode")
         return bound.forward(call, with_primal=mode.with_primal)
     _check_mode(mode.base)
     if _batched(call.leaves):
+        refuse_memory(memory, "reverse mode with BatchDuplicated arguments")
         if mode.with_primal:
             raise NotImplementedError("ReverseWithPrimal with BatchDuplicated arguments: call "
                                       "the kernel for its value, or use Duplicated")
@@ -138,12 +142,15 @@ def compile_gradient(kernel: Callable, *args: Any, mode: Mode = Reverse,
     CompiledKernel of enzyme_py.cuda.api.
     """
     if is_cuda(kernel):
+        refuse_memory(memory, "a numba-cuda launch")
         from .cuda.api import compile_kernel   # the optional `cuda` extra
         return compile_kernel(kernel, *args, mode=mode, cache=cache)
     if mode is Forward:
+        refuse_memory(memory, "forward mode")
         refuse_structured_return(kernel, args, "compile_gradient(mode=Forward)")
         return forward.compile_forward(kernel, *args)
     if mode is Reverse and _batched(args):
+        refuse_memory(memory, "reverse mode with BatchDuplicated arguments")
         return batched.compile_batched(kernel, *args)
     _check_mode(mode)
     grad = reverse.compile_gradient(kernel, *args, cache=cache, memory=memory)
@@ -174,9 +181,11 @@ def inspect(kernel: Callable, *args: Any, mode: Mode = Reverse, cache: str = "au
     A CUDA kernel launch gets its CompiledKernel (docs/cuda.md), failures raised.
     """
     if is_cuda(kernel):
+        refuse_memory(memory, "a numba-cuda launch")
         from .cuda.api import compile_kernel   # the optional `cuda` extra
         return compile_kernel(kernel, *args, mode=mode, cache=cache)
     if mode is Forward:
+        refuse_memory(memory, "forward mode")
         return forward.compile_forward(kernel, *args, keep_failure=True)
     _check_mode(mode)
     if _batched(args):

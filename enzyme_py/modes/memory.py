@@ -13,3 +13,15 @@ def auto_budget() -> int:
     except (ValueError, OSError, AttributeError):
         return DEFAULT_BUDGET
     return max(1 << 26, min(total // 8, 4 << 30))
+
+
+def refuse_memory(memory, what: str) -> None:
+    """Checkpointing is reverse mode's (docs/checkpointing.md): raise when `memory` asks for it
+    in a mode that does not do it, rather than keep the full tape silently."""
+    if isinstance(memory, str) and memory == "tape" or memory is None or \
+            getattr(memory, "checkpoints", True) is False:
+        return
+    raise NotImplementedError(
+        f"memory={memory!r}: {what} does not checkpoint time loops; memory= is reverse mode's, "
+        "with Duplicated and Active arguments on the CPU (docs/checkpointing.md). Leave it out "
+        "(memory='tape') here")
