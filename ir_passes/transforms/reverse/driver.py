@@ -115,7 +115,9 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         if not module.functions[aug].is_declaration if aug in module.functions else False:
             continue
         if time_loop(module, callee) is not None:
-            emit_split(module, time_loop(module, callee), act, aug, rev_name)
+            tl = time_loop(module, callee)
+            step = step_gradient(module, tl.step, act, cache, success_codes, extents, noalias)
+            emit_split(module, tl, act, aug, rev_name, step)
             continue
         gs, fs, rs = synthesize(module, callee, list(act), aug + ".combined", cache, False, success_codes, True)
         gs.splice(rs.put_back_marker, lambda b: None)
@@ -123,6 +125,24 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     g.layout.updates = derive_parallel_bodies(module, cache, success_codes)
     use_vector_variants(module, vector_library)
     return g
+
+
+def step_gradient(module, step, act, cache, success_codes, extents, noalias) -> str:
+    """The gradient of a checkpointed loop's step as one function (forward then reverse, the
+    tape of one step), for `act`; checkpoint/emit.py calls it right after restoring the step's
+    state, so values the step loads are loaded again rather than taped, as in the kernel's own
+    gradient. Its tape arrays are parked between calls. The arrays are left as its reverse
+    sweep leaves them (the checkpointed loop restores its state before the next step)."""
+    name = f"{step}.grad." + "".join(a.value[0] for a in act)
+    if name in module.functions:
+        return name
+    gs, fs, rs = synthesize(module, step, list(act), name, cache, noalias, success_codes, False,
+                            extents)
+    gs.splice(rs.put_back_marker, lambda b: None)
+    combine(gs, fs)
+    drop(fs, gs.unneeded)
+    gs.fn.prefix = "define internal"
+    return name
 
 
 def derive_parallel_bodies(module, cache, success_codes) -> list:

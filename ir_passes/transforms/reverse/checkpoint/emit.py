@@ -3,7 +3,8 @@
 `N.aug` runs the steps and keeps snapshots (schedule.py's online forward); its frame is the
 schedule. `N.rev` keeps the state it was handed, then for each step from the last: restores the
 latest snapshot, runs the plain step forward up to that step (placing binomial snapshots), and
-runs the step's own split gradient (`N.step.aug` then `N.step.rev`: the tape of one step only).
+runs the step's gradient (`N.step.grad.*`, driver.step_gradient: forward and reverse of that
+step, the tape of one step only).
 At the end it puts the state back as it found it. The recomputed steps are the same function on
 the same state, so the gradient equals the full tape's to the last bit.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from ....ir.parser import parse_module
 from ....options import Activity
 from ....runtime.helpers import rewrite
-from ..calls import free_name, register_split
+from ..calls import free_name
 from .schedule import ensure_schedule
 from .state import add_state_functions
 
@@ -44,7 +45,6 @@ done:
 
 define internal void @{rev}({sig_rev}) {{
 entry:
-  %frs = alloca ptr, align 8
   %S = call i64 @enzpy.ckpt.get(ptr %f, i64 40)
   %final = call ptr @malloc(i64 %S)
   call void @{n}.save({ops}, ptr %final)
@@ -85,10 +85,7 @@ push:
 placed:
   br label %advance
 adjoint:
-  store ptr null, ptr %frs
-  call void @{step_aug}({ops}{shadows}, ptr %frs)
-  %sf = load ptr, ptr %frs
-  call void @{step_rev}({ops}{shadows}{douts}, ptr %sf)
+  call void @{step_grad}({ops}{shadows}{douts})
   br label %outer
 done:
   call void @{n}.load({ops}, ptr %final)
@@ -104,8 +101,7 @@ entry:
 }}
 
 declare void @{step}({types})
-declare void @{step_aug}({types}{shadow_types}, ptr)
-declare void @{step_rev}({types}{shadow_types}{dout_types}, ptr)
+declare void @{step_grad}({types}{shadow_types}{dout_types})
 declare ptr @malloc(i64)
 declare void @free(ptr)
 """
@@ -118,12 +114,12 @@ STATS = """  %{k}.v = call i64 @enzpy.ckpt.get(ptr %f, i64 {field})
 FRAME_STATS = (("n", 32), ("c", 24), ("S", 40), ("recomputed", 64), ("peak", 72))
 
 
-def emit_split(module, tl, act, aug: str, rev: str) -> None:
-    """Define `aug`, `rev` and their free function for time loop `tl` with activity `act`."""
+def emit_split(module, tl, act, aug: str, rev: str, step_grad: str) -> None:
+    """Define `aug`, `rev` and their free function for time loop `tl` with activity `act`;
+    `step_grad` is the step's gradient (driver.step_gradient: forward and reverse of one step)."""
     ensure_schedule(module)
     types = [p.type for p in module.functions[tl.name].params]
     add_state_functions(module, tl, types)
-    step_aug, step_rev = register_split(module, tl.step, tuple(act))
     dup = [k for k, a in enumerate(act) if a is Activity.DUP]
     active = [k for k, a in enumerate(act) if a is Activity.ACTIVE]
     ops = ", ".join(f"{t} %a{k}" for k, t in enumerate(types))
@@ -133,8 +129,8 @@ def emit_split(module, tl, act, aug: str, rev: str) -> None:
     stats = "".join(STATS.format(k=k, field=fld, g=tl.stats, j=j)
                     for j, (k, fld) in enumerate(FRAME_STATS)) if tl.stats else ""
     text = AUG.format(
-        aug=aug, rev=rev, free=free_name(aug), n=tl.name, step=tl.step, step_aug=step_aug,
-        step_rev=step_rev, budget=tl.budget, ops=ops, shadows=shadows, douts=douts, stats=stats,
+        aug=aug, rev=rev, free=free_name(aug), n=tl.name, step=tl.step, step_grad=step_grad,
+        budget=tl.budget, ops=ops, shadows=shadows, douts=douts, stats=stats,
         carry=f"%a{len(types) - 1}", sig_aug=f"{ops}{shadows}, ptr %fo",
         sig_rev=f"{ops}{shadows}{douts}, ptr %f", types=", ".join(str(t) for t in types),
         shadow_types=", ptr" * len(dup), dout_types=", ptr" * len(active))
