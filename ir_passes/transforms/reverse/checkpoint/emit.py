@@ -49,6 +49,8 @@ entry:
   %final = call ptr @malloc(i64 %S)
   call void @{n}.save({ops}, ptr %final)
   %n = call i64 @enzpy.ckpt.get(ptr %f, i64 32)
+  %left = load i64, ptr {carry}
+  %last = sub i64 %n, 1
   br label %outer
 outer:
   %e = phi i64 [ %n, %entry ], [ %t, %adjoint ]
@@ -70,8 +72,12 @@ plan:
   call void @enzpy.ckpt.add(ptr %f, i64 64, i64 %steps)
   br label %run
 run:
-  %q = phi i64 [ %p, %plan ], [ %q1, %run ]
+  %q = phi i64 [ %p, %plan ], [ %q1, %went ]
   call void @{step}({ops})
+  %on = load i64, ptr {carry}
+  %goes = icmp eq i64 %on, 1
+  br i1 %goes, label %went, label %fail
+went:
   %q1 = add i64 %q, 1
   %again = icmp slt i64 %q1, %m
   br i1 %again, label %run, label %ran
@@ -85,8 +91,16 @@ push:
 placed:
   br label %advance
 adjoint:
+  store i64 -1, ptr {carry}
   call void @{step_grad}({ops}{shadows}{douts})
-  br label %outer
+  %got = load i64, ptr {carry}
+  %final_step = icmp eq i64 %t, %last
+  %want = select i1 %final_step, i64 %left, i64 1
+  %same = icmp eq i64 %got, %want
+  br i1 %same, label %outer, label %fail
+fail:
+  call void @enzpy.ckpt.fail()
+  unreachable
 done:
   call void @{n}.load({ops}, ptr %final)
   call void @free(ptr %final)

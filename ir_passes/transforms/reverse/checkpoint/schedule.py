@@ -319,14 +319,38 @@ entry:
   ret void
 }
 
+FAIL
+declare i64 @write(i32, ptr, i64)
+declare void @abort()
 declare ptr @malloc(i64)
 declare void @free(ptr)
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 """
 
+# A step run again in the reverse sweep that leaves the loop another way than it did in the
+# forward (its allocation failed, say) cannot give the gradient: say so on stderr and abort.
+MESSAGE = ("enzyme_py: a step of a checkpointed time loop took another exit when it ran again "
+           "in the reverse sweep (did an allocation fail?); the gradient cannot be completed\n")
+
+
+def _fail_function(text: str) -> str:
+    """`enzpy.ckpt.fail`: write `text` to stderr (from words stored on the stack), abort."""
+    data = text.encode() + b"\0" * (-len(text.encode()) % 8)
+    words = [int.from_bytes(data[k:k + 8], "little", signed=True) for k in range(0, len(data), 8)]
+    n = len(words)
+    body = ", ".join(f"i64 {w}" for w in words)
+    return (f"define internal void @enzpy.ckpt.fail() {{\nentry:\n"
+            f"  %m = alloca [{n} x i64], align 8\n"
+            f"  store [{n} x i64] [{body}], ptr %m\n"
+            f"  %w = call i64 @write(i32 2, ptr %m, i64 {len(text.encode())})\n"
+            f"  call void @abort()\n  unreachable\n}}\n")
+
+
+SCHEDULE = SCHEDULE.replace("FAIL\n", _fail_function(MESSAGE))
+
 NAMES = ("frame", "get", "set", "add", "push", "thin", "wants", "latest", "latest_step", "split",
-         "next", "release", "drop")
+         "next", "release", "drop", "fail")
 for _name in NAMES:
     HELPERS["enzpy.ckpt." + _name] = SCHEDULE
 
