@@ -66,10 +66,23 @@ class Checkpointed:
         if self.full_tape:
             return (f"{self.source or '(no source line)'}: full tape kept: at most {self.steps} "
                     f"steps x {self.snapshot_bytes} B of state fit the budget {self.budget} B")
+        over = "" if self.within_budget else \
+            "; over the budget: two snapshots, the final state and a step's tape are needed"
         return (f"{self.source or '(no source line)'}: {self.steps} steps; {self.snapshots} "
-                f"snapshots of {self.snapshot_bytes} B held at most ({self.snapshots * self.snapshot_bytes} B; "
-                f"budget {self.budget} B, room for {self.slots}); {self.recomputed} steps recomputed "
+                f"snapshots of {self.snapshot_bytes} B held at most, with the final state and a "
+                f"step's tape {self.held} B (budget {self.budget} B, room for {self.slots} "
+                f"snapshots{over}); {self.recomputed} steps recomputed "
                 f"(recomputation factor {self.recomputation:.2f})")
+
+    @property
+    def held(self) -> int:
+        """Bytes held at most: the snapshots, the final state's copy and one step's tape (counted
+        as one state, docs/checkpointing.md)."""
+        return (self.snapshots + 2) * self.snapshot_bytes
+
+    @property
+    def within_budget(self) -> bool:
+        return self.full_tape or self.held <= self.budget
 
 
 @dataclass

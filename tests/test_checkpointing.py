@@ -251,10 +251,13 @@ def test_explain_reports_checkpointed_loops():
     e = explain(heat, *heat_args(n=40, steps=100)(), memory="2KB")
     (c,) = e.checkpointed
     assert c.steps == 100 and c.snapshot_bytes == 40 * 8 + 16
-    assert 2 <= c.snapshots <= c.slots == 2000 // c.snapshot_bytes - 1
+    assert 2 <= c.snapshots <= c.slots == 2000 // c.snapshot_bytes - 2
+    assert c.held == (c.snapshots + 2) * c.snapshot_bytes <= 2000 and c.within_budget
     assert c.recomputed > 0 and c.recomputation == 1 + c.recomputed / 100
     assert "checkpointed loops: 1" in str(e) and "test_checkpointing.py:" in c.source
     assert explain(heat, *heat_args(n=40, steps=100)(), memory="tape").checkpointed == []
+    (tiny,) = explain(heat, *heat_args(n=40, steps=100)(), memory="1B").checkpointed
+    assert tiny.slots == 2 and not tiny.within_budget and "over the budget" in str(tiny)
     every = explain(heat, *heat_args(n=40, steps=100)(), memory="1MB").checkpointed[0]
     assert every.snapshots == 100 and every.recomputed == 0
 
@@ -360,5 +363,5 @@ def test_heat_beyond_memory():
     (c,) = checkpointed_loops(compile_gradient(heat, Duplicated(u0, du), Active(0.4), steps,
                                                memory="256MB"))
     assert c.steps == steps and c.snapshot_bytes == n * 8 + 16
-    assert (c.snapshots + 1) * c.snapshot_bytes <= budget and (c.slots + 1) * c.snapshot_bytes <= budget
+    assert c.held <= budget and (c.slots + 2) * c.snapshot_bytes <= budget
     assert c.recomputed < 3 * steps

@@ -6,9 +6,13 @@ keeps it (fields of 8 bytes):
     0 buf   snapshots, `cap` slots of S bytes       32 n     steps the loop ran
     8 pos   the step of each snapshot               40 S     bytes of one snapshot
     16 top  snapshots held                          48 cap   slots allocated (grown to c)
-    24 c    slots the budget allows (>= 2)          56 d     the forward's snapshot stride
+    24 c    slots the budget allows (see below)     56 d     the forward's snapshot stride
     64 recomputed  steps run again in the reverse   72 peak  most snapshots held at once
     80 lim  snapshots the forward may hold (c, then c / 2 once it had to thin)
+
+The budget holds c snapshots, the copy of the final state the reverse puts back at its end,
+and one step's own tape, counted as one state: c = budget / S - 2, but at least 2 (a budget
+under four states is exceeded).
 
 Forward (online, the trip count need not be known): keep the state before every d-th step;
 when `lim` snapshots are held, double d and drop the snapshots that are not multiples of it.
@@ -35,7 +39,7 @@ entry:
   %tiny = icmp ult i64 %S, 1
   %S1 = select i1 %tiny, i64 1, i64 %S
   %q = udiv i64 %budget, %S1
-  %c0 = sub i64 %q, 1
+  %c0 = sub i64 %q, 2
   %few = icmp slt i64 %c0, 2
   %c = select i1 %few, i64 2, i64 %c0
   %parked = atomicrmw xchg ptr %pool, ptr null acq_rel, align 8
