@@ -45,7 +45,7 @@ done:
 
 define internal void @{rev}({sig_rev}) {{
 entry:
-  %S = call i64 @enzpy.ckpt.get(ptr %f, i64 40)
+{views}  %S = call i64 @enzpy.ckpt.get(ptr %f, i64 40)
   %final = call ptr @malloc(i64 %S)
   call void @{n}.save({ops}, ptr %final)
   %n = call i64 @enzpy.ckpt.get(ptr %f, i64 32)
@@ -53,17 +53,19 @@ entry:
   %last = sub i64 %n, 1
   br label %outer
 outer:
-  %e = phi i64 [ %n, %entry ], [ %t, %adjoint ]
+  %e = phi i64 [ %n, %entry ], [ %t, %adjoint ]{from_view}
   %any = icmp sgt i64 %e, 0
   br i1 %any, label %restore, label %done
 restore:
   %t = sub i64 %e, 1
   %src = call ptr @enzpy.ckpt.latest(ptr %f, i64 %t)
-  call void @{n}.load({ops}, ptr %src)
   %p0 = call i64 @enzpy.ckpt.latest_step(ptr %f)
+{in_place}  br label %load
+load:
+  call void @{n}.load({ops}, ptr %src)
   br label %advance
 advance:
-  %p = phi i64 [ %p0, %restore ], [ %m, %placed ]
+  %p = phi i64 [ %p0, %load ], [ %m, %placed ]
   %there = icmp sge i64 %p, %t
   br i1 %there, label %adjoint, label %plan
 plan:
@@ -98,7 +100,7 @@ adjoint:
   %want = select i1 %final_step, i64 %left, i64 1
   %same = icmp eq i64 %got, %want
   br i1 %same, label %outer, label %fail
-fail:
+{view_block}fail:
   call void @enzpy.ckpt.fail()
   unreachable
 done:
@@ -118,6 +120,21 @@ declare void @{step}({types})
 declare void @{step_grad}({types}{shadow_types}{dout_types})
 declare ptr @malloc(i64)
 declare void @free(ptr)
+"""
+
+# the step at t runs on the snapshot of t in place (its last use): no copy back into the arrays
+IN_PLACE = """  %here = icmp eq i64 %p0, %t
+  br i1 %here, label %view, label %load
+"""
+VIEW = """view:
+  call void @{n}.view({ops}, ptr %src, ptr %views)
+{loads}  store i64 -1, ptr {vc}
+  call void @{step_grad}({view_ops}{shadows}{douts})
+  %vgot = load i64, ptr {vc}
+  %vlast = icmp eq i64 %t, %last
+  %vwant = select i1 %vlast, i64 %left, i64 1
+  %vsame = icmp eq i64 %vgot, %vwant
+  br i1 %vsame, label %outer, label %fail
 """
 
 STATS = """  %{k}.v = call i64 @enzpy.ckpt.get(ptr %f, i64 {field})
@@ -142,7 +159,11 @@ def emit_split(module, tl, act, aug: str, rev: str, step_grad: str) -> None:
     module.items.append(f'@"{tl.name}.pool" = internal global ptr null, align 8')
     stats = "".join(STATS.format(k=k, field=fld, g=tl.stats, j=j)
                     for j, (k, fld) in enumerate(FRAME_STATS)) if tl.stats else ""
+    view = _view(tl, types, step_grad, shadows, douts) if tl.in_place else ""
     text = AUG.format(
+        in_place=IN_PLACE if view else "", view_block=view,
+        from_view=", [ %t, %view ]" if view else "",
+        views=f"  %views = alloca [{len(tl.regions) + 1} x ptr], align 8\n" if view else "",
         aug=aug, rev=rev, free=free_name(aug), n=tl.name, step=tl.step, step_grad=step_grad,
         budget=tl.budget, ops=ops, shadows=shadows, douts=douts, stats=stats,
         carry=f"%a{len(types) - 1}", sig_aug=f"{ops}{shadows}, ptr %fo",
@@ -152,3 +173,16 @@ def emit_split(module, tl, act, aug: str, rev: str, step_grad: str) -> None:
         if fn.name not in module.functions or fn.name in (aug, rev, free_name(aug)):
             fn.generated = True
             module.add_function(fn)
+
+
+def _view(tl, types, step_grad, shadows, douts) -> str:
+    """The block that runs the step's gradient on a snapshot in place (state.py's N.view)."""
+    ops = [f"{t} %a{k}" for k, t in enumerate(types)]
+    loads = ""
+    for j, k in enumerate([k for k, _ in tl.regions] + [len(types) - 1]):
+        loads += (f"  %vp{j} = getelementptr ptr, ptr %views, i64 {j}\n"
+                  f"  %v{j} = load ptr, ptr %vp{j}\n")
+        ops[k] = f"ptr %v{j}"
+    return VIEW.format(vc=f"%v{len(tl.regions)}", n=tl.name, ops=", ".join(f"{t} %a{k}" for k, t in enumerate(types)),
+                       loads=loads, step_grad=step_grad, view_ops=", ".join(ops),
+                       shadows=shadows, douts=douts)

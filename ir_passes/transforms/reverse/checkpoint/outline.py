@@ -50,16 +50,21 @@ class TimeLoop:
     stats: str = ""               # global of the loop's figures (version.py's STAT_FIELDS)
     versioned: bool = False       # kept beside its call: the full tape when it fits (version.py)
     stat_fields: tuple = STAT_FIELDS
+    in_place: bool = False        # the step may run on a snapshot's memory (emit.py): the state's
+    #                               memory is reached only through the regions' own pointers
 
 
 def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
-                       out_name: str = "", versioned: bool = False) -> list[TimeLoop]:
+                       out_name: str = "", versioned: bool = False,
+                       noalias: bool = False) -> list[TimeLoop]:
     """Outline every qualifying top-level loop of `fn_name`; returns them (also recorded in
     module.derived[KEY] by the name of the function that runs their steps). With `out_name`,
     each loop's reverse leaves its figures in the global `<out_name>.ckpt.<k>` (version.py's
     STAT_FIELDS), which the module declares and the host defines (as the tape counts).
     `versioned` (memory="auto"): a loop with a trip bound stays beside its call, and the kernel
-    takes it (its full tape) when that tape's estimate fits the budget (version.py)."""
+    takes it (its full tape) when that tape's estimate fits the budget (version.py).
+    `noalias`: distinct pointer parameters do not overlap (then a step may run on a snapshot's
+    memory in place, TimeLoop.in_place)."""
     fn = module.functions[fn_name]
     out = []
     kept: set = set()          # headers of loops kept beside their call
@@ -73,7 +78,7 @@ def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
             bound = versioned_bound(fn, lp) if versioned else None
             if bound is not None:
                 kept.add(id(lp.header))
-            tl = _outline(module, fn, lp, plan, name, budget, stats, bound)
+            tl = _outline(module, fn, lp, plan, name, budget, stats, bound, noalias)
             module.derived.setdefault(KEY, {})[name] = tl
             out.append(tl)
             break
@@ -173,6 +178,20 @@ def _read_roots(lp) -> list:
     return out
 
 
+def _views_apart(fn, regions, live) -> bool:
+    """Is the state reached only through its regions' own pointers? At most one region is a
+    parameter (the others are allocations of the kernel, apart from everything), and no other
+    value the step takes points into a region."""
+    if sum(isinstance(r, int) for r, _ in regions) > 1:
+        return False
+    own = {id(r) for r, _ in regions if not isinstance(r, int)}
+    state = own | {id(fn.params[r]) for r, _ in regions if isinstance(r, int)}
+    for v in live:
+        if v.type.is_ptr and id(v) not in own and any(id(x) in state for x in roots(v)):
+            return False
+    return True
+
+
 def _live_ins(fn, lp) -> list:
     seen, out = set(), []
     for b in fn.blocks:
@@ -188,9 +207,10 @@ def _live_ins(fn, lp) -> list:
     return out
 
 
-def _outline(module, fn, lp, plan, name, budget, stats, bound) -> TimeLoop:
+def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias) -> TimeLoop:
     pre, exits, carried, regions = plan
     live = _live_ins(fn, lp)
+    in_place = noalias and _views_apart(fn, regions, live)
     for r in regions:     # an allocation's pointer and size travel to the step too
         for v in r if isinstance(r[0], Instruction) else ():
             if isinstance(v, Instruction) and v.block not in lp.blocks and all(v is not x for x in live):
@@ -213,7 +233,7 @@ def _outline(module, fn, lp, plan, name, budget, stats, bound) -> TimeLoop:
                for a, b in regions]
     tl = TimeLoop(name, step.name, regions, carry_bytes, len(params), budget,
                   module.location(first) if first is not None else [], stats,
-                  versioned=bound is not None)
+                  versioned=bound is not None, in_place=in_place)
     if stats:
         module.items.append(f'@"{stats}" = external global [{len(STAT_FIELDS)} x i64]')
     if bound is not None:

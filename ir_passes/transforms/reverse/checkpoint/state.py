@@ -1,7 +1,8 @@
 """A time loop's state as bytes: the memory of the arrays its body writes, then its carry.
 
 `N.bytes(params)` is the size of one snapshot, `N.save(params, dst)` copies the state into a
-snapshot and `N.load(params, src)` copies it back. The arrays are copied whole, from their
+snapshot and `N.load(params, src)` copies it back; `N.view(params, snap, out)` gives the
+pointers that make a step run on a snapshot's memory in place (TimeLoop.in_place). The arrays are copied whole, from their
 extent (common/extent.py), so a snapshot is right whatever part of them a step writes.
 """
 from __future__ import annotations
@@ -30,6 +31,23 @@ def add_state_functions(module, tl, param_types) -> None:
         _copy(b, which, params[tl.nparams - 1], b.gep(T.i8, snap, [offset]),
               ConstInt(T.i64, tl.carry_bytes))
         b.ret()
+    if tl.in_place:
+        _add_view(module, tl, param_types)
+
+
+def _add_view(module, tl, param_types) -> None:
+    """N.view(params, snap, out): out[j] = where region j's pointer would be if its memory were
+    the snapshot's, then the carry's, so that a step can run on the snapshot in place."""
+    f, b, params = _function(module, f"{tl.name}.view", T.void, param_types, [T.ptr, T.ptr])
+    snap, out = params[-2], params[-1]
+    offset = ConstInt(T.i64, 0)
+    for j, (k, ext) in enumerate(tl.regions):
+        lo, size = _bounds(b, params, ext)
+        at = b.gep(T.i8, snap, [b.sub(offset, lo)])
+        b.store(at, b.gep(T.ptr, out, [ConstInt(T.i64, j)]))
+        offset = b.add(offset, size)
+    b.store(b.gep(T.i8, snap, [offset]), b.gep(T.ptr, out, [ConstInt(T.i64, len(tl.regions))]))
+    b.ret()
 
 
 def snapshot_bytes(b, params, tl):
