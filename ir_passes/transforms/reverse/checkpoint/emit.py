@@ -23,6 +23,9 @@ entry:
   %S = call i64 @{n}.bytes({ops})
   %f = call ptr @enzpy.ckpt.frame(i64 %S, i64 {budget}, ptr @"{n}.pool")
   store ptr %f, ptr %fo
+  %tp = getelementptr i8, ptr {carry}, i64 {trips_at}
+  %trips = load i64, ptr %tp
+  call void @enzpy.ckpt.trips(ptr %f, i64 %trips)
   br label %loop
 loop:
   %k = phi i64 [ 0, %entry ], [ %k1, %run ]
@@ -31,6 +34,7 @@ loop:
 save:
   %dst = call ptr @enzpy.ckpt.push(ptr %f, i64 %k)
   call void @{n}.save({ops}, ptr %dst)
+  call void @enzpy.ckpt.aim(ptr %f, i64 %k)
   br label %run
 run:
   call void @{step}({ops})
@@ -166,7 +170,7 @@ def emit_split(module, tl, act, aug: str, rev: str, step_grad: str) -> None:
         views=f"  %views = alloca [{len(tl.regions) + 1} x ptr], align 8\n" if view else "",
         aug=aug, rev=rev, free=free_name(aug), n=tl.name, step=tl.step, step_grad=step_grad,
         budget=tl.budget, ops=ops, shadows=shadows, douts=douts, stats=stats,
-        carry=f"%a{len(types) - 1}", sig_aug=f"{ops}{shadows}, ptr %fo",
+        carry=f"%a{len(types) - 1}", trips_at=tl.carry_bytes - 8, sig_aug=f"{ops}{shadows}, ptr %fo",
         sig_rev=f"{ops}{shadows}{douts}, ptr %f", types=", ".join(str(t) for t in types),
         shadow_types=", ptr" * len(dup), dout_types=", ptr" * len(active))
     for fn in parse_module(rewrite(module, text)).functions.values():

@@ -5,7 +5,8 @@ would otherwise tape every iteration), and that memory is the data of parameters
 is known or arrays allocated before the loop (with their size), so a snapshot can copy it.
 Loop-carried integers (the counters) travel in a small buffer, the *carry*: its first 8 bytes
 say whether the loop goes on (1) or which way it left (0: by its first exit, k + 1: by its
-exit k >= 1, such as an error path), then one 8-byte slot per header phi. The step takes the
+exit k >= 1, such as an error path), then one 8-byte slot per header phi, then a bound on the
+loop's steps when it is known on entry (0 when not; the schedule's forward reads it). The step takes the
 function's parameters, the values defined before the loop that the body uses, and the carry;
 it runs one iteration and returns.
 
@@ -29,7 +30,7 @@ from ....ir.values import Argument, ConstInt, Global
 from ....rules.effects import (allocation_size, allocator_or_inactive, is_allocation, may_write,
                                writes_nothing)
 from ...common.extent import Extent
-from .version import STAT_FIELDS, add_choice, versioned_bound
+from .version import STAT_FIELDS, add_choice, bound_steps, exact_steps, trip_estimate
 
 KEY = "checkpoint"   # this transform's key in module.derived
 SLOT = 8             # bytes per carried value (and for the continue flag)
@@ -75,10 +76,11 @@ def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
                 continue
             name = f"{fn_name}.ckpt.{len(module.derived.get(KEY, {}))}"
             stats = f"{out_name}.ckpt.{len(out)}" if out_name else ""
-            bound = versioned_bound(fn, lp) if versioned else None
+            trips = trip_estimate(fn, lp)
+            bound = trips[1] if versioned else None
             if bound is not None:
                 kept.add(id(lp.header))
-            tl = _outline(module, fn, lp, plan, name, budget, stats, bound, noalias)
+            tl = _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips)
             module.derived.setdefault(KEY, {})[name] = tl
             out.append(tl)
             break
@@ -207,7 +209,7 @@ def _live_ins(fn, lp) -> list:
     return out
 
 
-def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias) -> TimeLoop:
+def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips) -> TimeLoop:
     pre, exits, carried, regions = plan
     live = _live_ins(fn, lp)
     in_place = noalias and _views_apart(fn, regions, live)
@@ -224,9 +226,9 @@ def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias) -> TimeL
     _clone_body(module, fn, lp, step, params, live, carried, carry, exits)
     module.add_function(step)
     runner = _runner(module, name, step)
-    carry_bytes = SLOT * (1 + len(carried))
+    carry_bytes = SLOT * (2 + len(carried))
     call_block, carry_slot = _replace_loop(module, fn, lp, pre, exits, carried, live, runner,
-                                           carry_bytes, keep=bound is not None)
+                                           carry_bytes, keep=bound is not None, trips=trips)
     first = next((i for i in lp.header.instructions if i.dbg), None)
     index = {id(v): k for k, v in enumerate(list(fn.params) + live)}
     regions = [(a, b) if isinstance(b, Extent) else (index[id(a)], index.get(id(b), b))
@@ -323,9 +325,11 @@ def _runner(module, name, step) -> Function:
     return f
 
 
-def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes, keep):
+def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes, keep, trips):
     """The block that calls the runner in place of the loop, and the carry's stack slot. With
-    `keep`, the loop stays (version.py branches to one or the other); else it is removed."""
+    `keep`, the loop stays (version.py branches to one or the other); else it is removed.
+    `trips`: (exact count, bound) of the loop (version.trip_estimate); the count, else the bound,
+    goes in the carry's last slot (0: unknown) for the schedule's forward (schedule.py)."""
     alloca = Instruction("alloca", T.ptr, [], name=f"{runner.name}.carry",
                          source_type=T.ArrayType(carry_bytes, T.i8), align=8)
     fn.entry.insert(0, alloca)
@@ -334,6 +338,10 @@ def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes
     b = MathBuilder(module, blk)
     for j, phi in enumerate(carried):
         b.store(phi.incoming(pre), b.gep(T.i8, alloca, [ConstInt(T.i64, SLOT * (1 + j))]))
+    exact, bound = trips
+    steps = exact_steps(b, exact) if exact is not None else \
+        bound_steps(b, bound) if bound is not None else ConstInt(T.i64, 0)
+    b.store(steps, b.gep(T.i8, alloca, [ConstInt(T.i64, carry_bytes - SLOT)]))
     args = list(fn.params) + live + [alloca]
     b.emit(Instruction("call", T.void, args, callee=Global(T.ptr, runner.name),
                        arg_attrs=["" for _ in args]))

@@ -9,12 +9,18 @@ keeps it (fields of 8 bytes):
     24 c    slots the budget allows (see below)     56 d     the forward's snapshot stride
     64 recomputed  steps run again in the reverse   72 peak  most snapshots held at once
     80 lim  snapshots the forward may hold (c, then c / 2 once it had to thin)
+    88 trips  a bound on the steps, known on entry (0: unknown)
+    96 aim    the step the forward snapshots next when `trips` is known (-1: none)
 
 The budget holds c snapshots, the copy of the final state the reverse puts back at its end,
 and one step's own tape, counted as one state: c = budget / S - 2, but at least 2 (a budget
 under four states is exceeded).
 
-Forward (online, the trip count need not be known): keep the state before every d-th step;
+Forward with a known bound on the steps (a counted loop; `trips`): Revolve's own placement
+from the start: a snapshot at step 0, then at the binomial split point of the steps left with
+the slots left, and so on while slots are free (`aim`).
+
+Forward otherwise (online, the trip count need not be known): keep the state before every d-th step;
 when `lim` snapshots are held, double d and drop the snapshots that are not multiples of it.
 Once it has thinned, the forward keeps at most half the slots, so that the reverse has the
 other half for its binomial placements.
@@ -29,9 +35,9 @@ from __future__ import annotations
 
 from ....runtime.helpers import HELPERS, ensure
 
-FRAME_BYTES = 88
+FRAME_BYTES = 104
 FIELDS = {"buf": 0, "pos": 8, "top": 16, "c": 24, "n": 32, "S": 40, "cap": 48, "d": 56,
-          "recomputed": 64, "peak": 72, "lim": 80}
+          "recomputed": 64, "peak": 72, "lim": 80, "trips": 88, "aim": 96}
 
 SCHEDULE = """
 define internal ptr @enzpy.ckpt.frame(i64 %S, i64 %budget, ptr %pool) {
@@ -46,8 +52,8 @@ entry:
   %none = icmp eq ptr %parked, null
   br i1 %none, label %fresh, label %reuse
 fresh:
-  %new = call ptr @malloc(i64 88)
-  call void @llvm.memset.p0.i64(ptr %new, i8 0, i64 88, i1 false)
+  %new = call ptr @malloc(i64 104)
+  call void @llvm.memset.p0.i64(ptr %new, i8 0, i64 104, i1 false)
   br label %init
 reuse:
   %oldcap = call i64 @enzpy.ckpt.get(ptr %parked, i64 48)
@@ -70,7 +76,41 @@ init:
   call void @enzpy.ckpt.set(ptr %f, i64 64, i64 0)
   call void @enzpy.ckpt.set(ptr %f, i64 72, i64 0)
   call void @enzpy.ckpt.set(ptr %f, i64 80, i64 %c)
+  call void @enzpy.ckpt.set(ptr %f, i64 88, i64 0)
+  call void @enzpy.ckpt.set(ptr %f, i64 96, i64 0)
   ret ptr %f
+}
+
+define internal void @enzpy.ckpt.trips(ptr %f, i64 %n) {
+entry:
+  %known = icmp sgt i64 %n, 0
+  %v = select i1 %known, i64 %n, i64 0
+  call void @enzpy.ckpt.set(ptr %f, i64 88, i64 %v)
+  ret void
+}
+
+define internal void @enzpy.ckpt.aim(ptr %f, i64 %k) {
+entry:
+  %n = call i64 @enzpy.ckpt.get(ptr %f, i64 88)
+  %known = icmp sgt i64 %n, 0
+  br i1 %known, label %plan, label %done
+plan:
+  %top = call i64 @enzpy.ckpt.get(ptr %f, i64 16)
+  %c = call i64 @enzpy.ckpt.get(ptr %f, i64 24)
+  %full = icmp sge i64 %top, %c
+  %end = sub i64 %n, 1
+  %past = icmp sge i64 %k, %end
+  %stop = or i1 %full, %past
+  br i1 %stop, label %none, label %next
+next:
+  %m = call i64 @enzpy.ckpt.next(ptr %f, i64 %k, i64 %end)
+  call void @enzpy.ckpt.set(ptr %f, i64 96, i64 %m)
+  br label %done
+none:
+  call void @enzpy.ckpt.set(ptr %f, i64 96, i64 -1)
+  br label %done
+done:
+  ret void
 }
 
 define internal i64 @enzpy.ckpt.get(ptr %f, i64 %field) {
@@ -198,6 +238,14 @@ done:
 
 define internal i1 @enzpy.ckpt.wants(ptr %f, i64 %k) {
 entry:
+  %n = call i64 @enzpy.ckpt.get(ptr %f, i64 88)
+  %known = icmp sgt i64 %n, 0
+  br i1 %known, label %aimed, label %online
+aimed:
+  %aim = call i64 @enzpy.ckpt.get(ptr %f, i64 96)
+  %at = icmp eq i64 %k, %aim
+  ret i1 %at
+online:
   %d = call i64 @enzpy.ckpt.get(ptr %f, i64 56)
   %r = urem i64 %k, %d
   %on = icmp eq i64 %r, 0
@@ -353,7 +401,7 @@ def _fail_function(text: str) -> str:
 
 SCHEDULE = SCHEDULE.replace("FAIL\n", _fail_function(MESSAGE))
 
-NAMES = ("frame", "get", "set", "add", "push", "thin", "wants", "latest", "latest_step", "split",
+NAMES = ("frame", "trips", "aim", "get", "set", "add", "push", "thin", "wants", "latest", "latest_step", "split",
          "next", "release", "drop", "fail")
 for _name in NAMES:
     HELPERS["enzpy.ckpt." + _name] = SCHEDULE

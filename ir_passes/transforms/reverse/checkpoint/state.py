@@ -2,8 +2,9 @@
 
 `N.bytes(params)` is the size of one snapshot, `N.save(params, dst)` copies the state into a
 snapshot and `N.load(params, src)` copies it back; `N.view(params, snap, out)` gives the
-pointers that make a step run on a snapshot's memory in place (TimeLoop.in_place). The arrays are copied whole, from their
-extent (common/extent.py), so a snapshot is right whatever part of them a step writes.
+pointers that make a step run on a snapshot's memory in place (TimeLoop.in_place). The arrays
+are copied whole, from their extent (common/extent.py), so a snapshot is right whatever part of
+them a step writes.
 """
 from __future__ import annotations
 

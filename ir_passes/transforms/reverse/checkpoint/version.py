@@ -15,7 +15,7 @@ checkpointed.
 from __future__ import annotations
 
 from ....analysis.dominators import dominators
-from ....analysis.tripcount import trip_bound
+from ....analysis.tripcount import exact_trip, trip_bound
 from ....ir import types as T
 from ....ir.builder import MathBuilder
 from ....ir.module import Block
@@ -26,9 +26,33 @@ from .state import snapshot_bytes
 STAT_FIELDS = ("n", "c", "S", "recomputed", "peak", "tape")
 
 
-def versioned_bound(fn, lp):
-    """The loop's trip bound when it can keep its full tape beside the call, else None."""
-    return trip_bound(lp, dominators(fn))
+def exact_steps(b, et):
+    """The exact step count of analysis/tripcount.py's ExactTrip `et`, an i64 built with b."""
+    zero, one = ConstInt(T.i64, 0), ConstInt(T.i64, 1)
+    d = b.sub(et.bound, et.init)
+    if et.step < 0:
+        d = b.sub(zero, d)
+    if not et.strict:
+        return b.add(d, one) if et.on_phi else d
+    low = one if not et.on_phi else zero
+    d = b.select(b.icmp("slt", d, low), low, d)
+    return b.add(d, one) if et.on_phi else d
+
+
+def trip_estimate(fn, lp):
+    """(exact, bound) of loop lp: its ExactTrip over all exits (or None), and its TripBound."""
+    dom = dominators(fn)
+    return exact_trip(lp, set(dom.order)), trip_bound(lp, dom)
+
+
+def bound_steps(b, bound):
+    """|bound - init| / |step| + 2 (analysis/tripcount.py), an i64 built with b."""
+    init = b.cast("sext", bound.init, T.i64) if bound.init.type != T.i64 else bound.init
+    end = b.cast("sext", bound.bound, T.i64) if bound.bound.type != T.i64 else bound.bound
+    diff = b.sub(end, init)
+    zero = ConstInt(T.i64, 0)
+    dist = b.select(b.icmp("slt", diff, zero), b.sub(zero, diff), diff)
+    return b.add(b.binop("udiv", dist, ConstInt(T.i64, abs(bound.step))), ConstInt(T.i64, 2))
 
 
 def add_choice(module, fn, lp, pre, call_block, values, tl, bound) -> None:
@@ -37,12 +61,8 @@ def add_choice(module, fn, lp, pre, call_block, values, tl, bound) -> None:
     the kernel (its parameters, the live-ins, the carry)."""
     blk = Block("ckpt.choose." + tl.name.rsplit(".", 1)[-1], fn)
     b = MathBuilder(module, blk)
-    init = b.cast("sext", bound.init, T.i64) if bound.init.type != T.i64 else bound.init
-    end = b.cast("sext", bound.bound, T.i64) if bound.bound.type != T.i64 else bound.bound
-    diff = b.sub(end, init)
     zero = ConstInt(T.i64, 0)
-    dist = b.select(b.icmp("slt", diff, zero), b.sub(zero, diff), diff)
-    steps = b.add(b.binop("udiv", dist, ConstInt(T.i64, abs(bound.step))), ConstInt(T.i64, 2))
+    steps = bound_steps(b, bound)
     size = snapshot_bytes(b, values, tl)
     room = b.binop("udiv", ConstInt(T.i64, tl.budget), size)
     fits = b.icmp("ule", steps, room, "tape.fits")
