@@ -29,7 +29,9 @@ the reverse ends, and the next call takes them back: a repeat call allocates not
 
 Reverse, for t = n-1 .. 0: drop the snapshots after t, restore the latest, and run forward to
 t, placing a snapshot at the binomial split point (Griewank's Revolve) while slots are free;
-then reverse step t. With c slots and n <= c every state is kept and nothing is recomputed.
+then reverse step t. The split of l steps from a held snapshot with f free slots is Revolve's
+for s = f + 1 snapshots (the held one counts): the first l - beta(s - 1, r) steps stay left,
+with r the fewest repetitions such that beta(s, r) = C(s + r, s) >= l. With c slots and n <= c every state is kept and nothing is recomputed.
 """
 from __future__ import annotations
 
@@ -340,8 +342,9 @@ entry:
 all:
   ret i64 %t
 split:
-  %over = icmp sgt i64 %free, %l
-  %s = select i1 %over, i64 %l, i64 %free
+  %held = add i64 %free, 1
+  %over = icmp sgt i64 %held, %l
+  %s = select i1 %over, i64 %l, i64 %held
   %m = call i64 @enzpy.ckpt.split(i64 %l, i64 %s)
   %at = add i64 %p, %m
   ret i64 %at
