@@ -8,9 +8,10 @@ import sys
 
 import numpy as np
 import pytest
-from numba import njit
+from numba import njit, prange
 
-from enzyme_py import Active, Duplicated, check_gradient, explain
+from enzyme_py import Active, BatchDuplicated, Duplicated, Forward, check_gradient, explain
+from enzyme_py import autodiff as autodiff_api
 from enzyme_py.api import compile_gradient, inspect
 from enzyme_py.explain import checkpointed_loops
 from enzyme_py.modes.memory import auto_budget
@@ -138,6 +139,17 @@ def carried_float(x, a, steps):
     return s
 
 
+@njit(parallel=True)
+def heat_prange(u, tmp, alpha, steps):
+    """A prange inside the time loop (docs/parallel.md)."""
+    n = u.shape[0]
+    for s in range(steps):
+        for i in prange(1, n - 1):
+            tmp[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in prange(1, n - 1):
+            u[i] = tmp[i]
+
+
 def checkpointed(kernel, args, memory) -> bool:
     g = inspect(kernel, *args, memory=memory)
     assert g.error is None, g.error
@@ -222,6 +234,43 @@ def test_finite_differences(name):
     assert report.passed, str(report)
 
 
+def prange_args(n=30, steps=12):
+    rng = np.random.default_rng(8)
+    u0, w = rng.standard_normal(n), rng.standard_normal(n)
+    return lambda: [Duplicated(u0.copy(), w.copy()), Duplicated(np.zeros(n), np.zeros(n)),
+                    Active(0.3), steps]
+
+
+@pytest.mark.parametrize("memory", ["1B", "auto"])
+def test_prange_in_the_time_loop_keeps_the_full_tape(memory):
+    """A time loop around parallel loops is not checkpointed (the launch reaches its arrays
+    through pointers stored in its argument block, and its schedule memory comes from the
+    runtime): it keeps the full tape, and the gradient under memory= is the tape's and right."""
+    assert not checkpointed(heat_prange, prange_args()(), memory)
+    assert explain(heat_prange, *prange_args()(), memory=memory).checkpointed == []
+    same_as_tape(prange_args(), heat_prange, memory)
+    report = check_gradient(heat_prange, *prange_args()(), memory=memory)
+    assert report.passed, str(report)
+
+
+def test_memory_outside_reverse_mode_is_refused():
+    """Forward mode, BatchDuplicated seeds (reverse) and their compiled entries do not
+    checkpoint: memory= other than 'tape' raises instead of being ignored."""
+    u, w = np.linspace(0.0, 1.0, 8), np.ones(8)
+    with pytest.raises(NotImplementedError, match="forward mode does not checkpoint"):
+        autodiff_api(heat, Duplicated(u.copy(), w.copy()), Active(0.3), 4, mode=Forward,
+                     memory="1KB")
+    with pytest.raises(NotImplementedError, match="BatchDuplicated"):
+        autodiff_api(heat, BatchDuplicated(u.copy(), (w.copy(), w.copy())), Active(0.3), 4,
+                     memory="auto")
+    with pytest.raises(NotImplementedError, match="forward mode"):
+        compile_gradient(heat, Duplicated(u.copy(), w.copy()), Active(0.3), 4, mode=Forward,
+                         memory="auto")
+    tangent = autodiff_api(heat, Duplicated(u.copy(), w.copy()), Active(0.3, 1.0), 4,
+                           mode=Forward, memory="tape")
+    assert tangent is None
+
+
 def test_tape_is_not_checkpointed():
     assert not checkpointed(heat, heat_args()(), "tape")
 
@@ -286,7 +335,7 @@ def test_auto_keeps_the_full_tape_when_it_fits():
 COUNTED = """
 import ctypes
 import numpy as np
-from numba import njit
+from numba import njit, prange
 from enzyme_py import Active, Duplicated, autodiff, register_derivative
 
 calls = [0]

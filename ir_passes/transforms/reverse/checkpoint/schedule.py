@@ -31,7 +31,8 @@ Reverse, for t = n-1 .. 0: drop the snapshots after t, restore the latest, and r
 t, placing a snapshot at the binomial split point (Griewank's Revolve) while slots are free;
 then reverse step t. The split of l steps from a held snapshot with f free slots is Revolve's
 for s = f + 1 snapshots (the held one counts): the first l - beta(s - 1, r) steps stay left,
-with r the fewest repetitions such that beta(s, r) = C(s + r, s) >= l. With c slots and n <= c every state is kept and nothing is recomputed.
+with r the fewest repetitions such that beta(s, r) = C(s + r, s) >= l. With c slots and n <= c
+every state is kept and nothing is recomputed.
 """
 from __future__ import annotations
 
