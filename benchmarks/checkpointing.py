@@ -1,6 +1,6 @@
 """Checkpointed time loops against the full tape, ratios measured in one run (issue 19).
 
-    python -m benchmarks.checkpointing [--quick] [--repeats 3] [--plot docs/checkpointing.svg]
+    python -m benchmarks.checkpointing [--quick] [--rounds 5] [--plot docs/checkpointing.svg]
 
 - heat (benchmarks/workloads/heat.py), 100,000 points x 100 steps: the gradient with the full
   tape, with a budget of a tenth of that tape, and with memory="auto"; then the time against the
@@ -8,13 +8,15 @@
 - the RNN workload (benchmarks/workloads/rnn.py) over 10,000 steps: full tape against a budget
   of a tenth of its tape.
 The full tape's size is explain's figure for these arguments. Each time is the best of
-`--repeats` calls on buffers reset between calls (so no timed call touches fresh pages after the
-first). Targets (the issue's): heat at a tenth <= 1.5x, heat "auto" <= 1.0x, RNN at a tenth
+`--rounds` rounds in which every configuration runs once in turn (so that a change in the load
+of a shared machine touches them alike), on buffers reset between calls. The load average is
+printed before and after. Targets (the issue's): heat at a tenth <= 1.5x, heat "auto" <= 1.0x, RNN at a tenth
 <= 2x the full tape's time. On a machine shared with other work the ratios move by 10-20%.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -24,14 +26,20 @@ from enzyme_py import Active, Duplicated, autodiff, explain
 from .workloads import heat, rnn
 
 
-def best(fn, reset, repeats: int) -> float:
-    out = []
-    for _ in range(repeats):
-        reset()
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
+def interleaved(runs: dict, rounds: int) -> dict:
+    """The best time of each run (name -> (Case, memory)) over `rounds` rounds that call every
+    run once in turn, so that a change in the machine's load touches them all alike."""
+    for case, memory in runs.values():
+        case.reset()
+        case.grad(memory)()       # compile
+    out = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, (case, memory) in runs.items():
+            case.reset()
+            t = time.perf_counter()
+            case.grad(memory)()
+            out[name].append(time.perf_counter() - t)
+    return {name: min(ts) for name, ts in out.items()}
 
 
 class Case:
@@ -52,11 +60,6 @@ class Case:
 
     def tape_bytes(self) -> int:
         return explain(self.kernel, *self.make()).tape_bytes
-
-    def time(self, memory, repeats) -> float:
-        self.reset()
-        self.grad(memory)()       # compile
-        return best(self.grad(memory), self.reset, repeats)
 
 
 def heat_case(n, steps):
@@ -110,40 +113,43 @@ def svg_plot(points, tape_time, path) -> None:
         f.write("\n".join(parts) + "\n")
 
 
+def load() -> str:
+    return "load average %.1f %.1f %.1f" % os.getloadavg()
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--plot", default="", help="write the time-against-budget plot (SVG) here")
     a = p.parse_args(argv)
     n, steps, rnn_steps = (10_000, 20, 500) if a.quick else (100_000, 100, 10_000)
+    print(f"{os.cpu_count()} cores; {load()}")
 
     h = heat_case(n, steps)
     tape = h.tape_bytes()
-    t_tape = h.time("tape", a.repeats)
-    t_tenth = h.time(max(tape // 10, 1), a.repeats)
-    t_auto = h.time("auto", a.repeats)
-    print(f"heat {n} x {steps}: full tape {tape / 1e6:.1f} MB, {t_tape * 1e3:.1f} ms")
-    print(f"  budget {tape // 10 / 1e6:.1f} MB (a tenth): {t_tenth * 1e3:.1f} ms, "
-          f"ratio {t_tenth / t_tape:.2f} (target <= 1.5)")
-    print(f"  auto: {t_auto * 1e3:.1f} ms, ratio {t_auto / t_tape:.2f} (target <= 1.0)")
-    points = []
-    for frac in (0.01, 0.03, 0.1, 0.3, 1.0):
-        b = max(int(tape * frac), 1)
-        points.append((b, h.time(b, a.repeats)))
-        print(f"  budget {b / 1e6:8.2f} MB: {points[-1][1] * 1e3:.1f} ms, "
-              f"ratio {points[-1][1] / t_tape:.2f}")
+    fracs = (0.01, 0.03, 0.1, 0.3, 1.0)
+    runs = {"tape": (h, "tape"), "auto": (h, "auto")}
+    runs.update({f: (h, max(int(tape * f), 1)) for f in fracs})
+    t = interleaved(runs, a.rounds)
+    print(f"heat {n} x {steps}: full tape {tape / 1e6:.1f} MB, {t['tape'] * 1e3:.1f} ms")
+    print(f"  budget {tape // 10 / 1e6:.1f} MB (a tenth): {t[0.1] * 1e3:.1f} ms, "
+          f"ratio {t[0.1] / t['tape']:.2f} (target <= 1.5)")
+    print(f"  auto: {t['auto'] * 1e3:.1f} ms, ratio {t['auto'] / t['tape']:.2f} (target <= 1.0)")
+    points = [(max(int(tape * f), 1), t[f]) for f in fracs]
+    for b, tb in points:
+        print(f"  budget {b / 1e6:8.2f} MB: {tb * 1e3:.1f} ms, ratio {tb / t['tape']:.2f}")
     if a.plot:
-        svg_plot(points, t_tape, a.plot)
+        svg_plot(points, t["tape"], a.plot)
         print(f"  plot: {a.plot}")
 
     r = rnn_case(rnn_steps)
     tape = r.tape_bytes()
-    t_tape = r.time("tape", a.repeats)
-    t_tenth = r.time(max(tape // 10, 1), a.repeats)
-    print(f"rnn 64 x {rnn_steps} steps: full tape {tape / 1e6:.1f} MB, {t_tape * 1e3:.1f} ms")
-    print(f"  budget {tape // 10 / 1e6:.2f} MB (a tenth): {t_tenth * 1e3:.1f} ms, "
-          f"ratio {t_tenth / t_tape:.2f} (target <= 2)")
+    t = interleaved({"tape": (r, "tape"), "tenth": (r, max(tape // 10, 1))}, a.rounds)
+    print(f"rnn 64 x {rnn_steps} steps: full tape {tape / 1e6:.1f} MB, {t['tape'] * 1e3:.1f} ms")
+    print(f"  budget {tape // 10 / 1e6:.2f} MB (a tenth): {t['tenth'] * 1e3:.1f} ms, "
+          f"ratio {t['tenth'] / t['tape']:.2f} (target <= 2)")
+    print(load())
 
 
 if __name__ == "__main__":
