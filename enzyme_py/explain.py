@@ -118,8 +118,8 @@ class Explanation:
             lines.append(f"    {where + ': ' if where else ''}{u.instruction.strip()}\n"
                          f"      {u.how}{why}")
         if self.checkpointed:
-            lines.append(f"  checkpointed loops: {len(self.checkpointed)} (each step's own tape "
-                         "is taken and freed one step at a time)")
+            lines.append(f"  checkpointed loops: {len(self.checkpointed)} (one step's own tape "
+                         "is counted as one state)")
         for c in self.checkpointed:
             lines.append(f"    {c}")
         return "\n".join(lines)
