@@ -1,11 +1,15 @@
 """The split gradient of an outlined time loop, from snapshots instead of a tape.
 
-`N.aug` runs the steps and keeps snapshots (schedule.py's online forward); its frame is the
-schedule. `N.rev` keeps the state it was handed, then for each step from the last: restores the
-latest snapshot, runs the plain step forward up to that step (placing binomial snapshots), and
-runs the step's gradient (`N.step.grad.*`, driver.step_gradient: forward and reverse of that
-step, the tape of one step only).
-At the end it puts the state back as it found it. The recomputed steps are the same function on
+`N.aug` runs the steps and keeps snapshots (schedule.py: Revolve's placement when the carry
+brings the step count, else the online schedule); its frame is the schedule. `N.rev` keeps the
+state it was handed, then for each step t from the last: takes the latest snapshot, runs the
+plain step forward from it up to t (placing binomial snapshots), and runs the step's gradient
+(`N.step.grad.*`, driver.step_gradient: forward and reverse of that step, the tape of one step
+only). When the snapshot is t's own and TimeLoop.in_place, the step's gradient runs on the
+snapshot's memory (state.py's N.view) instead of a copy. Every step run again must leave the
+loop as it did in the forward (the carry's flag: continue, or the forward's last exit); one
+that does not (a failed allocation) stops the process (schedule.py's enzpy.ckpt.fail). At the
+end `N.rev` puts the state back as it found it. The recomputed steps are the same function on
 the same state, so the gradient equals the full tape's to the last bit.
 """
 from __future__ import annotations
