@@ -16,7 +16,7 @@ import pytest
 from tools.fuzz import check_program, generate, render
 from tools.fuzz.campaign import Pool, Summary, kernel_seed
 from tools.fuzz.checker import (DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, _Discard,
-                                    forward_available, load, run_traced)
+                                    Settings, forward_available, load, run_traced)
 from tools.fuzz.program import (FUNCS, Assign, Break, Call, For, If, Int, Load, Name, Num,
                                     Program, Range, Return, Store, While, count_nodes,
                                     is_valid, make_args, walk_all)
@@ -312,3 +312,67 @@ def test_callers_slice(i):
     assert out.status in (PASS, DISCARD, UNSUPPORTED), (
         f"seed {seed}: {out.status} {out.category}\n{render(prog)}\n{out.detail}\n"
         f"reproduce: python -m tools.fuzz --one {seed} --profile callers")
+
+
+# ---------------------------------------------------------------------------------------------
+# the parallel profile (tools/fuzz/parallel.py): race-free prange kernels
+# ---------------------------------------------------------------------------------------------
+
+PARALLEL_N = int(os.environ.get("ENZYME_FUZZ_PARALLEL_SLICE", "3"))
+
+
+def test_parallel_profile_draws_every_template():
+    from tools.fuzz import parallel
+    from tools.fuzz.generator import PROFILES
+    seen, timed, helpers = set(), 0, 0
+    for i in range(300):
+        k = generate(kernel_seed(SLICE_SEED, i), PROFILES["parallel"])
+        assert isinstance(k, parallel.ParKernel)
+        src = parallel.render(k)
+        compile(src, "<parallel>", "exec")
+        assert "@njit(parallel=True)" in src and ("prange(" in src or "np." in src)
+        seen |= {b.name for b in k.blocks}
+        timed += "for t in range(steps):" in src
+        helpers += "def hfun" in src
+    assert seen == set(parallel._Gen.TEMPLATES)
+    assert timed > 20 and helpers > 20
+    # deterministic, and the default profile's programs are unchanged by it
+    a = parallel.render(generate(kernel_seed(SLICE_SEED, 5), PROFILES["parallel"]))
+    assert a == parallel.render(generate(kernel_seed(SLICE_SEED, 5), PROFILES["parallel"]))
+    assert generate(kernel_seed(SLICE_SEED, 3)).forms is None
+
+
+def test_parallel_checker_compares_with_the_serial_gradient(monkeypatch):
+    """The comparison with the serial kernel can fail: against a serial copy whose constants
+    differ slightly (finite differences still pass), the kernel is a serial_mismatch."""
+    from numba import njit
+
+    from tools.fuzz import parallel
+    from tools.fuzz.generator import PROFILES
+    k = generate(kernel_seed(SLICE_SEED, 1), PROFILES["parallel"])
+    k.blocks = [parallel.Block("map", ["for i in prange(n):", "    y[i] = 0.3 * math.sin(x[i])"],
+                               [], arrays=frozenset({"x", "y"}))]
+    k.helper = None
+    assert parallel.check_parallel(k, Settings()).status == PASS
+
+    def other(kern):
+        ns = {}
+        exec(parallel.render(k).replace("0.3 *", "0.3000001 *"), ns)
+        return njit(ns["kern"].py_func)
+    monkeypatch.setattr(parallel, "serial_copy", other)
+    out = parallel.check_parallel(k, Settings())
+    assert out.status == FAIL and out.category == "serial_mismatch[threads=1]", out
+
+
+@pytest.mark.parametrize("i", range(PARALLEL_N))
+def test_parallel_slice(i):
+    from tools.fuzz.generator import PROFILES
+    from tools.fuzz.parallel import render as prender
+    seed = kernel_seed(SLICE_SEED, i)
+    k = generate(seed, PROFILES["parallel"])
+    out = check_program(k)
+    assert out.status in (PASS, DISCARD, UNSUPPORTED), (
+        f"seed {seed}: {out.status} {out.category}\n{prender(k)}\n{out.detail}\n"
+        f"reproduce: python -m tools.fuzz --one {seed} --profile parallel")
+    if out.status == PASS:
+        assert out.forward.startswith(("checked", "unsupported"))

@@ -4,6 +4,8 @@ import os
 import sys
 import tempfile
 
+import numpy as np
+
 from .generator import PROFILES
 
 
@@ -45,9 +47,14 @@ def main(argv=None):
         from .program import render
         seed = args.show if args.show is not None else args.one
         prog = generate(seed, config)
-        print(render(prog))
-        for p in prog.params:
-            print(f"# {p.name}: {p.kind} {p.ann} {p.dtype} {p.layout} dims={p.dims}")
+        if config.parallel:
+            from . import parallel
+            print(parallel.render(prog))
+        else:
+            print(render(prog))
+        for p in prog.used_params() if config.parallel else prog.params:
+            print(f"# {p.name}: {p.kind} {p.ann} {p.dtype} {p.layout} "
+                  f"{'dims=' + str(p.dims) if hasattr(p, 'dims') else np.shape(p.value)}")
         if args.one is not None:
             from .checker import check_program
             out = check_program(prog, settings)

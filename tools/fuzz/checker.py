@@ -225,7 +225,11 @@ def check_program(prog: Program, settings: Optional[Settings] = None) -> Outcome
     """Check one program; never raises for anything the kernel or the AD does."""
     st = settings or Settings()
     t0 = time.perf_counter()
-    out = _check(prog, st)
+    if not isinstance(prog, Program):       # the parallel profile's kernels (parallel.py)
+        from .parallel import check_parallel
+        out = check_parallel(prog, st)
+    else:
+        out = _check(prog, st)
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -531,6 +535,8 @@ KNOWN_BUGS = {
 
 def triage(prog: Program, outcome: Outcome, settings: Optional[Settings] = None) -> str:
     """The known bug whose construct, removed, makes the failure go away ("" if none does)."""
+    if not isinstance(prog, Program):
+        return ""
     for name, (categories, ablate) in KNOWN_BUGS.items():
         if outcome.category not in categories:
             continue

@@ -49,6 +49,8 @@ class Config:
                                  # cache=True, defaults, keywords, array and tuple returns)
     p_linalg: float = 0.0        # weight of NumPy copies and BLAS / LAPACK calls among the
                                  # reductions (program.LINALG_1D, LINALG_2D; docs/linalg.md)
+    parallel: bool = False       # @njit(parallel=True) kernels from race-free prange templates
+                                 # (parallel.py); the other knobs do not apply
 
 
 # named presets (`python -m tools.fuzz --profile NAME`)
@@ -65,6 +67,8 @@ PROFILES = {
     # NumPy calls that copy (sort, median, diff of a copy) and matrix products, norms, solve,
     # cholesky, slogdet, eigvalsh, inv on the kernel's arrays (rules/blas.py, rules/lapack.py)
     "linalg": Config(p_reduce=3.0, p_linalg=4.0),
+    # prange loops: gathers, reductions, stencils, rows updated in place, time loops (parallel.py)
+    "parallel": Config(parallel=True),
 }
 
 
@@ -775,5 +779,9 @@ def _walk(block):
 
 
 def generate(seed: int, config: Optional[Config] = None) -> Program:
-    """The random program for `seed` (deterministic)."""
+    """The random program for `seed` (deterministic); a `parallel.ParKernel` for the parallel
+    profile."""
+    if config is not None and config.parallel:
+        from .parallel import generate_parallel
+        return generate_parallel(seed)
     return Generator(seed, config).program()
