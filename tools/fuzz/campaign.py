@@ -366,17 +366,19 @@ def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, 
                  out_dir=None, progress=True, on_result=None, start=0) -> Summary:
     """Check kernels kernel_seed(seed, start .. n-1); return the Summary. With `out_dir`, every
     failure and invalid program is appended to `out_dir/results.jsonl` as it happens, and the
-    summary so far is written to `out_dir/summary.partial.txt` every 50 kernels. Ctrl-C (or
+    summary so far is written to `out_dir/summary.partial.txt` every 10 kernels; every kernel's
+    outcome and seconds go to `out_dir/kernels.jsonl`. Ctrl-C (or
     SIGTERM from the command line) stops the campaign early: the summary covers the kernels
     checked so far."""
     jobs = jobs or os.cpu_count() or 1
     summary = Summary(seed, n - start, jobs)
     bar = Progress(n) if progress else None
     t0 = time.monotonic()
-    log = None
+    log = times = None
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
         log = open(os.path.join(out_dir, "results.jsonl"), "a")
+        times = open(os.path.join(out_dir, "kernels.jsonl"), "a")
     pool = Pool(jobs, settings, config, timeout, recycle)
     try:
         tasks = ((kernel_seed(seed, i), "seed", kernel_seed(seed, i)) for i in range(start, n))
@@ -387,11 +389,16 @@ def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, 
                 log.write(json.dumps({"seed": ks, "status": out.status, "category": out.category,
                                       "triage": out.triage, "detail": out.detail}) + "\n")
                 log.flush()
+            if times:       # every kernel's outcome and checking time (where the time goes)
+                times.write(json.dumps({"seed": ks, "status": out.status, "category": out.category,
+                                        "forward": out.forward,
+                                        "seconds": round(out.seconds, 2)}) + "\n")
+                times.flush()
             if on_result:
                 on_result(ks, out)
             if bar:
                 bar.update(summary)
-            if out_dir and summary.generated % 50 == 0:
+            if out_dir and summary.generated % 10 == 0:
                 _write_summary(summary, out_dir, "summary.partial")
     except KeyboardInterrupt:
         summary.interrupted = True
@@ -399,6 +406,7 @@ def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, 
         pool.close()
         if log:
             log.close()
+            times.close()
     summary.wall = time.monotonic() - t0
     if bar:
         bar.update(summary, force=True)
