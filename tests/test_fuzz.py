@@ -364,6 +364,24 @@ def test_parallel_checker_compares_with_the_serial_gradient(monkeypatch):
     assert out.status == FAIL and out.category == "serial_mismatch[threads=1]", out
 
 
+def test_parallel_shrinker_and_reproducer():
+    """The shrinker drops blocks and subexpressions the oracle does not need; the reproducer
+    it writes is a pytest file whose test runs the kernel's checks."""
+    from tools.fuzz import parallel
+    from tools.fuzz.generator import PROFILES
+    k = next(k for k in (generate(kernel_seed(SLICE_SEED, i), PROFILES["parallel"])
+                         for i in range(100))
+             if len(k.blocks) >= 2 and any(b.name == "reduce" for b in k.blocks))
+    small = parallel.shrink(k, lambda c: any(b.name == "reduce" for b in c.blocks), log=lambda m: 0)
+    assert [b.name for b in small.blocks] == ["reduce"]
+    assert parallel.count_nodes(small) < parallel.count_nodes(k)
+    text = parallel.regression_test(small, Outcome(FAIL, "serial_mismatch[threads=2]"),
+                                    command="python -m tools.fuzz --profile parallel")
+    ns = {}
+    exec(compile(text, "<reproducer>", "exec"), ns)
+    ns[next(n for n in ns if n.startswith("test_fuzz_parallel_"))](1)
+
+
 @pytest.mark.parametrize("i", range(PARALLEL_N))
 def test_parallel_slice(i):
     from tools.fuzz.generator import PROFILES

@@ -659,20 +659,24 @@ def shrink_failures(summary, out_dir, k, settings=None, config=None, timeout=180
             if original.status != "fail":
                 log(f"seed {seed}: did not fail again ({original.status} {original.category}); skipped")
                 continue
-            log(f"seed {seed}: shrinking {original.category} ({count_nodes(prog)} nodes)")
+            par = not isinstance(prog, Program)     # the parallel profile's kernels
+            if par:
+                from . import parallel as P
+            log(f"seed {seed}: shrinking {original.category} "
+                f"({(P.count_nodes if par else count_nodes)(prog)} nodes)")
 
             def still_fails(cand, original=original):
                 [(_, out)] = list(pool.run([(seed, "program", cand)]))
                 return same_failure(original, out)
-            small = shrink(prog, still_fails, log=log)
-            key = render_functions(small)
+            small = (P.shrink if par else shrink)(prog, still_fails, log=log)
+            key = P.render(small) if par else render_functions(small)
             if key in seen:
                 log(f"seed {seed}: shrinks to the same kernel as seed {seen[key]}; not written again")
                 continue
             seen[key] = seed
             [(_, final)] = list(pool.run([(seed, "program", small)]))
-            text = regression_test(small, final if same_failure(original, final) else original,
-                                   command=command)
+            text = (P.regression_test if par else regression_test)(
+                small, final if same_failure(original, final) else original, command=command)
             safe = "".join(ch if ch.isalnum() else "_" for ch in original.category).strip("_").lower()
             path = os.path.join(out_dir, "regressions", f"test_fuzz_{safe}_{seed}.py")
             with open(path, "w") as f:
