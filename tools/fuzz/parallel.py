@@ -18,7 +18,8 @@ into the float the kernel returns. The templates:
 | matvec | `h[i] = E(sum_j X[i, j] * E(v[j]))` |
 | stencil2d | `Y[i, j] = E(X[i +- 1, j], X[i, j +- 1], X[i, j])` |
 | temp | a per-iteration `np.empty(3)` / `np.zeros(3)` filled and read back |
-| arrexpr | array expressions (`np.tanh(S) * a + S * S`) into `T[:]` or `s += np.sum(...)` |
+| columns | `X[i, 0] = X[i, 0] + c * tanh(E(X[(i + 1) % r, 1], X[r - 1 - i, 2]))` (atomic updates) |
+| arrexpr | array expressions (`np.tanh(S) * a + S * S`, 1-D or 2-D) into `T[:]` or `s += np.sum(...)` |
 
 Expressions draw smooth functions (arguments mapped into their domains), + - *, bounded
 divisions, an `@njit` helper, and rarely `abs`/`min`/`max` (kinks: the finite-difference
@@ -356,7 +357,22 @@ class _Gen:
                      self.e(["acc", f"{S}[i]"], 2, ["acc"])]
         return [self.block("temp", lines, exprs, {S, T, "x"})]
 
+    def t_columns(self, time):
+        """Column 0 of each row from columns 1.. of other rows: race-free, but not provably
+        (the array is written and read at other iterations' rows: atomic updates)."""
+        leaves = ["X[i, 0]", "X[(i + 1) % r, 1]", "X[r - 1 - i, 2]", "X[i, 1]"]
+        lines = ["for i in prange(r):", "    X[i, 0] = X[i, 0] + 0.3 * math.tanh({E0})"]
+        return [self.block("columns", lines, [self.e(leaves, must=leaves[1:3])], {"X", "x"},
+                           in_time=time)]
+
     def t_arrexpr(self, time):
+        if self.rnd.random() < 0.35:        # 2-D: a parfor over two dimensions
+            f = self.rnd.choice(["np.sin", "np.tanh", "np.cos"])
+            e = f"{f}(X) * X + a * X"
+            if self.rnd.random() < 0.5:
+                return [self.block("arrexpr", [f"s += np.sum({e})"], [], {"X", "a", "x"},
+                                   reduces=True)]
+            return [self.block("arrexpr", [f"Y[:] = {e}"], [], {"X", "Y", "a", "x"})]
         S, S2 = self.rnd.choice([("x", "u"), ("u", "x"), ("x", "x")])
         f = self.rnd.choice(["np.sin", "np.tanh", "np.cos"])
         e = f"{f}({S}) * {S2} + a * {S} * {S}"
@@ -366,8 +382,9 @@ class _Gen:
         return [self.block("arrexpr", [f"y[:] = {e}"], [], {S, S2, "a", "y", "x"})]
 
     TEMPLATES = {"map": 3, "stencil": 2, "heat": 1, "gather": 2, "reduce": 3, "pairwise": 1,
-                 "rows": 1.5, "matvec": 1, "stencil2d": 1, "temp": 1.5, "arrexpr": 1}
-    TIMED = ("map", "stencil", "heat", "rows")
+                 "rows": 1.5, "matvec": 1, "stencil2d": 1, "temp": 1.5, "arrexpr": 1,
+                 "columns": 1}
+    TIMED = ("map", "stencil", "heat", "rows", "columns")
 
     def generate(self) -> ParKernel:
         r = self.rnd
