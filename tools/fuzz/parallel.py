@@ -19,6 +19,7 @@ into the float the kernel returns. The templates:
 | stencil2d | `Y[i, j] = E(X[i +- 1, j], X[i, j +- 1], X[i, j])` |
 | temp | a per-iteration `np.empty(3)` / `np.zeros(3)` filled and read back |
 | columns | `X[i, 0] = X[i, 0] + c * tanh(E(X[(i + 1) % r, 1], X[r - 1 - i, 2]))` (atomic updates) |
+| reduce_other | `q *= ...` or `q = max(q, ...)`: refused by enzyme_py (must be a clear UnsupportedError) |
 | arrexpr | array expressions (`np.tanh(S) * a + S * S`, 1-D or 2-D) into `T[:]` or `s += np.sum(...)` |
 
 Expressions draw smooth functions (arguments mapped into their domains), + - *, bounded
@@ -307,6 +308,18 @@ class _Gen:
         return [self.block("reduce", lines, [self.e(leaves, must=leaves[:1])], arrays,
                            reduces=True)]
 
+    def t_reduce_other(self, time):
+        """A product or max reduction: refused by enzyme_py (docs/parallel.md), which the
+        campaign must see as a clear UnsupportedError, never a wrong gradient."""
+        S = self.rnd.choice(["x", "u"])
+        if self.rnd.random() < 0.5:
+            lines = ["q = 1.0", "for i in prange(n):", "    q *= 1.0 + 0.2 * math.tanh({E0})",
+                     "s += q"]
+        else:
+            lines = ["q = -1e300", "for i in prange(n):", "    q = max(q, {E0})", "s += q"]
+        return [self.block("reduce_other", lines, [self.e([f"{S}[i]"], 2, [f"{S}[i]"])],
+                           {S, "x"}, reduces=True)]
+
     def t_pairwise(self, time):
         S = self.rnd.choice(["x", "u"])
         T = "y"
@@ -383,7 +396,7 @@ class _Gen:
 
     TEMPLATES = {"map": 3, "stencil": 2, "heat": 1, "gather": 2, "reduce": 3, "pairwise": 1,
                  "rows": 1.5, "matvec": 1, "stencil2d": 1, "temp": 1.5, "arrexpr": 1,
-                 "columns": 1}
+                 "columns": 1, "reduce_other": 0.3}
     TIMED = ("map", "stencil", "heat", "rows", "columns")
 
     def generate(self) -> ParKernel:
