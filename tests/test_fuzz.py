@@ -334,6 +334,8 @@ def test_parallel_profile_draws_every_template():
         seen |= {b.name for b in k.blocks}
         timed += "for t in range(steps):" in src
         helpers += "def hfun" in src
+        if k.helper is not None:        # never recursive (seed 17000115 was)
+            assert "hfun" not in parallel.render_expr(k.helper)
     assert seen == set(parallel._Gen.TEMPLATES)
     assert timed > 20 and helpers > 20
     # deterministic, and the default profile's programs are unchanged by it

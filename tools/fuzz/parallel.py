@@ -415,6 +415,8 @@ class _Gen:
             else:
                 blocks += getattr(self, f"t_{name}")(False)
         helper = self.ex.make(["p", "q"], 2, ["p"]) if self.ex.helper else None
+        if helper is not None:      # the helper must not call itself (seed 17000115)
+            helper = _no_calls(helper)
         if helper is not None and not any("hfun" in render_expr(e) for b in blocks
                                           for e in b.exprs):
             helper = None
@@ -443,6 +445,15 @@ class _Gen:
                       ret_seed=float(np.round(rng.uniform(0.5, 1.5), 3)))
         _fix_steps(k)
         return k
+
+
+def _no_calls(e):
+    """`e` with every helper call replaced by the product of its arguments."""
+    if e[0] == "leaf":
+        return e
+    if e[0] == "call":
+        return ("bin", "*", _no_calls(e[2]), _no_calls(e[3]))
+    return e[:2] + tuple(_no_calls(c) for c in e[2:])
 
 
 def _fix_steps(k: ParKernel):
