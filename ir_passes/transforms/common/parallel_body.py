@@ -21,6 +21,7 @@ which iterations (`check_reductions`).
 """
 from __future__ import annotations
 
+from ...analysis.loops import loop_info
 from ...analysis.sharing import Iterations
 from ...errors import UnsupportedError
 from ...ir import types as T
@@ -35,13 +36,16 @@ NAME = "enzpy.parfor.body"
 
 
 def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=(),
-              nonnegative: bool = False) -> str:
+              nonnegative: bool = False, one_entry: bool = False) -> str | None:
     """Add the copy of @wrapper (n arguments in `args`) described in the module docstring;
     returns its name. `nonnegative`: the loop's index is never negative (the sign tests of
-    negative-index wraparound on it fold away)."""
+    negative-index wraparound on it fold away). `one_entry`: the copy runs only the first of
+    its schedule entries (`run_once`), or None is returned when its loop over them is not of
+    the usual form."""
     names = module.derived.setdefault("parallel body", {})
-    if (wrapper, nonnegative) in names:
-        return names[(wrapper, nonnegative)]
+    key = (wrapper, nonnegative, one_entry)
+    if key in names:
+        return names[key]
     name = f"{NAME}.{len(names)}"
     text = format_function(module.functions[wrapper]).replace(
         f"@{ref_name(wrapper)}(", f"@{ref_name(name)}(", 1)
@@ -60,6 +64,9 @@ def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=(),
         blk.instructions = [i for i in blk.instructions if id(i) not in replaced]
         for inst in blk.instructions:
             inst.ops = [replaced.get(id(o), o) for o in inst.ops]
+    if one_entry and not run_once(fn):
+        names[key] = None
+        return None
     _fold_zero_steps(fn)
     if nonnegative:
         _fold_sign_tests(fn)
@@ -67,8 +74,58 @@ def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=(),
     _check_args_uses(fn)
     _return_status(module, fn, raise_calls)
     module.add_function(fn)
-    names[(wrapper, nonnegative)] = name
+    names[key] = name
     return name
+
+
+def run_once(fn) -> bool:
+    """Make the loop over the task's schedule entries (the outermost loop, counting from 0 by 1)
+    run its first iteration only: the latch leaves the loop and the header's phis take their
+    entry values. False, and fn unchanged, when that loop is not of this form."""
+    info = loop_info(fn)
+    outer = [lp for lp in info.loops if lp.parent is None]
+    if len(outer) != 1 or len(outer[0].latches) != 1:
+        return False
+    lp = outer[0]
+    latch, header = lp.latches[0], lp.header
+    term = latch.terminator
+    outside = [t for t in term.successors() if t not in lp.blocks]
+    preds = fn.predecessors()[header]
+    if term.opcode != "br" or len(term.targets) != 2 or len(outside) != 1 or len(preds) != 2:
+        return False
+    counter = [p for p in header.phis() if _counts_from_zero(p, latch)]
+    if len(counter) != 1 or not _indexes_schedule(fn, counter[0]):
+        return False
+    term.ops, term.targets = [], outside
+    for phi in header.phis():
+        value = next(v for v, b in zip(phi.ops, phi.blocks) if b is not latch)
+        header.instructions.remove(phi)
+        for inst in fn.instructions():
+            inst.ops = [value if o is phi else o for o in inst.ops]
+    return True
+
+
+def _counts_from_zero(phi, latch) -> bool:
+    """phi = [0, outside], [phi + 1, latch]."""
+    if len(phi.ops) != 2 or phi.type != T.i64:
+        return False
+    start = next((v for v, b in zip(phi.ops, phi.blocks) if b is not latch), None)
+    step = phi.incoming(latch) if latch in phi.blocks else None
+    return isinstance(start, ConstInt) and start.value == 0 and \
+        getattr(step, "opcode", "") == "add" and any(o is phi for o in step.ops) and \
+        any(isinstance(o, ConstInt) and o.value == 1 for o in step.ops)
+
+
+def _indexes_schedule(fn, counter) -> bool:
+    """Is counter the schedule entry's number: `gep sched, counter * step`?"""
+    sched = fn.params[SCHED]
+    for i in fn.instructions():
+        if i.opcode == "getelementptr" and len(i.ops) == 2 and i.ops[0] is sched:
+            o = i.ops[1]
+            if o is counter or getattr(o, "opcode", "") == "mul" and \
+                    any(x is counter for x in o.ops):
+                return True
+    return False
 
 
 def _replacement(inst, fn, n, thread_id):

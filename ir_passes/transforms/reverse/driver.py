@@ -152,8 +152,9 @@ def derive_parallel_bodies(module, cache, success_codes) -> list:
     shadow update is made (shadow_updates.Update), for `explain`."""
     updates = []
     for body in module.pending.pop(PARALLEL, []):
-        gs, fs, rs = synthesize(module, body.name, list(body.activity), body.aug + ".combined",
-                                cache, body.noalias, success_codes, True, threads=body.threads)
+        name = body.aug if body.fused else body.aug + ".combined"
+        gs, fs, rs = synthesize(module, body.name, list(body.activity), name, cache,
+                                body.noalias, success_codes, not body.fused, threads=body.threads)
         if module.pending.get(DERIVED):
             raise UnsupportedError(f"the call to `{module.pending[DERIVED][0][0]}` in a parallel "
                                    "loop is not inlined: a parallel loop differentiates only code "
@@ -161,7 +162,11 @@ def derive_parallel_bodies(module, cache, success_codes) -> list:
         check_deterministic(body.name, gs.updates, body.mode)
         updates += gs.updates.report
         gs.splice(rs.put_back_marker, lambda b: None)
-        split(gs, fs, rs, body.aug, body.rev)
+        if body.fused:      # both sweeps in one function, run by each task (parallel_launch.py)
+            combine(gs, fs, park=False)
+            gs.fn.prefix = "define internal"
+        else:
+            split(gs, fs, rs, body.aug, body.rev)
     return updates
 
 

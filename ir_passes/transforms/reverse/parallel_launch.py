@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ...analysis.activity import differentiated
 from ...analysis.types import roots
 from ...ir import types as T
 from ...ir.builder import MathBuilder
@@ -36,6 +37,7 @@ from ..common.parallel_body import (check_reductions, counts_up_from_zero, itera
                                     make_body, stored_arguments)
 from .parallel_private import bounds, choose, owned, sum_helper
 from .shadow_updates import Threads
+from .success import always_succeeds
 
 PENDING = "parallel"            # module.pending: Body records whose split gradients to build
 LAUNCHES = "parallel launch"    # module.derived: id(launch call) -> (Layout, Names)
@@ -52,6 +54,7 @@ class Body:
     noalias: bool
     threads: Threads
     mode: ParallelUpdates = ParallelUpdates.AUTO
+    fused: bool = False     # aug is the body's whole gradient (both sweeps); rev is unused
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,7 @@ class Names:
     reverse_task: str
     free_record: str
     copies: tuple = ()      # parallel_private.Copy per privatised argument
+    fused: bool = False     # forward_task runs both sweeps; the reverse sweep does nothing
 
 
 def launches(g, inst) -> bool:
@@ -129,8 +133,12 @@ def forward_launch(fwd, inst, blk):
     start = len(fwd.fb[blk].instructions)
     shadow_loads = []
     record, call = _emit_forward(b, g, inst, rec, layout, dup, names, shadow_loads)
+    if names.fused:
+        _add_copies(b, g, record, layout, names)
     for c in fwd.fb[blk].instructions[start:]:
         fwd.clones.append((c, None, (0,) if any(c is s for s in shadow_loads) else ()))
+    if names.fused:
+        return call
     fwd.call_frames[inst] = record
     _note_failure(g, b, record, layout, rec, inst)
     ensure(g.module, "enzpy.push_child")
@@ -171,12 +179,19 @@ def _disjoint(g, slots) -> bool:
 
 
 def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
-    """Queue the body's split gradient; add the task functions and the record's free."""
+    """Queue the body's gradient (whole when the launch is fused, else split); add the task
+    functions and the record's free."""
     module = g.module
-    body = make_body(module, inst.ops[rec.body].name, layout.n, rec.thread_id, rec.raise_calls,
-                     counts_up_from_zero(g.primal, rec, stored[0]))
+    wrapper = inst.ops[rec.body].name
+    nonnegative = counts_up_from_zero(g.primal, rec, stored[0])
+    body = make_body(module, wrapper, layout.n, rec.thread_id, rec.raise_calls, nonnegative)
     fn = module.functions[body]
     check_reductions(module, fn)
+    one = make_body(module, wrapper, layout.n, rec.thread_id, rec.raise_calls, nonnegative,
+                    one_entry=True) if fusable(g, inst, fn, rec) else None
+    fused = one is not None
+    if fused:
+        body, fn = one, module.functions[one]
     activity = tuple([Activity.CONST] * 6 + [Activity.DUP if d else Activity.CONST
                                              for d in dup[1:]])
     mode = updates_mode(module)
@@ -185,18 +200,61 @@ def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     key = (body, activity, noalias, tuple(c.slot for c in copies), mode)
     if key not in registry:
         k = len(registry)
-        aug, rev = f"{body}.aug.{k}", f"{body}.rev.{k}"
+        aug, rev = f"{body}.{'grad' if fused else 'aug'}.{k}", f"{body}.rev.{k}"
         names = Names(f"{body}.task.fwd.{k}", f"{body}.task.rev.{k}", f"{body}.record.free.{k}",
-                      copies)
+                      copies, fused)
         registry[key] = names
         threads = Threads(iterations=iterations, owned=owned(fn, copies))
         module.pending.setdefault(PENDING, []).append(
-            Body(body, activity, aug, rev, noalias, threads, mode))
+            Body(body, activity, aug, rev, noalias, threads, mode, fused))
         layout = replace(layout, privatised=len(copies))
-        _task(module, names.forward_task, aug, rec, layout, dup, False)
-        _task(module, names.reverse_task, rev, rec, layout, dup, True, copies)
-        _free_record(module, names.free_record, free_name(aug), layout)
+        if fused:
+            _fused_task(module, names.forward_task, aug, rec, layout, dup, copies)
+        else:
+            _task(module, names.forward_task, aug, rec, layout, dup, False)
+            _task(module, names.reverse_task, rev, rec, layout, dup, True, copies)
+            _free_record(module, names.free_record, free_name(aug), layout)
     return registry[key]
+
+
+def fusable(g, inst, body, rec) -> bool:
+    """May the launch's reverse run right after it, each task reversing its own iterations
+    (one launch of the body's whole gradient)? Yes when the body never raises, the gradient is
+    not a split callee's, and nothing after the launch is differentiated: no active value, no
+    store into shadowed memory, no call with shadowed memory, no return that may fail, and the
+    launch is not reached again (a loop around it)."""
+    if g.split or any(i.opcode == "call" and i.callee_name in rec.raise_calls
+                      for i in body.instructions()):
+        return False
+    blk = inst.block
+    rest = blk.instructions[blk.instructions.index(inst) + 1:]
+    seen, work = {blk}, [rest]
+    while work:
+        for i in work.pop():
+            if not _quiet(g, i, seen):
+                return False
+            for s in i.successors() if i.is_terminator else ():
+                if s is blk:
+                    return False
+                if s not in seen:
+                    seen.add(s)
+                    work.append(s.instructions)
+    return True
+
+
+def _quiet(g, i, reached) -> bool:
+    if i.opcode == "ret":
+        status = i.ops[0] if i.ops else None
+        if getattr(status, "opcode", "") == "phi" and status.block is i.block:
+            return all(g.success_codes is None or isinstance(v, ConstInt) and
+                       v.value in g.success_codes
+                       for v, p in zip(status.ops, status.blocks) if p in reached)
+        return always_succeeds(g.module, i, g.success_codes)
+    if i.opcode == "store":
+        return not g.act.has_shadow(i.ops[1])
+    if i.opcode == "call":
+        return not differentiated(g.act, i) and not any(g.act.has_shadow(o) for o in i.ops)
+    return not g.act.is_active(i) or i.type.is_ptr
 
 
 def updates_mode(module) -> ParallelUpdates:
@@ -288,12 +346,20 @@ def reverse_launch(g, inst, block, b) -> None:
     """Run the body's reverse sweep on all threads from the launch record; free the record."""
     rec = lookup_parallel(inst.callee_name)
     layout, names = g.module.derived[LAUNCHES][id(inst)]
+    if names.fused:
+        return
     home = g.loops.loop_of(inst.block)
     e = g.tape.entry(("callframe", inst), T.ptr, home,
                      "the parallel loop's record: its schedule and each task's saved values")
     record = g.tape.read(b, e, block)
     threads = b.load(T.i64, _at(b, record, layout.threads))
     _launch(b, rec, names.reverse_task, record, layout, threads)
+    _add_copies(b, g, record, layout, names)
+
+
+def _add_copies(b, g, record, layout: Layout, names: Names) -> None:
+    """Add each task's copies into the shadows, in schedule order, and free them; free the
+    record."""
     nsched = b.load(T.i64, _at(b, record, layout.nsched))
     for p, c in enumerate(names.copies):
         lo = b.load(T.i64, _at(b, record, layout.copies + 16 * p))
@@ -321,12 +387,7 @@ def _task(module, name, target, rec, L: Layout, dup, reverse: bool, copies=()) -
     arrays = [b.load(T.ptr, _at(b, args, 8 * j)) for j in range(L.n)]
     shadow = {j: b.load(T.ptr, _at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]}
     for p, c in enumerate(copies):
-        lo = b.load(T.i64, _at(b, record, L.copies + 16 * p))
-        nbytes = b.load(T.i64, _at(b, record, L.copies + 16 * p + 8))
-        copy = heap.allocate(b, b.add(nbytes, ConstInt(T.i64, 8)))
-        b.call("llvm.memset.p0.i64", T.void, [copy, ConstInt(T.i8, 0), nbytes, ConstInt(T.i1, 0)])
-        b.store(copy, b.load(T.ptr, _at(b, args, 8 * (2 * L.n + 1 + p))))
-        shadow[c.slot] = b.gep(T.i8, copy, [b.sub(ConstInt(T.i64, 0), lo)])
+        shadow[c.slot] = _fresh_copy(b, args, record, L, p)
     shadows = [shadow[j] for j in sorted(shadow)]
     slot = b.load(T.ptr, _at(b, args, 16 * L.n))
     last = b.load(T.ptr, slot) if reverse else slot
@@ -338,6 +399,53 @@ def _task(module, name, target, rec, L: Layout, dup, reverse: bool, copies=()) -
                            raw="atomicrmw or ptr {0}, i64 {1} monotonic"))
     b.ret()
     module.add_function(fn)
+
+
+def _fused_task(module, name, target, rec, L: Layout, dup, copies) -> None:
+    """task(args', dims', steps', record): per schedule entry of the task, the body's whole
+    gradient on that entry alone (`target` runs the first entry it is given), adding into
+    fresh copies of the privatised shadows."""
+    params = [Argument(T.ptr, p, "", k) for k, p in enumerate(("args", "dims", "steps", "record"))]
+    fn = Function(name, T.void, params, prefix="define internal")
+    fn.generated = True
+    entry, loop, each, done = (fn.add_block(x) for x in ("entry", "loop", "each", "done"))
+    b = MathBuilder(module, entry)
+    args, dims, _, record = params
+    i64 = T.i64
+    tid = b.call(rec.thread_id, i64, [])
+    arrays = [b.load(T.ptr, _at(b, args, 8 * j)) for j in range(1, L.n)]
+    shadow = {j: b.load(T.ptr, _at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]}
+    for p, c in enumerate(copies):
+        shadow[c.slot] = _fresh_copy(b, args, record, L, p)
+    shadows = [shadow[j] for j in sorted(shadow)]
+    count = b.load(i64, dims)
+    sstep = b.load(i64, _at(b, record, L.steps))
+    sched = b.load(T.ptr, args)
+    b.br(loop)
+    b = MathBuilder(module, loop)
+    e = b.phi(i64, [(ConstInt(i64, 0), entry)])
+    b.cbr(b.icmp("slt", e, count), each, done)
+    b = MathBuilder(module, each)
+    at = b.gep(T.i8, sched, [b.mul(e, sstep)])
+    b.call(target, T.i32, [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"), tid, at,
+                           *arrays, *shadows])
+    e.ops.append(b.add(e, ConstInt(i64, 1)))
+    e.blocks.append(each)
+    b.br(loop)
+    MathBuilder(module, done).ret()
+    module.add_function(fn)
+
+
+def _fresh_copy(b, args, record, L: Layout, p: int):
+    """A zeroed copy of privatised shadow p for this task, noted in the task's slot of the
+    record (the launch adds it into the shadow and frees it); returns the pointer that stands
+    for the shadow's base."""
+    lo = b.load(T.i64, _at(b, record, L.copies + 16 * p))
+    nbytes = b.load(T.i64, _at(b, record, L.copies + 16 * p + 8))
+    copy = heap.allocate(b, b.add(nbytes, ConstInt(T.i64, 8)))
+    b.call("llvm.memset.p0.i64", T.void, [copy, ConstInt(T.i8, 0), nbytes, ConstInt(T.i1, 0)])
+    b.store(copy, b.load(T.ptr, _at(b, args, 8 * (2 * L.n + 1 + p))))
+    return b.gep(T.i8, copy, [b.sub(ConstInt(T.i64, 0), lo)])
 
 
 def _free_record(module, name, free_body: str, L: Layout) -> None:
