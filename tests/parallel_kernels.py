@@ -149,3 +149,50 @@ def pull_column(state, idx):
     updated by several iterations (atomic adds)."""
     for i in prange(state.shape[0]):
         state[i, 0] = math.sin(state[idx[i], 1])
+
+
+@njit(parallel=True)
+def rotate_rows(x, theta):
+    """Each row rotated in place by its own angle: iteration i reads and writes row i only."""
+    for i in prange(x.shape[0]):
+        c, s = math.cos(theta[i]), math.sin(theta[i])
+        a, b = x[i, 0], x[i, 1]
+        x[i, 0] = c * a - s * b
+        x[i, 1] = s * a + c * b
+
+
+@njit(parallel=True)
+def interleave(x, m, y):
+    """y[i * m] and y[i * m + 1] from x[i], with a stride m the kernel is given (a 1-D array:
+    nothing says the pairs of two iterations are apart)."""
+    for i in prange(x.shape[0]):
+        y[i * m] = math.sin(x[i])
+        y[i * m + 1] = x[i] * x[i]
+
+
+@njit(parallel=True)
+def sparse_gather(x, idx, y):
+    """A few iterations reading a large array at scattered places."""
+    for i in prange(idx.shape[0]):
+        y[i] = math.sin(x[idx[i]]) * x[idx[i] // 2]
+
+
+@njit(parallel=True)
+def energy_then_scale(x, y, c):
+    """A prange loop followed by differentiated serial code (the loop's reverse must wait)."""
+    for i in prange(x.shape[0]):
+        y[i] = math.exp(-x[i] * x[i])
+    s = 0.0
+    for i in range(y.shape[0]):
+        s += c * y[i] * y[i]
+    return s
+
+
+@njit(parallel=True)
+def prepare_then_map(x, y):
+    """Differentiated serial code before a prange loop that ends the kernel."""
+    t = np.empty_like(x)
+    for i in range(x.shape[0]):
+        t[i] = 0.5 * x[i] + x[(i + 1) % x.shape[0]]
+    for i in prange(x.shape[0]):
+        y[i] = math.tanh(t[i]) * x[i]

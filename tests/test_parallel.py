@@ -12,6 +12,8 @@ from enzyme_py import (Active, BatchDuplicated, Const, Duplicated, Forward, Unsu
                        explain)
 
 import parallel_kernels as K
+from enzyme_py.modes.reverse import reverse_call
+from ir_passes import ParallelUpdates
 
 N = 97
 
@@ -68,7 +70,24 @@ def _relax_rows(rng):
                           Active(0.3), Const(4)], 1.0
 
 
-CASES = {"elementwise": _elementwise, "gather": _gather, "weighted_sum": _weighted_sum,
+def _rotate_rows(rng):
+    return K.rotate_rows, [Duplicated(rng.standard_normal((13, 2)), rng.standard_normal((13, 2))),
+                           Duplicated(rng.standard_normal(13), np.zeros(13))], 1.0
+
+
+def _energy_then_scale(rng):
+    return K.energy_then_scale, [Duplicated(rng.standard_normal(N), np.zeros(N)),
+                                 Duplicated(np.zeros(N), np.zeros(N)), Active(0.4)], 1.0
+
+
+def _prepare_then_map(rng):
+    return K.prepare_then_map, [Duplicated(rng.standard_normal(N), np.zeros(N)),
+                                Duplicated(np.zeros(N), rng.standard_normal(N))], 1.0
+
+
+CASES = {"elementwise": _elementwise, "rotate_rows": _rotate_rows,
+         "energy_then_scale": _energy_then_scale, "prepare_then_map": _prepare_then_map,
+         "gather": _gather, "weighted_sum": _weighted_sum,
          "nbody_forces": _nbody, "local_features": _local_features, "shrink": _shrink,
          "heat": _heat, "array_expression": _array_expression, "stencil2d": _stencil2d,
          "relax_rows": _relax_rows}
@@ -279,3 +298,92 @@ def test_no_leak(case, threads):
     for _ in range(50):
         autodiff(kernel, *_copy(args), seed=seed)
     assert _allocations() == before
+
+
+def _generated(kernel, *args):
+    from enzyme_py import inspect
+    g = inspect(kernel, *args)
+    assert g.error is None, g.error
+    return g.generated
+
+
+def test_fused_launches():
+    """A prange loop that ends the kernel runs both sweeps in one launch (the body's whole
+    gradient per task); a loop followed by differentiated code, inside a time loop, feeding a
+    reduction or raising in its body keeps the split launch (forward, then reverse)."""
+    rng = np.random.default_rng(5)
+    for case in ("elementwise", "gather", "nbody_forces", "stencil2d"):
+        kernel, args, _ = CASES[case](rng)
+        text = _generated(kernel, *args)
+        assert ".grad." in text and ".task.rev." not in text, case
+    x = rng.standard_normal(N)
+    split = [(K.energy_then_scale, [Duplicated(x, np.zeros(N)), Duplicated(np.zeros(N),
+                                                                          np.zeros(N)), Active(0.4)]),
+             (K.checked_roots, [Duplicated(x, np.zeros(N)), Duplicated(np.zeros(N), np.ones(N))])]
+    for case in ("heat", "weighted_sum"):
+        kernel, args, _ = CASES[case](rng)
+        split.append((kernel, args))
+    for kernel, args in split:
+        text = _generated(kernel, *args)
+        assert ".task.rev." in text, kernel.__name__
+
+
+def test_rows_of_2d_arrays_are_private(threads):
+    """`x[i, 0]`, `x[i, 1]` of a C-contiguous 2-D array are iteration i's own: plain updates, so
+    an in-place row update is deterministic; a 1-D array indexed `y[i * m + k]` is not known
+    to be (m is any integer)."""
+    threads(2)
+    rng = np.random.default_rng(8)
+    x, theta = rng.standard_normal((31, 2)), rng.standard_normal(31)
+    text = str(explain(K.rotate_rows, Duplicated(x.copy(), np.ones((31, 2))),
+                       Duplicated(theta, np.zeros(31))))
+    assert text.count("private (the iteration's own slot)") == 5, text    # x: 2 loads, 2 stores
+    got = [Duplicated(x.copy(), rng.standard_normal((31, 2))), Duplicated(theta, np.zeros(31))]
+    want = _copy(got)
+    autodiff(K.rotate_rows, *got, deterministic=True)
+    autodiff(njit(K.rotate_rows.py_func), *want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.shadow, w.shadow, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g.value, w.value, rtol=1e-13)
+    text = str(explain(K.interleave, Duplicated(theta, np.zeros(31)), Const(2),
+                       Duplicated(np.zeros(62), np.ones(62))))
+    assert text.count("atomic (an access to this memory is not linear") == 2, text    # y
+
+
+@pytest.mark.parametrize("nthreads", [1, 2])
+@pytest.mark.parametrize("nodes", [50, 200_000])
+def test_copies_or_atomics_by_size(nodes, nthreads, threads):
+    """A gather privatises the shadow of the array it reads while the copies are small, and
+    adds atomically into it when the array has more elements than the loop has iterations
+    (and over PRIVATE_ELEMENTS): both give the serial gradient and the analytic one."""
+    threads(nthreads)
+    rng = np.random.default_rng(nodes)
+    x, idx = rng.standard_normal(nodes), rng.integers(0, nodes, 40)
+    idx[:4] = idx[4]            # several iterations add into one element
+    dy = rng.standard_normal(40)
+    dx = np.zeros(nodes)
+    autodiff(K.sparse_gather, Duplicated(x, dx), Const(idx), Duplicated(np.zeros(40), dy.copy()))
+    want = np.zeros(nodes)
+    np.add.at(want, idx, np.cos(x[idx]) * x[idx // 2] * dy)
+    np.add.at(want, idx // 2, np.sin(x[idx]) * dy)
+    np.testing.assert_allclose(dx, want, rtol=1e-12, atol=1e-12)
+    serial = np.zeros(nodes)
+    autodiff(njit(K.sparse_gather.py_func), Duplicated(x, serial), Const(idx),
+             Duplicated(np.zeros(40), dy.copy()))
+    np.testing.assert_allclose(dx, serial, rtol=1e-12, atol=1e-12)
+    _nrt_python.memsys_enable_stats()
+    per_call = []           # allocations of a call: the copies are the difference
+    for updates in (ParallelUpdates.AUTO, ParallelUpdates.ATOMIC):
+        args = [Duplicated(x, np.zeros(nodes)), Const(idx), Duplicated(np.zeros(40), dy.copy())]
+        reverse_call(K.sparse_gather, args, 1.0, updates=updates)
+        before = rtsys.get_allocation_stats().alloc
+        reverse_call(K.sparse_gather, args, 1.0, updates=updates)
+        per_call.append(rtsys.get_allocation_stats().alloc - before)
+    assert (per_call[0] > per_call[1]) == (nodes == 50), per_call
+
+
+def test_explain_says_copies_are_chosen_by_size():
+    x, pairs = np.linspace(0.0, 1.0, 12), np.array([[0, 1], [1, 2], [2, 0]])
+    text = str(explain(K.gather, Duplicated(x, np.zeros(12)), Const(pairs),
+                       Duplicated(np.zeros(3), np.ones(3))))
+    assert text.count("atomic at a call where the copies exceed") == 2, text

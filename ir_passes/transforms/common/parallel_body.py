@@ -243,9 +243,11 @@ def _drop_dead_geps(fn) -> None:
 
 # ---- analysis facts for the body -------------------------------------------------------------
 
-def iterations(fn) -> Iterations:
+def iterations(fn, rows=None) -> Iterations:
     """The body's iterations (analysis/sharing.py): the induction variable that starts at a
-    schedule entry's first index, when the schedule is one-dimensional; `tid` varies."""
+    schedule entry's first index, when the schedule is one-dimensional; `tid` varies.
+    `rows`: {argument slot j: the `dims` slots that hold the length of a_j's rows}, for
+    C-contiguous 2-D arrays (the launch stores their shapes there)."""
     tid = fn.params[TID]
     entries = _entries(fn, [fn.params[SCHED]])
     if any(_entry_offset(i.ops[0], entries) not in (0, 8) for i in fn.instructions()
@@ -256,7 +258,21 @@ def iterations(fn) -> Iterations:
         for phi in blk.phis():
             if _counts_from_start(phi, entries):
                 index.append(phi)
-    return Iterations(index=tuple(index), varying=(tid,))
+    return Iterations(index=tuple(index), varying=(tid,),
+                      row_extent=_row_extent(fn, rows) if rows else None)
+
+
+def _row_extent(fn, rows):
+    """Iterations.row_extent: is `value` a load of one of the `dims` slots that hold the row
+    length of the array `root`?"""
+    offsets = {id(fn.params[SCHED + j]): {8 * m for m in ms} for j, ms in rows.items()}
+
+    def row_extent(root, value):
+        if getattr(value, "opcode", "") != "load" or value.type != T.i64:
+            return False
+        base, offset = _constant_offset(value.ops[0])
+        return base is fn.params[DIMS] and offset in offsets.get(id(root), ())
+    return row_extent
 
 
 def _entries(fn, sched) -> set:
@@ -369,6 +385,24 @@ def stored_arguments(fn, args, n) -> list:
             if 0 <= k < n:
                 slots[k].append(i.ops[0])
     return slots
+
+
+def row_slots(fn, extents, dims, ndims: int, stored) -> dict:
+    """{argument slot j: the slots of the launch's `dims` (an alloca of fn, `ndims` entries)
+    that hold the row length of a_j}, for each a_j that is a 2-D array parameter of fn
+    (`extents`: {parameter index: common.extent.Extent})."""
+    held = stored_arguments(fn, dims, ndims)
+    out = {}
+    for j, values in enumerate(stored):
+        v = values[0] if j and len(values) == 1 else None
+        ext = extents.get(v.index) if isinstance(v, Argument) else None
+        if ext is None or len(ext.dims) != 2:
+            continue
+        length = fn.params[ext.dims[1][0]]
+        slots = frozenset(m for m, vs in enumerate(held) if vs and all(x is length for x in vs))
+        if slots:
+            out[j] = slots
+    return out
 
 
 def counts_up_from_zero(fn, rec, scheds) -> bool:

@@ -36,7 +36,7 @@ from .forward_sweep import ForwardSweep
 from .fusion import fused_loops
 from .gradient import Gradient, Sweep
 from .parallel_launch import PENDING as PARALLEL
-from .parallel_launch import UPDATES
+from .parallel_launch import UPDATES, reported
 from .parallel_private import check_deterministic
 from .recurrence import fill as fill_recurrences
 from .report import layout, record_counts
@@ -160,7 +160,7 @@ def derive_parallel_bodies(module, cache, success_codes) -> list:
                                    "loop is not inlined: a parallel loop differentiates only code "
                                    "inlined into it")
         check_deterministic(body.name, gs.updates, body.mode)
-        updates += gs.updates.report
+        updates += reported(body, gs.updates.report)
         gs.splice(rs.put_back_marker, lambda b: None)
         if body.fused:      # both sweeps in one function, run by each task (parallel_launch.py)
             combine(gs, fs, park=False)

@@ -20,6 +20,7 @@ through the frame's list of children.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import partial
 
 from ...analysis.activity import differentiated
 from ...analysis.types import roots
@@ -34,9 +35,9 @@ from ...runtime import heap
 from ...runtime.helpers import ensure
 from .calls import free_name, fwd_field_address
 from ..common.parallel_body import (check_reductions, counts_up_from_zero, iterations,
-                                    make_body, stored_arguments)
-from .parallel_private import bounds, choose, owned, sum_helper
-from .shadow_updates import Threads
+                                    make_body, row_slots, stored_arguments)
+from .parallel_private import BY_SIZE, bounds, choose, iterations_helper, owned, small, sum_helper
+from .shadow_updates import PER_TASK, Threads
 from .success import always_succeeds
 
 PENDING = "parallel"            # module.pending: Body records whose split gradients to build
@@ -55,6 +56,8 @@ class Body:
     threads: Threads
     mode: ParallelUpdates = ParallelUpdates.AUTO
     fused: bool = False     # aug is the body's whole gradient (both sweeps); rev is unused
+    by_size: bool = False   # its copies give way to atomic adds when large (Names.shared)
+    report: bool = True     # its shadow updates are listed by `explain`
 
 
 @dataclass(frozen=True)
@@ -94,9 +97,14 @@ class Layout:
         return self.nsched + 8
 
     @property
+    def choice(self) -> int:
+        """1 when the tasks privatise the shadows (Names.shared: they may add atomically)."""
+        return self.failed + 8
+
+    @property
     def copies(self) -> int:
         """Per privatised array: (byte offset of its first byte, size in bytes)."""
-        return self.failed + 8
+        return self.choice + 8
 
     @property
     def frames(self) -> int:
@@ -110,6 +118,8 @@ class Names:
     free_record: str
     copies: tuple = ()      # parallel_private.Copy per privatised argument
     fused: bool = False     # forward_task runs both sweeps; the reverse sweep does nothing
+    shared: "Names | None" = None   # the same tasks with atomic updates instead of copies,
+                                    # run when the copies would be large (parallel_private.py)
 
 
 def launches(g, inst) -> bool:
@@ -143,7 +153,8 @@ def forward_launch(fwd, inst, blk):
     _note_failure(g, b, record, layout, rec, inst)
     ensure(g.module, "enzpy.push_child")
     children = fwd_field_address(fwd, blk, g.tape.children_list())
-    b.call("enzpy.push_child", T.void, [children, Global(T.ptr, names.free_record), record])
+    b.call("enzpy.push_child", T.void, [children, _pick(b, record, layout, names, "free_record"),
+                                        record])
     return call
 
 
@@ -195,19 +206,34 @@ def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     activity = tuple([Activity.CONST] * 6 + [Activity.DUP if d else Activity.CONST
                                              for d in dup[1:]])
     mode = updates_mode(module)
-    copies = tuple(choose(g, fn, stored, dup, noalias, mode))
+    rows = row_slots(g.primal, g.extents, inst.ops[rec.dims], layout.inner + 1, stored)
+    find = partial(iterations, rows=rows)
+    copies = tuple(choose(g, fn, stored, dup, noalias, mode, find))
+    spec = (module, body, fn, activity, noalias, mode, rows, find, rec, dup, fused)
+    names = _register(spec, replace(layout, privatised=len(copies)), copies)
+    if copies and mode is ParallelUpdates.AUTO:
+        names = replace(names, shared=_register(spec, replace(layout, privatised=len(copies)),
+                                                (), report=False))
+    return names
+
+
+def _register(spec, layout: Layout, copies, report: bool = True) -> Names:
+    """The Names of the body's gradient with these copies, queued and its tasks added the
+    first time they are asked for."""
+    module, body, fn, activity, noalias, mode, rows, find, rec, dup, fused = spec
     registry = module.derived.setdefault(PENDING, {})
-    key = (body, activity, noalias, tuple(c.slot for c in copies), mode)
+    key = (body, activity, noalias, tuple(c.slot for c in copies), mode,
+           tuple(sorted(rows.items())), layout.privatised)
     if key not in registry:
         k = len(registry)
         aug, rev = f"{body}.{'grad' if fused else 'aug'}.{k}", f"{body}.rev.{k}"
         names = Names(f"{body}.task.fwd.{k}", f"{body}.task.rev.{k}", f"{body}.record.free.{k}",
                       copies, fused)
         registry[key] = names
-        threads = Threads(iterations=iterations, owned=owned(fn, copies))
+        threads = Threads(iterations=find, owned=owned(fn, copies))
+        by_size = bool(copies) and mode is ParallelUpdates.AUTO
         module.pending.setdefault(PENDING, []).append(
-            Body(body, activity, aug, rev, noalias, threads, mode, fused))
-        layout = replace(layout, privatised=len(copies))
+            Body(body, activity, aug, rev, noalias, threads, mode, fused, by_size, report))
         if fused:
             _fused_task(module, names.forward_task, aug, rec, layout, dup, copies)
         else:
@@ -215,6 +241,16 @@ def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
             _task(module, names.reverse_task, rev, rec, layout, dup, True, copies)
             _free_record(module, names.free_record, free_name(aug), layout)
     return registry[key]
+
+
+def reported(body: Body, updates) -> list:
+    """The shadow updates of a body's gradient as `explain` lists them: none for the atomic
+    twin of a body whose copies are chosen by size, whose own privatised updates say so."""
+    if not body.report:
+        return []
+    if not body.by_size:
+        return list(updates)
+    return [replace(u, how=u.how + BY_SIZE) if u.how == PER_TASK else u for u in updates]
 
 
 def fusable(g, inst, body, rec) -> bool:
@@ -303,13 +339,31 @@ def _emit_forward(b, g, inst, rec, L: Layout, dup, names: Names, shadow_loads):
     b.store(inst.ops[rec.threads], _at(b, record, L.threads))
     b.store(nsched, _at(b, record, L.nsched))
     b.store(zero, _at(b, record, L.failed))
-    call = _launch(b, rec, names.forward_task, record, L, inst.ops[rec.threads])
+    choice = ConstInt(i64, 1)
+    if names.shared is not None:
+        count = iterations_helper(g.module)
+        iters = b.call(count, i64, [sched, nsched, sstep])
+        copied = [(b.load(i64, _at(b, record, L.copies + 16 * p + 8)), c.type)
+                  for p, c in enumerate(names.copies)]
+        choice = b.cast("zext", small(b, copied, iters), i64)
+    b.store(choice, _at(b, record, L.choice))
+    call = _launch(b, rec, _pick(b, record, L, names, "forward_task"), record, L,
+                   inst.ops[rec.threads])
     return record, call
+
+
+def _pick(b, record, L: Layout, names: Names, field: str):
+    """names.<field>, or its shared twin's when the record's choice says so."""
+    mine = Global(T.ptr, getattr(names, field))
+    if names.shared is None:
+        return mine
+    chosen = b.icmp("ne", b.load(T.i64, _at(b, record, L.choice)), ConstInt(T.i64, 0))
+    return b.select(chosen, mine, Global(T.ptr, getattr(names.shared, field)))
 
 
 def _launch(b, rec, task, record, L: Layout, threads):
     i64 = T.i64
-    ops = [Global(T.ptr, task), record, _at(b, record, L.dims), _at(b, record, L.ext_steps),
+    ops = [task, record, _at(b, record, L.dims), _at(b, record, L.ext_steps),
            record, ConstInt(i64, L.inner), ConstInt(i64, L.width), threads]
     return b.call(rec.name, T.void, ops)
 
@@ -353,7 +407,7 @@ def reverse_launch(g, inst, block, b) -> None:
                      "the parallel loop's record: its schedule and each task's saved values")
     record = g.tape.read(b, e, block)
     threads = b.load(T.i64, _at(b, record, layout.threads))
-    _launch(b, rec, names.reverse_task, record, layout, threads)
+    _launch(b, rec, _pick(b, record, layout, names, "reverse_task"), record, layout, threads)
     _add_copies(b, g, record, layout, names)
 
 

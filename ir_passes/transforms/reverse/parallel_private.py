@@ -6,9 +6,13 @@ copy of its shadow per task in the reverse sweep: the task's updates are plain a
 copy, and after the reverse launch the copies are added into the shadow one task after the
 other, in schedule order. No atomics, and the sums do not depend on which thread ran what.
 
-`ParallelUpdates` chooses: AUTO privatises every such array whose extent is known;
-ATOMIC privatises none (the updates are `atomicrmw fadd`); DETERMINISTIC privatises as AUTO
-and refuses a body that would still need an atomic add.
+`ParallelUpdates` chooses: AUTO privatises such arrays whose extent is known, by size at each
+call: the body's gradient is built twice, with copies and with atomic adds (`atomicrmw fadd`)
+in their place, and the launch runs the copies only while the copied shadows hold at most
+max(PRIVATE_ELEMENTS, the loop's iteration count) elements in all: zeroing and summing T copies
+of a large array that few iterations touch costs more than their atomic adds. ATOMIC
+privatises none; DETERMINISTIC always privatises and refuses a body that would still need an
+atomic add.
 """
 from __future__ import annotations
 
@@ -28,6 +32,10 @@ from ..common.parallel_body import SCHED, TID, depends_on, iterations
 from .shadow_updates import ATOMIC
 
 
+PRIVATE_ELEMENTS = 1 << 16     # copied shadows this small are privatised whatever the loop
+BY_SIZE = f", atomic at a call where the copies exceed max({PRIVATE_ELEMENTS}, the loop's iterations) elements"
+
+
 @dataclass(frozen=True)
 class Copy:
     """Argument `slot` of the launch gets per-task copies of its shadow of floats `type`; its
@@ -38,12 +46,13 @@ class Copy:
     size: int = 0
 
 
-def choose(g, body, stored, dup, noalias, mode) -> list:
-    """The launch's arguments to privatise (module docstring)."""
+def choose(g, body, stored, dup, noalias, mode, find=iterations) -> list:
+    """The launch's arguments to privatise (module docstring); `find(body)`: its
+    analysis.sharing.Iterations."""
     if mode is ParallelUpdates.ATOMIC:
         return []
     alias = alias_analysis(body, noalias_params=noalias)
-    sharing = sharing_analysis(body, iterations(body), alias)
+    sharing = sharing_analysis(body, find(body), alias)
     out = []
     for j in range(1, len(dup)):
         param = body.params[SCHED + j]
@@ -76,6 +85,17 @@ def bounds(b, g, copy):
     if copy.extent is not None:
         return extent_bounds(b, g.primal.params, copy.extent)
     return ConstInt(T.i64, 0), ConstInt(T.i64, copy.size)
+
+
+def small(b, copied, iterations):
+    """i1: do the copies, [(size in bytes, float type)], hold at most max(PRIVATE_ELEMENTS,
+    iterations) elements in all?"""
+    total = ConstInt(T.i64, 0)
+    for nbytes, ty in copied:
+        total = b.add(total, b.binop("udiv", nbytes, ConstInt(T.i64, T.size_of(ty))))
+    bound = b.select(b.icmp("sgt", iterations, ConstInt(T.i64, PRIVATE_ELEMENTS)), iterations,
+                     ConstInt(T.i64, PRIVATE_ELEMENTS))
+    return b.icmp("ule", total, bound)
 
 
 def check_deterministic(body_name, updates, mode) -> None:
@@ -141,4 +161,55 @@ def sum_helper(module, ftype) -> str:
         for fn in parse_module(heap.rewrite(module, text)).functions.values():
             if fn.name not in module.functions:
                 module.add_function(fn)
+    return name
+
+
+ITERATIONS = """
+define internal i64 @enzpy.parfor.iterations(ptr %sched, i64 %n, i64 %step) {
+entry:
+  %nd = udiv i64 %step, 16
+  br label %outer
+outer:
+  %e = phi i64 [ 0, %entry ], [ %e1, %next ]
+  %acc = phi i64 [ 0, %entry ], [ %acc1, %next ]
+  %more = icmp slt i64 %e, %n
+  br i1 %more, label %each, label %done
+each:
+  %off = mul i64 %e, %step
+  %p = getelementptr i8, ptr %sched, i64 %off
+  br label %inner
+inner:
+  %d = phi i64 [ 0, %each ], [ %d1, %inner.body ]
+  %prod = phi i64 [ 1, %each ], [ %prod1, %inner.body ]
+  %in = icmp slt i64 %d, %nd
+  br i1 %in, label %inner.body, label %next
+inner.body:
+  %ps = getelementptr i64, ptr %p, i64 %d
+  %dn = add i64 %d, %nd
+  %pe = getelementptr i64, ptr %p, i64 %dn
+  %start = load i64, ptr %ps
+  %stop = load i64, ptr %pe
+  %len0 = sub i64 %stop, %start
+  %len = add i64 %len0, 1
+  %pos = icmp sgt i64 %len, 0
+  %lenc = select i1 %pos, i64 %len, i64 0
+  %prod1 = mul i64 %prod, %lenc
+  %d1 = add i64 %d, 1
+  br label %inner
+next:
+  %acc1 = add i64 %acc, %prod
+  %e1 = add i64 %e, 1
+  br label %outer
+done:
+  ret i64 %acc
+}
+"""
+
+
+def iterations_helper(module) -> str:
+    """`iterations(sched, nsched, step)`: the loop's iteration count, from its schedule (per
+    entry of `step` bytes, the inclusive starts then stops of each dimension)."""
+    name = "enzpy.parfor.iterations"
+    if name not in module.functions:
+        module.add_function(parse_module(ITERATIONS).functions[name])
     return name
