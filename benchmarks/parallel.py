@@ -9,7 +9,10 @@ For each kernel (elementwise, n-body forces, a gather over edges), in one run:
   primal ratio (`njit(kernel.py_func)`);
 - for the gather: per-thread copies of the shadow (the default) against atomic adds.
 Every timed call starts from the same state; the gradients are checked against the serial one
-first. Times are medians; on a loaded machine the speed-ups mean little.
+first. Times are medians. On a loaded machine the wall-clock speed-ups mean little; the column
+"cpu Tt/1t" (the process's CPU time per T-thread gradient over that of the 1-thread gradient,
+medians) says how much work running on T threads adds, whatever the load: T / that ratio
+bounds the speed-up an idle machine could give (spin-waiting threads count as work).
 """
 from __future__ import annotations
 
@@ -80,13 +83,13 @@ def rng_x(n):
     return np.linspace(-2.0, 2.0, n)
 
 
-def median(fn, repeats):
+def median(fn, repeats, clock=time.perf_counter):
     fn()
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return statistics.median(times)
 
 
@@ -122,18 +125,21 @@ def main(argv=None) -> None:
         serial = njit(kernel.py_func)
         numba.set_num_threads(1)
         grad1 = median(gradient(kernel, make), opts.repeats)
+        cpu1 = median(gradient(kernel, make), opts.repeats, time.process_time)
         numba.set_num_threads(threads)
         gradt = median(gradient(kernel, make), opts.repeats)
+        cput = median(gradient(kernel, make), opts.repeats, time.process_time)
         primt = median(primal(kernel, make), opts.repeats)
         sgrad = median(gradient(serial, make), opts.repeats)
         sprim = median(primal(serial, make), opts.repeats)
-        rows.append((name, grad1, gradt, grad1 / gradt, gradt / primt, sgrad / sprim))
+        rows.append((name, grad1, gradt, grad1 / gradt, cput / cpu1, gradt / primt, sgrad / sprim))
     print(f"threading layer {numba.threading_layer()}, {threads} threads "
           f"(of {numba.config.NUMBA_NUM_THREADS})")
-    print(f"{'kernel':12} {'grad 1t':>10} {'grad Tt':>10} {'speed-up':>9} "
+    print(f"{'kernel':12} {'grad 1t':>10} {'grad Tt':>10} {'speed-up':>9} {'cpu Tt/1t':>10} "
           f"{'grad/primal par':>16} {'grad/primal serial':>19}")
-    for name, g1, gt, up, rp, rs in rows:
-        print(f"{name:12} {g1 * 1e3:9.2f}ms {gt * 1e3:9.2f}ms {up:8.2f}x {rp:15.2f}x {rs:18.2f}x")
+    for name, g1, gt, up, cpu, rp, rs in rows:
+        print(f"{name:12} {g1 * 1e3:9.2f}ms {gt * 1e3:9.2f}ms {up:8.2f}x {cpu:9.2f}x "
+              f"{rp:15.2f}x {rs:18.2f}x")
     kernel, make = workloads(opts.quick, np.random.default_rng(0))["gather"]
     numba.set_num_threads(threads)
     copies = median(gradient(kernel, make), opts.repeats)

@@ -5,10 +5,13 @@ builds with `Threads` (shadow_updates.py: private updates are plain, others atom
 launch the gradient's forward sweep builds a launch record on the heap and calls the launcher
 with a task function of its own, which runs the body's augmented forward sweep:
 
-    record: args'[2n+1]  = schedule copy, a_1..a_{n-1}, schedule copy, shadows of a_j, frames
-            steps'[2n+1] = sched step, 0.., sched step, 0.., 8
-            dims[inner+1], steps[...] (copies of the launch's), nthreads, nsched,
-            frames[nsched] (null, then each task's body frame), schedule copy
+    record: args'[2n+1+p] = schedule copy, a_1..a_{n-1}, schedule copy, shadows of a_j, frames,
+                            each privatised array's copies
+            steps'[2n+1+p] = sched step, 0.., sched step, 0.., 8..
+            dims[inner+1], steps[...] (copies of the launch's), nthreads, nsched, failed,
+            choice (copies or atomic adds, parallel_private.py), (offset, size) per copy,
+            frames[nsched] (null, then each task's body frame), copies[p][nsched],
+            schedule copy
 
 The launcher shifts every `args'[j]` by `steps'[j]` times the task's first entry, so a task
 finds its arrays, their shadows and its own frame slot there, under any split of the schedule.
@@ -16,6 +19,12 @@ The reverse sweep calls the launcher again with the reverse task function on the
 (the same schedule, threads and split), which runs the body's reverse sweep from the task's
 frame; then frees the record. A forward sweep that fails later frees the record and the frames
 through the frame's list of children.
+
+A fused launch (`fusable`: its reverse may run right after it) has one task function, which
+runs the body's whole gradient per schedule entry; the copies are summed and the record freed
+right after the launch, and the reverse sweep has nothing to do. When privatised copies are
+chosen by size, every task function has a twin with atomic adds in their place, and the
+record's `choice` says which ran (Names.shared).
 """
 from __future__ import annotations
 
@@ -144,6 +153,7 @@ def forward_launch(fwd, inst, blk):
     shadow_loads = []
     record, call = _emit_forward(b, g, inst, rec, layout, dup, names, shadow_loads)
     if names.fused:
+        _note_failure(g, b, record, layout, rec, inst)
         _add_copies(b, g, record, layout, names)
     for c in fwd.fb[blk].instructions[start:]:
         fwd.clones.append((c, None, (0,) if any(c is s for s in shadow_loads) else ()))
@@ -448,11 +458,17 @@ def _task(module, name, target, rec, L: Layout, dup, reverse: bool, copies=()) -
     ops = [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"), tid, *arrays, *shadows, last]
     status = b.call(target, T.void if reverse else T.i32, ops)
     if not reverse:
-        failed = b.cast("zext", b.icmp("ne", status, ConstInt(T.i32, 0)), T.i64)
-        b.emit(Instruction("opaque", T.i64, [_at(b, record, L.failed), failed], flags=["atomicrmw"],
-                           raw="atomicrmw or ptr {0}, i64 {1} monotonic"))
+        _flag_failure(b, record, L, status)
     b.ret()
     module.add_function(fn)
+
+
+def _flag_failure(b, record, L: Layout, status) -> None:
+    """The record's failure flag |= (status != 0): the body raised (or, fused, its gradient
+    could not get memory)."""
+    failed = b.cast("zext", b.icmp("ne", status, ConstInt(T.i32, 0)), T.i64)
+    b.emit(Instruction("opaque", T.i64, [_at(b, record, L.failed), failed], flags=["atomicrmw"],
+                       raw="atomicrmw or ptr {0}, i64 {1} monotonic"))
 
 
 def _fused_task(module, name, target, rec, L: Layout, dup, copies) -> None:
@@ -481,8 +497,9 @@ def _fused_task(module, name, target, rec, L: Layout, dup, copies) -> None:
     b.cbr(b.icmp("slt", e, count), each, done)
     b = MathBuilder(module, each)
     at = b.gep(T.i8, sched, [b.mul(e, sstep)])
-    b.call(target, T.i32, [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"), tid, at,
-                           *arrays, *shadows])
+    status = b.call(target, T.i32, [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"),
+                                    tid, at, *arrays, *shadows])
+    _flag_failure(b, record, L, status)
     e.ops.append(b.add(e, ConstInt(i64, 1)))
     e.blocks.append(each)
     b.br(loop)
