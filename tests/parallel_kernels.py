@@ -4,7 +4,7 @@ gradient of its serial copy, `njit(kernel.py_func)`)."""
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, pndindex, prange
 
 
 @njit(parallel=True)
@@ -196,3 +196,18 @@ def prepare_then_map(x, y):
         t[i] = 0.5 * x[i] + x[(i + 1) % x.shape[0]]
     for i in prange(x.shape[0]):
         y[i] = math.tanh(t[i]) * x[i]
+
+
+@njit(parallel=True)
+def grid_map(a, b):
+    """A schedule of two dimensions (pndindex)."""
+    for i, j in pndindex(a.shape):
+        b[i, j] = math.sin(a[i, j]) * a[i, j]
+
+
+@njit(parallel=True)
+def shifted_range(x, y):
+    """A prange starting below 0."""
+    n = x.shape[0]
+    for i in prange(-2, n - 2):
+        y[i + 2] = 0.5 * x[i + 2] * x[i + 2] + x[(i + 3) % n]

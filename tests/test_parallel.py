@@ -85,7 +85,18 @@ def _prepare_then_map(rng):
                                 Duplicated(np.zeros(N), rng.standard_normal(N))], 1.0
 
 
-CASES = {"elementwise": _elementwise, "rotate_rows": _rotate_rows,
+def _grid_map(rng):
+    return K.grid_map, [Duplicated(rng.standard_normal((7, 6)), np.zeros((7, 6))),
+                        Duplicated(np.zeros((7, 6)), rng.standard_normal((7, 6)))], 1.0
+
+
+def _shifted_range(rng):
+    return K.shifted_range, [Duplicated(rng.standard_normal(N), np.zeros(N)),
+                             Duplicated(np.zeros(N), rng.standard_normal(N))], 1.0
+
+
+CASES = {"elementwise": _elementwise, "rotate_rows": _rotate_rows, "grid_map": _grid_map,
+         "shifted_range": _shifted_range,
          "energy_then_scale": _energy_then_scale, "prepare_then_map": _prepare_then_map,
          "gather": _gather, "weighted_sum": _weighted_sum,
          "nbody_forces": _nbody, "local_features": _local_features, "shrink": _shrink,
@@ -312,7 +323,8 @@ def test_fused_launches():
     gradient per task); a loop followed by differentiated code, inside a time loop, feeding a
     reduction or raising in its body keeps the split launch (forward, then reverse)."""
     rng = np.random.default_rng(5)
-    for case in ("elementwise", "gather", "nbody_forces", "stencil2d"):
+    for case in ("elementwise", "gather", "nbody_forces", "stencil2d", "grid_map",
+                 "shifted_range", "rotate_rows", "prepare_then_map"):
         kernel, args, _ = CASES[case](rng)
         text = _generated(kernel, *args)
         assert ".grad." in text and ".task.rev." not in text, case
