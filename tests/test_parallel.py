@@ -399,3 +399,27 @@ def test_explain_says_copies_are_chosen_by_size():
     text = str(explain(K.gather, Duplicated(x, np.zeros(12)), Const(pairs),
                        Duplicated(np.zeros(3), np.ones(3))))
     assert text.count("atomic at a call where the copies exceed") == 2, text
+
+
+def test_fused_body_keeps_its_tape_per_thread(threads):
+    """The tape of a fused body's gradient (n-body's inner loop) is parked per thread between
+    calls, like a kernel gradient's: repeated calls allocate none, and `release_tape` on the
+    gradient frees every thread's."""
+    from enzyme_py import compile_gradient
+    from enzyme_py.workspace import release_tape
+    kernel, args, seed = CASES["nbody_forces"](np.random.default_rng(6))
+    grad = compile_gradient(kernel, *_copy(args))
+    release_tape(grad)
+    before = _allocations()
+    threads(1)
+    autodiff(kernel, *_copy(args), seed=seed)
+    held = _allocations() - before
+    assert held > 0
+    for _ in range(5):
+        autodiff(kernel, *_copy(args), seed=seed)
+    assert _allocations() - before == held
+    threads(2)
+    for _ in range(5):
+        autodiff(kernel, *_copy(args), seed=seed)
+    assert release_tape(grad)
+    assert _allocations() == before

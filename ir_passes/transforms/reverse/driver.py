@@ -36,7 +36,7 @@ from .forward_sweep import ForwardSweep
 from .fusion import fused_loops
 from .gradient import Gradient, Sweep
 from .parallel_launch import PENDING as PARALLEL
-from .parallel_launch import UPDATES, reported
+from .parallel_launch import UPDATES, chain_releases, per_thread_workspace, reported
 from .parallel_private import check_deterministic
 from .recurrence import fill as fill_recurrences
 from .report import layout, record_counts
@@ -124,6 +124,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         gs.splice(rs.put_back_marker, lambda b: None)
         split(gs, fs, rs, aug, rev_name)
     g.layout.updates = derive_parallel_bodies(module, cache, success_codes)
+    chain_releases(module, out_name)
     use_vector_variants(module, vector_library)
     return g
 
@@ -163,7 +164,8 @@ def derive_parallel_bodies(module, cache, success_codes) -> list:
         updates += reported(body, gs.updates.report)
         gs.splice(rs.put_back_marker, lambda b: None)
         if body.fused:      # both sweeps in one function, run by each task (parallel_launch.py)
-            combine(gs, fs, park=False)
+            combine(gs, fs, park=True)
+            per_thread_workspace(gs)
             gs.fn.prefix = "define internal"
         else:
             split(gs, fs, rs, body.aug, body.rev)

@@ -43,7 +43,7 @@ from ...rules.parallel import ParallelUpdates, lookup_parallel
 from ...runtime import heap
 from ...runtime.helpers import ensure
 from .calls import free_name, fwd_field_address
-from ..common.parallel_body import (check_reductions, counts_up_from_zero, iterations,
+from ..common.parallel_body import (TID, check_reductions, counts_up_from_zero, iterations,
                                     make_body, row_slots, stored_arguments)
 from .parallel_private import BY_SIZE, bounds, choose, iterations_helper, owned, small, sum_helper
 from .shadow_updates import PER_TASK, Threads
@@ -251,6 +251,74 @@ def _register(spec, layout: Layout, copies, report: bool = True) -> Names:
             _task(module, names.reverse_task, rev, rec, layout, dup, True, copies)
             _free_record(module, names.free_record, free_name(aug), layout)
     return registry[key]
+
+
+RELEASES = "parallel releases"   # module.derived: release functions of fused bodies' tapes
+WORKSPACES = 64     # tape workspaces of a fused body's gradient: one per thread id (mod 64)
+
+
+def per_thread_workspace(g) -> None:
+    """A fused body's gradient (combined, its tape parked between calls) parks its tape in the
+    slot of the thread running it: its workspace global becomes WORKSPACES slots indexed by the
+    thread id, so each thread takes back the tape it left (the slots' exchanges keep two tasks
+    of one slot correct)."""
+    slot = f"{g.fn.name}.workspace"
+    text = f'@"{slot}" = internal global ptr null, align 8'
+    if text not in g.module.items:
+        return
+    g.module.items[g.module.items.index(text)] = \
+        f'@"{slot}" = internal global [{WORKSPACES} x ptr] zeroinitializer, align 8'
+    entry = g.fn.blocks[0]
+    at = sum(1 for i in entry.instructions if i.opcode == "alloca")
+    tid = g.fn.params[TID]
+    which = Instruction("and", T.i64, [tid, ConstInt(T.i64, WORKSPACES - 1)], name="ws.which")
+    mine = Instruction("getelementptr", T.ptr, [Global(T.ptr, slot), which], name="ws.slot",
+                       source_type=T.ptr)
+    for k, inst in enumerate((which, mine)):
+        entry.insert(at + k, inst)
+    for inst in g.fn.instructions():
+        if inst.opcode == "call" and inst.callee_name in ("enzpy.take", "enzpy.park"):
+            inst.ops = [mine if isinstance(o, Global) and o.name == slot else o for o in inst.ops]
+    _release_every_slot(g.module, f"{g.fn.name}.release", slot)
+    g.module.derived.setdefault(RELEASES, []).append(f"{g.fn.name}.release")
+
+
+def _release_every_slot(module, name, slot) -> None:
+    """`name()`, the body gradient's release (tape.py), releases the tape of each slot."""
+    fn = module.functions[name]
+    call = next(i for i in fn.instructions() if i.callee_name == "enzpy.release")
+    entry, loop, done = fn.blocks[0], fn.add_block("loop"), fn.add_block("done")
+    entry.instructions = []
+    MathBuilder(module, entry).br(loop)
+    b = MathBuilder(module, loop)
+    k = b.phi(T.i64, [(ConstInt(T.i64, 0), entry)])
+    b.call("enzpy.release", T.void, [b.gep(T.ptr, Global(T.ptr, slot), [k]), *call.ops[1:]])
+    k1 = b.add(k, ConstInt(T.i64, 1))
+    k.ops.append(k1)
+    k.blocks.append(loop)
+    b.cbr(b.icmp("slt", k1, ConstInt(T.i64, WORKSPACES)), loop, done)
+    MathBuilder(module, done).ret()
+
+
+def chain_releases(module, out_name: str) -> None:
+    """The gradient's `<out_name>.release()` (enzyme_py's workspace.release_tape) also releases
+    the tapes its fused bodies park per thread; it is added when the gradient parks none."""
+    bodies = module.derived.pop(RELEASES, [])
+    if not bodies:
+        return
+    name = f"{out_name}.release"
+    fn = module.functions.get(name)
+    if fn is None:
+        fn = Function(name, T.void, [], prefix="define")
+        fn.generated = True
+        fn.add_block("entry")
+        module.add_function(fn)
+    last = fn.blocks[-1]
+    last.instructions = [i for i in last.instructions if i.opcode != "ret"]
+    b = MathBuilder(module, last)
+    for body in bodies:
+        b.call(body, T.void, [])
+    b.ret()
 
 
 def reported(body: Body, updates) -> list:
