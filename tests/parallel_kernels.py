@@ -211,3 +211,13 @@ def shifted_range(x, y):
     n = x.shape[0]
     for i in prange(-2, n - 2):
         y[i + 2] = 0.5 * x[i + 2] * x[i + 2] + x[(i + 3) % n]
+
+
+@njit(parallel=True)
+def two_stages(x, y):
+    """Two prange loops, the second reading what the first wrote (split, then fused)."""
+    t = np.empty_like(x)
+    for i in prange(x.shape[0]):
+        t[i] = math.sin(x[i])
+    for i in prange(x.shape[0]):
+        y[i] = t[i] * t[(i + 1) % x.shape[0]] + x[i]

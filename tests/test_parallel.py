@@ -95,7 +95,13 @@ def _shifted_range(rng):
                              Duplicated(np.zeros(N), rng.standard_normal(N))], 1.0
 
 
+def _two_stages(rng):
+    return K.two_stages, [Duplicated(rng.standard_normal(N), np.zeros(N)),
+                          Duplicated(np.zeros(N), rng.standard_normal(N))], 1.0
+
+
 CASES = {"elementwise": _elementwise, "rotate_rows": _rotate_rows, "grid_map": _grid_map,
+         "two_stages": _two_stages,
          "shifted_range": _shifted_range,
          "energy_then_scale": _energy_then_scale, "prepare_then_map": _prepare_then_map,
          "gather": _gather, "weighted_sum": _weighted_sum,
@@ -338,6 +344,9 @@ def test_fused_launches():
     for kernel, args in split:
         text = _generated(kernel, *args)
         assert ".task.rev." in text, kernel.__name__
+    kernel, args, _ = CASES["two_stages"](rng)
+    text = _generated(kernel, *args)       # the first launch split, the second fused
+    assert text.count(".task.rev.") and ".grad." in text
 
 
 def test_rows_of_2d_arrays_are_private(threads):
