@@ -389,9 +389,26 @@ def strip_noinline(text: str) -> str:
 
 
 def link_texts(texts) -> llvm.ModuleRef:
-    """Parse and link module texts into one verified module."""
+    """Parse and link module texts into one verified module.
+
+    A symbol defined by several texts is linked once: its later definitions become
+    linkonce_odr, as Numba's own linker makes every library's definitions. Numba names some
+    functions by a hash of what they do, not by the library that emits them (a dynamic
+    exception's `__excinfo_unwrap_args<sha1>`), so two callees' modules may both define one."""
     module = llvm.parse_assembly(texts[0])
+    defined = {v.name for v in _definitions(module)}
     for text in texts[1:]:
-        module.link_in(llvm.parse_assembly(text))
+        other = llvm.parse_assembly(text)
+        for value in _definitions(other):
+            if value.name in defined and value.linkage == llvm.Linkage.external:
+                value.linkage = llvm.Linkage.linkonce_odr
+            defined.add(value.name)
+        module.link_in(other)
     module.verify()
     return module
+
+
+def _definitions(module: llvm.ModuleRef) -> list:
+    """The functions and global variables that `module` defines."""
+    values = list(module.functions) + list(module.global_variables)
+    return [v for v in values if not v.is_declaration]
