@@ -6,10 +6,12 @@ difference along a random direction. No tests here.
 Forward mode: the returned tangent and the tangents left in the shadows of the final arrays are
 compared with (f(x + h u) - f(x - h u)) / 2h of the plain kernel, computed in float64 on float64
 copies (the same kernel compiled for float64).
+`check_batched_forward(kernel, *arrays, width=k)`: the same in batched forward mode, k random
+directions in one call (BatchDuplicated), each lane against its own central difference.
 """
 import numpy as np
 
-from enzyme_py import Duplicated, Forward, autodiff, check_gradient
+from enzyme_py import BatchDuplicated, Duplicated, Forward, autodiff, check_gradient
 
 
 def _float(a) -> bool:
@@ -64,6 +66,39 @@ def check_forward(kernel, *args, rtol=1e-6, seed=1):
         fd = (ap[k] - am[k]) / (2 * h)
         scale = max(1.0, float(np.max(np.abs(fd))) if fd.size else 1.0)
         np.testing.assert_allclose(us[k], fd, rtol=tol, atol=tol * scale, err_msg=f"argument {k}")
+
+
+def check_batched_forward(kernel, *args, width=2, rtol=1e-6, seed=1):
+    rng = np.random.default_rng(seed)
+    dirs = [[rng.standard_normal(a.shape) for _ in range(width)] if _float(a) else None
+            for a in args]
+    xs = _copies(args)
+    lanes = [tuple(_like(a, d) for d in ds) if ds is not None else None
+             for a, ds in zip(args, dirs)]
+    annotated = [BatchDuplicated(x, ls) if ls is not None else x for x, ls in zip(xs, lanes)]
+    ts = autodiff(kernel, *annotated, mode=Forward)
+    tol = max(rtol, 1e-3 if any(_float(a) and a.dtype == np.float32 for a in args) else rtol)
+    for j in range(width):
+        lane = [ds[j] if ds is not None else None for ds in dirs]
+        rp, ap = _moved(kernel, args, lane, 1e-6)
+        rm, am = _moved(kernel, args, lane, -1e-6)
+        if isinstance(rp, (float, np.floating)):
+            fd = (rp - rm) / 2e-6
+            assert isinstance(ts, tuple) and len(ts) == width, ts
+            assert abs(ts[j] - fd) <= tol * max(1.0, abs(fd)), (j, ts[j], fd)
+        for k, a in enumerate(args):
+            if _float(a):
+                fd = (ap[k] - am[k]) / 2e-6
+                scale = max(1.0, float(np.max(np.abs(fd))) if fd.size else 1.0)
+                np.testing.assert_allclose(lanes[k][j], fd, rtol=tol, atol=tol * scale,
+                                           err_msg=f"argument {k}, lane {j}")
+
+
+def _moved(kernel, args, dirs, step):
+    """kernel run on float64 copies of args moved by step * dirs: (return, arrays after)."""
+    moved = [_like(a, a + step * d, np.float64) if d is not None else a
+             for a, d in zip(args, dirs)]
+    return kernel(*moved), moved
 
 
 def check_modes(kernel, *args, rtol=1e-6):

@@ -3,7 +3,8 @@
 - `v = load p`: tangent(v) = load shadow(p) (a pointer loaded from memory holding shadowed
   pointers: its shadow is loaded from the shadow memory);
 - `store v, p` into shadowed memory: store tangent(v) into shadow(p) (zero when v has none; the
-  shadow pointer of a pointer v, or v itself when it points to memory without a shadow);
+  shadow pointer of a pointer v, the shadow handles of an allocation handle v, or v itself when
+  it points to memory without a shadow);
 - `memset p`: the shadow is zeroed; `memcpy dst, src`: the shadow is copied (zeroed when src has
   no shadow);
 - a local alloca with a shadow: a second alloca beside it, zeroed;
@@ -111,7 +112,12 @@ def store(fm, inst) -> None:
         else:
             lanes = fm.tan(v) or [fm.zero(v.type)] * fm.width
     elif k == "ptr":
-        if fm.has_shadow(v) or isinstance(v, Constant):
+        if id(v) in fm.hmap:
+            # an allocation handle kept beside its data (an array struct's meminfo): the shadow
+            # keeps the shadow handle, so the reference counts taken through the loaded copies
+            # move the shadow allocation's too (with the primal's, it was released early)
+            lanes = fm.hmap[id(v)]
+        elif fm.has_shadow(v) or isinstance(v, Constant):
             lanes = fm.shadow(v, inst)
         else:   # a pointer to memory without a shadow is its own shadow (as in Enzyme)
             lanes = [fm.val(v)] * fm.width
