@@ -1,4 +1,5 @@
-"""`explain`: what a gradient caches, why, and how many bytes its tape takes for given arguments."""
+"""`explain`: what a gradient caches, why, and how many bytes its tape takes for given arguments
+(and its arena: the inputs of BLAS/LAPACK calls copied for the reverse sweep, each with its bytes)."""
 from __future__ import annotations
 
 import ctypes
@@ -32,10 +33,13 @@ class Cached:
     loop: int | None     # None: stored once per call (a register after optimization)
     variable: str = ""
     code: str = ""
+    arena_bytes: int | None = None   # a copy in the arena: its bytes in this call (all iterations)
 
     def __str__(self) -> str:
         per = f"{self.bytes_per_iteration} B per iteration of loop {self.loop}" if self.loop is not None \
             else f"{self.bytes_per_iteration} B once"
+        if self.arena_bytes is not None:
+            per = f"{self.arena_bytes} B copied into the arena in this call (its offset: {per})"
         head = f"{self.source}: {self.code}" if self.code else (self.source or "(no source line)")
         what = self.instruction.strip()
         if self.variable:
@@ -93,6 +97,7 @@ class Explanation:
     active: list = field(default_factory=list)           # (source, instruction)
     iterations: dict = field(default_factory=dict)       # loop -> iterations in this call
     unsupported: str = ""                                 # why no gradient could be built
+    arena_bytes: int = 0                                  # BLAS/LAPACK inputs saved, this call
     updates: list = field(default_factory=list)           # prange loops' shadow updates
     checkpointed: list = field(default_factory=list)     # Checkpointed time loops
 
@@ -110,6 +115,10 @@ class Explanation:
         for lp, n in self.iterations.items():
             lines.append(f"  loop {lp}: {n} iterations in this call")
         lines.append(f"  tape: {self.tape_bytes} bytes for these arguments")
+        if self.arena_bytes:
+            lines.append(f"  arena: {self.arena_bytes} bytes for these arguments (inputs of "
+                         "BLAS/LAPACK calls saved for the reverse sweep, each rounded up to 16 B; "
+                         "kept between calls)")
         if self.updates:
             lines.append(f"  shadow updates in parallel loops: {len(self.updates)}")
         for u in self.updates:
@@ -155,11 +164,14 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
     layout = grad.layout
     counts = run_on_copies(grad, args, seed, layout)
     names = variable_names(grad.captured, grad.kernel_name) if grad.captured else {}
-    cached = [_cached(c, names) for c in layout.cached if c.loop is not None]
+    copies = dict(zip(map(id, layout.arena), counts[len(layout.loops):])) if counts else {}
+    cached = [_cached(c, names, copies.get(id(c))) for c in layout.cached
+              if c.loop is not None or id(c) in copies]
     active = [(user_line(locs), text) for text, locs in layout.active]
+    arena_used = counts[-1] if counts and layout.arena else 0
     return Explanation(name, layout.tape_bytes(counts), cached, active,
                        dict(zip(layout.loops, counts)), updates=list(layout.updates),
-                       checkpointed=checkpointed_loops(grad))
+                       checkpointed=checkpointed_loops(grad), arena_bytes=int(arena_used))
 
 
 def checkpointed_loops(grad) -> list:
@@ -181,14 +193,17 @@ def _read_global(grad, symbol: str, n: int) -> list:
 _VALUE = re.compile(r'%("[^"]+"|[\w.$-]+)')
 
 
-def _cached(c, names) -> Cached:
+def _cached(c, names, arena_bytes=None) -> Cached:
     """A tape entry in the user's terms: its variable, its line's text, and LLVM names in the
-    reason replaced by Python ones (`%arg.u.4` is `u`)."""
+    reason replaced by Python ones (`%arg.u.4` is `u`); `arena_bytes`: a copy's bytes this call."""
     source = user_line(c.locations)
     defined = re.match(r'\s*%("[^"]+"|[\w.$-]+) =', c.instruction)
     variable = names.get(defined.group(1).strip('"'), "") if defined else ""
+    if c.arena:       # "%arg.B.4, argument 6 of @numba_xxgemm": the argument's Python name
+        copied = re.match(r'\s*%("[^"]+"|[\w.$-]+),', c.instruction)
+        variable = _python_names("%" + copied.group(1), names).lstrip("%") if copied else ""
     return Cached(c.instruction, source, _python_names(c.reason, names), c.bytes, c.loop,
-                  variable, _code(source))
+                  variable, _code(source), None if arena_bytes is None else int(arena_bytes))
 
 
 def _python_names(text: str, names: dict) -> str:
@@ -207,8 +222,9 @@ def _code(source: str) -> str:
 
 
 def run_on_copies(grad, args, seed, layout) -> list:
-    """Run the gradient on copies and read the iteration count of each taped loop."""
-    if not (layout.loops and layout.counts_symbol) and not layout.checkpoints:
+    """Run the gradient on copies and read what it recorded: each taped loop's iteration count,
+    then the bytes of each arena copy and the arena's bytes in use (TapeLayout.slots)."""
+    if not layout.counts_symbol and not layout.checkpoints:
         return []
     annotated = [as_annotation(a) for a in args]
     primal = [copy_same_layout(a.value) if isinstance(a.value, np.ndarray) else a.value
@@ -216,6 +232,6 @@ def run_on_copies(grad, args, seed, layout) -> list:
     shadows = [copy_same_layout(a.shadow) for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
     grad.entry(*primal, *shadows, float(seed))
-    if not layout.loops or not layout.counts_symbol:
+    if not layout.counts_symbol:
         return []
-    return _read_global(grad, layout.counts_symbol, len(layout.loops))
+    return _read_global(grad, layout.counts_symbol, layout.slots())

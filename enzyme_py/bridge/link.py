@@ -103,7 +103,7 @@ def define_counts(layout) -> None:
     library of its own: Numba copies a linked library into each caller."""
     if layout is None:
         return
-    symbols = [(layout.counts_symbol, len(layout.loops))] if layout.counts_symbol else []
+    symbols = [(layout.counts_symbol, layout.slots())] if layout.counts_symbol else []
     symbols += [(tl.stats, len(tl.stat_fields)) for tl in getattr(layout, "checkpoints", ())]  # checkpointed loops
     if symbols:
         text = "".join(f'@"{s}" = global [{n} x i64] zeroinitializer\n' for s, n in symbols)

@@ -22,7 +22,7 @@ wrappers do); alpha and beta carry no derivative.
 Inputs must hold their values as of the call when the reverse sweep runs. When alias analysis
 says a later write may change one, the forward sweep copies it into the gradient's arena (one
 buffer parked with the tape between calls: a repeat call allocates nothing) and the tape keeps
-its offset; `explain` lists the copy and why.
+its offset; `explain` lists the copy, why, and the bytes it took in the arena in the last call.
 """
 from __future__ import annotations
 
@@ -96,6 +96,14 @@ def arena(g):
         g.tape.buffers += [buf, cap]
         g.tape.arena = (buf, cap, used)
     return g.tape.arena
+
+
+def count_arena_bytes(g, b, key, size) -> None:
+    """Add `size` to the bytes the saved input `key` took in the arena this call (`explain`)."""
+    if key not in g.tape.arena_sizes:
+        g.tape.arena_sizes[key] = g.tape.new_field(T.i64, ConstInt(T.i64, 0))
+    f = g.tape.arena_sizes[key]
+    g.tape.store(b, b.add(g.tape.load(b, f), size), f)
 
 
 class Record:
@@ -178,6 +186,7 @@ class Record:
             fields = [g.tape.frame.address(b, f) for f in arena(g)]
             off = b.call("enzpy.arena_push", T.i64, fields + [fcall.ops[k], size])
             g.tape.write(b, e, off)
+            count_arena_bytes(g, b, key, size)
         blk = fcall.block
         emit_at(g.module, blk, blk.instructions.index(fcall) + after, copy, "blascopy")
 

@@ -16,17 +16,25 @@ class CachedValue:
     reason: str               # why it is cached
     bytes: int                # bytes per entry
     loop: int | None          # the loop whose iterations index it; None: stored once
+    arena: bool = False       # an input of a BLAS/LAPACK call copied into the arena (the entry
+                              # holds its offset; the copy's bytes are counted per call)
 
 
 @dataclass
 class TapeLayout:
-    counts_symbol: str | None = None   # global [n x i64]: each taped loop's iterations, last call
+    counts_symbol: str | None = None   # global [slots() x i64] the last call filled (record_counts)
     loops: list = field(default_factory=list)            # loop index per entry of counts_symbol
+    arena: list = field(default_factory=list)            # CachedValues copied into the arena
     bytes_per_iteration: dict = field(default_factory=dict)  # loop index -> bytes
     cached: list = field(default_factory=list)
     active: list = field(default_factory=list)           # (instruction text, locations)
     updates: list = field(default_factory=list)          # parallel loops' shadow_updates.Update
     checkpoints: list = field(default_factory=list)      # checkpoint.outline.TimeLoop per loop
+
+    def slots(self) -> int:
+        """Entries of counts_symbol: each taped loop's iterations, then the bytes each arena copy
+        took, then the arena's bytes in use after the forward sweep (each copy rounded up to 16)."""
+        return len(self.loops) + (len(self.arena) + 1 if self.arena else 0)
 
     def tape_bytes(self, counts) -> int:
         """Heap tape for one call, from the iteration counts the gradient recorded."""
@@ -48,7 +56,10 @@ def layout(g) -> TapeLayout:
     for e in g.tape.entries.values():
         text, locs = _entry_text(g, e)
         out.cached.append(CachedValue(text, locs, e.reason, T.size_of(e.type),
-                                      e.home.index if e.home is not None else None))
+                                      e.home.index if e.home is not None else None,
+                                      e.key in g.tape.arena_sizes))
+    by_key = dict(zip(g.tape.entries, out.cached))
+    out.arena = [by_key[k] for k in g.tape.arena_sizes]
     for lp in g.loops.loops:
         if g.tape.loop_entries(lp):
             out.loops.append(lp.index)
@@ -60,7 +71,15 @@ def layout(g) -> TapeLayout:
 
 
 def _entry_text(g, e) -> tuple[str, list]:
-    """The entry's primal value (or, for control entries, what it records) and its source lines."""
+    """The entry's primal value (or, for control entries, what it records; for an arena copy,
+    the argument copied) and its source lines."""
+    if e.key in g.tape.arena_sizes:
+        _, call, k = e.key
+        after = isinstance(k, tuple)
+        k = k[1] if after else k
+        text = (f"{call.ops[k].ref()}, argument {k} of @{call.callee_name}"
+                f"{' as the call left it' if after else ''}")
+        return text, g.module.location(call)
     if e.source is not None:     # a phi has no line of its own: its block's first one
         return g.describe(e.source), g.module.location(e.source) or _located(g, e.source.block)
     parts = e.key if isinstance(e.key, tuple) else (e.key,)
@@ -85,23 +104,26 @@ def _located(g, part) -> list:
 
 
 def record_counts(g, fwd, linkage: str = "define") -> None:
-    """Make the forward sweep leave each taped loop's iteration count in a global.
+    """Make the forward sweep leave in a global each taped loop's iteration count, then the bytes
+    each saved input took in the arena and the arena's bytes in use (TapeLayout.slots).
 
     linkage "define" defines the global in the module; "declare" only declares it, for a host that
     defines it once elsewhere (a host that copies a linked library into each caller)."""
     loops = [lp for lp in g.loops.loops if g.tape.loop_entries(lp)]
-    if not loops:
+    fields = [g.tape.counter(lp) for lp in loops] + list(g.tape.arena_sizes.values())
+    if g.tape.arena_sizes:
+        fields.append(g.tape.arena[2])
+    if not fields:
         return
     name = f"{g.fn.name}.tape_counts"
     body = "external global" if linkage == "declare" else "global"
     init = "" if linkage == "declare" else " zeroinitializer"
-    g.module.items.append(f'@"{name}" = {body} [{len(loops)} x i64]{init}')
+    g.module.items.append(f'@"{name}" = {body} [{len(fields)} x i64]{init}')
     glob = Global(T.ptr, name)
 
     def store_counts(b):
-        for k, lp in enumerate(loops):
-            n = g.tape.load(b, g.tape.counter(lp))
-            b.store(n, b.gep(T.i64, glob, [ConstInt(T.i64, k)]))
+        for k, f in enumerate(fields):
+            b.store(g.tape.load(b, f), b.gep(T.i64, glob, [ConstInt(T.i64, k)]))
     for blk, _ in fwd.success_exits:
         before_terminator(g.module, blk, store_counts)
     g.counts_symbol = name

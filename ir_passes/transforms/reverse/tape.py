@@ -91,6 +91,7 @@ class Tape:
     children: Field | None = None      # the list of callee frames, once needed
     release_markers: list = field(default_factory=list)   # (marker, failed) where free_all was
     arena: tuple | None = None    # rules/blas.py's saved inputs: (buffer, capacity, used) fields
+    arena_sizes: dict = field(default_factory=dict)   # saved input's key -> i64 Field: its bytes this call
 
     @property
     def init_builder(self) -> Builder:
