@@ -26,6 +26,7 @@ from .options import Activity
 from .rules.libdevice import spelling
 from .transforms.common.vector_math import libmvec
 from .transforms.forward.driver import forward_mode
+from .transforms.prepare.fold_select_recurrences import fold_select_recurrences
 from .transforms.prepare.fold_sign_tests import fold_sign_tests
 from .transforms.prepare.forward_stores import forward_loop_stores
 from .transforms.prepare.hoist_loads import hoist_invariant_loads
@@ -145,6 +146,18 @@ class ForwardStores:
 
 
 @dataclass(frozen=True)
+class FoldSelectRecurrences:
+    """Fold `k1 = select c, i, k` carried by a header phi `k` with c loop-invariant into
+    `select c, i, init` (reverse-mode runs this first): a broadcast index, recomputed, not taped."""
+    name = "fold-select-recurrences"
+    fn: str = option("", FN, str)
+
+    def apply(self, module) -> str | None:
+        fold_select_recurrences(module.functions[self.fn or first_definition(module)])
+        return None
+
+
+@dataclass(frozen=True)
 class FoldSignTests:
     """Fold `icmp slt x, 0` (and the like) where x is never negative (reverse-mode runs this
     first); `nonnegative`: parameter indices known to be >= 0, such as array lengths."""
@@ -230,4 +243,5 @@ class Printer:
 
 
 PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStores, FoldSignTests,
+                              FoldSelectRecurrences,
                               Simplify, Printer)}

@@ -83,7 +83,8 @@ def hand_adjoint(W, U, b, xs, h, v, dW, dU, dxs, dh, seed, tape, g, gnew):
     return loss
 
 
-def setup(quick=False, H=64, nin=32, T=100):
+def arguments(quick=False, H=64, nin=32, T=100):
+    """The RNN's arguments (W, U, b, xs, h, v), shared with rnn_matmul.py, and its size note."""
     if quick:
         H, nin, T = 16, 8, 20
     rng = np.random.default_rng(2)
@@ -96,6 +97,13 @@ def setup(quick=False, H=64, nin=32, T=100):
     args = [Arg("dup", W, name="W"), Arg("dup", U, name="U"), Arg("const", b, name="b"),
             Arg("dup", xs, name="xs"), Arg("dup", h0, wrt=False, name="h"),
             Arg("const", v, name="v")]
+    return args, f"H={H} in={nin} T={T}"
+
+
+def setup(quick=False, H=64, nin=32, T=100):
+    args, note = arguments(quick, H, nin, T)
+    W, U, b, xs, h0, v = (a.init for a in args)
+    T, H = xs.shape[0], h0.shape[0]
     bufs = dict(W=W, U=U, b=b, xs=xs, h=h0.copy(), v=v, dW=np.zeros_like(W),
                 dU=np.zeros_like(U), dxs=np.zeros_like(xs), dh=np.zeros(H),
                 tape=np.zeros((T + 1, H)), g=np.zeros(H), gnew=np.zeros(H))
@@ -113,8 +121,7 @@ def setup(quick=False, H=64, nin=32, T=100):
     def result():
         return np.concatenate([bufs["dW"].ravel(), bufs["dU"].ravel(), bufs["dxs"].ravel()])
 
-    return Instance(kernel, args, hand=Hand(call, reset, result),
-                    note=f"H={H} in={nin} T={T}")
+    return Instance(kernel, args, hand=Hand(call, reset, result), note=note)
 
 
 def jax_setup(inst):

@@ -7,12 +7,11 @@
 differentiated by the gemv record (ir_passes/rules/blas.py): the state h that each product reads
 is overwritten afterwards, so the forward sweep copies it into the arena (docs/linalg.md).
 """
-import math
-
 import numpy as np
 from numba import njit
 
-from ..harness import Arg, Instance
+from . import rnn
+from ..harness import Instance
 
 NAME = "rnn_matmul"
 TITLE = "RNN with @ (gemv)"
@@ -26,35 +25,8 @@ def kernel(W, U, b, xs, h, v):
 
 
 def setup(quick=False, H=64, nin=32, T=100):
-    if quick:
-        H, nin, T = 16, 8, 20
-    rng = np.random.default_rng(2)
-    W = rng.standard_normal((H, H)) / math.sqrt(H)
-    U = rng.standard_normal((H, nin)) / math.sqrt(nin)
-    b = 0.1 * rng.standard_normal(H)
-    xs = rng.standard_normal((T, nin))
-    h0 = 0.1 * rng.standard_normal(H)
-    v = rng.standard_normal(H)
-    args = [Arg("dup", W, name="W"), Arg("dup", U, name="U"), Arg("const", b, name="b"),
-            Arg("dup", xs, name="xs"), Arg("dup", h0, wrt=False, name="h"),
-            Arg("const", v, name="v")]
-    return Instance(kernel, args, note=f"H={H} in={nin} T={T}")
+    args, note = rnn.arguments(quick, H, nin, T)
+    return Instance(kernel, args, note=note)
 
 
-def jax_setup(inst):
-    import jax
-    import jax.numpy as jnp
-    W, U, b, xs, h0, v = (jnp.asarray(a.init) for a in inst.spec)
-
-    def f(W, U, xs):
-        def step(h, x):
-            return jnp.tanh(W @ h + U @ x + b), None
-        h, _ = jax.lax.scan(step, h0, xs)
-        return jnp.dot(v, h)
-    fwd = jax.jit(f)
-    g = jax.jit(jax.grad(f, argnums=(0, 1, 2)))
-
-    def result():
-        return np.concatenate([np.asarray(r).ravel() for r in g(W, U, xs)])
-    return (lambda: fwd(W, U, xs).block_until_ready()), \
-        (lambda: jax.block_until_ready(g(W, U, xs))), result
+jax_setup = rnn.jax_setup        # the same lax.scan RNN

@@ -25,6 +25,7 @@ from ...runtime import heap as _heap
 from ..common.extent import Extent
 from ..common.noneed import drop
 from ..common.vector_math import VectorLibrary, use_vector_variants
+from ..prepare.fold_select_recurrences import fold_select_recurrences
 from ..prepare.fold_sign_tests import fold_sign_tests
 from ..prepare.forward_stores import forward_loop_stores
 from ..prepare.hoist_loads import hoist_invariant_loads
@@ -178,6 +179,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
     primal = module.functions[fn_name]
     fold_sign_tests(primal, [n for e in (extents or {}).values() for n, _ in e.dims])
+    fold_select_recurrences(primal)
     hoist_invariant_loads(primal, noalias)
     forward_loop_stores(primal, noalias)
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents,
