@@ -274,6 +274,21 @@ def check_constant_stores(fn, act: ActivityInfo, locate) -> None:
             raise ConstantMemoryError(param, format_instruction(i), locate(i))
 
 
+def check_pointer_stores(fn, act: ActivityInfo, locate, failing=frozenset()) -> None:
+    """Refuse a pointer into differentiable memory stored into memory that has no shadow and
+    that the function did not allocate (a host's list payload from an allocator that is not
+    registered, a Const argument): a pointer loaded back from there has no shadow, so what is
+    read through it would get no derivative, a silent zero. Blocks in `failing` (only failing
+    returns follow: an exception's arguments handed to the caller) are not checked."""
+    for i in fn.instructions():
+        if i.opcode != "store" or kind(i.ops[0].type) != "ptr" or i.block in failing:
+            continue
+        v, p = i.ops
+        if id(v) in act.shadowed and id(p) not in act.shadowed and not _const_memory(v, act):
+            raise UnsupportedError("a pointer into differentiable memory is stored into memory that "
+                                   "has no shadow", format_instruction(i), locate(i))
+
+
 def _const_param_written(i, act: ActivityInfo):
     """A Const parameter that `i` may write differentiable data into through a pointer that
     also reaches shadowed memory (`p = x if c else a`; the loads of x elsewhere would not see

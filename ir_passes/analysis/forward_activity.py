@@ -56,24 +56,31 @@ def _local_root(r) -> bool:
 class _Extender:
     def __init__(self, act, describe):
         self.act, self.describe, self.changed = act, describe, False
+        self.journal = None     # (set, id) added since soft_require began, to undo on failure
+
+    def _add(self, table, key) -> None:
+        table.add(key)
+        self.changed = True
+        if self.journal is not None:
+            self.journal.append((table, key))
 
     def mark(self, v) -> None:
         if id(v) not in self.act.shadowed:
-            self.act.shadowed.add(id(v))
-            self.changed = True
+            self._add(self.act.shadowed, id(v))
 
     def hold(self, p) -> None:
         """The memory p points into holds pointers with shadows."""
         for r in roots(p):
             if id(r) not in self.act.ptr_holders and not isinstance(r, Constant):
-                self.act.ptr_holders.add(id(r))
-                self.changed = True
+                self._add(self.act.ptr_holders, id(r))
 
     def require(self, v, inst) -> None:
         """v must have a shadow: mark it and what its shadow is built from."""
         if isinstance(v, Constant) or id(v) in self.act.shadowed:
             return
         if isinstance(v, Argument):
+            if self.journal is not None:
+                return      # soft: a parameter merged with shadowed memory gets a stand-in shadow
             raise UnsupportedError("a pointer into differentiable memory is stored into memory that "
                                    "has no shadow (a Const argument)", self.describe(inst), None,
                                    "Pass that array as Duplicated(array, shadow).")
@@ -103,10 +110,20 @@ class _Extender:
         unknown source stays its own shadow (forward_memory.store)."""
         if isinstance(v, (Constant, Argument, Global)) or id(v) in self.act.shadowed:
             return
+        outer, changed = self.journal, self.changed
+        self.journal = []
         try:
             self.require(v, inst)
         except UnsupportedError:
-            pass
+            # all or nothing: a phi of pointers that cannot all have shadows (an allocation
+            # handle, a pointer from an unknown call) gets none
+            for table, key in self.journal:
+                table.discard(key)
+            self.journal, self.changed = outer, changed
+            return
+        if outer is not None:
+            outer.extend(self.journal)
+        self.journal = outer
 
     def visit(self, i) -> None:
         act, op = self.act, i.opcode

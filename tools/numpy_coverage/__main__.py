@@ -4,16 +4,18 @@ import sys
 import time
 from pathlib import Path
 
+import numba
+import numpy
+import scipy
+
 from .catalog import ALL_GROUPS
+from .checks import check
 from .table import render, summary
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "numpy-coverage.md"
 
 
 def _versions():
-    import numba
-    import numpy
-    import scipy
     return f"NumPy {numpy.__version__}, Numba {numba.__version__}, SciPy {scipy.__version__}"
 
 
@@ -30,7 +32,6 @@ def main(argv=None):
     ap.add_argument("--quiet", action="store_true", help="no line per function")
     args = ap.parse_args(argv)
 
-    from .checks import check
     groups = [(t, [e for e in es if not args.only or e.name in args.only]) for t, es in ALL_GROUPS]
     groups = [(t, es) for t, es in groups if es]
     if not groups:

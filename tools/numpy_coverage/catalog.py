@@ -7,7 +7,9 @@ Each entry is either
       last line of `expr` is the returned float, earlier lines are statements), or
   N(name, why): no derivative to check (integer or boolean output, or no float input).
 Bit-twiddling ufuncs (integers only), datetime functions and numpy.random (samples, no
-derivative with respect to the draw) take no float to differentiate and are left out.
+derivative with respect to the draw) take no float to differentiate and are left out, and so are
+the functions the installed Numba does not compile (np.tile, np.trapz, and the ufuncs
+heaviside, modf and frexp, which Numba lists as unsupported in nopython mode).
 """
 from dataclasses import dataclass
 from typing import Optional
@@ -124,8 +126,7 @@ GROUPS = [
         D("quantile", "np.quantile(x, 0.3)", "x"),
     ]),
     ("Polynomials", [
-        D("roots", "W(np.roots(np.array([1.0, -6.0, 11.0, -6.0]) + z[0] * "
-          "np.array([0.0, 0.1, 0.2, 0.3])).real)", "z"),
+        D("roots", "W(np.roots(np.array([1.0, -6.0, 11.0, -6.0 + 0.05 * z[0]])).real)", "z"),
         D("polynomial.polynomial.polyval", "np.polynomial.polynomial.polyval(q[0], z)", "qz"),
         D("polynomial.polynomial.polyadd", "W(np.polynomial.polynomial.polyadd(z, x))", "zx"),
         D("polynomial.polynomial.polysub", "W(np.polynomial.polynomial.polysub(z, x))", "zx"),
@@ -226,9 +227,7 @@ GROUPS = [
         D("swapaxes", "W(np.swapaxes(A, 0, 1))", "A"),
         D("take", "W(np.take(A, np.array([5, 1, 7])))", "A"),
         D("take_along_axis", "W(np.take_along_axis(A, np.array([[2], [0], [1]]), 1))", "A"),
-        D("tile", "W(np.tile(z, 2))", "z"),
         D("trapezoid", "np.trapezoid(x, y)", "xy"),
-        D("trapz", "np.trapz(x, y)", "xy"),
         N("tri", NO_FLOAT_IN),
         D("tril", "W(np.tril(A))", "A"),
         N("tril_indices", NO_FLOAT_IN),
@@ -258,7 +257,7 @@ def _ufuncs(names, params):
 UFUNC_GROUPS = [
     ("Ufuncs: math operations",
      _ufuncs(["add", "subtract", "multiply", "divide", "logaddexp", "logaddexp2", "true_divide",
-              "floor_divide", "power", "float_power", "remainder", "mod", "fmod", "heaviside"], "xy")
+              "floor_divide", "power", "float_power", "remainder", "mod", "fmod"], "xy")
      + _ufuncs(["negative", "positive", "abs", "absolute", "fabs", "rint", "sign", "conj",
                 "conjugate", "exp", "exp2", "log", "log2", "log10", "expm1", "log1p", "sqrt",
                 "square", "cbrt", "reciprocal"], "x")
@@ -274,9 +273,7 @@ UFUNC_GROUPS = [
     ("Ufuncs: floating functions",
      [N(n, BOOL) for n in ["isfinite", "isinf", "isnan", "signbit"]]
      + _ufuncs(["copysign", "nextafter"], "xu")
-     + [D("modf", "f, i = np.modf(b)\nW(f) + W(i)", "b"),
-        D("ldexp", "W(np.ldexp(x, 3))", "x"),
-        D("frexp", "m, e = np.frexp(b)\nW(m)", "b")]
+     + [D("ldexp", "W(np.ldexp(x, 3))", "x")]
      + _ufuncs(["floor", "ceil", "trunc", "spacing"], "b")),
 ]
 

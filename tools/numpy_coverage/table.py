@@ -19,7 +19,8 @@ against central finite differences. Outcomes:
 - **no derivative**: the output is boolean or integer, or does not depend on a float input.
 
 Bit-twiddling ufuncs (integers only), datetime functions and `numpy.random` (samples) take no
-float to differentiate and are not listed.
+float to differentiate and are not listed, nor are the few listed functions that the installed
+Numba does not compile (tools/numpy_coverage/catalog.py names them).
 """
 
 

@@ -20,7 +20,7 @@ from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, Global
 from ...rules.effects import (FREES, allocation_size, handle_allocator, handle_size, is_zeroed,
-                              realloc_operand)
+                              realloc_operand, writes_nothing)
 from .memory import memset_zero
 
 
@@ -106,12 +106,16 @@ def mirror_release(fm, inst) -> None:
     if name.startswith("llvm."):
         return
     positions = [FREES[name]] if name in FREES else range(len(inst.ops))
+    # a shadow that is not a handle is passed again only to a free or to a function that writes
+    # no memory (reference counting): a call that writes through its pointer arguments
+    # (shapes and strides from a reshape) would write the primal's memory from shadow inputs
+    repeatable = name in FREES or writes_nothing(name)
     for k in positions:
         o = inst.ops[k]
         if not o.type.is_ptr or isinstance(o, (Constant, Global)):
             continue
         lanes = fm.hmap.get(id(o))
-        if lanes is None and fm.has_shadow(o) and _owned(o):
+        if lanes is None and fm.has_shadow(o) and _owned(o) and repeatable:
             lanes = fm.shadow(o, inst)
         if lanes is None:
             continue

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from enum import Enum
 
-from ...analysis.activity import activity_analysis, check_constant_stores, check_integer_views
+from ...analysis.activity import (activity_analysis, check_constant_stores, check_integer_views,
+                                  check_pointer_stores)
 from ...analysis.alias import alias_analysis
 from ...analysis.dominators import dominators
+from ...analysis.forward_activity import failing_blocks
 from ...analysis.loops import loop_info
 from ...analysis.tripcount import trip_bound
 from ...analysis.types import type_analysis
@@ -63,6 +65,7 @@ class Gradient:
         self.alias = alias_analysis(primal, noalias_params=noalias)
         check_constant_stores(primal, self.act, self.locate)
         check_integer_views(primal, self.act, self.locate)
+        check_pointer_stores(primal, self.act, self.locate, failing_blocks(primal))
         self.null_ptr = Constant(T.ptr, "null")
         self.extents = dict(extents or {})  # param index -> Extent of its memory
         self.keep_alive: list = []    # scratch blocks whose ids key memo entries
