@@ -277,14 +277,16 @@ def check_constant_stores(fn, act: ActivityInfo, locate) -> None:
 def check_pointer_stores(fn, act: ActivityInfo, locate, failing=frozenset()) -> None:
     """Refuse a pointer into differentiable memory stored into memory that has no shadow and
     that the function did not allocate (a host's list payload from an allocator that is not
-    registered, a Const argument): a pointer loaded back from there has no shadow, so what is
-    read through it would get no derivative, a silent zero. Blocks in `failing` (only failing
-    returns follow: an exception's arguments handed to the caller) are not checked."""
+    registered): a pointer loaded back from there has no shadow, so what is read through it
+    would get no derivative, a silent zero. Stores into parameters' memory (a return slot, an
+    exception slot: handed to the caller) and in `failing` blocks (only failing returns follow)
+    are not checked."""
     for i in fn.instructions():
         if i.opcode != "store" or kind(i.ops[0].type) != "ptr" or i.block in failing:
             continue
         v, p = i.ops
-        if id(v) in act.shadowed and id(p) not in act.shadowed and not _const_memory(v, act):
+        if id(v) in act.shadowed and id(p) not in act.shadowed and not _const_memory(v, act) \
+                and not all(isinstance(r, Argument) for r in roots(p)):
             raise UnsupportedError("a pointer into differentiable memory is stored into memory that "
                                    "has no shadow", format_instruction(i), locate(i))
 
