@@ -1,4 +1,5 @@
-"""docs/numpy-coverage.md from the results: one table per group, then the failures."""
+"""docs/numpy-coverage.md from the results: one table per group."""
+from pathlib import Path
 
 HEADER = """# NumPy coverage
 
@@ -28,8 +29,12 @@ def _cell(outcome):
     return outcome.status if outcome.status == "pass" else f"**{outcome.status}**"
 
 
+ROOT = str(Path(__file__).resolve().parents[2]) + "/"
+
+
 def _esc(text):
-    return text.replace("|", "\\|").replace("\n", " ")[:160]
+    """A message for a table cell: one line, no pipes, paths relative to the repository."""
+    return text.replace(ROOT, "").replace("|", "\\|").replace("\n", " ")[:160]
 
 
 def summary(results):
