@@ -103,3 +103,27 @@ def test_catalog_entries_build():
             build(e.name, e.expr, list(e.params))
         else:
             assert e.why, e.name
+
+
+@njit
+def scaled_steps(x, t, out):            # np.ldexp, np.nextafter, np.spacing elementwise
+    out[:] = 3.0 * np.ldexp(x, 3) + 2.0 * np.nextafter(x, t) + np.spacing(x) * 1e6
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ldexp_nextafter_spacing_analytic(dtype):
+    """d out / d x = 3 * 2^3 + 2 (nextafter's slope) + 0 (spacing is piecewise constant);
+    nothing reaches t. Reverse and forward."""
+    from enzyme_py import Duplicated, Forward, autodiff
+    x = np.linspace(0.3, 2.0, 5).astype(dtype)
+    t = np.full(5, 10.0, dtype)
+    out = np.zeros(5, dtype)
+    w = np.arange(1.0, 6.0).astype(dtype)
+    dx, dt, dout = np.zeros_like(x), np.zeros_like(t), w.copy()
+    autodiff(scaled_steps, Duplicated(x, dx), Duplicated(t, dt), Duplicated(out, dout))
+    np.testing.assert_allclose(dx, 26.0 * w, rtol=1e-6)
+    assert not dt.any() and not dout.any()
+    dx, dt, dout = w.copy(), np.ones_like(t), np.zeros_like(out)
+    autodiff(scaled_steps, Duplicated(x, dx), Duplicated(t, dt), Duplicated(out, dout),
+             mode=Forward)
+    np.testing.assert_allclose(dout, 26.0 * w, rtol=1e-6)

@@ -74,6 +74,10 @@ for _name, _what in (("numba_ez_rgeev", "np.linalg.eig and eigvals of a real mat
 # math.gamma: Numba's own wrappers of libm's tgamma
 register_alias("numba_gamma", "tgamma")
 register_alias("numba_gammaf", "tgamma")
+# np.ldexp, np.nextafter and np.spacing (nextafter(x, copysign(inf, x)) - x)
+for _name, _key in (("numba_ldexp", "ldexp"), ("numba_ldexpf", "ldexp"),
+                    ("numba_nextafter", "nextafter"), ("numba_nextafterf", "nextafter")):
+    register_alias(_name, _key)
 
 register_heap("NRT_Allocate", "NRT_Free")
 

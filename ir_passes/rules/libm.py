@@ -6,7 +6,7 @@ from ..ir.builder import math_name
 from ..ir.values import Global
 from ..runtime.helpers import ensure
 from .intrinsics import c, sq
-from .registry import define
+from .registry import ZERO, define
 
 
 def libm(name, *partials):
@@ -53,3 +53,8 @@ libm("erfc", lambda b, d, x, y: b.fneg(b.fmul(d, b.fmul(c(b, d, 2.0 / math.sqrt(
                                                          b.intrinsic("exp", [b.fneg(sq(b, x[0]))])))))
 libm("lgamma", lambda b, d, x, y: b.fmul(d, digamma(b, x[0])))
 libm("tgamma", lambda b, d, x, y: b.fmul(d, b.fmul(y, digamma(b, x[0]))))
+# ldexp(x, n) = x 2^n: linear in x; the integer exponent has no derivative
+define("ldexp", lambda b, d, x, y: b.libm("ldexp", [d, x[1]]), None, spellings=("ldexpf",),
+       linear=True)
+# nextafter(x, t): the float next to x towards t; slope 1 in x, piecewise constant in t
+define("nextafter", lambda b, d, x, y: d, ZERO, spellings=("nextafterf",), linear=True)
