@@ -1,7 +1,7 @@
 """Type analysis: what each value holds (float, integer, pointer), and what the memory behind each
 pointer holds, learned from the loads and stores that use it.
 
-A pointer kept in memory and loaded back (Numba keeps an array's data pointer in a struct on the
+A pointer kept in memory and loaded back (a host may keep an array's data pointer in a struct on the
 stack) reaches the same memory as the pointer stored: a store of pointer `v` into slot `s` and a
 load of a pointer from `s` (the same base object and constant byte offset) join their base
 objects into one class, whose memory holds what is accessed through any of them."""

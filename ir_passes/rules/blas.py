@@ -69,7 +69,7 @@ def constant_before(slot, call):
 
 def constant_global(module, p, ft):
     """The float (type ft) at the start of the constant global p (a host's array of one scale
-    factor: Numba's `pinv` passes alpha and beta so), or None."""
+    factor: a host's pseudo-inverse may pass alpha and beta so), or None."""
     if not isinstance(p, Global) or ft is None:
         return None
     head = f"@{p.name} = "
