@@ -303,32 +303,29 @@ for _name, _body in SQUARE_BODIES.items():
 # 0), 0 where p_ij is 0 (no seed, no contribution, even where s is 0); out_j += column j of a
 # times column j of b (summed); dst[:, j] += src[:, j] num_j / den_j (0 where den_j is 0);
 # *out += the sum of |p_ij|
-RECT_PARAMS = "i64 %rows, i64 %cols, ptr %src, i64 %lds, ptr %dst, i64 %ldd"
-instances("copy_rect", grid("copy_rect", RECT_PARAMS, """\
+# src_ij into %v, and %pd at dst_ij: the two addressings the rectangular helpers share
+LOAD_SRC = """\
   %js = mul i64 %j, %lds
   %ks = add i64 %js, %i
   %ps = getelementptr {T}, ptr %src, i64 %ks
   %v = load {T}, ptr %ps
+"""
+DST_AT_IJ = """\
   %jd = mul i64 %j, %ldd
   %kd = add i64 %jd, %i
   %pd = getelementptr {T}, ptr %dst, i64 %kd
+"""
+RECT_PARAMS = "i64 %rows, i64 %cols, ptr %src, i64 %lds, ptr %dst, i64 %ldd"
+instances("copy_rect", grid("copy_rect", RECT_PARAMS, LOAD_SRC + DST_AT_IJ + """\
   store {T} %v, ptr %pd"""))
-instances("upper_rect", grid("upper_rect", RECT_PARAMS, """\
-  %js = mul i64 %j, %lds
-  %ks = add i64 %js, %i
-  %ps = getelementptr {T}, ptr %src, i64 %ks
-  %v = load {T}, ptr %ps
+instances("upper_rect", grid("upper_rect", RECT_PARAMS, LOAD_SRC + """\
   %up = icmp sle i64 %i, %j
   %w = select i1 %up, {T} %v, {T} 0.0
   %jd = mul i64 %j, %ldd
   %kd = add i64 %jd, %i
   %pd = getelementptr {T}, ptr %dst, i64 %kd
   store {T} %w, ptr %pd"""))
-instances("transpose_rect", grid("transpose_rect", RECT_PARAMS, """\
-  %js = mul i64 %j, %lds
-  %ks = add i64 %js, %i
-  %ps = getelementptr {T}, ptr %src, i64 %ks
-  %v = load {T}, ptr %ps
+instances("transpose_rect", grid("transpose_rect", RECT_PARAMS, LOAD_SRC + """\
   %id = mul i64 %i, %ldd
   %kd = add i64 %id, %j
   %pd = getelementptr {T}, ptr %dst, i64 %kd
