@@ -37,8 +37,9 @@ for _name in ("NRT_Free", "NRT_MemInfo_call_dtor", "NRT_decref", "NRT_incref",
               "numba_attempt_nocopy_reshape"):
     register_inactive(_name)
 # reference counts write no memory the program reads; a BLAS or LAPACK wrapper's error path takes
-# the GIL and aborts the process (Py_FatalError)
-for _name in ("NRT_incref", "NRT_decref", "numba_gil_ensure", "Py_FatalError"):
+# the GIL and aborts the process (Py_FatalError); a parallel launch that finds no threads prints
+# the count (printf) before it raises
+for _name in ("NRT_incref", "NRT_decref", "numba_gil_ensure", "Py_FatalError", "printf"):
     register_writes_nothing(_name)
 for _name in ("numba_gil_ensure", "Py_FatalError"):
     register_inactive(_name)
@@ -86,4 +87,5 @@ register_heap("NRT_Allocate", "NRT_Free")
 # Numba's status for "an exception is set".
 register_parallel_for("numba_parallel_for", thread_id="get_thread_id",
                       raise_calls=("numba_gil_ensure", "numba_do_raise"), error_status=-1,
-                      schedulers=("do_scheduling_signed", "do_scheduling_unsigned"))
+                      schedulers=("do_scheduling_signed", "do_scheduling_unsigned"),
+                      handles=("allocate_sched", "PyEval_SaveThread"))

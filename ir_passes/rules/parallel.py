@@ -45,6 +45,8 @@ class ParallelFor:
     raise_calls: tuple = ()
     error_status: int = -1
     schedulers: tuple = ()   # `f(ndim, i64 *starts, i64 *stops, nsched, sched, ...)` fill args[0]
+    handles: tuple = ()      # functions whose results are one launch's own (its schedule's
+    #                          memory, the saved thread state), made again by every launch
     body: int = 0
     args: int = 1
     dims: int = 2
@@ -56,17 +58,24 @@ class ParallelFor:
 
 
 def register_parallel_for(name: str, thread_id: str, raise_calls=(), error_status: int = -1,
-                          schedulers=()) -> ParallelFor:
+                          schedulers=(), handles=()) -> ParallelFor:
     """Register the launcher `name` (gufunc convention, see the module docstring);
-    `schedulers`: the functions that fill a schedule from the loop's start and stop."""
+    `schedulers`: the functions that fill a schedule from the loop's start and stop;
+    `handles`: the functions whose results belong to one launch (a checkpointed time loop's
+    step makes them itself: transforms/reverse/checkpoint/step_local.py)."""
     PARALLEL[name] = ParallelFor(name, thread_id, tuple(raise_calls), error_status,
-                                 tuple(schedulers))
+                                 tuple(schedulers), handles=tuple(handles))
     return PARALLEL[name]
 
 
 def lookup_parallel(name: str | None):
     """The record of launcher `name`, or None."""
     return PARALLEL.get(name) if name else None
+
+
+def launch_handle(name: str | None) -> bool:
+    """Does `name` return an object that belongs to one launch (ParallelFor.handles)?"""
+    return bool(name) and any(name in p.handles for p in PARALLEL.values())
 
 
 def passed_pointers(call, instructions) -> list:

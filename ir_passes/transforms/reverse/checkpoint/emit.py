@@ -41,7 +41,7 @@ save:
   call void @enzpy.ckpt.aim(ptr %f, i64 %k)
   br label %run
 run:
-  call void @{step}({ops})
+  call {sret} @{step}({ops})
   %k1 = add i64 %k, 1
   %flag = load i64, ptr {carry}
   %more = icmp eq i64 %flag, 1
@@ -61,7 +61,7 @@ entry:
   %last = sub i64 %n, 1
   br label %outer
 outer:
-  %e = phi i64 [ %n, %entry ], [ %t, %adjoint ]{from_view}
+  %e = phi i64 [ %n, %entry ], [ %t, %{adjoint_end} ]{from_view}
   %any = icmp sgt i64 %e, 0
   br i1 %any, label %restore, label %done
 restore:
@@ -83,7 +83,7 @@ plan:
   br label %run
 run:
   %q = phi i64 [ %p, %plan ], [ %q1, %went ]
-  call void @{step}({ops})
+  call {sret} @{step}({ops})
   %on = load i64, ptr {carry}
   %goes = icmp eq i64 %on, 1
   br i1 %goes, label %went, label %fail
@@ -102,8 +102,8 @@ placed:
   br label %advance
 adjoint:
   store i64 -1, ptr {carry}
-  call void @{step_grad}({ops}{shadows}{douts})
-  %got = load i64, ptr {carry}
+  {sg}call {sret} @{step_grad}({ops}{shadows}{douts})
+{sg_check}  %got = load i64, ptr {carry}
   %final_step = icmp eq i64 %t, %last
   %want = select i1 %final_step, i64 %left, i64 1
   %same = icmp eq i64 %got, %want
@@ -124,8 +124,8 @@ entry:
   ret void
 }}
 
-declare void @{step}({types})
-declare void @{step_grad}({types}{shadow_types}{dout_types})
+declare {sret} @{step}({types})
+declare {sret} @{step_grad}({types}{shadow_types}{dout_types})
 declare ptr @malloc(i64)
 declare void @free(ptr)
 """
@@ -137,8 +137,8 @@ IN_PLACE = """  %here = icmp eq i64 %p0, %t
 VIEW = """view:
   call void @{n}.view({ops}, ptr %src, ptr %views)
 {loads}  store i64 -1, ptr {vc}
-  call void @{step_grad}({view_ops}{shadows}{douts})
-  %vgot = load i64, ptr {vc}
+  {sg}call {sret} @{step_grad}({view_ops}{shadows}{douts})
+{sg_check}  %vgot = load i64, ptr {vc}
   %vlast = icmp eq i64 %t, %last
   %vwant = select i1 %vlast, i64 %left, i64 1
   %vsame = icmp eq i64 %vgot, %vwant
@@ -168,9 +168,12 @@ def emit_split(module, tl, act, aug: str, rev: str, step_grad: str) -> None:
     stats = "".join(STATS.format(k=k, field=fld, g=tl.stats, j=j)
                     for j, (k, fld) in enumerate(FRAME_STATS)) if tl.stats else ""
     view = _view(tl, types, step_grad, shadows, douts) if tl.in_place else ""
-    text = AUG.format(
+    sret = "i32" if tl.status else "void"
+    text = AUG.format(sret=sret, sg="%sg = " if tl.status else "",
+        sg_check=STATUS_CHECK.format(p="") if tl.status else "",
         in_place=IN_PLACE if view else "", view_block=view,
-        from_view=", [ %t, %view ]" if view else "",
+        from_view=(", [ %t, %vsg.ok ]" if tl.status else ", [ %t, %view ]") if view else "",
+        adjoint_end="sg.ok" if tl.status else "adjoint",
         views=f"  %views = alloca [{len(tl.regions) + 1} x ptr], align 8\n" if view else "",
         aug=aug, rev=rev, free=free_name(aug), n=tl.name, step=tl.step, step_grad=step_grad,
         budget=tl.budget, ops=ops, shadows=shadows, douts=douts, stats=stats,
@@ -183,6 +186,13 @@ def emit_split(module, tl, act, aug: str, rev: str, step_grad: str) -> None:
             module.add_function(fn)
 
 
+# a step with a parallel launch: its gradient returns the launch's error status when a body failed
+STATUS_CHECK = """  %{p}sgok = icmp eq i32 %{p}sg, 0
+  br i1 %{p}sgok, label %{p}sg.ok, label %fail
+{p}sg.ok:
+"""
+
+
 def _view(tl, types, step_grad, shadows, douts) -> str:
     """The block that runs the step's gradient on a snapshot in place (state.py's N.view)."""
     ops = [f"{t} %a{k}" for k, t in enumerate(types)]
@@ -191,6 +201,7 @@ def _view(tl, types, step_grad, shadows, douts) -> str:
         loads += (f"  %vp{j} = getelementptr ptr, ptr %views, i64 {j}\n"
                   f"  %v{j} = load ptr, ptr %vp{j}\n")
         ops[k] = f"ptr %v{j}"
-    return VIEW.format(vc=f"%v{len(tl.regions)}", n=tl.name, ops=", ".join(f"{t} %a{k}" for k, t in enumerate(types)),
+    return VIEW.format(sret="i32" if tl.status else "void", sg="%vsg = " if tl.status else "",
+                       sg_check=STATUS_CHECK.format(p="v") if tl.status else "", vc=f"%v{len(tl.regions)}", n=tl.name, ops=", ".join(f"{t} %a{k}" for k, t in enumerate(types)),
                        loads=loads, step_grad=step_grad, view_ops=", ".join(ops),
                        shadows=shadows, douts=douts)

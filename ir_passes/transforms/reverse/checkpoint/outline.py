@@ -20,16 +20,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ....analysis.alias import alias_analysis
+from ....analysis.dominators import dominators
 from ....analysis.loops import loop_info
 from ....analysis.types import roots
 from ....ir import types as T
 from ....ir.builder import MathBuilder
 from ....ir.instructions import Instruction
 from ....ir.module import Block, Function
-from ....ir.values import Argument, ConstInt, Global
+from ....ir.values import Argument, Constant, ConstInt, Global
+from ....rules.parallel import launch_handle, lookup_parallel
 from ....rules.effects import (allocation_size, allocator_or_inactive, is_allocation, may_write,
                                writes_nothing)
 from ...common.extent import Extent
+from .step_local import is_addressing, step_local_blocks, through
 from .version import STAT_FIELDS, add_choice, bound_steps, exact_steps, trip_estimate
 
 KEY = "checkpoint"   # this transform's key in module.derived
@@ -53,6 +56,8 @@ class TimeLoop:
     stat_fields: tuple = STAT_FIELDS
     in_place: bool = False        # the step may run on a snapshot's memory (emit.py): the state's
     #                               memory is reached only through the regions' own pointers
+    status: bool = False          # the step returns an i32 status (0), which its gradient makes
+    #                               an error when a parallel launch in it failed
 
 
 def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
@@ -71,13 +76,13 @@ def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
     kept: set = set()          # headers of loops kept beside their call
     while True:
         for lp in [x for x in loop_info(fn).loops if x.parent is None and id(x.header) not in kept]:
-            plan = _qualifies(fn, lp, extents)
+            plan = _qualifies(module, fn, lp, extents)
             if plan is None:
                 continue
             name = f"{fn_name}.ckpt.{len(module.derived.get(KEY, {}))}"
             stats = f"{out_name}.ckpt.{len(out)}" if out_name else ""
             trips = trip_estimate(fn, lp)
-            bound = trips[1] if versioned else None
+            bound = trips[1] if versioned and not plan[5] else None   # values out: no version
             if bound is not None:
                 kept.add(id(lp.header))
             tl = _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips)
@@ -92,30 +97,50 @@ def time_loop(module, name: str) -> TimeLoop | None:
     return module.derived.get(KEY, {}).get(name)
 
 
-def _qualifies(fn, lp, extents):
-    """(preheader, exit blocks, carried phis, regions) when loop lp can be checkpointed, else None."""
+def _qualifies(module, fn, lp, extents):
+    """(preheader, exit blocks, carried phis, regions, step-local blocks, values out) when loop lp
+    can be checkpointed, else None."""
     preds = fn.predecessors()
     outside = [p for p in preds[lp.header] if p not in lp.blocks]
     exits = [x for x in fn.blocks if x not in lp.blocks and any(p in lp.blocks for p in preds[x])]
     if len(outside) != 1 or not exits:
         return None
+    outs = _values_out(fn, lp)
+    if outs is None:
+        return None
     for x in exits:
         for phi in x.phis():
-            if len({id(v) for v, b in zip(phi.ops, phi.blocks) if b in lp.blocks}) > 1:
-                return None
-    for b in fn.blocks:
-        if b in lp.blocks:
-            continue
-        for i in b.instructions:
-            if any(isinstance(o, Instruction) and o.block in lp.blocks for o in i.ops):
+            if len({_same(v) for v, b in zip(phi.ops, phi.blocks) if b in lp.blocks}) > 1:
                 return None
     carried = lp.header.phis()
     if any(not isinstance(p.type, T.IntType) or p.type.bits > 64 for p in carried):
         return None
-    regions = _regions(fn, lp, extents)
+    local = step_local_blocks(fn, lp)
+    regions = _regions(module, fn, lp, extents, local)
     if not regions:
         return None
-    return outside[0], exits, carried, regions
+    return outside[0], exits, carried, regions, local, outs
+
+
+def _values_out(fn, lp):
+    """The integers computed in the body that code after the loop uses (an error path printing
+    a count), which the step leaves in the carry; None when another value is used after it."""
+    out = []
+    for b in fn.blocks:
+        if b in lp.blocks:
+            continue
+        for i in b.instructions:
+            for o in i.ops:
+                if isinstance(o, Instruction) and o.block in lp.blocks and all(o is not x for x in out):
+                    if not isinstance(o.type, T.IntType) or o.type.bits > 64 or o in lp.header.phis():
+                        return None
+                    out.append(o)
+    return out
+
+
+def _same(v):
+    """A key equal for the same value (constants by their value)."""
+    return (str(v.type), v.value) if isinstance(v, ConstInt) else id(v)
 
 
 def _snapshotable(r, lp, extents) -> bool:
@@ -124,9 +149,10 @@ def _snapshotable(r, lp, extents) -> bool:
         isinstance(r, Instruction) and r.block not in lp.blocks and is_allocation(r)
 
 
-def _regions(fn, lp, extents):
+def _regions(module, fn, lp, extents, local):
     """The parameters whose memory the body writes and reads, or None when a write or a later
-    overwrite rules the loop out."""
+    overwrite rules the loop out. `local`: the step-local blocks (step_local.py); a call given
+    one reaches the memory whose pointers the loop stores into it."""
     alias = alias_analysis(fn)
     written: dict = {}
     for inst, ptr in alias.writes:
@@ -134,20 +160,20 @@ def _regions(fn, lp, extents):
             continue
         if ptr is not None:
             for r in alias.roots(ptr):
-                if not _local(r, lp):
+                if not (_local(r, lp) or id(r) in local):
                     if not _snapshotable(r, lp, extents):
                         return None
                     written[id(r)] = r
         elif inst.opcode == "call":
             for o in inst.ops:
-                for r in (roots(o) if o.type.is_ptr else ()):
+                for r in (through(roots(o), local, lp) if o.type.is_ptr else ()):
                     if _snapshotable(r, lp, extents):
                         written[id(r)] = r
-                    elif not (_local(r, lp) or isinstance(r, Argument)):
+                    elif not (_local(r, lp) or isinstance(r, Argument) or _function(module, r)):
                         return None
         else:
             return None
-    read = _read_roots(lp)
+    read = _read_roots(lp, local)
     if not any(id(r) in written for r in read):
         return None
     for inst, ptr in alias.writes:   # code after the loop must not change what the body reads
@@ -164,11 +190,21 @@ def _regions(fn, lp, extents):
 
 
 def _local(r, lp) -> bool:
-    """Memory made inside the loop (a temporary of one step)."""
-    return isinstance(r, Instruction) and r.block in lp.blocks and (r.opcode == "alloca" or is_allocation(r))
+    """Memory made inside the loop (a temporary of one step, a launch's schedule or saved
+    thread state), or no memory (null)."""
+    if isinstance(r, Constant) and getattr(r, "text", "") == "null":
+        return True
+    return isinstance(r, Instruction) and r.block in lp.blocks and \
+        (r.opcode == "alloca" or is_allocation(r) or
+         r.opcode == "call" and launch_handle(r.callee_name))
 
 
-def _read_roots(lp) -> list:
+def _function(module, r) -> bool:
+    """Is r a function (a launch's task), not memory?"""
+    return isinstance(r, Global) and r.name in module.functions
+
+
+def _read_roots(lp, local) -> list:
     out = []
     for b in lp.blocks:
         for i in b.instructions:
@@ -176,7 +212,7 @@ def _read_roots(lp) -> list:
                 out += roots(i.ops[0])
             elif i.opcode == "call" and not writes_nothing(i.callee_name) and \
                     not allocator_or_inactive(i.callee_name) and may_write(i):
-                out += [r for o in i.ops if o.type.is_ptr for r in roots(o)]
+                out += [r for o in i.ops if o.type.is_ptr for r in through(roots(o), local, lp)]
     return out
 
 
@@ -194,7 +230,9 @@ def _views_apart(fn, regions, live) -> bool:
     return True
 
 
-def _live_ins(fn, lp) -> list:
+def _live_ins(fn, lp, local) -> list:
+    """Values defined before the loop that the body uses (not the step-local blocks and their
+    addresses, which the step makes itself)."""
     seen, out = set(), []
     for b in fn.blocks:
         if b not in lp.blocks:
@@ -203,15 +241,16 @@ def _live_ins(fn, lp) -> list:
             for k, o in enumerate(i.ops):
                 if i in lp.header.phis() and i.blocks[k] not in lp.blocks:
                     continue
-                if isinstance(o, Instruction) and o.block not in lp.blocks and id(o) not in seen:
+                if isinstance(o, Instruction) and o.block not in lp.blocks and id(o) not in seen \
+                        and not is_addressing(o, local):
                     seen.add(id(o))
                     out.append(o)
     return out
 
 
 def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips) -> TimeLoop:
-    pre, exits, carried, regions = plan
-    live = _live_ins(fn, lp)
+    pre, exits, carried, regions, local, outs = plan
+    live = _live_ins(fn, lp, local)
     in_place = noalias and _views_apart(fn, regions, live)
     for r in regions:     # an allocation's pointer and size travel to the step too
         for v in r if isinstance(r[0], Instruction) else ():
@@ -221,21 +260,24 @@ def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips) -
     params += [Argument(v.type, f"live.{j}", "", len(params) + j) for j, v in enumerate(live)]
     carry = Argument(T.ptr, "carry", "", len(params))
     params.append(carry)
-    step = Function(name + ".step", T.void, params, prefix="define internal")
+    status = any(i.opcode == "call" and lookup_parallel(i.callee_name) is not None
+                 for x in lp.blocks for i in x.instructions)
+    step = Function(name + ".step", T.i32 if status else T.void, params, prefix="define internal")
     step.generated = True
-    _clone_body(module, fn, lp, step, params, live, carried, carry, exits)
+    _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local, outs)
     module.add_function(step)
     runner = _runner(module, name, step)
-    carry_bytes = SLOT * (2 + len(carried))
+    carry_bytes = SLOT * (2 + len(carried) + len(outs))
     call_block, carry_slot = _replace_loop(module, fn, lp, pre, exits, carried, live, runner,
-                                           carry_bytes, keep=bound is not None, trips=trips)
+                                           carry_bytes, keep=bound is not None, trips=trips,
+                                           outs=outs)
     first = next((i for i in lp.header.instructions if i.dbg), None)
     index = {id(v): k for k, v in enumerate(list(fn.params) + live)}
     regions = [(a, b) if isinstance(b, Extent) else (index[id(a)], index.get(id(b), b))
                for a, b in regions]
     tl = TimeLoop(name, step.name, regions, carry_bytes, len(params), budget,
                   module.location(first) if first is not None else [], stats,
-                  versioned=bound is not None, in_place=in_place)
+                  versioned=bound is not None, in_place=in_place, status=status)
     if stats:
         module.items.append(f'@"{stats}" = external global [{len(STAT_FIELDS)} x i64]')
     if bound is not None:
@@ -244,10 +286,17 @@ def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips) -
     return tl
 
 
-def _clone_body(module, fn, lp, step, params, live, carried, carry, exits) -> None:
+def _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local, outs) -> None:
     vmap: dict = {id(a): p for a, p in zip(fn.params, params)}
     vmap.update({id(v): params[len(fn.params) + j] for j, v in enumerate(live)})
     entry = Block("entry", step)
+    for x in fn.blocks:       # the step's own blocks (step_local.py) and their addresses
+        for i in x.instructions if x not in lp.blocks else ():
+            if i.opcode != "store" and is_addressing(i, local):
+                c = i.copy()
+                c.ops = [vmap.get(id(o), o) for o in c.ops]
+                vmap[id(i)] = c
+                entry.append(c)
     b = MathBuilder(module, entry)
     for j, phi in enumerate(carried):
         slot = b.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + j))])
@@ -267,11 +316,16 @@ def _clone_body(module, fn, lp, step, params, live, carried, carry, exits) -> No
             bmap[id(x)].append(c)
             copies.append(c)
     leave = {}
+    dom = dominators(fn)
     for k, x in enumerate(exits):
         leave[id(x)] = Block(f"step.exit.{k}", step)
         lb = MathBuilder(module, leave[id(x)])
         lb.store(ConstInt(T.i64, k + 1 if k else 0), carry)
-        lb.ret()
+        for j, v in enumerate(outs):      # the values code after the loop uses, where defined
+            if dom.dominates(v.block, x):
+                w = lb.cast("zext", vmap[id(v)], T.i64) if v.type != T.i64 else vmap[id(v)]
+                lb.store(w, lb.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + len(carried) + j))]))
+        lb.ret(_ok(step))
     tails = []
     for c in copies:
         c.ops = [vmap.get(id(o), o) for o in c.ops]
@@ -302,9 +356,14 @@ def _edge(module, step, target, lp, bmap, leave, carried, vmap, carry, src, tail
         v = next(val for val, pb in zip(phi.ops, phi.blocks) if id(pb) == latch)
         b.store(vmap.get(id(v), v), b.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + j))]))
     b.store(ConstInt(T.i64, 1), carry)
-    b.ret()
+    b.ret(_ok(step))
     tails.append(blk)
     return blk
+
+
+def _ok(step):
+    """The step's successful return value (none for a void step)."""
+    return ConstInt(T.i32, 0) if step.ret_type == T.i32 else None
 
 
 def _runner(module, name, step) -> Function:
@@ -315,7 +374,7 @@ def _runner(module, name, step) -> Function:
     entry, loop, done = Block("entry", f), Block("loop", f), Block("done", f)
     MathBuilder(module, entry).br(loop)
     b = MathBuilder(module, loop)
-    b.emit(Instruction("call", T.void, list(params), callee=Global(T.ptr, step.name),
+    b.emit(Instruction("call", step.ret_type, list(params), callee=Global(T.ptr, step.name),
                        arg_attrs=["" for _ in params]))
     more = b.icmp("eq", b.load(T.i64, params[-1], "flag"), ConstInt(T.i64, 1))
     b.cbr(more, loop, done)
@@ -325,7 +384,8 @@ def _runner(module, name, step) -> Function:
     return f
 
 
-def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes, keep, trips):
+def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes, keep, trips,
+                  outs):
     """The block that calls the runner in place of the loop, and the carry's stack slot. With
     `keep`, the loop stays (version.py branches to one or the other); else it is removed.
     `trips`: (exact count, bound) of the loop (version.trip_estimate); the count, else the bound,
@@ -345,6 +405,12 @@ def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes
     args = list(fn.params) + live + [alloca]
     b.emit(Instruction("call", T.void, args, callee=Global(T.ptr, runner.name),
                        arg_attrs=["" for _ in args]))
+    for j, v in enumerate(outs):       # the body's values that code after the loop uses
+        w = b.load(T.i64, b.gep(T.i8, alloca, [ConstInt(T.i64, SLOT * (1 + len(carried) + j))]))
+        w = b.cast("trunc", w, v.type) if v.type != T.i64 else w
+        for x in fn.blocks:
+            for i in x.instructions if x not in lp.blocks else ():
+                i.ops = [w if o is v else o for o in i.ops]
     if len(exits) == 1:
         b.br(exits[0])
     else:
