@@ -242,12 +242,12 @@ def prange_args(n=30, steps=12):
 
 
 @pytest.mark.parametrize("memory", ["1B", "auto"])
-def test_prange_in_the_time_loop_keeps_the_full_tape(memory):
-    """A time loop around parallel loops is not checkpointed (the launch reaches its arrays
-    through pointers stored in its argument block, and its schedule memory comes from the
-    runtime): it keeps the full tape, and the gradient under memory= is the tape's and right."""
-    assert not checkpointed(heat_prange, prange_args()(), memory)
-    assert explain(heat_prange, *prange_args()(), memory=memory).checkpointed == []
+def test_prange_in_the_time_loop_is_checkpointed(memory):
+    """A time loop around parallel loops is checkpointed (the launches' argument blocks,
+    schedules and thread state are the step's own; tests/test_checkpointing_parallel.py has
+    more), and the gradient under memory= is the tape's and right."""
+    assert checkpointed(heat_prange, prange_args()(), memory)
+    assert len(explain(heat_prange, *prange_args()(), memory=memory).checkpointed) == 1
     same_as_tape(prange_args(), heat_prange, memory)
     report = check_gradient(heat_prange, *prange_args()(), memory=memory)
     assert report.passed, str(report)

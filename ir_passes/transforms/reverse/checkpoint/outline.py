@@ -108,10 +108,12 @@ def _qualifies(module, fn, lp, extents):
     outs = _values_out(fn, lp)
     if outs is None:
         return None
-    for x in exits:
+    for x in exits:     # an exit's phi choosing by the exiting block (an error's message)
         for phi in x.phis():
             if len({_same(v) for v, b in zip(phi.ops, phi.blocks) if b in lp.blocks}) > 1:
-                return None
+                if not _fits_slot(phi):
+                    return None
+                outs.append(phi)
     carried = lp.header.phis()
     if any(not isinstance(p.type, T.IntType) or p.type.bits > 64 for p in carried):
         return None
@@ -123,8 +125,9 @@ def _qualifies(module, fn, lp, extents):
 
 
 def _values_out(fn, lp):
-    """The integers computed in the body that code after the loop uses (an error path printing
-    a count), which the step leaves in the carry; None when another value is used after it."""
+    """The integers and pointers computed in the body that code after the loop uses (an error
+    path printing a count), which the step leaves in the carry (as it does an exit's phi that
+    chooses by the exiting block, _qualifies); None when another value is used after it."""
     out = []
     for b in fn.blocks:
         if b in lp.blocks:
@@ -132,10 +135,14 @@ def _values_out(fn, lp):
         for i in b.instructions:
             for o in i.ops:
                 if isinstance(o, Instruction) and o.block in lp.blocks and all(o is not x for x in out):
-                    if not isinstance(o.type, T.IntType) or o.type.bits > 64 or o in lp.header.phis():
+                    if not _fits_slot(o) or o in lp.header.phis():
                         return None
                     out.append(o)
     return out
+
+
+def _fits_slot(v) -> bool:
+    return v.type.is_ptr or isinstance(v.type, T.IntType) and v.type.bits <= 64
 
 
 def _same(v):
@@ -322,9 +329,16 @@ def _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local
         lb = MathBuilder(module, leave[id(x)])
         lb.store(ConstInt(T.i64, k + 1 if k else 0), carry)
         for j, v in enumerate(outs):      # the values code after the loop uses, where defined
-            if dom.dominates(v.block, x):
-                w = lb.cast("zext", vmap[id(v)], T.i64) if v.type != T.i64 else vmap[id(v)]
-                lb.store(w, lb.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + len(carried) + j))]))
+            at = lb.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + len(carried) + j))])
+            if v.block is x:              # an exit's phi: the same choice by the step's blocks
+                ins = [(vmap.get(id(o), o), pb) for o, pb in zip(v.ops, v.blocks) if pb in lp.blocks]
+                phi = Instruction("phi", v.type, [o for o, _ in ins],
+                                  blocks=[bmap[id(pb)] for _, pb in ins])
+                leave[id(x)].insert(0, phi)
+                phi.block = leave[id(x)]
+                lb.store(phi, at)
+            elif v.block in lp.blocks and dom.dominates(v.block, x):
+                lb.store(vmap[id(v)], at)
         lb.ret(_ok(step))
     tails = []
     for c in copies:
@@ -406,8 +420,10 @@ def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes
     b.emit(Instruction("call", T.void, args, callee=Global(T.ptr, runner.name),
                        arg_attrs=["" for _ in args]))
     for j, v in enumerate(outs):       # the body's values that code after the loop uses
-        w = b.load(T.i64, b.gep(T.i8, alloca, [ConstInt(T.i64, SLOT * (1 + len(carried) + j))]))
-        w = b.cast("trunc", w, v.type) if v.type != T.i64 else w
+        w = b.load(v.type, b.gep(T.i8, alloca, [ConstInt(T.i64, SLOT * (1 + len(carried) + j))]))
+        if v.block not in lp.blocks:   # an exit's phi: its entries from the loop take w
+            v.ops = [w if pb in lp.blocks else o for o, pb in zip(v.ops, v.blocks)]
+            continue
         for x in fn.blocks:
             for i in x.instructions if x not in lp.blocks else ():
                 i.ops = [w if o is v else o for o in i.ops]
