@@ -202,6 +202,8 @@ def _view(tl, types, step_grad, shadows, douts) -> str:
                   f"  %v{j} = load ptr, ptr %vp{j}\n")
         ops[k] = f"ptr %v{j}"
     return VIEW.format(sret="i32" if tl.status else "void", sg="%vsg = " if tl.status else "",
-                       sg_check=STATUS_CHECK.format(p="v") if tl.status else "", vc=f"%v{len(tl.regions)}", n=tl.name, ops=", ".join(f"{t} %a{k}" for k, t in enumerate(types)),
+                       sg_check=STATUS_CHECK.format(p="v") if tl.status else "",
+                       vc=f"%v{len(tl.regions)}", n=tl.name,
+                       ops=", ".join(f"{t} %a{k}" for k, t in enumerate(types)),
                        loads=loads, step_grad=step_grad, view_ops=", ".join(ops),
                        shadows=shadows, douts=douts)
