@@ -2,6 +2,8 @@
 blocks, schedule and thread state are the step's own, the snapshot the arrays the step writes.
 Under a budget the gradient equals the full tape's (array shadows and primals bit for bit,
 Active scalars to rounding) and finite differences, with 1 and 2 threads."""
+import math
+
 import numba
 import numpy as np
 import pytest
@@ -38,6 +40,22 @@ def diffuse_normalised(u, tmp, kappa, steps):
             u[i] = tmp[i] / (1.0 + 0.01 * mass)
 
 
+@njit(parallel=True)
+def damp(u, alpha, steps):
+    """A pointwise relaxation in place: the state is u alone, so a step's gradient may run on
+    its snapshot's memory (checkpoint/state.py's view)."""
+    n = u.shape[0]
+    for s in range(steps):
+        for i in prange(n):
+            u[i] = u[i] - alpha * math.sin(u[i])
+
+
+def damp_args(n=40, steps=13):
+    rng = np.random.default_rng(13)
+    u0, w = rng.standard_normal(n), rng.standard_normal(n)
+    return lambda: [Duplicated(u0.copy(), w.copy()), Active(0.25), steps]
+
+
 def diffuse_args(n=33, steps=15):
     rng = np.random.default_rng(11)
     u0, w = rng.standard_normal(n), rng.standard_normal(n)
@@ -52,7 +70,8 @@ def normalised_args(n=29, steps=11):
                     Active(0.2), steps]
 
 
-CASES = {"diffuse": (diffuse, diffuse_args), "normalised": (diffuse_normalised, normalised_args)}
+CASES = {"diffuse": (diffuse, diffuse_args), "normalised": (diffuse_normalised, normalised_args),
+         "damp": (damp, damp_args)}
 
 
 @pytest.fixture
@@ -110,3 +129,11 @@ def test_explain_reports_the_prange_time_loop(threads):
     assert "checkpointed loops: 1" in str(every) and "test_checkpointing_parallel.py:" in c.source
     (tiny,) = explain(diffuse, *diffuse_args()(), memory="1KB").checkpointed
     assert tiny.snapshots == 2 and tiny.recomputed > 0
+
+
+def test_in_place_step_gradient_with_a_launch():
+    """damp's state is one array: a step's gradient runs on the snapshot's memory in place,
+    its launch reading the snapshot's pointer from the step's own argument block."""
+    g = inspect(damp, *damp_args()(), memory="1B")
+    assert g.error is None, g.error
+    assert ".ckpt.0.view" in g.generated
