@@ -378,10 +378,12 @@ def _lanes_reverse(args, n):
     return anns, (lambda result, k: result[n][k])
 
 
-def hessian_vector_product(f: Callable, x: Any, v: Any, *const: Any, **kwargs: Any) -> Any:
+def hessian_vector_product(f: Callable, x: Any, v: Any, *const: Any, memory: Any = "tape",
+                           **kwargs: Any) -> Any:
     """H v for a scalar kernel f(x, *const, **kwargs), by forward mode over the reverse-mode
     gradient (enzyme_py/hvp.py). v may be a tuple of up to 16 vectors: then a tuple of products,
-    one call (a list is one vector)."""
+    one call (a list is one vector). `memory`: as autodiff's, for the reverse gradient
+    (docs/checkpointing.md: its time loops checkpointed under a budget)."""
     x = as_input(x, "x")
     many = isinstance(v, tuple)      # several vectors; a list is one vector
     vs = tuple(as_input(u, "v") for u in v) if many else (as_input(v, "v"),)
@@ -392,7 +394,7 @@ def hessian_vector_product(f: Callable, x: Any, v: Any, *const: Any, **kwargs: A
     if not bound.plan.identity:
         # defaults left out or keywords: a wrapper calls f as written, x its first parameter
         target, consts = wrapper(bound.plan), [a.value for a in bound.leaves[1:]]
-    c = compile_hvp(target, x, *consts, width=len(vs))
+    c = compile_hvp(target, x, *consts, width=len(vs), memory=memory)
     gx = np.zeros_like(x)
     hvs = tuple(np.zeros_like(x) for _ in vs)
     c.entry(x.copy(), *consts, 1.0, gx,
@@ -400,9 +402,9 @@ def hessian_vector_product(f: Callable, x: Any, v: Any, *const: Any, **kwargs: A
     return hvs if many else hvs[0]
 
 
-def hessian(f: Callable, x: Any, *const: Any, **kwargs: Any) -> np.ndarray:
+def hessian(f: Callable, x: Any, *const: Any, memory: Any = "tape", **kwargs: Any) -> np.ndarray:
     """The Hessian of a scalar kernel f(x, *const): shape x.shape + x.shape, by batched
-    Hessian-vector products (up to 16 columns per call)."""
+    Hessian-vector products (up to 16 columns per call); `memory` as hessian_vector_product's."""
     x = as_input(x, "x")
     n = x.size
     width = min(MAX_WIDTH, n)
@@ -415,7 +417,7 @@ def hessian(f: Callable, x: Any, *const: Any, **kwargs: Any) -> np.ndarray:
             if k < len(cols):
                 e.flat[cols[k]] = 1.0
             es.append(e)
-        hvs = hessian_vector_product(f, x, tuple(es), *const, **kwargs)
+        hvs = hessian_vector_product(f, x, tuple(es), *const, memory=memory, **kwargs)
         for k, i in enumerate(cols):
             H[:, i] = hvs[k].ravel()
     return H.reshape(x.shape + x.shape)

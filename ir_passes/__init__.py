@@ -28,6 +28,7 @@ from .transforms.common.extent import Extent
 from .transforms.common.vector_math import VectorLibrary, libmvec
 from .transforms.forward.driver import forward_mode
 from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option
+from .transforms.reverse.checkpoint.schedule import unpooled as unpool_checkpoints
 from .transforms.reverse.driver import reverse_mode
 
 __all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
@@ -35,7 +36,7 @@ __all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEA
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
            "register_allocator", "register_dot", "register_external", "register_free",
            "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd",
-           "register_gesv", "register_getrf", "register_getri", "register_heap",
+           "register_gesv", "register_getrf", "register_getri", "register_heap", "unpool_checkpoints",
            "register_inactive", "register_nrm2", "register_orgqr", "register_parallel_for",
            "register_potrf", "register_realloc", "register_refused", "register_success_codes",
            "register_syevd", "register_writes_nothing", "reverse_mode"]

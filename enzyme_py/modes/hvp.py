@@ -31,7 +31,8 @@ import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
 
-from ir_passes import LIBC_HEAP, Activity, forward_mode, parse_module, print_module, reverse_mode
+from ir_passes import (LIBC_HEAP, TAPE, Activity, forward_mode, memory_option, parse_module, print_module,
+                       reverse_mode, unpool_checkpoints)
 
 from ..annotations import Const, Duplicated
 from ..arguments import as_dispatcher, disjoint, type_key, typeof
@@ -44,6 +45,7 @@ from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, prepare_module
 from ..bridge.vector_math import host_library
 from .forward import MAX_WIDTH
+from .memory import auto_budget
 
 
 @dataclass(frozen=True)
@@ -113,13 +115,17 @@ def fresh_tapes(module) -> None:
             module.add_function(fn)
 
 
-def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width=1) -> tuple:
-    """(the gradient module after O2, the module with the forward mode of the gradient)."""
+def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width=1,
+               memory=TAPE) -> tuple:
+    """(the gradient module after O2, the module with the forward mode of the gradient).
+    `memory`: the reverse gradient's (docs/checkpointing.md); forward mode then differentiates
+    its snapshots and recomputations as any other code (their frames fresh per call)."""
     module = parse_module(cleaned)
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
                  counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
-                 vector_library=host_library())
+                 vector_library=host_library(), memory=memory)
     fresh_tapes(module)
+    unpool_checkpoints(module)
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)
     g = module.functions[grad_name]
@@ -132,8 +138,9 @@ _lock = threading.RLock()
 _compiled = weakref.WeakKeyDictionary()
 
 
-def compile_hvp(kernel, x, *const, width=1) -> CompiledHVP:
-    """Build (or fetch) the Hessian-vector product of kernel(x, *const) for k = `width` vectors."""
+def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:
+    """Build (or fetch) the Hessian-vector product of kernel(x, *const) for k = `width` vectors;
+    `memory` as autodiff's: the reverse gradient it differentiates checkpoints time loops."""
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f":
         raise TypeError("hessian_vector_product needs x to be a float array")
     if not 1 <= width <= MAX_WIDTH:
@@ -141,7 +148,8 @@ def compile_hvp(kernel, x, *const, width=1) -> CompiledHVP:
     dispatcher = as_dispatcher(kernel)
     annotated = [Duplicated(x, x)] + [Const(getattr(c, "value", c)) for c in const]
     apart = disjoint(annotated)
-    key = (width, apart) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
+    memory = memory_option(memory, auto_budget())
+    key = (width, apart, memory) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
     hit = per_kernel.get(key) if per_kernel is not None else None
     if hit is not None:
@@ -155,10 +163,10 @@ def compile_hvp(kernel, x, *const, width=1) -> CompiledHVP:
         activity = build_activity(cap.argtypes, cap.restype, kinds)
         cleaned = cleanup(cap.text, cap.fn_name)
         tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
-                                     str(apart)]).encode()).hexdigest()[:20]
+                                     str(apart), str(memory)]).encode()).hexdigest()[:20]
         grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
         gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
-                                         array_extents(cap.argtypes), apart, width)
+                                         array_extents(cap.argtypes), apart, width, memory)
         library = compile_library(prepare_module(generated, name), name, cap.environments)
         spec = HVPSpec(cap.argtypes, cap.restype, width, name)
         entry = _make_entry(spec, library)

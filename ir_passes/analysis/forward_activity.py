@@ -11,7 +11,8 @@ On top of activity_analysis it adds the facts that pointers kept in memory need:
 - a pointer loaded from shadowed memory that holds pointers has a shadow: the pointer loaded from
   the shadow memory at the same place;
 - `realloc(old, n)` is shadowed exactly when `old` is (its shadow is realloc'd alongside);
-- `memcpy`/`memmove` from shadowed memory into local memory makes that memory shadowed;
+- `memcpy`/`memmove` from shadowed memory into local memory makes that memory shadowed (also
+  when it is reached through a pointer loaded from local memory: a checkpoint's snapshot slot);
 - a call into a function of the module that takes shadowed memory may return a varying float.
 
 Blocks from which only failing returns can be reached (rules/convention.py's success codes: an
@@ -150,9 +151,7 @@ class _Extender:
                 elif id(old) in act.shadowed:
                     self.mark(i)
             if i.callee_name.startswith(("llvm.memcpy", "llvm.memmove")) and id(i.ops[1]) in act.shadowed:
-                for r in roots(i.ops[0]):
-                    if _local_root(r):
-                        self.mark(r)
+                self.soft_require(i.ops[0], i)   # local memory, or reached through a loaded pointer
             if differentiated(act, i) and kind(i.type) == "float" and id(i) not in act.varying \
                     and call_returns_varying(act.module, i.callee_name,
                                              call_activity(act, i, scalar_floats=True)):

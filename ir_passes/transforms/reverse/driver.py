@@ -94,7 +94,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         success_codes = registered_success_codes()
     module.heap = heap if heap is not None else _heap.registered()
     module.facts[UPDATES] = ParallelUpdates(parallel)
-    time_loops = outline_time_loops(module, fn_name, extents or {}, memory.budget, out_name,
+    time_loops = outline_time_loops(module, fn_name, extents or {}, memory.budget,
+                                    out_name if counts else "",
                                     versioned=memory.auto, noalias=noalias) \
         if memory.checkpoints and threads is None else []
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,

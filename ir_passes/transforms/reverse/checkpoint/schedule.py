@@ -36,6 +36,7 @@ every state is kept and nothing is recomputed.
 """
 from __future__ import annotations
 
+from ....ir.parser import parse_module
 from ....runtime.helpers import HELPERS, ensure
 
 FRAME_BYTES = 104
@@ -409,6 +410,24 @@ NAMES = ("frame", "trips", "aim", "get", "set", "add", "push", "thin", "wants", 
          "next", "release", "drop", "fail")
 for _name in NAMES:
     HELPERS["enzpy.ckpt." + _name] = SCHEDULE
+
+
+# Forward mode over a checkpointed gradient (Hessian-vector products) needs the frames in
+# ordinary memory, not parked in a pool between calls: the frame is always fresh and release
+# frees it (LLVM folds the selects away).
+UNPOOLED = SCHEDULE.replace("atomicrmw xchg ptr %pool, ptr null acq_rel, align 8",
+                            "select i1 true, ptr null, ptr %pool") \
+    .replace("atomicrmw xchg ptr %pool, ptr %f acq_rel, align 8", "select i1 true, ptr %f, ptr %pool")
+
+
+def unpooled(module) -> None:
+    """Make the module's checkpoint frames fresh per call (UNPOOLED), when it has any."""
+    if "enzpy.ckpt.frame" not in module.functions:
+        return
+    for fn in parse_module(UNPOOLED).functions.values():
+        if fn.name in ("enzpy.ckpt.frame", "enzpy.ckpt.release"):
+            fn.generated = True
+            module.add_function(fn)
 
 
 def ensure_schedule(module) -> None:
