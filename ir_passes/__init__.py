@@ -10,7 +10,7 @@ from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity, CacheMode
 from .rules.blas import register_dot, register_gemm, register_gemv, register_nrm2
-from .rules.convention import register_success_codes
+from .rules.convention import register_error_report, register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.effects import (register_allocator, register_free, register_realloc, register_refused,
                             register_writes_nothing)
@@ -39,4 +39,5 @@ __all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEA
            "register_gesv", "register_getrf", "register_getri", "register_heap", "unpool_checkpoints",
            "register_inactive", "register_nrm2", "register_orgqr", "register_parallel_for",
            "register_potrf", "register_realloc", "register_refused", "register_success_codes",
+           "register_error_report",
            "register_syevd", "register_writes_nothing", "reverse_mode"]

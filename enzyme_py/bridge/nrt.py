@@ -10,12 +10,17 @@ A gradient's own memory (tape, workspace, scratch) comes from NRT_Allocate / NRT
 LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passes grows by
 allocate + copy + free.
 """
-from ir_passes import (register_alias, register_allocator, register_dot, register_gelsd,
+import ctypes
+
+from ir_passes import (register_alias, register_allocator, register_dot, register_error_report,
+                       register_gelsd,
                        register_gemm, register_gemv, register_geqrf, register_gesdd, register_gesv,
                        register_getrf, register_getri, register_heap, register_inactive,
                        register_nrm2, register_orgqr, register_parallel_for, register_potrf,
                        register_refused, register_success_codes, register_syevd,
                        register_writes_nothing)
+from ir_passes.runtime.helpers import HELPERS
+from llvmlite import binding as _binding
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
 # any other value is an error or an exception
@@ -89,3 +94,38 @@ register_parallel_for("numba_parallel_for", thread_id="get_thread_id",
                       raise_calls=("numba_gil_ensure", "numba_do_raise"), error_status=-1,
                       schedulers=("do_scheduling_signed", "do_scheduling_unsigned"),
                       handles=("allocate_sched", "PyEval_SaveThread"))
+
+# An error found while a gradient runs (a checkpointed loop's step that leaves another way when
+# it runs again): set a Python RuntimeError (taking the GIL) and return Numba's status for "an
+# exception is set"; the caller raises it. Python's error indicator is per thread.
+HOST_ERROR = """
+define internal void @enzpy.host_error(ptr %message) {
+entry:
+  %gil = call i32 @PyGILState_Ensure()
+  %type = load ptr, ptr @PyExc_RuntimeError
+  call void @PyErr_SetString(ptr %type, ptr %message)
+  call void @PyGILState_Release(i32 %gil)
+  ret void
+}
+
+define internal i1 @enzpy.host_error_pending() {
+entry:
+  %gil = call i32 @PyGILState_Ensure()
+  %error = call ptr @PyErr_Occurred()
+  call void @PyGILState_Release(i32 %gil)
+  %set = icmp ne ptr %error, null
+  ret i1 %set
+}
+@PyExc_RuntimeError = external global ptr
+declare ptr @PyErr_Occurred()
+declare i32 @PyGILState_Ensure()
+declare void @PyErr_SetString(ptr, ptr)
+declare void @PyGILState_Release(i32)
+"""
+HELPERS["enzpy.host_error"] = HELPERS["enzpy.host_error_pending"] = HOST_ERROR
+# the JIT resolves Python's functions but not its data: name the exception type's variable
+_binding.add_symbol("PyExc_RuntimeError",
+                    ctypes.addressof(ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_RuntimeError")))
+register_error_report("enzpy.host_error", -1, "enzpy.host_error_pending")
+for _name in ("enzpy.host_error", "enzpy.host_error_pending"):
+    register_inactive(_name)

@@ -33,6 +33,7 @@ from .calls import DERIVED, free_name
 from .checkpoint.budget import TAPE, Memory
 from .checkpoint.emit import emit_split
 from .checkpoint.outline import outline_time_loops, time_loop
+from .checkpoint.schedule import checkpoint_status
 from .forward_sweep import ForwardSweep
 from .fusion import fused_loops
 from .gradient import Gradient, Sweep
@@ -100,6 +101,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         if memory.checkpoints and threads is None else []
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
                              extents, no_need, threads)
+    if time_loops:
+        checkpoint_status(g, rev.final_ret)
     snapshot(g, fwd)
     g.splice(rev.put_back_marker, lambda b: put_back(g, b))
     if counts:

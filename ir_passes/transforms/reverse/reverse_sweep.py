@@ -151,4 +151,4 @@ class ReverseSweep:
             heap.free(b, g.tape.frame.pointer)
             b.ret()
             return
-        b.ret(g.tape.load(b, self.status_slot) if self.status_slot is not None else None)
+        self.final_ret = b.ret(g.tape.load(b, self.status_slot) if self.status_slot is not None else None)

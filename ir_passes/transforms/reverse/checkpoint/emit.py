@@ -8,7 +8,9 @@ plain step forward from it up to t (placing binomial snapshots), and runs the st
 only). When the snapshot is t's own and TimeLoop.in_place, the step's gradient runs on the
 snapshot's memory (state.py's N.view) instead of a copy. Every step run again must leave the
 loop as it did in the forward (the carry's flag: continue, or the forward's last exit); one
-that does not (a failed allocation) stops the process (schedule.py's enzpy.ckpt.fail). At the
+that does not (a failed allocation) stops the reverse: schedule.py's enzpy.ckpt.fail reports
+the error to the host and the gradient returns an error status (or aborts, without a host's
+report: rules/convention.py). At the
 end `N.rev` puts the state back as it found it. The recomputed steps are the same function on
 the same state, so the gradient equals the full tape's to the last bit.
 """
@@ -110,7 +112,9 @@ adjoint:
   br i1 %same, label %outer, label %fail
 {view_block}fail:
   call void @enzpy.ckpt.fail()
-  unreachable
+  call void @free(ptr %final)
+  call void @enzpy.ckpt.release(ptr %f, ptr @"{n}.pool")
+  ret void
 done:
   call void @{n}.load({ops}, ptr %final)
   call void @free(ptr %final)

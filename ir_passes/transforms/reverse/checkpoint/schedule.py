@@ -37,7 +37,11 @@ every state is kept and nothing is recomputed.
 from __future__ import annotations
 
 from ....ir.parser import parse_module
-from ....runtime.helpers import HELPERS, ensure
+from ....ir import types as T
+from ....ir.builder import Builder
+from ....ir.values import ConstInt
+from ....rules.convention import error_report
+from ....runtime.helpers import HELPERS, ensure, rewrite
 
 FRAME_BYTES = 104
 FIELDS = {"buf": 0, "pos": 8, "top": 16, "c": 24, "n": 32, "S": 40, "cap": 48, "d": 56,
@@ -376,9 +380,7 @@ entry:
   ret void
 }
 
-FAIL
-declare i64 @write(i32, ptr, i64)
-declare void @abort()
+declare void @enzpy.ckpt.fail()
 declare ptr @malloc(i64)
 declare void @free(ptr)
 declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
@@ -386,13 +388,27 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 """
 
 # A step run again in the reverse sweep that leaves the loop another way than it did in the
-# forward (its allocation failed, say) cannot give the gradient: say so on stderr and abort.
+# forward (its allocation failed, say) cannot give the gradient. With a host's error report
+# (rules/convention.py) `enzpy.ckpt.fail` records the error with the host (for this thread):
+# the reverse of the loop stops, and the gradient returns the report's status when the host
+# has an error recorded at its end (checkpoint_status). Without one it says so on stderr and
+# aborts.
 MESSAGE = ("enzyme_py: a step of a checkpointed time loop took another exit when it ran again "
-           "in the reverse sweep (did an allocation fail?); the gradient cannot be completed\n")
+           "in the reverse sweep (did an allocation fail?); the gradient cannot be completed")
 
 
 def _fail_function(text: str) -> str:
-    """`enzpy.ckpt.fail`: write `text` to stderr (from words stored on the stack), abort."""
+    """`enzpy.ckpt.fail`: report `text` to the host and set the flag; or write it to stderr (from
+    words stored on the stack) and abort."""
+    report = error_report()
+    if report is not None:
+        data = text.encode() + b"\0"
+        body = "".join(f"\\{c:02X}" for c in data)
+        return (f'@enzpy.ckpt.message = private unnamed_addr constant [{len(data)} x i8] c"{body}"\n'
+                f"define internal void @enzpy.ckpt.fail() {{\nentry:\n"
+                f"  call void @{report[0]}(ptr @enzpy.ckpt.message)\n  ret void\n}}\n"
+                f"declare void @{report[0]}(ptr)\n")
+    text += "\n"
     data = text.encode() + b"\0" * (-len(text.encode()) % 8)
     words = [int.from_bytes(data[k:k + 8], "little", signed=True) for k in range(0, len(data), 8)]
     n = len(words)
@@ -401,13 +417,49 @@ def _fail_function(text: str) -> str:
             f"  %m = alloca [{n} x i64], align 8\n"
             f"  store [{n} x i64] [{body}], ptr %m\n"
             f"  %w = call i64 @write(i32 2, ptr %m, i64 {len(text.encode())})\n"
-            f"  call void @abort()\n  unreachable\n}}\n")
+            f"  call void @abort()\n  unreachable\n}}\n"
+            f"declare i64 @write(i32, ptr, i64)\ndeclare void @abort()\n")
 
 
-SCHEDULE = SCHEDULE.replace("FAIL\n", _fail_function(MESSAGE))
+def _ensure_fail(module) -> None:
+    if "enzpy.ckpt.fail" in module.functions and not module.functions["enzpy.ckpt.fail"].is_declaration:
+        return
+    text = _fail_function(MESSAGE)
+    if error_report() is not None and error_report()[0] in HELPERS:
+        text += HELPERS[error_report()[0]]
+    parsed = parse_module(rewrite(module, text))
+    have = {x.split(" ", 1)[0] for x in module.items if isinstance(x, str) and x.startswith("@")}
+    for item in parsed.items:     # the message, and globals the host's helper declares
+        if isinstance(item, str) and item.startswith("@") and item.split(" ", 1)[0] not in have:
+            module.items.append(item)
+    for fn in parsed.functions.values():
+        if fn.name == "enzpy.ckpt.fail" or fn.name not in module.functions or \
+                module.functions[fn.name].is_declaration and not fn.is_declaration:
+            fn.generated = True
+            module.add_function(fn)
+
+
+def checkpoint_status(g, ret) -> None:
+    """Before the kernel gradient's last return `ret`: return the report's status when the host
+    has an error recorded (a checkpointed loop's reverse stopped: enzpy.ckpt.fail)."""
+    report = error_report()
+    if report is None or not ret.ops:
+        return
+    _ensure_fail(g.module)
+    status = ret.ops[0]
+    blk = ret.block
+    at = blk.instructions.index(ret)
+    tail = blk.instructions[at:]
+    blk.instructions = blk.instructions[:at]
+    b = Builder(g.module, blk)
+    bad = b.call(report[2], T.i1, [])
+    chosen = b.select(bad, ConstInt(status.type, report[1]), status)
+    blk.instructions += tail
+    ret.ops = [chosen]
+
 
 NAMES = ("frame", "trips", "aim", "get", "set", "add", "push", "thin", "wants", "latest", "latest_step", "split",
-         "next", "release", "drop", "fail")
+         "next", "release", "drop")
 for _name in NAMES:
     HELPERS["enzpy.ckpt." + _name] = SCHEDULE
 
@@ -433,3 +485,4 @@ def unpooled(module) -> None:
 def ensure_schedule(module) -> None:
     """Add the schedule's helpers to the module (once)."""
     ensure(module, "enzpy.ckpt.frame")
+    _ensure_fail(module)
