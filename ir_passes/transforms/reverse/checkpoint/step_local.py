@@ -1,7 +1,7 @@
 """Stack blocks made before a time loop that serve one step only.
 
-Numba makes the blocks a parallel launch reads (its argument block, shape and steps arrays, the
-schedule's bounds, the GIL state, a boxed scalar argument) once, in the function's entry, and
+A host makes the blocks a parallel launch reads (its argument block, shape and steps arrays, the
+schedule's bounds, the host lock's state, a boxed scalar argument) once, in the function's entry, and
 fills them before each launch. For checkpointing they are the step's own, not state: the step
 makes its own copies (outline.py clones them into its entry) and a snapshot does not copy them.
 
