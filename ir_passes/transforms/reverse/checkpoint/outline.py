@@ -110,8 +110,10 @@ def _qualifies(module, fn, lp, extents):
         return None
     for x in exits:     # an exit's phi choosing by the exiting block (an error's message)
         for phi in x.phis():
-            if len({_same(v) for v, b in zip(phi.ops, phi.blocks) if b in lp.blocks}) > 1:
-                if not _fits_slot(phi):
+            ins = [v for v, b in zip(phi.ops, phi.blocks) if b in lp.blocks]
+            if len({_same(v) for v in ins}) > 1:
+                if not (_fits_slot(phi) or phi.type.is_ptr and
+                        all(isinstance(v, (Constant, Global)) for v in ins)):
                     return None
                 outs.append(phi)
     carried = lp.header.phis()
@@ -125,9 +127,9 @@ def _qualifies(module, fn, lp, extents):
 
 
 def _values_out(fn, lp):
-    """The integers and pointers computed in the body that code after the loop uses (an error
-    path printing a count), which the step leaves in the carry (as it does an exit's phi that
-    chooses by the exiting block, _qualifies); None when another value is used after it."""
+    """The integers computed in the body that code after the loop uses (an error path printing
+    a count), which the step leaves in the carry (as it does an exit's phi that chooses by the
+    exiting block, _qualifies); None when another value is used after it."""
     out = []
     for b in fn.blocks:
         if b in lp.blocks:
@@ -142,7 +144,9 @@ def _values_out(fn, lp):
 
 
 def _fits_slot(v) -> bool:
-    return v.type.is_ptr or isinstance(v.type, T.IntType) and v.type.bits <= 64
+    """An integer a carry slot holds. Not a pointer: its shadow would not travel with it
+    (a pointer constant, an exception's message, does: _qualifies)."""
+    return isinstance(v.type, T.IntType) and v.type.bits <= 64
 
 
 def _same(v):
