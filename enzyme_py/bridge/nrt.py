@@ -15,7 +15,7 @@ import ctypes
 from ir_passes import (register_alias, register_allocator, register_dot, register_error_report,
                        register_gelsd,
                        register_gemm, register_gemv, register_geqrf, register_gesdd, register_gesv,
-                       register_getrf, register_getri, register_heap, register_inactive,
+                       register_getrf, register_getri, register_handle_realloc, register_heap, register_inactive,
                        register_nrm2, register_orgqr, register_parallel_for, register_potrf,
                        register_refused, register_success_codes, register_syevd,
                        register_writes_nothing)
@@ -32,6 +32,14 @@ for _alloc in ("NRT_MemInfo_alloc_aligned", "NRT_MemInfo_alloc_safe_aligned",
     for _data in ("NRT_MemInfo_data_fast", "NRT_MemInfo_data"):
         register_allocator(_alloc, size_arg=0, data=_data, retain="NRT_incref",
                            release="NRT_decref")   # NRT_decref(NULL) does nothing
+
+# Numba's lists (a list literal, np.split's and np.broadcast_arrays' results): a payload behind a
+# handle whose destructor drops the items' references (the second argument), moved in place by
+# NRT_MemInfo_varsize_realloc as the list grows; the accessor is asked for the data at every use
+for _data in ("NRT_MemInfo_data_fast", "NRT_MemInfo_data"):
+    register_allocator("NRT_MemInfo_new_varsize_dtor", size_arg=0, data=_data, retain="NRT_incref",
+                       release="NRT_decref", element_dtor=1)
+register_handle_realloc("NRT_MemInfo_varsize_realloc", handle_arg=0, size_arg=1)
 
 # raw buffers (array copies that may overlap use one): the call returns the data pointer
 register_allocator("NRT_Allocate", size_arg=0)

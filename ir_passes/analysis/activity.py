@@ -9,6 +9,8 @@
   code. Integers, Const parameters and anything that cannot reach an output produce none.
 - Pointers stored in memory: storing a shadowed pointer into local memory shadows that memory, and
   a pointer loaded from shadowed memory is shadowed (its shadow is loaded from the shadow memory).
+  The calls that yield the data of one allocation handle (each use of a list's payload asks for
+  it again) are shadowed together.
 - A call to a function defined in the module is *differentiated* (split into an augmented forward
   and a reverse) when it takes a varying value or shadowed memory. A local alloca becomes shadowed
   when varying data is stored into it, shadowed memory is copied into it (memcpy, memmove) or a
@@ -25,7 +27,7 @@ from ..ir.values import Argument, Constant
 from ..options import Activity, activities
 from ..rules.blas import lookup_blas
 from ..rules.parallel import lookup_parallel, passed_pointers
-from ..rules.effects import allocation_size
+from ..rules.effects import allocation_size, handle_groups
 from .types import kind, roots
 
 PROPAGATE = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "select", "phi",
@@ -127,10 +129,15 @@ def call_activity(act: ActivityInfo, call, scalar_floats: bool = False,
 
 def propagate_forward(insts, act: ActivityInfo) -> None:
     """Grow the shadowed and varying sets along the instructions until nothing changes."""
+    groups = handle_groups(insts)   # the calls yielding one handle's data share its shadow
     changed = True
     while changed:
         changed = False
         for i in insts:
+            if id(i) in groups and id(i) not in act.shadowed and \
+                    any(id(s) in act.shadowed for s in groups[id(i)]):
+                act.shadowed.update(id(s) for s in groups[id(i)])
+                changed = True
             if i.opcode == "store" and (id(i.ops[0]) in act.varying and kind(i.ops[0].type) == "float"
                                         or id(i.ops[0]) in act.shadowed):
                 for r in _alloca_roots(i.ops[1]):

@@ -1,6 +1,7 @@
 """Alias and mod/ref analysis: may a write change the memory a load read?
 
-Pointers are traced to their roots (parameters, allocas, calls, globals). Two different roots are
+Pointers are traced to their roots (parameters, allocas, calls, globals). The calls that yield
+the data of one allocation handle, and the handle, are one root. Two different roots are
 disjoint when one is an alloca or an allocation, when a parameter carries LLVM's `noalias`, or when
 the caller promised that distinct pointer parameters do not overlap (`noalias_params`). A load is
 *unchanged* when no instruction of the function may write memory that may alias it: then the
@@ -18,7 +19,7 @@ from ..ir.instructions import Instruction
 from ..ir.printer import format_instruction
 from ..ir.values import Argument, Global
 from ..rules.blas import lookup_blas
-from ..rules.effects import allocator_or_inactive, is_allocation, may_write, writes_nothing
+from ..rules.effects import allocator_or_inactive, is_allocation, may_write, same_allocation, writes_nothing
 from ..rules.registry import lookup
 from .types import roots
 
@@ -55,7 +56,7 @@ class AliasInfo:
         return hit[1]
 
     def may_alias_roots(self, a, b) -> bool:
-        if a is b:
+        if a is b or same_allocation(a, b):   # a handle and each call yielding its data
             return True
         if self.is_fresh(a) or self.is_fresh(b):
             return False

@@ -29,7 +29,7 @@ from ..errors import UnsupportedError
 from ..ir.instructions import Instruction
 from ..ir.values import Argument, ConstInt, Constant, Global
 from ..rules.convention import success_codes
-from ..rules.effects import realloc_operand, returns_new_memory
+from ..rules.effects import handle_groups, realloc_operand, returns_new_memory
 from .activity import ActivityInfo, activity_analysis, call_activity, differentiated, propagate_forward
 from .types import kind, roots
 
@@ -55,8 +55,9 @@ def _local_root(r) -> bool:
 
 
 class _Extender:
-    def __init__(self, act, describe):
+    def __init__(self, act, describe, groups=None):
         self.act, self.describe, self.changed = act, describe, False
+        self.groups = groups or {}   # rules/effects.handle_groups: the calls yielding one handle's data
         self.journal = None     # (set, id) added since soft_require began, to undo on failure
 
     def _add(self, table, key) -> None:
@@ -72,8 +73,9 @@ class _Extender:
     def hold(self, p) -> None:
         """The memory p points into holds pointers with shadows."""
         for r in roots(p):
-            if id(r) not in self.act.ptr_holders and not isinstance(r, Constant):
-                self._add(self.act.ptr_holders, id(r))
+            for m in self.groups.get(id(r), (r,)):
+                if id(m) not in self.act.ptr_holders and not isinstance(m, Constant):
+                    self._add(self.act.ptr_holders, id(m))
 
     def require(self, v, inst) -> None:
         """v must have a shadow: mark it and what its shadow is built from."""
@@ -209,7 +211,7 @@ def _returns_varying(module, callee, activity) -> bool:
 
 
 def _extend(insts, act, describe) -> bool:
-    ext = _Extender(act, describe)
+    ext = _Extender(act, describe, handle_groups(insts))
     for i in insts:
         ext.visit(i)
     return ext.changed

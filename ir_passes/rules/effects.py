@@ -98,17 +98,22 @@ class Allocator:
     data: str | None = None    # accessor handle -> data pointer; None: alloc returns the data
     retain: str | None = None  # handle -> void: one more reference (a reference count)
     release: str | None = None  # handle -> void: drop one; must accept null
+    element_dtor: int | None = None  # argument naming a destructor of the elements (a list's
+    #   items' references): a shadow allocation gets null there, as its elements are shadows it
+    #   does not own
 
 
 ALLOCATORS: dict[tuple, Allocator] = {}
 
 
 def register_allocator(alloc: str, size_arg: int = 0, data: str | None = None,
-                       retain: str | None = None, release: str | None = None) -> Allocator:
+                       retain: str | None = None, release: str | None = None,
+                       element_dtor: int | None = None) -> Allocator:
     """`retain`/`release`: reference counting of the handle, when the allocator has it. The
     gradient then keeps memory allocated outside loops alive until its reverse sweep ends, and
-    reads it again there instead of taping what it held."""
-    a = Allocator(alloc, size_arg, data, retain, release)
+    reads it again there instead of taping what it held. `element_dtor`: the argument that
+    names a destructor of the elements, which shadow allocations do not get."""
+    a = Allocator(alloc, size_arg, data, retain, release, element_dtor)
     ALLOCATORS[(alloc, data)] = a
     return a
 
@@ -124,6 +129,9 @@ def allocation_size(inst):
     a = ALLOCATORS.get((name, None))
     if a is not None:
         return inst.ops[a.size_arg]
+    r = HANDLE_REALLOCS.get(name)
+    if r is not None:
+        return inst.ops[r[1]] if handle_of(inst) is not None else None
     for a in ALLOCATORS.values():
         if a.data == name and inst.ops:
             handle = inst.ops[0]
@@ -185,6 +193,16 @@ def register_realloc(name: str, ptr_arg: int = 0, size_arg: int = 1) -> None:
     REALLOCS[name] = (ptr_arg, size_arg)
 
 
+HANDLE_REALLOCS: dict[str, tuple[int, int]] = {}   # function -> (handle arg, size arg)
+
+
+def register_handle_realloc(name: str, handle_arg: int = 0, size_arg: int = 1) -> None:
+    """`name(handle, n)` moves the data of a handle allocation to n bytes in place (a growing
+    list): the handle stays, its accessor returns the moved data afterwards, and the call returns
+    it too (null when it fails). The first min(old, n) bytes are kept."""
+    HANDLE_REALLOCS[name] = (handle_arg, size_arg)
+
+
 def realloc_operand(inst):
     """The old pointer of a reallocation, or None when inst is not one."""
     if inst.opcode != "call":
@@ -213,6 +231,55 @@ def handle_allocator(inst):
             h = inst.ops[0]
             if isinstance(h, Instruction) and h.opcode == "call" and h.callee_name == a.alloc:
                 return h
+    return None
+
+
+def handle_of(inst):
+    """The allocation handle whose data `inst` yields: an accessor call or a handle reallocation
+    given a handle allocator's call; else None."""
+    if inst.opcode != "call" or not inst.ops:
+        return None
+    r = HANDLE_REALLOCS.get(inst.callee_name)
+    if r is None:
+        return handle_allocator(inst)
+    h = inst.ops[r[0]]
+    if isinstance(h, Instruction) and h.opcode == "call" and \
+            any(a.alloc == h.callee_name and a.data is not None for a in ALLOCATORS.values()):
+        return h
+    return None
+
+
+def handle_realloc_size(inst):
+    """The new size of a handle reallocation (register_handle_realloc), or None."""
+    r = HANDLE_REALLOCS.get(inst.callee_name) if inst.opcode == "call" else None
+    return inst.ops[r[1]] if r is not None and handle_of(inst) is not None else None
+
+
+def handle_groups(insts) -> dict:
+    """The calls that yield the data of one handle allocation, grouped: {id(call): [calls]} for
+    every handle whose data is asked for more than once or moved by a reallocation. They name
+    one memory, which has one shadow."""
+    by_handle: dict = {}
+    for i in insts:
+        h = handle_of(i)
+        if h is not None:
+            by_handle.setdefault(id(h), []).append(i)
+    return {id(i): g for g in by_handle.values()
+            if len(g) > 1 or any(handle_realloc_size(i) is not None for i in g) for i in g}
+
+
+def same_allocation(a, b) -> bool:
+    """Do roots a and b name one allocation: a handle and the calls that yield its data?"""
+    ka = handle_of(a) if isinstance(a, Instruction) else None
+    kb = handle_of(b) if isinstance(b, Instruction) else None
+    return (ka if ka is not None else a) is (kb if kb is not None else b)
+
+
+def element_dtor_arg(h):
+    """The element destructor's argument index of handle allocation h, or None."""
+    for a in ALLOCATORS.values():
+        if a.alloc == h.callee_name and a.data is not None and a.element_dtor is not None:
+            return a.element_dtor
     return None
 
 

@@ -9,7 +9,11 @@ The shadow of memory a function allocates is allocated alongside it and lives ex
   primal's is;
 - an allocator of zeroed memory (`calloc`): the shadow is a second call with the same arguments;
 - a reallocator (`realloc(old, n)`) reallocates the shadow of `old` alongside: the contents are
-  copied, and the new tail (which the primal has not written either) is left as realloc leaves it.
+  copied, and the new tail (which the primal has not written either) is left as realloc leaves it;
+  a reallocator of a handle's data (a list growing) does the same on the shadow handles;
+- a handle allocator with an element destructor (a list whose destructor drops its items'
+  references) gets null there for the shadow handle: the shadow's items are shadows it does not
+  own.
 
 Allocators, frees and reallocators are registered data (rules/effects.py).
 """
@@ -19,8 +23,9 @@ from ...analysis.types import roots
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, Global
-from ...rules.effects import (FREES, allocation_size, handle_allocator, handle_size, is_zeroed,
-                              realloc_operand, writes_nothing)
+from ...rules.effects import (FREES, allocation_size, element_dtor_arg, handle_allocator, handle_of,
+                              handle_realloc_size, handle_size, is_zeroed, realloc_operand,
+                              writes_nothing)
 from .memory import memset_zero
 
 
@@ -72,7 +77,7 @@ def allocation(fm, inst) -> None:
     size = allocation_size(inst)
     if size is None:
         raise fm.unsupported(f"differentiable memory comes from a call to `{inst.callee_name}`", inst)
-    h = handle_allocator(inst)
+    h = handle_allocator(inst) if handle_realloc_size(inst) is None else handle_of(inst)
     if h is not None:
         handles = fm.hmap[id(h)]
         fm.smap[id(inst)] = [fm.clone(inst, [handles[j]] + c.ops[1:], fm.suffix(inst, "shadow", j))
@@ -89,9 +94,13 @@ def handle(fm, inst) -> None:
     c = fm.emit_primal(inst)
     accessor = fm.handles[id(inst)]
     size = fm.val(handle_size(inst))
+    ops = list(c.ops)
+    k = element_dtor_arg(inst)
+    if k is not None:
+        ops[k] = Constant(ops[k].type, "null")
     lanes = []
     for j in range(fm.width):
-        hj = fm.clone(inst, list(c.ops), fm.suffix(inst, "handle", j))
+        hj = fm.clone(inst, list(ops), fm.suffix(inst, "handle", j))
         data = fm.b.call(accessor, T.ptr, [hj])
         memset_zero(fm, data, size)
         lanes.append(hj)

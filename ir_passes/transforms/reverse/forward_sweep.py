@@ -16,7 +16,7 @@ from ...ir.edit import emit_at
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...rules.blas import INPUT, lookup_blas
-from ...rules.effects import allocation_size
+from ...rules.effects import allocation_size, handle_groups, handle_of, handle_realloc_size, handle_size
 from ...runtime import heap
 from ...runtime.helpers import ensure
 from ..common.stand_in import stand_in_shadow
@@ -36,6 +36,13 @@ def clone(inst, name_suffix=""):
     return c
 
 
+def cell_store(cell, data, size) -> list:
+    """Stores of {data, size} into a shadow cell (ForwardSweep.shadow_cell)."""
+    at = Instruction("getelementptr", T.ptr, [cell, ConstInt(T.i64, 8)], source_type=T.i8, flags=["inbounds"])
+    return [Instruction("store", T.void, [data, cell], align=8), at,
+            Instruction("store", T.void, [size, at], align=8)]
+
+
 class ForwardSweep:
     def __init__(self, g):
         self.g = g
@@ -46,6 +53,8 @@ class ForwardSweep:
         self.pred_block: dict = {}    # (primal P, primal S) -> forward block that jumps into S
         self.call_frames: dict = {}   # primal call -> forward load of the callee's frame pointer
         self.success_exits: list = [] # (forward block, primal return block)
+        self.groups: dict = {}        # rules/effects.handle_groups of the primal
+        self.cells: dict = {}         # id(handle) -> the forward sweep's cell of its shadow
 
     # --- step 1: clone every reachable block
     def clone_blocks(self) -> None:
@@ -54,6 +63,8 @@ class ForwardSweep:
             self.vmap[a] = g.params[a.index]
         for blk in g.dom.order:
             self.fb[blk] = g.new_block("fwd." + blk.name)
+        self.groups = handle_groups(list(g.primal.instructions()))
+        celled = {id(handle_of(m)) for grp in self.groups.values() for m in grp if g.act.has_shadow(m)}
         for blk in g.dom.order:
             for inst in blk.instructions:
                 if inst.opcode == "call" and launches(g, inst):
@@ -67,6 +78,8 @@ class ForwardSweep:
                 c = self.fb[blk].append(clone(inst))
                 self.vmap[inst] = c
                 self.clones.append((c, inst, ()))
+                if id(inst) in celled:
+                    self.cells[id(inst)] = self.shadow_cell(inst, blk)
                 if id(inst) in g.retained:
                     retain(g, MathBuilder(g.module, self.fb[blk]), inst, c)
                 if inst.opcode == "store" and inst.ops[0].type.is_ptr and g.act.has_shadow(inst.ops[1]):
@@ -110,26 +123,79 @@ class ForwardSweep:
 
     def shadow_allocation(self, inst, blk):
         """A zeroed allocation (from the module's heap) of the same size as the allocation whose
-        data pointer `inst` is."""
+        data pointer `inst` is; for a call among several yielding one handle's data, the shadow
+        its handle's cell holds (shadow_cell)."""
+        if id(inst) in self.groups:
+            return self.celled_shadow(inst, blk)
         size = allocation_size(inst)
         if size is None:
             raise UnsupportedError(f"differentiable memory comes from a call to `{inst.callee_name}`",
                                    self.g.describe(inst), self.g.locate(inst))
+        return self.zeroed(size, blk, f"{inst.name or 'alloc'}.shadow")
+
+    def zeroed(self, size, blk, name=""):
+        """A zeroed allocation from the module's heap, freed when the gradient ends."""
         allocate = heap.of(self.g.module).allocate
         self.g.module.declare(allocate, T.ptr, [T.i64])
         self.g.module.declare("llvm.memset.p0.i64", T.void, [T.ptr, T.i8, T.i64, T.i1])
-        s = Instruction("call", T.ptr, [size], name=f"{inst.name or 'alloc'}.shadow",
-                        callee=Global(T.ptr, allocate), arg_attrs=[""])
+        s = Instruction("call", T.ptr, [size], name=name, callee=Global(T.ptr, allocate), arg_attrs=[""])
         z = Instruction("call", T.void, [s, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)],
                         callee=Global(T.ptr, "llvm.memset.p0.i64"), arg_attrs=["", "", "", ""])
         ensure(self.g.module, "enzpy.push_allocation")
         lst = fwd_field_address(self, blk, self.g.tape.allocation_list())
         push = Instruction("call", T.void, [lst, s], callee=Global(T.ptr, "enzpy.push_allocation"),
                            arg_attrs=["", ""])
-        for i in (s, z, push):
+        self.emit(blk, s, z, push)
+        return s
+
+    def emit(self, blk, *insts) -> None:
+        for i in insts:
             self.fb[blk].append(i)
             self.clones.append((i, None, ()))
-        return s
+
+    def shadow_cell(self, h, blk):
+        """The shadow of an allocation handle whose data is asked for many times or moved (a
+        list's payload): a cell {shadow data, its size} made beside the handle; every call
+        yielding the data gets the shadow the cell holds then."""
+        size = handle_size(h)
+        cell = self.zeroed(ConstInt(T.i64, 16), blk, f"{h.name or 'handle'}.shadow.cell")
+        data = self.zeroed(size, blk, f"{h.name or 'handle'}.shadow")
+        self.emit(blk, *cell_store(cell, data, size))
+        return cell
+
+    def celled_shadow(self, inst, blk):
+        """The shadow of a call yielding a celled handle's data. A reallocation moves the shadow
+        too: a zeroed allocation of the new size receives the old shadow's kept bytes (the old
+        one stays until the gradient ends: the pointers taped from it stay valid)."""
+        g = self.g
+        cell = self.cells.get(id(handle_of(inst)))
+        if cell is None:
+            raise UnsupportedError("differentiable memory comes from an allocation whose handle "
+                                   "is not the allocator's call", g.describe(inst), g.locate(inst))
+        n = handle_realloc_size(inst)
+        if n is None:
+            return self.emit_one(blk, Instruction("load", T.ptr, [cell], name=f"{inst.name or 'data'}.shadow",
+                                                  align=8))
+        grp = self.groups[id(inst)]
+        if any(t.is_float for m in grp for t in g.types.memory.get(m, ())):
+            raise UnsupportedError("differentiable floats are kept in memory that a reallocation "
+                                   "moves (a list that grows)", g.describe(inst), g.locate(inst))
+        old = self.emit_one(blk, Instruction("load", T.ptr, [cell], align=8))
+        at = self.emit_one(blk, Instruction("getelementptr", T.ptr, [cell, ConstInt(T.i64, 8)],
+                                            source_type=T.i8, flags=["inbounds"]))
+        old_n = self.emit_one(blk, Instruction("load", T.i64, [at], align=8))
+        new = self.zeroed(n, blk, f"{inst.name or 'realloc'}.shadow")
+        less = self.emit_one(blk, Instruction("icmp", T.i1, [old_n, n], pred="ult"))
+        kept = self.emit_one(blk, Instruction("select", T.i64, [less, old_n, n]))
+        self.g.module.declare("llvm.memcpy.p0.p0.i64", T.void, [T.ptr, T.ptr, T.i64, T.i1])
+        copy = Instruction("call", T.void, [new, old, kept, ConstInt(T.i1, 0)],
+                           callee=Global(T.ptr, "llvm.memcpy.p0.p0.i64"), arg_attrs=["", "", "", ""])
+        self.emit(blk, copy, *cell_store(cell, new, n))
+        return new
+
+    def emit_one(self, blk, inst):
+        self.emit(blk, inst)
+        return inst
 
     def forward_shadow(self, p):
         if isinstance(p, Argument):
