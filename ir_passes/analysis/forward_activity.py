@@ -113,6 +113,9 @@ class _Extender:
         unknown source stays its own shadow (forward_memory.store)."""
         if isinstance(v, (Constant, Argument, Global)) or id(v) in self.act.shadowed:
             return
+        if all(isinstance(r, (Constant, Argument, Global)) and id(r) not in self.act.shadowed
+               for r in roots(v)):
+            return      # a merge of parameters without shadows (their meminfos) is its own shadow
         outer, changed = self.journal, self.changed
         self.journal = []
         try:

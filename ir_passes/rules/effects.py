@@ -234,6 +234,12 @@ def handle_allocator(inst):
     return None
 
 
+def is_handle(v) -> bool:
+    """Is v a handle allocator's call (the handle, which the program never reads through)?"""
+    return isinstance(v, Instruction) and v.opcode == "call" and \
+        any(a.alloc == v.callee_name and a.data is not None for a in ALLOCATORS.values())
+
+
 def handle_of(inst):
     """The allocation handle whose data `inst` yields: an accessor call or a handle reallocation
     given a handle allocator's call; else None."""
@@ -243,10 +249,7 @@ def handle_of(inst):
     if r is None:
         return handle_allocator(inst)
     h = inst.ops[r[0]]
-    if isinstance(h, Instruction) and h.opcode == "call" and \
-            any(a.alloc == h.callee_name and a.data is not None for a in ALLOCATORS.values()):
-        return h
-    return None
+    return h if is_handle(h) else None
 
 
 def handle_realloc_size(inst):

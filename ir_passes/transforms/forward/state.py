@@ -15,6 +15,7 @@ from ...ir.instructions import Instruction
 from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstFloat, ConstInt, Global
 from ...options import Activity, activities
+from ...rules.effects import is_handle
 from ..common import diagnostics
 from ..common.stand_in import forward_stand_in
 from .allocations import shadow_handles
@@ -175,6 +176,10 @@ class ForwardMode:
                 raise self.unsupported("a global variable holds differentiable data", user or p)
             return [p] * self.width
         s = self.smap.get(id(p))
+        if s is None and is_handle(p):
+            # merged with pointers loaded from shadowed memory (items' meminfos): a handle is
+            # never read through; its shadow handles, or itself (memory.store does the same)
+            s = self.hmap.get(id(p)) or [self.val(p)] * self.width
         if s is None:
             raise self.unsupported("a pointer mixes differentiable and constant memory", user or p)
         return s

@@ -16,7 +16,8 @@ from ...ir.edit import emit_at
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...rules.blas import INPUT, lookup_blas
-from ...rules.effects import allocation_size, handle_groups, handle_of, handle_realloc_size, handle_size
+from ...rules.effects import (allocation_size, handle_groups, handle_of, handle_realloc_size,
+                              handle_size, is_handle)
 from ...runtime import heap
 from ...runtime.helpers import ensure
 from ..common.stand_in import stand_in_shadow
@@ -208,6 +209,10 @@ class ForwardSweep:
             return p
         if p in self.smap:
             return self.smap[p]
+        if is_handle(p):
+            # merged with pointers loaded from shadowed memory (a list's items' meminfos, whose
+            # releases LLVM sank into one call): nothing reads through a handle, its own shadow
+            return self.vmap[p]
         if isinstance(p, Instruction) and p.opcode in ("getelementptr", "bitcast", "addrspacecast") \
                 and p in self.vmap and _const_param_root(p) is not None:
             # an address into a Const array that meets shadowed memory: into its stand-in
