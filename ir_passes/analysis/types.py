@@ -96,6 +96,11 @@ class TypeInfo:
                 out |= self.memory.get(m, set())
         return out
 
+    def unread(self, ptr) -> bool:
+        """Does the function never load or store through ptr's memory (a handle only its
+        runtime reads, as a parameter's meminfo)?"""
+        return not self.memory_types(ptr)
+
     def float_type_behind(self, ptr) -> T.FloatType | None:
         """The one float type stored behind ptr, or None when it holds none or several."""
         fl = {t for t in self.memory_types(ptr) if isinstance(t, T.FloatType)}

@@ -168,6 +168,8 @@ class ForwardMode:
             s = self.shadow_params.get(p.index)
             if s is None:
                 s = forward_stand_in(self, p)
+            if s is None and self.types.unread(p):
+                s = [self.val(p)] * self.width   # a handle (a meminfo): never read, its own shadow
             if s is None:
                 raise self.unsupported(f"pointer %{p.name} has no shadow (it is not dup)", user or p)
             return s

@@ -209,7 +209,7 @@ class ForwardSweep:
             return p
         if p in self.smap:
             return self.smap[p]
-        if is_handle(p):
+        if is_handle(p) or isinstance(p, Argument) and self.g.types.unread(p):
             # merged with pointers loaded from shadowed memory (a list's items' meminfos, whose
             # releases LLVM sank into one call): nothing reads through a handle, its own shadow
             return self.vmap[p]
