@@ -113,9 +113,6 @@ class _Extender:
         unknown source stays its own shadow (forward_memory.store)."""
         if isinstance(v, (Constant, Argument, Global)) or id(v) in self.act.shadowed:
             return
-        if all(isinstance(r, (Constant, Argument, Global)) and id(r) not in self.act.shadowed
-               for r in roots(v)):
-            return      # a merge of parameters without shadows (their meminfos) is its own shadow
         outer, changed = self.journal, self.changed
         self.journal = []
         try:
@@ -139,8 +136,12 @@ class _Extender:
         elif op == "store" and kind(i.ops[0].type) == "ptr" and id(i.ops[1]) in act.shadowed:
             # what is loaded from shadowed memory has a shadow, so what is stored there needs one;
             # memory this code allocates may receive differentiable data elsewhere (a split
-            # gradient's frame: allocated by the forward half, written by the reverse half)
-            self.soft_require(i.ops[0], i)
+            # gradient's frame: allocated by the forward half, written by the reverse half);
+            # a pointer into parameters without shadows only (a merge of their meminfos) is
+            # stored as its own shadow, as a parameter is
+            if not all(isinstance(r, (Constant, Argument, Global)) and id(r) not in self.act.shadowed
+                       for r in roots(i.ops[0])):
+                self.soft_require(i.ops[0], i)
         elif op == "store" and kind(i.ops[0].type) == "float" and id(i.ops[0]) in act.varying \
                 and id(i.ops[1]) not in act.shadowed \
                 and all(not isinstance(r, (Argument, Global)) for r in roots(i.ops[1])):
