@@ -137,7 +137,7 @@ class _Extender:
             # what is loaded from shadowed memory has a shadow, so what is stored there needs one;
             # memory this code allocates may receive differentiable data elsewhere (a split
             # gradient's frame: allocated by the forward half, written by the reverse half);
-            # a pointer into parameters without shadows only (a merge of their meminfos) is
+            # a pointer into parameters without shadows only (a merge of their allocation handles) is
             # stored as its own shadow, as a parameter is
             if not all(isinstance(r, (Constant, Argument, Global)) and id(r) not in self.act.shadowed
                        for r in roots(i.ops[0])):

@@ -98,7 +98,7 @@ class TypeInfo:
 
     def unread(self, ptr) -> bool:
         """Does the function never load or store through ptr's memory (a handle only its
-        runtime reads, as a parameter's meminfo)?"""
+        runtime reads, as a parameter's allocation handle)?"""
         return not self.memory_types(ptr)
 
     def float_type_behind(self, ptr) -> T.FloatType | None:

@@ -169,7 +169,7 @@ class ForwardMode:
             if s is None:
                 s = forward_stand_in(self, p)
             if s is None and self.types.unread(p):
-                s = [self.val(p)] * self.width   # a handle (a meminfo): never read, its own shadow
+                s = [self.val(p)] * self.width   # a handle: never read, its own shadow
             if s is None:
                 raise self.unsupported(f"pointer %{p.name} has no shadow (it is not dup)", user or p)
             return s
@@ -179,7 +179,7 @@ class ForwardMode:
             return [p] * self.width
         s = self.smap.get(id(p))
         if s is None and is_handle(p):
-            # merged with pointers loaded from shadowed memory (items' meminfos): a handle is
+            # merged with pointers loaded from shadowed memory (a list's items' handles): a handle is
             # never read through; its shadow handles, or itself (memory.store does the same)
             s = self.hmap.get(id(p)) or [self.val(p)] * self.width
         if s is None:

@@ -210,7 +210,7 @@ class ForwardSweep:
         if p in self.smap:
             return self.smap[p]
         if is_handle(p) or isinstance(p, Argument) and self.g.types.unread(p):
-            # merged with pointers loaded from shadowed memory (a list's items' meminfos, whose
+            # merged with pointers loaded from shadowed memory (a list's items' handles, whose
             # releases LLVM sank into one call): nothing reads through a handle, its own shadow
             return self.vmap[p]
         if isinstance(p, Instruction) and p.opcode in ("getelementptr", "bitcast", "addrspacecast") \
