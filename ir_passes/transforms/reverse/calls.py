@@ -70,6 +70,11 @@ def free_name(aug: str) -> str:
     return aug.replace(".aug.", ".free.", 1)
 
 
+def drop_name(aug_name: str) -> str:
+    """F.drop: frees a frame F.aug keeps between calls (driver.split with keep_frame)."""
+    return f"{aug_name}.drop"
+
+
 def fwd_field_address(fwd, blk, field):
     """The address of frame field `field`, computed in the forward block of primal block blk."""
     return fwd.g.tape.frame.address(MathBuilder(fwd.g.module, fwd.fb[blk]), field)

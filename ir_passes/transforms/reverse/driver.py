@@ -17,7 +17,7 @@ from ...ir.builder import MathBuilder
 from ...ir.edit import replace_uses
 from ...ir.instructions import Instruction
 from ...ir.module import Block, Function, Module
-from ...ir.values import Argument, ConstInt
+from ...ir.values import Argument, Constant, ConstInt
 from ...options import Activity, CacheMode, activities, cache_mode
 from ...rules.convention import success_codes as registered_success_codes
 from ...rules.parallel import ParallelUpdates
@@ -29,7 +29,7 @@ from ..prepare.fold_select_recurrences import fold_select_recurrences
 from ..prepare.fold_sign_tests import fold_sign_tests
 from ..prepare.forward_stores import forward_loop_stores
 from ..prepare.hoist_loads import hoist_invariant_loads
-from .calls import DERIVED, free_name
+from .calls import DERIVED, drop_name, free_name
 from .checkpoint.budget import TAPE, Memory
 from .checkpoint.emit import emit_split
 from .checkpoint.outline import outline_time_loops, time_loop
@@ -160,7 +160,8 @@ def derive_parallel_bodies(module, cache, success_codes) -> list:
     for body in module.pending.pop(PARALLEL, []):
         name = body.aug if body.fused else body.aug + ".combined"
         gs, fs, rs = synthesize(module, body.name, list(body.activity), name, cache,
-                                body.noalias, success_codes, not body.fused, threads=body.threads)
+                                body.noalias, success_codes, not body.fused, threads=body.threads,
+                                keep_frame=not body.fused)
         if module.pending.get(DERIVED):
             raise UnsupportedError(f"the call to `{module.pending[DERIVED][0][0]}` in a parallel "
                                    "loop is not inlined: a parallel loop differentiates only code "
@@ -178,7 +179,7 @@ def derive_parallel_bodies(module, cache, success_codes) -> list:
 
 
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,
-               extents=None, no_need=(), threads=None):
+               extents=None, no_need=(), threads=None, keep_frame=False):
     """Prepare the primal, then build its gradient: the forward sweep, the reverse sweep, and
     what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
     primal = module.functions[fn_name]
@@ -188,6 +189,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     forward_loop_stores(primal, noalias)
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents,
                  success_codes=success_codes, no_need=no_need)
+    g.keep_frame = g.tape.kept_in_frame = keep_frame
     if threads is not None:
         g.updates = ShadowUpdates(g, threads)
         g.fixed_trips = {lp: k for lp in g.loops.loops if lp.parent is None
@@ -227,7 +229,12 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
     b = MathBuilder(module, entry)
     exit_field = g.tape.frame.field(T.i32) if len(fwd.success_exits) > 1 else None
     g.tape.finalize(None)     # after the last field: the frame's size is now known
-    frame = _heap.allocate(b, ConstInt(T.i64, max(g.tape.frame.size, 8)))
+    size = ConstInt(T.i64, max(g.tape.frame.size, 8))
+    head = [entry]
+    if g.keep_frame:
+        frame, b, head = _kept_frame(g, aug, b, frame_out, size)
+    else:
+        frame = _heap.allocate(b, size)
     b.br(g.init_block)
     MathBuilder(module, g.init_block).br(fwd.fb[g.primal.entry])
     done_blocks = []
@@ -241,7 +248,7 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
         db.ret(g.tape.load(db, status) if status is not None else None)
         blk.terminator.replace_successor(rev.rb[primal_ret], done)
         done_blocks.append(done)
-    aug.blocks = [entry, g.init_block] + [x for x in g.fn.blocks if g.sweep_of[x] is Sweep.FORWARD and
+    aug.blocks = head + [g.init_block] + [x for x in g.fn.blocks if g.sweep_of[x] is Sweep.FORWARD and
                                           x not in (g.alloca_block, g.init_block)] + done_blocks
     replace_uses(aug, g.tape.frame.pointer, frame)
     # reverse: adjoint slots, then the reverse of the return block the forward left by
@@ -255,7 +262,8 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
     revf.blocks = [g.alloca_block] + [x for x in g.fn.blocks if g.sweep_of[x] is Sweep.REVERSE]
     replace_uses(revf, g.tape.frame.pointer, frame_param)
     freef = free_function(g, aug_name)
-    for f in (aug, revf, freef):
+    extra = [drop_function(g, aug_name)] if g.keep_frame else []
+    for f in (aug, revf, freef, *extra):
         for blk in f.blocks:
             blk.function = f
 
@@ -271,13 +279,64 @@ def free_function(g, aug_name):
     b = MathBuilder(g.module, blk)
     g.tape.release_children(b, failed=True)
     g.tape.free_allocations(b)
-    for e in g.tape.heap_entries():
-        _heap.free(b, g.tape.load(b, e.storage))
+    for hook in g.tape.on_release:
+        hook(b, True)
+    if not g.keep_frame:
+        for e in g.tape.heap_entries():
+            _heap.free(b, g.tape.load(b, e.storage))
+        _heap.free(b, g.tape.frame.pointer)
+    b.ret()
+    replace_uses(f, g.tape.frame.pointer, param)
+    g.module.add_function(f)
+    return f
+
+
+def drop_function(g, aug_name):
+    """F.drop: free a kept frame (split(keep_frame)) and the tape arrays it keeps."""
+    param = Argument(T.ptr, "frame", "", 0)
+    f = Function(drop_name(aug_name), T.void, [param], prefix="define internal")
+    f.generated = True
+    blk = Block("entry", f)
+    f.blocks = [blk]
+    b = MathBuilder(g.module, blk)
+    for fl in g.tape.persistent_fields():
+        if fl.type == T.ptr:
+            _heap.free(b, g.tape.load(b, fl))
     _heap.free(b, g.tape.frame.pointer)
     b.ret()
     replace_uses(f, g.tape.frame.pointer, param)
     g.module.add_function(f)
     return f
+
+
+def _kept_frame(g, aug, b, frame_out, size):
+    """The frame of a split(keep_frame) forward: *frame_out when a previous call left one there
+    (its tape arrays and capacities kept: the frame setup leaves those fields alone), else a
+    zeroed new one stored there. Returns (frame, builder at the end, the aug's first blocks)."""
+    fresh, ready = Block("frame.fresh", aug), Block("frame.ready", aug)
+    old = b.load(T.ptr, frame_out)
+    b.cbr(b.icmp("eq", old, Constant(T.ptr, "null")), fresh, ready)
+    fb = MathBuilder(g.module, fresh)
+    new = _heap.allocate(fb, size)
+    fb.call("llvm.memset.p0.i64", T.void, [new, ConstInt(T.i8, 0), size, ConstInt(T.i1, 0)])
+    fb.store(new, frame_out)
+    fb.br(ready)
+    rb = MathBuilder(g.module, ready)
+    frame = rb.phi(T.ptr, [(old, b.block), (new, fresh)])
+    kept = {f.offset for f in g.tape.persistent_fields()}
+    pointer = g.tape.frame.pointer
+    g.init_block.instructions = [i for i in g.init_block.instructions
+                                 if not (i.opcode == "store" and _field_offset(i.ops[1], pointer) in kept)]
+    return frame, rb, [b.block, fresh, ready]
+
+
+def _field_offset(p, frame):
+    if p is frame:
+        return 0
+    if getattr(p, "opcode", "") == "getelementptr" and p.ops[0] is frame and \
+            isinstance(p.ops[1], ConstInt):
+        return p.ops[1].value
+    return None
 
 
 def combine(g, fwd, park=True) -> None:

@@ -389,7 +389,7 @@ class ForwardSweep:
                     b.cbr(ok, rev.rb[blk], err)
                 eb = MathBuilder(g.module, err)
                 g.tape.free_all(eb, failed=True)
-                if g.split:
+                if g.split and not g.keep_frame:
                     heap.free(eb, g.tape.frame.pointer)
                 eb.ret(status)
             self.success_exits.append((b.block, blk))

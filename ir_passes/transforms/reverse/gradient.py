@@ -45,7 +45,7 @@ class Gradient:
         "recurrences", "recurrence_fields", "recurrence_markers", "alloca_shadows", "restores",
         "restore_markers", "final_copies", "fused", "fwd", "deferred", "deferred_quiet", "retained",
         "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol", "updates",
-        "fixed_trips", "parallel_failed")
+        "fixed_trips", "parallel_failed", "launch_pool", "keep_frame")
 
     def __init__(self, module, primal, activity, out_name, cache_mode=CacheMode.AUTO, noalias=False,
                  split=False, extents=None, success_codes=None, no_need=()):
@@ -102,6 +102,8 @@ class Gradient:
         self.updates = ShadowUpdates(self, None)   # plain, or per thread (shadow_updates.py)
         self.fixed_trips: dict = {}   # Loop -> iterations its tape arrays hold in the frame (tape.py)
         self.parallel_failed = None   # (frame field, error status): a launch's body raised
+        self.launch_pool = None       # (pool, records used) fields: parallel_launch._pool
+        self.keep_frame = False       # split: the frame and its tape arrays outlive the call (driver.split)
 
     def _make_function(self, out_name: str, noalias: bool) -> None:
         """noalias: the caller promised that the memory of distinct pointer parameters never

@@ -41,8 +41,9 @@ from ...ir.values import Argument, Constant, ConstInt, Global
 from ...options import Activity
 from ...rules.parallel import ParallelUpdates, lookup_parallel
 from ...runtime import heap
+from ...runtime import launch_pool  # noqa: F401  (registers the pool's helpers)
 from ...runtime.helpers import ensure
-from .calls import free_name, fwd_field_address
+from .calls import drop_name, free_name
 from ..common.parallel_body import (TID, check_reductions, counts_up_from_zero, iterations,
                                     make_body, row_slots, stored_arguments)
 from .parallel_private import BY_SIZE, bounds, choose, iterations_helper, owned, small, sum_helper
@@ -76,10 +77,22 @@ class Layout:
     inner: int
     steps_len: int
     privatised: int = 0
+    twins: int = 1      # 2 when the tasks have an atomic twin (Names.shared): a kept frame each
 
     @property
     def width(self) -> int:
-        return 2 * self.n + 1 + self.privatised
+        return 2 * self.n + self.columns
+
+    @property
+    def columns(self) -> int:
+        """Slot columns after the arrays: this call's frames and copies, then the kept ones."""
+        return 1 + self.privatised + self.twins + self.privatised
+
+    def kept_frame(self, variant: int) -> int:
+        return 2 * self.n + 1 + self.privatised + variant
+
+    def kept_copy(self, p: int) -> int:
+        return 2 * self.n + 1 + self.privatised + self.twins + p
 
     @property
     def ext_steps(self) -> int:
@@ -126,6 +139,7 @@ class Names:
     reverse_task: str
     free_record: str
     copies: tuple = ()      # parallel_private.Copy per privatised argument
+    aug: str = ""           # the body's gradient the forward task runs
     fused: bool = False     # forward_task runs both sweeps; the reverse sweep does nothing
     shared: "Names | None" = None   # the same tasks with atomic updates instead of copies,
                                     # run when the copies would be large (parallel_private.py)
@@ -146,7 +160,7 @@ def forward_launch(fwd, inst, blk):
     rec = lookup_parallel(inst.callee_name)
     layout, dup, noalias, stored = _describe(g, inst, rec)
     names = _derive(g, inst, rec, layout, dup, noalias, stored)
-    layout = replace(layout, privatised=len(names.copies))
+    layout = replace(layout, privatised=len(names.copies), twins=2 if names.shared else 1)
     g.module.derived.setdefault(LAUNCHES, {})[id(inst)] = (layout, names)
     b = MathBuilder(g.module, fwd.fb[blk])
     start = len(fwd.fb[blk].instructions)
@@ -161,10 +175,6 @@ def forward_launch(fwd, inst, blk):
         return call
     fwd.call_frames[inst] = record
     _note_failure(g, b, record, layout, rec, inst)
-    ensure(g.module, "enzpy.push_child")
-    children = fwd_field_address(fwd, blk, g.tape.children_list())
-    b.call("enzpy.push_child", T.void, [children, _pick(b, record, layout, names, "free_record"),
-                                        record])
     return call
 
 
@@ -220,14 +230,16 @@ def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     find = partial(iterations, rows=rows)
     copies = tuple(choose(g, fn, stored, dup, noalias, mode, find))
     spec = (module, body, fn, activity, noalias, mode, rows, find, rec, dup, fused)
-    names = _register(spec, replace(layout, privatised=len(copies)), copies)
-    if copies and mode is ParallelUpdates.AUTO:
-        names = replace(names, shared=_register(spec, replace(layout, privatised=len(copies)),
-                                                (), report=False))
+    twins = 2 if copies and mode is ParallelUpdates.AUTO else 1
+    layout = replace(layout, privatised=len(copies), twins=twins)
+    names = _register(spec, layout, copies)
+    if twins == 2:
+        names = replace(names, shared=_register(spec, layout, (), report=False, variant=1))
+    _record_functions(module, names, layout)
     return names
 
 
-def _register(spec, layout: Layout, copies, report: bool = True) -> Names:
+def _register(spec, layout: Layout, copies, report: bool = True, variant: int = 0) -> Names:
     """The Names of the body's gradient with these copies, queued and its tasks added the
     first time they are asked for."""
     module, body, fn, activity, noalias, mode, rows, find, rec, dup, fused = spec
@@ -238,7 +250,7 @@ def _register(spec, layout: Layout, copies, report: bool = True) -> Names:
         k = len(registry)
         aug, rev = f"{body}.{'grad' if fused else 'aug'}.{k}", f"{body}.rev.{k}"
         names = Names(f"{body}.task.fwd.{k}", f"{body}.task.rev.{k}", f"{body}.record.free.{k}",
-                      copies, fused)
+                      copies, aug, fused)
         registry[key] = names
         threads = Threads(iterations=find, owned=owned(fn, copies))
         by_size = bool(copies) and mode is ParallelUpdates.AUTO
@@ -247,7 +259,7 @@ def _register(spec, layout: Layout, copies, report: bool = True) -> Names:
         if fused:
             _fused_task(module, names.forward_task, aug, rec, layout, dup, copies)
         else:
-            _task(module, names.forward_task, aug, rec, layout, dup, False)
+            _task(module, names.forward_task, aug, rec, layout, dup, False, variant=variant)
             _task(module, names.reverse_task, rev, rec, layout, dup, True, copies)
             _free_record(module, names.free_record, free_name(aug), layout)
     return registry[key]
@@ -380,12 +392,13 @@ def _emit_forward(b, g, inst, rec, L: Layout, dup, names: Names, shadow_loads):
     i64 = T.i64
     args, dims, steps = inst.ops[rec.args], inst.ops[rec.dims], inst.ops[rec.steps]
     nsched, sstep = b.load(i64, dims), b.load(i64, steps)
-    slots = b.mul(nsched, ConstInt(i64, 8 * (1 + L.privatised)))    # frames, then copies
+    slots = b.mul(nsched, ConstInt(i64, 8 * L.columns))
     size = b.add(ConstInt(i64, L.frames), b.add(slots, b.mul(nsched, sstep)))
-    record = heap.allocate(b, size)
+    record = _pool_record(g, b, size, names)
     frames = _at(b, record, L.frames)
     sched = b.gep(T.i8, frames, [slots])
-    b.call("llvm.memset.p0.i64", T.void, [frames, ConstInt(T.i8, 0), slots, ConstInt(T.i1, 0)])
+    this_call = b.mul(nsched, ConstInt(i64, 8 * (1 + L.privatised)))    # frames, then copies
+    b.call("llvm.memset.p0.i64", T.void, [frames, ConstInt(T.i8, 0), this_call, ConstInt(T.i1, 0)])
     b.call("llvm.memcpy.p0.p0.i64", T.void, [sched, b.load(T.ptr, args), b.mul(nsched, sstep),
                                              ConstInt(T.i1, 0)])
     zero = ConstInt(i64, 0)
@@ -402,7 +415,7 @@ def _emit_forward(b, g, inst, rec, L: Layout, dup, names: Names, shadow_loads):
         for k, v in ((j, primal), (L.n + j, shadow)):
             b.store(v, _at(b, record, 8 * k))
             b.store(sstep if j == 0 else zero, _at(b, record, L.ext_steps + 8 * k))
-    for p in range(1 + L.privatised):      # the frame slots, then each copy's slots
+    for p in range(L.columns):      # the frame slots, each copy's slots, then the kept ones
         base = b.gep(T.i8, frames, [b.mul(nsched, ConstInt(i64, 8 * p))])
         b.store(base, _at(b, record, 8 * (2 * L.n + p)))
         b.store(ConstInt(i64, 8), _at(b, record, L.ext_steps + 8 * (2 * L.n + p)))
@@ -502,14 +515,16 @@ def _add_copies(b, g, record, layout: Layout, names: Names) -> None:
         count = b.binop("sdiv", nbytes, ConstInt(T.i64, T.size_of(c.type)))
         b.call(sum_helper(g.module, c.type), T.void,
                [b.gep(T.i8, shadow, [lo]), copies, nsched, count])
-    heap.free(b, record)
 
 
 # ---- generated functions ----------------------------------------------------------------------
 
-def _task(module, name, target, rec, L: Layout, dup, reverse: bool, copies=()) -> None:
+def _task(module, name, target, rec, L: Layout, dup, reverse: bool, copies=(),
+          variant: int = 0) -> None:
     """task(args', dims', steps', record): the body's aug (or rev, with a fresh copy of each
-    privatised argument's shadow) on this task's entries."""
+    privatised argument's shadow) on this task's entries. The aug keeps its frame in the task's
+    kept slot (`variant`'s column) between calls; this call's slot gets it when the aug
+    succeeds."""
     params = [Argument(T.ptr, p, "", k) for k, p in enumerate(("args", "dims", "steps", "record"))]
     fn = Function(name, T.void, params, prefix="define internal")
     fn.generated = True
@@ -522,10 +537,13 @@ def _task(module, name, target, rec, L: Layout, dup, reverse: bool, copies=()) -
         shadow[c.slot] = _fresh_copy(b, args, record, L, p)
     shadows = [shadow[j] for j in sorted(shadow)]
     slot = b.load(T.ptr, _at(b, args, 16 * L.n))
-    last = b.load(T.ptr, slot) if reverse else slot
+    kept = b.load(T.ptr, _at(b, args, 8 * L.kept_frame(variant)))
+    last = b.load(T.ptr, slot) if reverse else kept
     ops = [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"), tid, *arrays, *shadows, last]
     status = b.call(target, T.void if reverse else T.i32, ops)
     if not reverse:
+        ok = b.icmp("eq", status, ConstInt(T.i32, 0))
+        b.store(b.select(ok, b.load(T.ptr, kept), Constant(T.ptr, "null")), slot)
         _flag_failure(b, record, L, status)
     b.ret()
     module.add_function(fn)
@@ -576,19 +594,21 @@ def _fused_task(module, name, target, rec, L: Layout, dup, copies) -> None:
 
 
 def _fresh_copy(b, args, record, L: Layout, p: int):
-    """A zeroed copy of privatised shadow p for this task, noted in the task's slot of the
-    record (the launch adds it into the shadow and frees it); returns the pointer that stands
-    for the shadow's base."""
+    """A zeroed copy of privatised shadow p for this task (the task's kept copy, grown when too
+    small), noted in the task's slot of the record (the launch adds it into the shadow); returns
+    the pointer that stands for the shadow's base."""
     lo = b.load(T.i64, _at(b, record, L.copies + 16 * p))
     nbytes = b.load(T.i64, _at(b, record, L.copies + 16 * p + 8))
-    copy = heap.allocate(b, b.add(nbytes, ConstInt(T.i64, 8)))
-    b.call("llvm.memset.p0.i64", T.void, [copy, ConstInt(T.i8, 0), nbytes, ConstInt(T.i1, 0)])
+    ensure(b.module, "enzpy.pool.copy")
+    copy = b.call("enzpy.pool.copy", T.ptr, [b.load(T.ptr, _at(b, args, 8 * L.kept_copy(p))),
+                                             nbytes])
     b.store(copy, b.load(T.ptr, _at(b, args, 8 * (2 * L.n + 1 + p))))
     return b.gep(T.i8, copy, [b.sub(ConstInt(T.i64, 0), lo)])
 
 
 def _free_record(module, name, free_body: str, L: Layout) -> None:
-    """free(record): each task's body frame (a forward sweep that failed later), the record."""
+    """free(record): what each task's body made this call (a forward sweep that failed later);
+    the frames and the record stay in the pool."""
     record = Argument(T.ptr, "record", "", 0)
     fn = Function(name, T.void, [record], prefix="define internal")
     fn.generated = True
@@ -613,8 +633,113 @@ def _free_record(module, name, free_body: str, L: Layout) -> None:
     b.br(loop)
     i.ops.append(i1)
     i.blocks.append(nxt)
-    b = MathBuilder(module, done)
-    heap.free(b, record)
-    b.ret()
+    MathBuilder(module, done).ret()
     fn.blocks = [entry, loop, each, call, nxt, done]
     module.add_function(fn)
+
+
+# ---- the pool of launch records (runtime/launch_pool.py) ---------------------------------------
+
+def _pool_record(g, b, size, names: Names):
+    """This call's next launch record, of `size` bytes, from the gradient's pool."""
+    pool, used = _pool(g)
+    ensure(g.module, "enzpy.pool.record")
+    k = g.tape.load(b, used)
+    g.tape.store(b, b.add(k, ConstInt(T.i64, 1)), used)
+    return b.call("enzpy.pool.record", T.ptr, [g.tape.frame.address(b, pool), k, size,
+                                               Global(T.ptr, names.free_record + ".drop"),
+                                               Global(T.ptr, names.free_record + ".fail")])
+
+
+def _pool(g):
+    """(pool, records used this call) fields of the gradient: the pool is taken from the
+    gradient's global at frame setup and parked back where the call releases its tape; the
+    gradient's release (chain_releases) frees it."""
+    if g.launch_pool is not None:
+        return g.launch_pool
+    slot = f"{g.fn.name}.pool"
+    g.module.items.append(f'@"{slot}" = internal global ptr null, align 8')
+    for name in ("enzpy.pool.take", "enzpy.pool.park", "enzpy.pool.release"):
+        ensure(g.module, name)
+    b = g.tape.init_builder
+    pool = g.tape.new_field(T.ptr, b.call("enzpy.pool.take", T.ptr, [Global(T.ptr, slot)]))
+    used = g.tape.new_field(T.i64, ConstInt(T.i64, 0))
+
+    def park(b, failed):
+        b.call("enzpy.pool.park", T.void, [Global(T.ptr, slot), g.tape.load(b, pool),
+                                           g.tape.load(b, used), ConstInt(T.i1, int(failed))])
+    g.tape.on_release.append(park)
+    release = Function(f"{slot}.release", T.void, [], prefix="define internal")
+    release.generated = True
+    rb = MathBuilder(g.module, release.add_block("entry"))
+    rb.call("enzpy.pool.release", T.void, [Global(T.ptr, slot)])
+    rb.ret()
+    g.module.add_function(release)
+    g.module.derived.setdefault(RELEASES, []).append(release.name)
+    g.launch_pool = (pool, used)
+    return g.launch_pool
+
+
+def _record_functions(module, names: Names, L: Layout) -> None:
+    """The record's drop (free the frames and copies its tasks keep, and the record) and fail
+    (release what the tasks' bodies made this call: the forward sweep failed later)."""
+    drop, fail = names.free_record + ".drop", names.free_record + ".fail"
+    if drop in module.functions:
+        return
+    variants = [names] + ([names.shared] if names.shared else [])
+    record = Argument(T.ptr, "record", "", 0)
+    fn = Function(drop, T.void, [record], prefix="define internal")
+    fn.generated = True
+    b = MathBuilder(module, fn.add_block("entry"))
+    n = b.load(T.i64, _at(b, record, L.nsched))
+    kept = [(L.kept_frame(v), None if nm.fused else drop_name(nm.aug))
+            for v, nm in enumerate(variants)] + [(L.kept_copy(p), "") for p in range(L.privatised)]
+    for col, release in kept:
+        if release is None:
+            continue
+        base = b.load(T.ptr, _at(b, record, 8 * col))
+        b = _each_slot(module, fn, b, n, base, release)
+    heap.free(b, b.gep(T.i8, record, [ConstInt(T.i64, -32)]))
+    b.ret()
+    module.add_function(fn)
+    fn = Function(fail, T.void, [record], prefix="define internal")
+    fn.generated = True
+    b = MathBuilder(module, fn.add_block("entry"))
+    if not names.fused and names.shared is None:
+        b.call(names.free_record, T.void, [record])
+    elif not names.fused:       # the twin the record's choice ran
+        mine, twin, done = (fn.add_block(x) for x in ("copies", "atomic", "done"))
+        b.cbr(b.icmp("ne", b.load(T.i64, _at(b, record, L.choice)), ConstInt(T.i64, 0)), mine, twin)
+        for blk, nm in ((mine, names), (twin, names.shared)):
+            MathBuilder(module, blk).call(nm.free_record, T.void, [record])
+            MathBuilder(module, blk).br(done)
+        b = MathBuilder(module, done)
+    b.ret()
+    module.add_function(fn)
+
+
+def _each_slot(module, fn, b, n, base, release: str):
+    """for e < n: p = base[e]; if p: release(p) (heap.free when release is ""). Returns the
+    builder after the loop."""
+    entry = b.block
+    k = len(fn.blocks)
+    loop, each, call, nxt, done = (fn.add_block(f"{x}.{k}")
+                                   for x in ("loop", "each", "call", "next", "done"))
+    b.br(loop)
+    b = MathBuilder(module, loop)
+    i = b.phi(T.i64, [(ConstInt(T.i64, 0), entry)])
+    b.cbr(b.icmp("slt", i, n), each, done)
+    b = MathBuilder(module, each)
+    p = b.load(T.ptr, b.gep(T.ptr, base, [i]))
+    b.cbr(b.icmp("ne", p, Constant(T.ptr, "null")), call, nxt)
+    cb = MathBuilder(module, call)
+    if release:
+        cb.call(release, T.void, [p])
+    else:
+        heap.free(cb, p)
+    cb.br(nxt)
+    b = MathBuilder(module, nxt)
+    i.ops.append(b.add(i, ConstInt(T.i64, 1)))
+    i.blocks.append(nxt)
+    b.br(loop)
+    return MathBuilder(module, done)

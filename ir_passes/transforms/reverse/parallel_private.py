@@ -127,7 +127,7 @@ take:
 inner:
   %i = phi i64 [ 0, %take ], [ %i1, %inner.body ]
   %in = icmp slt i64 %i, %count
-  br i1 %in, label %inner.body, label %release
+  br i1 %in, label %inner.body, label %next
 inner.body:
   %ps = getelementptr {T}, ptr %src, i64 %i
   %pd = getelementptr {T}, ptr %dst, i64 %i
@@ -137,23 +137,18 @@ inner.body:
   store {T} %sum, ptr %pd
   %i1 = add i64 %i, 1
   br label %inner
-release:
-  call void @free(ptr %src)
-  br label %next
 next:
   %k1 = add i64 %k, 1
   br label %outer
 done:
   ret void
 }}
-
-declare void @free(ptr)
 """
 
 
 def sum_helper(module, ftype) -> str:
     """`sum(dst, copies, ncopies, count)`: dst[0..count) += each non-null copy, in order;
-    the copies are freed."""
+    the copies stay with the launch record."""
     suffix = ftype.suffix
     name = f"enzpy.parfor.sum.{suffix}"
     if name not in module.functions:

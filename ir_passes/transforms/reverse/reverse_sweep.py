@@ -148,7 +148,8 @@ class ReverseSweep:
         g.updates.finish(b)
         g.tape.free_all(b)
         if g.split:
-            heap.free(b, g.tape.frame.pointer)
+            if not g.keep_frame:
+                heap.free(b, g.tape.frame.pointer)
             b.ret()
             return
         self.final_ret = b.ret(g.tape.load(b, self.status_slot) if self.status_slot is not None else None)

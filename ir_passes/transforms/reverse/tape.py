@@ -92,6 +92,8 @@ class Tape:
     release_markers: list = field(default_factory=list)   # (marker, failed) where free_all was
     arena: tuple | None = None    # rules/blas.py's saved inputs: (buffer, capacity, used) fields
     arena_sizes: dict = field(default_factory=dict)   # saved input's key -> i64 Field: its bytes this call
+    on_release: list = field(default_factory=list)    # f(b, failed): more to do where the call releases
+    kept_in_frame: bool = False   # a split frame kept between calls: its arrays are not freed
 
     @property
     def init_builder(self) -> Builder:
@@ -255,9 +257,11 @@ class Tape:
                 self.release_children(b, failed)
                 self.free_allocations(b)
                 release_all(self.gradient, b)
+                for f in self.on_release:
+                    f(b, failed)
                 if park:
                     self._park(b, keep, fields, buf, ws_field)
-                else:
+                elif not self.kept_in_frame:
                     for e in self.heap_entries():
                         heap.free(b, self.load(b, e.storage))
                     for f in self.buffers:
