@@ -3,11 +3,14 @@ updates are made.
 
 Run: python -m benchmarks.parallel [--quick] [--threads 2]
 
-For each kernel (elementwise, n-body forces, a gather over edges), in one run:
-- the gradient with T threads against the gradient with 1 thread (speed-up);
+For each kernel (elementwise, n-body forces, a gather over edges, the heat equation: a time loop
+around two pranges, whose launches are split), in one run:
+- the gradient with T threads against the gradient with 1 thread (speed-up), beside the same
+  for the primal kernel (what the machine gives this loop);
 - the parallel gradient / parallel primal ratio (T threads) beside the serial gradient / serial
-  primal ratio (`njit(kernel.py_func)`);
-- for the gather: per-thread copies of the shadow (the default) against atomic adds.
+  primal ratio (`njit(kernel.py_func)`), and the 1-thread gradient against the serial one;
+- for the gather: per-thread copies of the shadow (the default) against atomic adds;
+  `--crossover` sweeps the shadow's size against the loop's iterations instead.
 Every timed call starts from the same state; the gradients are checked against the serial one
 first. Times are medians. On a loaded machine the wall-clock speed-ups mean little; the column
 "cpu Tt/1t" (the process's CPU time per T-thread gradient over that of the 1-thread gradient,
@@ -56,6 +59,16 @@ def nbody(pos, mass, force):
 
 
 @njit(parallel=True)
+def heat(u, new, alpha, steps):
+    n = u.shape[0]
+    for _ in range(steps):
+        for i in prange(1, n - 1):
+            new[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in prange(1, n - 1):
+            u[i] = new[i]
+
+
+@njit(parallel=True)
 def gather(x, edges, k, y):
     for e in prange(edges.shape[0]):
         a, b = edges[e, 0], edges[e, 1]
@@ -67,6 +80,7 @@ def workloads(quick: bool, rng):
     n = 200_000 if quick else 2_000_000
     m = 400 if quick else 1500
     nodes, nedges = (2_000, 200_000) if quick else (20_000, 2_000_000)
+    h, steps = (20_000, 10) if quick else (200_000, 20)
     edges = rng.integers(0, nodes, (nedges, 2))
     return {
         "elementwise": (elementwise, lambda: [Duplicated(rng_x(n), np.zeros(n)),
@@ -76,6 +90,8 @@ def workloads(quick: bool, rng):
                                    Duplicated(np.zeros((m, 3)), np.ones((m, 3)))]),
         "gather": (gather, lambda: [Duplicated(rng_x(nodes), np.zeros(nodes)), Const(edges),
                                     Active(0.3), Duplicated(np.zeros(nedges), np.ones(nedges))]),
+        "heat": (heat, lambda: [Duplicated(np.sin(rng_x(h)), np.ones(h)),
+                                Duplicated(np.zeros(h), np.zeros(h)), Active(0.2), Const(steps)]),
     }
 
 
@@ -112,34 +128,71 @@ def check(kernel, make) -> None:
             np.testing.assert_allclose(g.shadow, w.shadow, rtol=1e-9, atol=1e-9)
 
 
+def speed(name, kernel, make, threads, repeats):
+    """One row of the main table (module docstring)."""
+    check(kernel, make)
+    serial = njit(kernel.py_func)
+    numba.set_num_threads(1)
+    grad1 = median(gradient(kernel, make), repeats)
+    cpu1 = median(gradient(kernel, make), repeats, time.process_time)
+    prim1 = median(primal(kernel, make), repeats)
+    numba.set_num_threads(threads)
+    gradt = median(gradient(kernel, make), repeats)
+    cput = median(gradient(kernel, make), repeats, time.process_time)
+    primt = median(primal(kernel, make), repeats)
+    sgrad = median(gradient(serial, make), repeats)
+    sprim = median(primal(serial, make), repeats)
+    return (name, grad1, gradt, grad1 / gradt, prim1 / primt, cput / cpu1, gradt / primt,
+            sgrad / sprim, grad1 / sgrad)
+
+
+def crossover(threads, repeats, quick) -> None:
+    """Per-task copies (DETERMINISTIC always makes them) against atomic adds on the gather, for
+    shadows from 1/64 to 16 times the loop's iterations: where the copies stop paying."""
+    nedges = 200_000 if quick else 1_000_000
+    rng = np.random.default_rng(1)
+    print(f"gather with {nedges} iterations, {threads} threads: copies against atomic adds")
+    print(f"{'nodes':>10} {'nodes/iter':>10} {'copies':>10} {'atomic':>10} {'atomic/copies':>14}")
+    numba.set_num_threads(threads)
+    for ratio in (1 / 64, 1 / 16, 1 / 4, 1, 2, 4, 8, 16):
+        nodes = max(2, int(nedges * ratio))
+        edges = rng.integers(0, nodes, (nedges, 2))
+
+        def make(nodes=nodes, edges=edges):
+            return [Duplicated(rng_x(nodes), np.zeros(nodes)), Const(edges), Active(0.3),
+                    Duplicated(np.zeros(nedges), np.ones(nedges))]
+        copies = median(gradient(gather, make, ParallelUpdates.DETERMINISTIC), repeats)
+        atomics = median(gradient(gather, make, ParallelUpdates.ATOMIC), repeats)
+        print(f"{nodes:10d} {nodes / nedges:10.3f} {copies * 1e3:8.2f}ms {atomics * 1e3:8.2f}ms "
+              f"{atomics / copies:13.2f}x")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--kernels", default="", help="comma-separated names (default: all)")
+    ap.add_argument("--crossover", action="store_true",
+                    help="only the copies-against-atomics sweep over shadow sizes")
     opts = ap.parse_args(argv)
     threads = min(opts.threads, numba.config.NUMBA_NUM_THREADS)
-    rows = []
-    for name, (kernel, make) in workloads(opts.quick, np.random.default_rng(0)).items():
-        check(kernel, make)
-        serial = njit(kernel.py_func)
-        numba.set_num_threads(1)
-        grad1 = median(gradient(kernel, make), opts.repeats)
-        cpu1 = median(gradient(kernel, make), opts.repeats, time.process_time)
-        numba.set_num_threads(threads)
-        gradt = median(gradient(kernel, make), opts.repeats)
-        cput = median(gradient(kernel, make), opts.repeats, time.process_time)
-        primt = median(primal(kernel, make), opts.repeats)
-        sgrad = median(gradient(serial, make), opts.repeats)
-        sprim = median(primal(serial, make), opts.repeats)
-        rows.append((name, grad1, gradt, grad1 / gradt, cput / cpu1, gradt / primt, sgrad / sprim))
+    if opts.crossover:
+        crossover(threads, opts.repeats, opts.quick)
+        return
+    rows = [speed(name, kernel, make, threads, opts.repeats)
+            for name, (kernel, make) in workloads(opts.quick, np.random.default_rng(0)).items()
+            if not opts.kernels or name in opts.kernels.split(",")]
     print(f"threading layer {numba.threading_layer()}, {threads} threads "
           f"(of {numba.config.NUMBA_NUM_THREADS})")
-    print(f"{'kernel':12} {'grad 1t':>10} {'grad Tt':>10} {'speed-up':>9} {'cpu Tt/1t':>10} "
-          f"{'grad/primal par':>16} {'grad/primal serial':>19}")
-    for name, g1, gt, up, cpu, rp, rs in rows:
-        print(f"{name:12} {g1 * 1e3:9.2f}ms {gt * 1e3:9.2f}ms {up:8.2f}x {cpu:9.2f}x "
-              f"{rp:15.2f}x {rs:18.2f}x")
+    print(f"{'kernel':12} {'grad 1t':>10} {'grad Tt':>10} {'speed-up':>9} {'primal':>7} "
+          f"{'cpu Tt/1t':>10} {'grad/primal par':>16} {'grad/primal serial':>19} "
+          f"{'grad 1t/serial':>15}")
+    for name, g1, gt, up, pup, cpu, rp, rs, vs in rows:
+        print(f"{name:12} {g1 * 1e3:9.2f}ms {gt * 1e3:9.2f}ms {up:8.2f}x {pup:6.2f}x {cpu:9.2f}x "
+              f"{rp:15.2f}x {rs:18.2f}x {vs:14.2f}x")
+    if opts.kernels and "gather" not in opts.kernels.split(","):
+        return
     kernel, make = workloads(opts.quick, np.random.default_rng(0))["gather"]
     numba.set_num_threads(threads)
     copies = median(gradient(kernel, make), opts.repeats)

@@ -2,27 +2,32 @@
 
 The loop body becomes a function of its own (parallel_body.py) whose split gradient the driver
 builds with `Threads` (shadow_updates.py: private updates are plain, others atomic). At the
-launch the gradient's forward sweep builds a launch record on the heap and calls the launcher
-with a task function of its own, which runs the body's augmented forward sweep:
+launch the gradient's forward sweep takes a launch record from its pool (runtime/launch_pool.py:
+kept between calls) and calls the launcher with a task function of its own, which runs the
+body's augmented forward sweep:
 
-    record: args'[2n+1+p] = schedule copy, a_1..a_{n-1}, schedule copy, shadows of a_j, frames,
-                            each privatised array's copies
-            steps'[2n+1+p] = sched step, 0.., sched step, 0.., 8..
+    record: args'[width] = schedule copy, a_1..a_{n-1}, schedule copy, shadows of a_j, frames,
+                           each privatised array's copies, kept frames (one per twin), kept
+                           copies
+            steps'[width] = sched step, 0.., sched step, 0.., 8..
             dims[inner+1], steps[...] (copies of the launch's), nthreads, nsched, failed,
             choice (copies or atomic adds, parallel_private.py), (offset, size) per copy,
-            frames[nsched] (null, then each task's body frame), copies[p][nsched],
+            frames[nsched] (null, then each task's body frame), copies[p][nsched] (this call's),
+            kept frames[twins][nsched], kept copies[p][nsched] (kept between calls),
             schedule copy
 
 The launcher shifts every `args'[j]` by `steps'[j]` times the task's first entry, so a task
 finds its arrays, their shadows and its own frame slot there, under any split of the schedule.
 The reverse sweep calls the launcher again with the reverse task function on the same record
 (the same schedule, threads and split), which runs the body's reverse sweep from the task's
-frame; then frees the record. A forward sweep that fails later frees the record and the frames
-through the frame's list of children.
+frame. A body's split gradient keeps its frame and tape arrays in the task's kept slot between
+calls (driver.split with keep_frame), and a task's copies stay in the record: a repeat call
+allocates none of them. A forward sweep that fails later releases what the tasks' bodies made
+this call (the record's `fail`, called as the pool is parked).
 
 A fused launch (`fusable`: its reverse may run right after it) has one task function, which
-runs the body's whole gradient per schedule entry; the copies are summed and the record freed
-right after the launch, and the reverse sweep has nothing to do. When privatised copies are
+runs the body's whole gradient per schedule entry; the copies are summed right after the
+launch, and the reverse sweep has nothing to do. When privatised copies are
 chosen by size, every task function has a twin with atomic adds in their place, and the
 record's `choice` says which ran (Names.shared).
 """
