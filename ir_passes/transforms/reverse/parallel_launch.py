@@ -441,7 +441,7 @@ def _emit_forward(b, g, inst, rec, L: Layout, dup, names: Names, shadow_loads):
         iters = b.call(count, i64, [sched, nsched, sstep])
         copied = [(b.load(i64, _at(b, record, L.copies + 16 * p + 8)), c.type)
                   for p, c in enumerate(names.copies)]
-        choice = b.cast("zext", small(b, copied, iters), i64)
+        choice = b.cast("zext", small(b, copied, iters, inst.ops[rec.threads]), i64)
     b.store(choice, _at(b, record, L.choice))
     call = _launch(b, rec, _pick(b, record, L, names, "forward_task"), record, L,
                    inst.ops[rec.threads])

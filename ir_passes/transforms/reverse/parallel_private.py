@@ -8,9 +8,12 @@ other, in schedule order. No atomics, and the sums do not depend on which thread
 
 `ParallelUpdates` chooses: AUTO privatises such arrays whose extent is known, by size at each
 call: the body's gradient is built twice, with copies and with atomic adds (`atomicrmw fadd`)
-in their place, and the launch runs the copies only while the copied shadows hold at most
-max(PRIVATE_ELEMENTS, the loop's iteration count) elements in all: zeroing and summing T copies
-of a large array that few iterations touch costs more than their atomic adds. ATOMIC
+in their place, and the launch runs the copies only while the copied shadows, times the
+launch's threads, hold at most max(PRIVATE_ELEMENTS, COPY_FACTOR x the loop's iterations)
+elements: zeroing and summing T copies of a large array that few iterations touch costs more
+than their atomic adds. COPY_FACTOR is measured (`python -m benchmarks.parallel --crossover`,
+docs/parallel.md): on a gather, copies stopped paying at about 8 shadow elements per iteration
+with 2 threads and at about 16 with 1. ATOMIC
 privatises none; DETERMINISTIC always privatises and refuses a body that would still need an
 atomic add.
 """
@@ -32,8 +35,10 @@ from ..common.parallel_body import SCHED, TID, depends_on, iterations
 from .shadow_updates import ATOMIC
 
 
-PRIVATE_ELEMENTS = 1 << 16     # copied shadows this small are privatised whatever the loop
-BY_SIZE = f", atomic at a call where the copies exceed max({PRIVATE_ELEMENTS}, the loop's iterations) elements"
+PRIVATE_ELEMENTS = 1 << 16     # copies this small (all threads' together) whatever the loop
+COPY_FACTOR = 16    # copies while their elements over all threads <= this x the iterations
+BY_SIZE = (f", atomic at a call where the copies exceed max({PRIVATE_ELEMENTS}, {COPY_FACTOR} x "
+           f"the loop's iterations) elements over all threads")
 
 
 @dataclass(frozen=True)
@@ -87,13 +92,15 @@ def bounds(b, g, copy):
     return ConstInt(T.i64, 0), ConstInt(T.i64, copy.size)
 
 
-def small(b, copied, iterations):
-    """i1: do the copies, [(size in bytes, float type)], hold at most max(PRIVATE_ELEMENTS,
-    iterations) elements in all?"""
+def small(b, copied, iterations, threads):
+    """i1: do the copies, [(size in bytes, float type)], times `threads`, hold at most
+    max(PRIVATE_ELEMENTS, COPY_FACTOR x iterations) elements?"""
     total = ConstInt(T.i64, 0)
     for nbytes, ty in copied:
         total = b.add(total, b.binop("udiv", nbytes, ConstInt(T.i64, T.size_of(ty))))
-    bound = b.select(b.icmp("sgt", iterations, ConstInt(T.i64, PRIVATE_ELEMENTS)), iterations,
+    total = b.mul(total, threads)
+    scaled = b.mul(iterations, ConstInt(T.i64, COPY_FACTOR))
+    bound = b.select(b.icmp("sgt", scaled, ConstInt(T.i64, PRIVATE_ELEMENTS)), scaled,
                      ConstInt(T.i64, PRIVATE_ELEMENTS))
     return b.icmp("ule", total, bound)
 
