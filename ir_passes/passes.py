@@ -26,6 +26,7 @@ from .options import Activity
 from .rules.libdevice import spelling
 from .transforms.common.vector_math import libmvec
 from .transforms.forward.driver import forward_mode
+from .transforms.prepare.float_copies import retype_float_copies
 from .transforms.prepare.fold_select_recurrences import fold_select_recurrences
 from .transforms.prepare.fold_sign_tests import fold_sign_tests
 from .transforms.prepare.forward_stores import forward_loop_stores
@@ -171,6 +172,18 @@ class FoldSignTests:
 
 
 @dataclass(frozen=True)
+class FloatCopies:
+    """Give an integer load that is only stored (a small memcpy) the float type of the slot it
+    reads (transforms/prepare/float_copies.py; both modes run this first)."""
+    name = "float-copies"
+    fn: str = option("", FN, str)
+
+    def apply(self, module) -> str | None:
+        retype_float_copies(module.functions[self.fn or first_definition(module)])
+        return None
+
+
+@dataclass(frozen=True)
 class Simplify:
     """LLVM's sroa, instcombine and simplifycfg through llvmlite: a canonical form for golden tests."""
     name = "simplify"
@@ -243,5 +256,6 @@ class Printer:
 
 
 PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStores, FoldSignTests,
+                              FloatCopies,
                               FoldSelectRecurrences,
                               Simplify, Printer)}

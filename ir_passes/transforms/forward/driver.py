@@ -36,6 +36,7 @@ from ..common.noneed import unneeded_stores
 from ..common.extent import Extent
 from ..common.stand_in import free_forward_stand_ins
 from ..common.vector_math import VectorLibrary, use_vector_variants
+from ..prepare.float_copies import retype_float_copies
 from ..prepare.fold_sign_tests import fold_sign_tests
 from .calls import DERIVED
 from .instructions import visit, visit_phi
@@ -65,6 +66,7 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     """
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an integer from 1 to {MAX_WIDTH}, not {width!r}")
+    retype_float_copies(module.functions[fn_name])
     if extents:
         fold_sign_tests(module.functions[fn_name], [n for e in extents.values() for n, _ in e.dims])
     fm = ForwardMode(module, fn_name, activity, out_name, width, strong_zero_guards=strong_zero_guards,

@@ -26,6 +26,7 @@ from ..common.extent import Extent
 from ..common.noneed import drop
 from ..common.vector_math import VectorLibrary, use_vector_variants
 from ..prepare.fold_select_recurrences import fold_select_recurrences
+from ..prepare.float_copies import retype_float_copies
 from ..prepare.fold_sign_tests import fold_sign_tests
 from ..prepare.forward_stores import forward_loop_stores
 from ..prepare.hoist_loads import hoist_invariant_loads
@@ -183,6 +184,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     """Prepare the primal, then build its gradient: the forward sweep, the reverse sweep, and
     what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
     primal = module.functions[fn_name]
+    retype_float_copies(primal)
     fold_sign_tests(primal, [n for e in (extents or {}).values() for n, _ in e.dims])
     fold_select_recurrences(primal)
     hoist_invariant_loads(primal, noalias)
