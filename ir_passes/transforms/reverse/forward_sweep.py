@@ -56,6 +56,7 @@ class ForwardSweep:
         self.success_exits: list = [] # (forward block, primal return block)
         self.groups: dict = {}        # rules/effects.handle_groups of the primal
         self.cells: dict = {}         # id(handle) -> the forward sweep's cell of its shadow
+        self.moves: dict = {}         # id(handle reallocation) -> (old shadow, bytes kept)
 
     # --- step 1: clone every reachable block
     def clone_blocks(self) -> None:
@@ -167,7 +168,8 @@ class ForwardSweep:
     def celled_shadow(self, inst, blk):
         """The shadow of a call yielding a celled handle's data. A reallocation moves the shadow
         too: a zeroed allocation of the new size receives the old shadow's kept bytes (the old
-        one stays until the gradient ends: the pointers taped from it stay valid)."""
+        one stays until the gradient ends: the pointers taped from it stay valid). The reverse
+        sweep moves the kept bytes' adjoints back there (growing.reverse_move)."""
         g = self.g
         cell = self.cells.get(id(handle_of(inst)))
         if cell is None:
@@ -177,10 +179,6 @@ class ForwardSweep:
         if n is None:
             return self.emit_one(blk, Instruction("load", T.ptr, [cell], name=f"{inst.name or 'data'}.shadow",
                                                   align=8))
-        grp = self.groups[id(inst)]
-        if any(t.is_float for m in grp for t in g.types.memory.get(m, ())):
-            raise UnsupportedError("differentiable floats are kept in memory that a reallocation "
-                                   "moves (a list that grows)", g.describe(inst), g.locate(inst))
         old = self.emit_one(blk, Instruction("load", T.ptr, [cell], align=8))
         at = self.emit_one(blk, Instruction("getelementptr", T.ptr, [cell, ConstInt(T.i64, 8)],
                                             source_type=T.i8, flags=["inbounds"]))
@@ -192,6 +190,7 @@ class ForwardSweep:
         copy = Instruction("call", T.void, [new, old, kept, ConstInt(T.i1, 0)],
                            callee=Global(T.ptr, "llvm.memcpy.p0.p0.i64"), arg_attrs=["", "", "", ""])
         self.emit(blk, copy, *cell_store(cell, new, n))
+        self.moves[id(inst)] = (old, kept)
         return new
 
     def emit_one(self, blk, inst):
@@ -267,7 +266,7 @@ class ForwardSweep:
             elif isinstance(key, tuple) and key[0] == INPUT:
                 lookup_blas(key[1].callee_name).save_input(self, key, e)
                 continue
-            elif isinstance(key, tuple) and key[0] == "from":
+            elif isinstance(key, tuple) and key[0] in ("from", "moved"):
                 value = key[2]
             else:
                 value = self.vmap[key]

@@ -11,6 +11,7 @@ from ...rules.registry import lookup
 from ..common.atomics import reverse_atomic
 from . import calls, memory
 from .availability import Lazy
+from .growing import reverse_move
 from .parallel_launch import launches, reverse_launch
 
 NO_ADJOINT = {"phi"}  # phi adjoints move along edges (reverse_sweep.py)
@@ -55,6 +56,9 @@ def reverse_call(g, inst, block, b) -> None:
         return
     if launches(g, inst):
         reverse_launch(g, inst, block, b)
+        return
+    if id(inst) in g.fwd.moves:  # a reallocation that moved a shadow: the adjoints move back
+        reverse_move(g, inst, block, b)
         return
     if g.act.has_shadow(inst):  # an allocation's data pointer: its shadow is freed at the end
         return

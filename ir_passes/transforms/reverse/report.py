@@ -44,6 +44,7 @@ class TapeLayout:
 # What a tape entry without a primal value holds, by the first element of its key.
 _CONTROL = {
     "from": "which branch control took into this block",
+    "moved": "a growing allocation's old shadow and the bytes its reallocation kept",
     "start": "the loop counter's value on entering the loop",
     "last": "the recurrence's value when the loop ended",
     "callframe": "the saved values of this call's reverse sweep",
