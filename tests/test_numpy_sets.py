@@ -198,3 +198,43 @@ def test_extract_analytic():
     expect[[0, 2, 4]] = 2 * x[[0, 2, 4]] * _weights(3)
     np.testing.assert_allclose(dx, expect)
     np.testing.assert_allclose(dm, 0.0)
+
+
+@njit
+def lists_per_pass(x):
+    s = 0.0
+    for r in range(3):             # a new list each pass, grown past its first capacities
+        out = []
+        for i in range(x.size):
+            if x[i] > 0.2 * r:
+                out.append(x[i] * (r + 1.0))
+        a = np.array(out)
+        s += np.sum(a * a * (1.0 + 0.1 * np.arange(a.size)))
+    return s
+
+
+@njit
+def read_before_growth(x):
+    out = [x[0] * 1.5]
+    v = out[0]                     # read from the buffer the next appends reallocate
+    for i in range(1, x.size):
+        out.append(x[i] * 2.0)
+    s = v * v
+    for w in out:
+        s += w * w * w
+    return s
+
+
+def test_lists_in_a_loop_fd():
+    check_modes(lists_per_pass, np.linspace(0.05, 1.5, 17))
+
+
+def test_read_before_growth_analytic():
+    x = np.linspace(0.5, 1.5, 40)
+    dx = np.zeros(40)
+    autodiff(read_before_growth, Duplicated(x, dx), seed=1.0)
+    expect = 3 * (2 * x) ** 2 * 2
+    expect[0] = 2 * 1.5 * 1.5 * x[0] + 3 * (1.5 * x[0]) ** 2 * 1.5
+    np.testing.assert_allclose(dx, expect, rtol=1e-12)
+    t = autodiff(read_before_growth, Duplicated(x, np.ones(40)), mode=Forward)
+    np.testing.assert_allclose(t, expect.sum(), rtol=1e-12)
