@@ -14,7 +14,7 @@ from .rules.convention import register_error_report, register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.effects import (register_allocator, register_free, register_handle_realloc,
                             register_realloc, register_refused, register_writes_nothing)
-from .rules.lapack import register_gesv
+from .rules.lapack import register_gesv, register_host_routine
 from .rules.lapack_lstsq import register_gelsd
 from .rules.lapack_lu import register_getrf, register_getri, register_potrf
 from .rules.lapack_qr import register_geqrf, register_orgqr
@@ -37,7 +37,7 @@ __all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEA
            "register_allocator", "register_dot", "register_external", "register_free",
            "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd",
            "register_gesv", "register_getrf", "register_getri", "register_handle_realloc",
-           "register_heap", "unpool_checkpoints",
+           "register_heap", "register_host_routine", "unpool_checkpoints",
            "register_inactive", "register_nrm2", "register_orgqr", "register_parallel_for",
            "register_potrf", "register_realloc", "register_refused", "register_success_codes",
            "register_error_report",

@@ -12,10 +12,12 @@ allocate + copy + free.
 """
 import ctypes
 
+from . import host_routines
 from ir_passes import (register_alias, register_allocator, register_dot, register_error_report,
                        register_gelsd,
                        register_gemm, register_gemv, register_geqrf, register_gesdd, register_gesv,
-                       register_getrf, register_getri, register_handle_realloc, register_heap, register_inactive,
+                       register_getrf, register_getri, register_handle_realloc, register_heap,
+                       register_host_routine, register_inactive,
                        register_nrm2, register_orgqr, register_parallel_for, register_potrf,
                        register_refused, register_success_codes, register_syevd,
                        register_writes_nothing)
@@ -65,6 +67,9 @@ register_gemv("numba_xxgemv")    # (kind, trans, m, n, alpha*, a, lda, x, beta*,
 register_nrm2("numba_xxnrm2")    # (kind, n, x, incx, out*)
 # np.linalg.solve: (kind, n, nrhs, a, lda, ipiv, b, ldb)
 register_gesv("numba_xgesv")
+# the triangular solve, LU solve and rank-1 update the matrix-level adjoints call, from SciPy
+for _routine in host_routines.define():
+    register_host_routine(_routine)
 # np.linalg.cholesky: (kind, uplo, n, a, lda)
 register_potrf("numba_xxpotrf")
 # np.linalg.slogdet, det (and inv, before getri): (kind, m, n, a, lda, ipiv)

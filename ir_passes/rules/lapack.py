@@ -1,6 +1,7 @@
 """LAPACK records: calls that overwrite their inputs in place, differentiated as a unit, with
-matrix-level adjoints that call BLAS and LAPACK themselves (the host's gemm and gesv records, the
-routine itself), so a gradient stays O(n^3) at library speed. This module has what they share
+matrix-level adjoints that call BLAS and LAPACK themselves (the host's gemm record, the routine
+itself, and the host's trsm, getrs and ger through runtime/fortran.py), so a gradient stays
+O(n^3) at library speed; a factor is never factored again to solve with it. This module has what they share
 (`Lin`, which emits their steps) and gesv; lapack_lu.py has potrf, getrf, getri;
 lapack_spectral.py syevd and gesdd; lapack_qr.py the geqrf + orgqr pair.
 
@@ -10,13 +11,14 @@ AFTER) are copied into the arena (rules/blas.py) for the reverse sweep, and the 
 mutated argument is applied only by mutating its shadow. Each record's reverse and tangent share
 one shape: refuse what it cannot differentiate, take scratch matrices (`Lin.scratch`: the arena
 in the reverse sweep, the heap in forward mode), recompute what the call destroyed from the
-saved inputs, then a few gemm / gesv calls and elementwise helpers (runtime/matrix.py); forward
+saved inputs, then a few gemm / triangular solve calls and elementwise helpers (runtime/matrix.py); forward
 mode repeats the last part once per lane.
 
 `gesv(n, nrhs, A, lda, ipiv, B, ldb)` solves A X = B: A is overwritten by its LU factors, B by X.
-- reverse: with dX = shadow(B), Y = A^{-T} dX (gesv on a transposed copy of the saved A, in
-  place in shadow(B), which then holds B's adjoint), shadow(A) = -Y X^T (a gemm);
-- tangent: X' = A^{-1} (B' - A' X) (a gemm, then gesv on a copy of A).
+- reverse: with dX = shadow(B), Y = A^{-T} dX (getrs 'T' with the LU factors and pivots the call
+  left, saved in the arena, in place in shadow(B), which then holds B's adjoint),
+  shadow(A) = -Y X^T (a gemm);
+- tangent: X' = A^{-1} (B' - A' X) (a gemm, then getrs 'N' with the factors the call just left).
 The LU factors it leaves in A must not be read afterwards (a host's `np.linalg.solve` only frees
 them): a kernel that reads them is refused, since their derivative is not computed. A singular A
 makes gesv fail, and the primal raises before the reverse sweep runs.
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
+from ..runtime import fortran  # noqa: F401  (registers the helpers Lin.fortran calls)
 from ..runtime import heap
 from ..runtime.helpers import ensure
 from .blas import AFTER, BLAS, GEMM_PARAMS, KINDS, Gemm, Record, arena
@@ -88,24 +91,21 @@ def call_gemm(b, module, like, kind, ta, tb, m, n, k, alpha, a, lda, bm, ldb, be
     b.call(gemm.name, like.type, new)
 
 
-GESV_PARAMS = [T.i8, T.i64, T.i64, T.ptr, T.i64, T.ptr, T.ptr, T.i64]
+HOST_ROUTINES: set = set()   # runtime/fortran.py's routines whose symbols the host defines
 
 
-def call_gesv(b, module, kind, n, nrhs, a, lda, piv, bm, ldb):
-    """A call of the host's gesv: bm (n x nrhs) = a^{-1} bm; a and piv are overwritten."""
-    gesv = next(r for r in BLAS.values() if isinstance(r, Gesv))
-    module.declare(gesv.name, T.i32, GESV_PARAMS)
-    new = [None] * len(GESV_PARAMS)
-    for i, v in zip((gesv.kind, gesv.n, gesv.nrhs, gesv.a, gesv.lda, gesv.ipiv, gesv.b, gesv.ldb),
-                    (kind, n, nrhs, a, lda, piv, bm, ldb)):
-        new[i] = v
-    b.call(gesv.name, T.i32, new)
+def register_host_routine(routine: str) -> None:
+    """The host defines `enzpy.host.dROUTINE` and `enzpy.host.sROUTINE` (Fortran convention) for
+    runtime/fortran.py's `routine` ("trsm", "getrs", "ger")."""
+    HOST_ROUTINES.add(routine)
 
 
-def needs_gemm(call, unsupported, gesv: bool = True) -> None:
-    """Refuses a call whose derivative needs a gemm (and a gesv) the host did not register."""
-    if gemm_record() is None or gesv and not any(isinstance(r, Gesv) for r in BLAS.values()):
-        what = "gemm and gesv" if gesv else "gemm"
+def needs_gemm(call, unsupported, *routines) -> None:
+    """Refuses a call whose derivative needs a gemm (and host `routines`) the host did not
+    register."""
+    missing = [r for r in routines if r not in HOST_ROUTINES]
+    if gemm_record() is None or missing:
+        what = " and ".join(["gemm"] + list(routines))
         raise unsupported(f"`{call.callee_name}` needs a registered {what} for its derivative", call)
 
 
@@ -215,13 +215,22 @@ class Lin:
         call_gemm(self.b, self.module, self.call, self.kind, ta, tb, m, n, k, self.const(alpha), a,
                   self.i64(lda), bm, self.i64(ldb), self.const(beta), c, self.i64(ldc))
 
-    def solve(self, n, a, work, piv, bm, ldb, nrhs=None) -> None:
-        """bm = a^{-1} bm for the n x n matrix a (leading dimension n), factored in a copy in
-        `work` (in a itself when work is None)."""
-        if work is not None:
-            self.copy(work, a, self.bytes(n, n))
-        call_gesv(self.b, self.module, self.kind, n, n if nrhs is None else nrhs,
-                  a if work is None else work, n, piv, bm, self.i64(ldb))
+    def trsm(self, side, uplo, trans, diag, m, n, a, lda, bm, ldb) -> None:
+        """bm (m x n) = op(a)^{-1} bm (side "L") or bm op(a)^{-1} ("R"), a triangular: the host's
+        trsm; side, uplo, trans, diag are BLAS's letters."""
+        self.fortran("trsm", (side, uplo, trans, diag), [m, n, ConstFloat(self.ft, 1.0), a, lda, bm,
+                                                         ldb])
+
+    def getrs(self, trans, n, nrhs, lu, lda, ipiv, bm, ldb) -> None:
+        """bm (n x nrhs) = op(A)^{-1} bm from A's packed LU factors and getrf's pivots."""
+        self.fortran("getrs", (trans,), [n, nrhs, lu, lda, ipiv, bm, ldb])
+
+    def fortran(self, routine, letters, args) -> None:
+        """A call of runtime/fortran.py's helper for `routine`: BLAS letters, then values."""
+        full = f"enzpy.{routine}.{self.ft.suffix}"
+        ensure(self.module, full)
+        chars = [ConstInt(T.i8, ord(c)) for c in letters]
+        self.b.call(full, T.void, chars + [self.i64(a) if a.type.is_int else a for a in args])
 
     def copy(self, dst, src, nbytes) -> None:
         self.b.call("llvm.memcpy.p0.p0.i64", T.void, [dst, src, nbytes, ConstInt(T.i1, 0)])
@@ -270,6 +279,8 @@ class Gesv(Record):
         return (self.a, self.b)
 
     def input_bytes(self, b, ops, k):
+        if k == self.ipiv:
+            return b.mul(i64(b, ops[self.n]), ConstInt(T.i64, 4))
         if k == self.a:
             return matrix_bytes(b, ops, self.kind, self.n, self.n, self.lda)
         return matrix_bytes(b, ops, self.kind, self.n, self.nrhs, self.ldb)
@@ -278,7 +289,7 @@ class Gesv(Record):
         self.refuse_constant_output(has_shadow, call, unsupported)
         if not (has_shadow(call.ops[self.a]) or has_shadow(call.ops[self.b])):
             return
-        needs_gemm(call, unsupported, gesv=False)
+        needs_gemm(call, unsupported, "getrs")
         if read_after(call, call.ops[self.a]):
             raise unsupported(f"the LU factors `{call.callee_name}` leaves in its matrix are read "
                               "afterwards; their derivative is not computed", call)
@@ -290,41 +301,29 @@ class Gesv(Record):
         L = Lin.reverse(self, g, call, b)
         ops = primal_ops(g, call, block, b)
         n, nrhs, lda, ldb = (L.i64(ops[i]) for i in (self.n, self.nrhs, self.lda, self.ldb))
-        at, piv = L.scratch(L.bytes(n, n), L.pivots(n))
-        a0 = self.input(g, call, self.a, block, b, always=True)
+        lu = self.input(g, call, (AFTER, self.a), block, b, always=True)
+        piv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
         x = self.input(g, call, (AFTER, self.b), block, b, always=True)
-        L.map("transposed", n, a0, lda, at, n)
         db = g.avail.shadow(call.ops[self.b], block, b)
-        again = list(ops)
-        again[self.a], again[self.ipiv], again[self.b], again[self.lda] = at, piv, db, ops[self.n]
-        b.call(call.callee_name, call.type, again)          # shadow(B) = A^{-T} dX
+        L.getrs("T", n, nrhs, lu, lda, piv, db, ldb)          # shadow(B) = A^{-T} dX
         if g.act.has_shadow(call.ops[self.a]):
             da = g.avail.shadow(call.ops[self.a], block, b)
             L.gemm(False, True, n, n, nrhs, -1.0, db, ldb, x, ldb, 0.0, da, lda)
 
     def tangent(self, fm, call) -> None:
         self.check(fm.has_shadow, call, fm.unsupported)
-        if not fm.has_shadow(call.ops[self.b]):
-            fm.emit_primal(call)
-            return
-        ops = [fm.val(o) for o in call.ops]
-        L = Lin.forward(self, fm, call, ops[self.kind])
-        n, nrhs = L.i64(ops[self.n]), L.i64(ops[self.nrhs])
-        abytes = self.input_bytes(L.b, ops, self.a)
-        saved, work, piv = L.scratch(abytes, abytes, L.pivots(n))
-        L.copy(saved, ops[self.a], abytes)
         c = fm.emit_primal(call)
-        x, ldb, lda = c.ops[self.b], c.ops[self.ldb], c.ops[self.lda]
+        if not fm.has_shadow(call.ops[self.b]):
+            return
+        L = Lin.forward(self, fm, call, c.ops[self.kind])
+        n, nrhs = L.i64(c.ops[self.n]), L.i64(c.ops[self.nrhs])
+        lu, piv, x, ldb, lda = (c.ops[i] for i in (self.a, self.ipiv, self.b, self.ldb, self.lda))
         for j in range(fm.width):
             db = fm.shadow(call.ops[self.b], call)[j]
             if fm.has_shadow(call.ops[self.a]):      # B' - A' X
                 da = fm.shadow(call.ops[self.a], call)[j]
                 L.gemm(False, False, n, nrhs, n, -1.0, da, lda, x, ldb, 1.0, db, ldb)
-            L.copy(work, saved, abytes)
-            again = list(c.ops)
-            again[self.a], again[self.ipiv], again[self.b] = work, piv, db
-            L.b.call(call.callee_name, call.type, again)   # X' = A^{-1} (B' - A' X)
-        L.release()
+            L.getrs("N", n, nrhs, lu, lda, piv, db, ldb)   # X' = A^{-1} (B' - A' X)
 
 
 def register_gesv(name: str, **indices) -> Gesv:

@@ -72,7 +72,7 @@ class Gelsd(Record):
         self.refuse_constant_output(has_shadow, call, unsupported)
         if not (has_shadow(call.ops[self.a]) or has_shadow(call.ops[self.b])):
             return False
-        needs_gemm(call, unsupported, gesv=False)
+        needs_gemm(call, unsupported)
         if thin_svd() is None:
             raise unsupported(f"`{call.callee_name}` needs a registered gesdd for its derivative", call)
         return True

@@ -4,15 +4,15 @@ the steps they share and the contract):
 `potrf('U', n, A, lda)` overwrites the upper triangle of A with U, A = U^T U (column-major; it
 reads only that triangle, and leaves the strictly lower one as it was):
 - reverse: with Ubar = triu(shadow(A)), P = tril(U Ubar^T) with its diagonal halved,
-  S = U^{-1} P U^{-T} (two gesv with U), the upper triangle of shadow(A) becomes S + S^T (S on the
+  S = U^{-1} P U^{-T} (two trsm with U), the upper triangle of shadow(A) becomes S + S^T (S on the
   diagonal: the entry stands for both triangles); the lower one passes through (Murray 2016);
-- tangent: X = U^{-T} sym(A') U^{-1} (two gesv with U^T), U' = triu(X, diagonal halved) U (gemm).
+- tangent: X = U^{-T} sym(A') U^{-1} (two trsm with U), U' = triu(X, diagonal halved) U (gemm).
 Only the upper variant is implemented (the one `np.linalg.cholesky` calls).
 
 `getrf(n, n, A, lda, ipiv)` overwrites a square A with its packed LU factors, A = P L U (L unit
 lower, U upper, P from the row interchanges ipiv):
 - reverse: with Lbar, Ubar the strictly lower and upper parts of shadow(A),
-  X = tril(L^T Lbar, -1) + triu(Ubar U^T), shadow(A) = P L^{-T} X U^{-T} (gemm, two gesv, the
+  X = tril(L^T Lbar, -1) + triu(Ubar U^T), shadow(A) = P L^{-T} X U^{-T} (gemm, two trsm, the
   interchanges undone);
 - tangent: F = L^{-1} P^T A' U^{-1}, the packed tangent tril(L tril(F, -1), -1) + triu(triu(F) U).
 The derivative of the factors is undefined where A is singular (a zero pivot): LAPACK reports
@@ -59,7 +59,7 @@ class Potrf(Record):
         u = call.ops[self.uplo]
         if not isinstance(u, ConstInt) or u.value not in (ord("U"), ord("u")):
             raise unsupported(f"`{call.callee_name}` other than on the upper triangle", call)
-        needs_gemm(call, unsupported)
+        needs_gemm(call, unsupported, "trsm")
 
     def reverse(self, g, call, block, b) -> None:
         self.check(g.act.has_shadow, call, g.unsupported)
@@ -68,17 +68,16 @@ class Potrf(Record):
         L = Lin.reverse(self, g, call, b)
         n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
         nn = L.bytes(n, n)
-        uc, w2, w3, w4, piv = L.scratch(nn, nn, nn, nn, L.pivots(n))
+        uc, w2, w3 = L.scratch(nn, nn, nn)
         factor = self.input(g, call, (AFTER, self.a), block, b, always=True)
         da = g.avail.shadow(call.ops[self.a], block, b)
         L.map("upper_of", n, factor, lda, uc, n)        # U
         L.map("upper_of", n, da, lda, w3, n)            # Ubar
         L.gemm(False, True, n, n, n, 1.0, uc, n, w3, n, 0.0, w2, n)
         L.map("half_lower", n, w2, n, w2, n)            # P
-        L.solve(n, uc, w4, piv, w2, n)                  # Y = U^{-1} P
-        L.map("transposed", n, w2, n, w3, n)
-        L.solve(n, uc, w4, piv, w3, n)                  # S^T = U^{-1} Y^T
-        L.map("fold_upper", n, w3, n, da, lda)
+        L.trsm("L", "U", "N", "N", n, n, uc, n, w2, n)  # U^{-1} P
+        L.trsm("R", "U", "T", "N", n, n, uc, n, w2, n)  # S = U^{-1} P U^{-T}
+        L.map("fold_upper", n, w2, n, da, lda)
 
     def tangent(self, fm, call) -> None:
         self.check(fm.has_shadow, call, fm.unsupported)
@@ -88,16 +87,14 @@ class Potrf(Record):
         L = Lin.forward(self, fm, call, c.ops[self.kind])
         n, lda = L.i64(c.ops[self.n]), c.ops[self.lda]
         nn = L.bytes(n, n)
-        uc, ut, sym, t1, work, piv = L.scratch(nn, nn, nn, nn, nn, L.pivots(n))
+        uc, sym, t1 = L.scratch(nn, nn, nn)
         L.map("upper_of", n, c.ops[self.a], lda, uc, n)     # U
-        L.map("transposed", n, uc, n, ut, n)                # U^T
         for j in range(fm.width):
             da = fm.shadow(call.ops[self.a], call)[j]
             L.map("mirror_upper", n, da, lda, sym, n)
-            L.solve(n, ut, work, piv, sym, n)               # Z = U^{-T} sym(A')
-            L.map("transposed", n, sym, n, t1, n)
-            L.solve(n, ut, work, piv, t1, n)                # X = U^{-T} Z^T
-            L.map("half_upper", n, t1, n, t1, n)
+            L.trsm("L", "U", "T", "N", n, n, uc, n, sym, n)  # U^{-T} sym(A')
+            L.trsm("R", "U", "N", "N", n, n, uc, n, sym, n)  # X = U^{-T} sym(A') U^{-1}
+            L.map("half_upper", n, sym, n, t1, n)
             L.gemm(False, False, n, n, n, 1.0, t1, n, uc, n, 0.0, sym, n)
             L.map("put_upper", n, sym, n, da, lda)          # U' = triu_half(X) U
         L.release()
@@ -140,7 +137,7 @@ class Getrf(Record):
         m, n = call.ops[self.m], call.ops[self.n]
         if m is not n and not (isinstance(m, ConstInt) and isinstance(n, ConstInt) and m.value == n.value):
             raise unsupported(f"`{call.callee_name}` of a matrix that may not be square", call)
-        needs_gemm(call, unsupported)
+        needs_gemm(call, unsupported, "trsm")
 
     def reverse(self, g, call, block, b) -> None:
         self.check(g.act.has_shadow, call, g.unsupported)
@@ -149,7 +146,7 @@ class Getrf(Record):
         L = Lin.reverse(self, g, call, b)
         n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
         nn = L.bytes(n, n)
-        lo, up, x, w, t, piv = L.scratch(nn, nn, nn, nn, nn, L.pivots(n))
+        lo, up, x, w, t = L.scratch(nn, nn, nn, nn, nn)
         packed = self.input(g, call, (AFTER, self.a), block, b, always=True)
         ipiv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
         da = g.avail.shadow(call.ops[self.a], block, b)
@@ -160,11 +157,9 @@ class Getrf(Record):
         L.map("upper_of", n, da, lda, w, n)                 # Ubar
         L.gemm(False, True, n, n, n, 1.0, w, n, up, n, 0.0, t, n)
         L.map("put_upper", n, t, n, x, n)                   # X
-        L.map("transposed", n, lo, n, w, n)
-        L.solve(n, w, None, piv, x, n)                      # L^{-T} X
-        L.map("transposed", n, x, n, t, n)
-        L.solve(n, up, w, piv, t, n)                        # (L^{-T} X U^{-T})^T
-        L.map("transposed", n, t, n, da, lda)
+        L.trsm("L", "L", "T", "U", n, n, lo, n, x, n)      # L^{-T} X
+        L.trsm("R", "U", "T", "N", n, n, up, n, x, n)      # L^{-T} X U^{-T}
+        L.map("copied", n, x, n, da, lda)
         L.swap_rows(n, ipiv, da, lda, True)                 # P (...)
 
     def tangent(self, fm, call) -> None:
@@ -175,17 +170,14 @@ class Getrf(Record):
         L = Lin.forward(self, fm, call, c.ops[self.kind])
         n, lda = L.i64(c.ops[self.n]), c.ops[self.lda]
         nn = L.bytes(n, n)
-        lo, up, ut, w, t, work, piv = L.scratch(nn, nn, nn, nn, nn, nn, L.pivots(n))
+        lo, up, w, t, work = L.scratch(nn, nn, nn, nn, nn)
         packed_factors(L, n, c.ops[self.a], lda, lo, up)
-        L.map("transposed", n, up, n, ut, n)
         for j in range(fm.width):
             da = fm.shadow(call.ops[self.a], call)[j]
             L.map("copied", n, da, lda, w, n)
             L.swap_rows(n, c.ops[self.ipiv], w, n, False)   # P^T A'
-            L.solve(n, lo, work, piv, w, n)                 # L^{-1} P^T A'
-            L.map("transposed", n, w, n, t, n)
-            L.solve(n, ut, work, piv, t, n)                 # F^T
-            L.map("transposed", n, t, n, w, n)              # F
+            L.trsm("L", "L", "N", "U", n, n, lo, n, w, n)  # L^{-1} P^T A'
+            L.trsm("R", "U", "N", "N", n, n, up, n, w, n)  # F
             L.map("strict_lower_of", n, w, n, t, n)
             L.gemm(False, False, n, n, n, 1.0, lo, n, t, n, 0.0, work, n)
             L.map("strict_lower_of", n, work, n, da, lda)   # tril(L tril(F,-1), -1)

@@ -8,11 +8,11 @@ share: geqrf's tangent computes Q' as well and hands it to orgqr's, orgqr's adjo
 geqrf's, through a stack slot (forward: a heap block of the lanes' Q', freed by orgqr; reverse:
 the arena offset of a copy of Qbar). Q and R are computed again from the saved A. For A = Q R
 with m >= n (Walter and Lehmann 2018; Liao et al. 2019), with copyltu(M) = tril(M) + tril(M, -1)^T:
-- reverse: M = R Rbar^T - Qbar^T Q, Abar = (Qbar + Q copyltu(M)) R^{-T} (gesv with R);
+- reverse: M = R Rbar^T - Qbar^T Q, Abar = (Qbar + Q copyltu(M)) R^{-T} (trsm with R);
 - tangent: X = Q^T A' R^{-1}, Z = triu(X) + triu(X, 1)^T, R' = Z R, Q' = A' R^{-1} - Q Z.
 A wide A = Q [R1 R2] (m < n) splits as [X Y]: X = Q R1 as above, with Qbar + Y R2bar^T for Qbar
 in the reverse; Ybar = Q R2bar; R2' = Q'^T Y + Q^T Y'. A singular R1 (rank-deficient A) makes the
-gesv fail: the derivative, which does not exist there, holds inf or nan.
+triangular solves divide by zero: the derivative, which does not exist there, holds inf or nan.
 """
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ class Geqrf(Record):
 
     def partner(self, call, unsupported):
         """The orgqr call that forms Q from this call's reflectors."""
-        needs_gemm(call, unsupported)
+        needs_gemm(call, unsupported, "trsm")
         o = partner_call(call, Orgqr)
         if o is None:
             raise unsupported(f"`{call.callee_name}` without the call that forms Q from its "
@@ -122,8 +122,7 @@ class Geqrf(Record):
         extra = b.sub(n, k)
         slot = pair_slot(g.alloca_block, call, lambda: g.alloca_builder.alloca(T.i64))
         mk, kn, kk = L.bytes(m, k), L.bytes(k, n), L.bytes(k, k)
-        q, tau, r, rb, qb, mid, c, bm, bt, work, piv = L.scratch(
-            L.bytes(m, n), L.bytes(k), kn, kn, mk, kk, kk, mk, mk, kk, L.pivots(k))
+        q, tau, r, rb, qb, mid, c, bm = L.scratch(L.bytes(m, n), L.bytes(k), kn, kn, mk, kk, kk, mk)
         a0 = self.input(g, call, self.a, block, b, always=True)
         self.factor(L, ops, m, n, k, lda, a0, tau, q, r)
         da = g.avail.shadow(call.ops[self.a], block, b)
@@ -137,9 +136,8 @@ class Geqrf(Record):
         L.map("mirror_lower", k, mid, k, c, k)                               # copyltu
         L.copy(bm, qb, mk)
         L.gemm(False, False, m, k, k, 1.0, q, m, c, k, 1.0, bm, m)
-        L.helper("transpose_rect", [m, k, bm, m, bt, k])
-        L.solve(k, r, work, piv, bt, k, nrhs=m)                              # R1^{-1} B^T
-        L.helper("transpose_rect", [k, m, bt, k, da, lda])                   # Abar[:, :k]
+        L.trsm("R", "U", "T", "N", m, k, r, k, bm, m)                       # B R1^{-T}
+        L.helper("copy_rect", [m, k, bm, m, da, lda])                        # Abar[:, :k]
         L.gemm(False, False, m, extra, k, 1.0, q, m, r2b, k, 0.0, L.at(da, L.zero, k, lda),
                lda)                                                          # Abar[:, k:] = Q R2bar
 
@@ -156,13 +154,11 @@ class Geqrf(Record):
         k = L.smaller(m, n)
         extra = b.sub(n, k)
         mk, kk = L.bytes(m, k), L.bytes(k, k)
-        a0, q, tau, r, rt, t, x, z, bt, work, piv = L.scratch(
-            L.bytes(m, n), L.bytes(m, n), L.bytes(k), L.bytes(k, n), kk, kk, kk, kk, mk, kk,
-            L.pivots(k))
+        a0, q, tau, r, t, z = L.scratch(L.bytes(m, n), L.bytes(m, n), L.bytes(k), L.bytes(k, n),
+                                        kk, kk)
         L.helper("copy_rect", [m, n, ops[self.a], lda, a0, m])      # before the call
         c = fm.emit_primal(call)
         self.factor(L, c.ops, m, n, k, m, a0, tau, q, r)
-        L.map("transposed", k, r, k, rt, k)                         # R1^T
         dqs = heap.allocate(b, b.mul(mk, ConstInt(T.i64, fm.width)))     # orgqr frees it
         b.store(dqs, pair_slot(fm.bmap[fm.primal.entry], call, lambda: fm.entry_slot(T.ptr, "qr.dq")))
         y = L.at(a0, L.zero, k, m)
@@ -170,13 +166,10 @@ class Geqrf(Record):
             da = fm.shadow(call.ops[self.a], call)[j]
             dq = b.gep(T.i8, dqs, [b.mul(mk, ConstInt(T.i64, j))])
             L.gemm(True, False, k, k, m, 1.0, q, m, da, lda, 0.0, t, k)       # Q^T A1'
-            L.map("transposed", k, t, k, x, k)
-            L.solve(k, rt, work, piv, x, k)                                  # X^T = R1^{-T} (Q^T A1')^T
-            L.map("transposed", k, x, k, t, k)                               # X
+            L.trsm("R", "U", "N", "N", k, k, r, k, t, k)                    # X = Q^T A1' R1^{-1}
             L.map("fold_upper_zero", k, t, k, z, k)                          # R1' R1^{-1}
-            L.helper("transpose_rect", [m, k, da, lda, bt, k])
-            L.solve(k, rt, work, piv, bt, k, nrhs=m)
-            L.helper("transpose_rect", [k, m, bt, k, dq, m])                 # A1' R1^{-1}
+            L.helper("copy_rect", [m, k, da, lda, dq, m])
+            L.trsm("R", "U", "N", "N", m, k, r, k, dq, m)                   # A1' R1^{-1}
             L.gemm(False, False, m, k, k, -1.0, q, m, z, k, 1.0, dq, m)      # Q'
             L.gemm(False, False, k, k, k, 1.0, z, k, r, k, 0.0, t, k)        # R1'
             r2 = L.at(r, L.zero, k, k)

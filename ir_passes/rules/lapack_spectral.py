@@ -78,7 +78,7 @@ class Syevd(Record):
         if not has_shadow(call.ops[self.a]):
             return None
         flags = self.flags(call, unsupported)
-        needs_gemm(call, unsupported, gesv=False)
+        needs_gemm(call, unsupported)
         return flags
 
     def eigen(self, L, ops, n, v, w) -> None:
@@ -182,7 +182,7 @@ class Gesdd(Record):
     def check(self, has_shadow, call, unsupported) -> None:
         self.refuse_constant_output(has_shadow, call, unsupported)
         if has_shadow(call.ops[self.a]):
-            needs_gemm(call, unsupported, gesv=False)
+            needs_gemm(call, unsupported)
 
     def thin(self, L, m, n, k, a, s, u, vt) -> None:
         """The thin SVD of the m x n matrix at a (leading dimension m, destroyed): s, U (m x k),
