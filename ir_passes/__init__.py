@@ -9,12 +9,13 @@ from .errors import InternalError, UnsupportedError
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity, CacheMode
-from .rules.blas import register_dot, register_gemm, register_gemv, register_nrm2
+from .rules.blas import (register_dot, register_gemm, register_gemv, register_host_routine,
+                         register_nrm2)
 from .rules.convention import register_error_report, register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.effects import (register_allocator, register_free, register_handle_realloc,
                             register_realloc, register_refused, register_writes_nothing)
-from .rules.lapack import register_gesv, register_host_routine
+from .rules.lapack import register_gesv
 from .rules.lapack_lstsq import register_gelsd
 from .rules.lapack_lu import register_getrf, register_getri, register_potrf
 from .rules.lapack_qr import register_geqrf, register_orgqr

@@ -13,7 +13,7 @@ or its transpose per the call's transpose flag:
   tangent dot(x', y) + dot(x, y').
 - `C = alpha op(A) op(B) + beta C` (gemm): dA += alpha dC op(B)^T (transposed back when A is),
   dB += alpha op(A)^T dC, then dC = beta dC; tangent alpha (op(A') op(B) + op(A) op(B')) + beta C'.
-- `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (a gemm of inner dimension 1),
+- `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (the host's ger, runtime/fortran.py),
   dx += alpha op(A)^T dy, dy = beta dy; tangent alpha (op(A') x + op(A) x') + beta y'.
 - `*out = nrm2(n, x, inc)`: dx += d x / |x| (nothing where |x| = 0); tangent <x, x'> / |x|.
 alpha and beta must be constants stored into their slots right before the call (as a host's
@@ -34,14 +34,21 @@ from ..ir import types as T
 from ..ir.edit import emit_at
 from ..ir.instructions import Instruction
 from ..ir.values import Constant, ConstFloat, ConstInt, Global
-from ..runtime import matrix  # noqa: F401  (registers the helpers below)
+from ..runtime import fortran, matrix  # noqa: F401  (register the helpers below)
 from ..runtime.helpers import ensure
 
 BLAS: dict = {}          # callee name -> its record
 INPUT = "blas input"     # tape key tag: (INPUT, call, argument index) of a copied input
 AFTER = "after"          # (INPUT, call, (AFTER, index)): argument index as the call left it
 KINDS = {ord("d"): T.f64, ord("s"): T.f32}
+HOST_ROUTINES: set = set()   # runtime/fortran.py's routines whose symbols the host defines
 N, TR = ord("n"), ord("t")
+
+
+def register_host_routine(routine: str) -> None:
+    """The host defines `enzpy.host.dROUTINE` and `enzpy.host.sROUTINE` (Fortran convention) for
+    runtime/fortran.py's `routine` ("trsm", "getrs", "ger")."""
+    HOST_ROUTINES.add(routine)
 
 
 def lookup_blas(name: str):
@@ -434,23 +441,16 @@ class Gemv(Record):
         m, n, lda = P[self.m], P[self.n], P[self.lda]
         dy = g.avail.shadow(call.ops[self.y], block, b)
         sa, sb = _slot(b, g.alloca_builder, ft, alpha), _slot(b, g.alloca_builder, ft, 1.0)
-        gemm = self.gemm_record
-        if g.act.has_shadow(call.ops[self.a]) and gemm is not None:
+        if g.act.has_shadow(call.ops[self.a]):
+            if "ger" not in HOST_ROUTINES:
+                raise g.unsupported(f"`{call.callee_name}` needs a registered ger to differentiate "
+                                    "its matrix", call)
             da, xv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.x, block, b)
-            one = ConstInt(m.type, 1)
-            # dA (m x n) += alpha dy x^T ('n') or alpha x dy^T ('t'): a gemm of inner dimension 1
-            u, v = (xv, dy) if t else (dy, xv)
-            g.module.declare(gemm.name, call.type, GEMM_PARAMS)
-            new = [None] * len(GEMM_PARAMS)
-            new[gemm.kind] = call.ops[self.kind]
-            for i, val in zip((gemm.transa, gemm.transb, gemm.m, gemm.n, gemm.k, gemm.alpha, gemm.a,
-                               gemm.lda, gemm.b, gemm.ldb, gemm.beta, gemm.c, gemm.ldc),
-                              (_flag(False), _flag(True), m, n, one, sa, u, m, v, n, sb, da, lda)):
-                new[i] = val
-            b.call(gemm.name, call.type, new)
-        elif g.act.has_shadow(call.ops[self.a]):
-            raise g.unsupported(f"`{call.callee_name}` without a matrix product to differentiate "
-                                "its matrix", call)
+            u, v = (xv, dy) if t else (dy, xv)   # dA += alpha dy x^T ('n') or alpha x dy^T ('t')
+            helper = f"enzpy.ger.{ft.suffix}"
+            ensure(g.module, helper)
+            b.call(helper, T.void, [b.cast("sext", m, T.i64), b.cast("sext", n, T.i64),
+                                    ConstFloat(ft, alpha), u, v, da, b.cast("sext", lda, T.i64)])
         if g.act.has_shadow(call.ops[self.x]):
             dx, av = g.avail.shadow(call.ops[self.x], block, b), self.input(g, call, self.a, block, b)
             new = list(P)
@@ -462,10 +462,6 @@ class Gemv(Record):
         ensure(g.module, helper)
         one64 = ConstInt(T.i64, 1)
         b.call(helper, T.void, [b.cast("sext", rows, T.i64), one64, dy, one64, ConstFloat(ft, beta)])
-
-    @property
-    def gemm_record(self):
-        return next((r for r in BLAS.values() if isinstance(r, Gemm)), None)
 
     def tangent(self, fm, call) -> None:
         c = fm.emit_primal(call)

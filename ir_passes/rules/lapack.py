@@ -29,10 +29,9 @@ from dataclasses import dataclass
 
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
-from ..runtime import fortran  # noqa: F401  (registers the helpers Lin.fortran calls)
 from ..runtime import heap
 from ..runtime.helpers import ensure
-from .blas import AFTER, BLAS, GEMM_PARAMS, KINDS, Gemm, Record, arena
+from .blas import AFTER, BLAS, GEMM_PARAMS, HOST_ROUTINES, KINDS, Gemm, Record, arena
 from .effects import allocator_or_inactive
 
 
@@ -89,15 +88,6 @@ def call_gemm(b, module, like, kind, ta, tb, m, n, k, alpha, a, lda, bm, ldb, be
                     (kind,) + flags + (m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)):
         new[i] = v
     b.call(gemm.name, like.type, new)
-
-
-HOST_ROUTINES: set = set()   # runtime/fortran.py's routines whose symbols the host defines
-
-
-def register_host_routine(routine: str) -> None:
-    """The host defines `enzpy.host.dROUTINE` and `enzpy.host.sROUTINE` (Fortran convention) for
-    runtime/fortran.py's `routine` ("trsm", "getrs", "ger")."""
-    HOST_ROUTINES.add(routine)
 
 
 def needs_gemm(call, unsupported, *routines) -> None:
