@@ -26,6 +26,7 @@ makes gesv fail, and the primal raises before the reverse sweep runs.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
@@ -119,6 +120,52 @@ def matrix_bytes(b, ops, kind, rows, cols, ld):
     count = b.add(b.mul(i64(b, ops[ld]), b.sub(i64(b, ops[cols]), ConstInt(T.i64, 1))),
                   i64(b, ops[rows]))
     return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+
+
+@dataclass(frozen=True)
+class Lapack(Record):
+    """What a LAPACK record states about its wrapper besides the argument indices (its fields,
+    after `name` and the type char `kind`), as class data read by the shared methods:
+    RESULT the pointer `output` names, WRITES every pointer the call writes, SHADOWED those
+    holding differentiable results, READS the inputs, SHAPES each matrix argument's
+    (rows, columns, leading dimension) fields, INTS each 32-bit integer array's length field."""
+    name: str
+    kind: int = 0
+    RESULT: ClassVar[str] = "a"
+    WRITES: ClassVar[tuple] = ("a",)
+    SHADOWED: ClassVar[tuple] = ()
+    READS: ClassVar[tuple] = ("a",)
+    SHAPES: ClassVar[dict] = {}
+    INTS: ClassVar[dict] = {}
+
+    def output(self, call):
+        return call.ops[getattr(self, self.RESULT)]
+
+    def outputs(self, call) -> tuple:
+        return tuple(call.ops[getattr(self, f)] for f in self.WRITES)
+
+    def shadowed(self, call) -> tuple:
+        return tuple(call.ops[getattr(self, f)] for f in self.SHADOWED or (self.RESULT,))
+
+    def inputs(self, call) -> tuple:
+        return tuple(getattr(self, f) for f in self.READS)
+
+    def input_bytes(self, b, ops, k):
+        field = next(f for f in (*self.SHAPES, *self.INTS) if getattr(self, f) == k)
+        if field in self.INTS:
+            return b.mul(i64(b, ops[getattr(self, self.INTS[field])]), ConstInt(T.i64, 4))
+        rows, cols, ld = (getattr(self, f) for f in self.SHAPES[field])
+        return matrix_bytes(b, ops, self.kind, rows, cols, ld)
+
+    @classmethod
+    def registrar(cls):
+        """`register(name, **indices)`: the record of wrapper `name`, in the BLAS table."""
+        def register(name: str, **indices):
+            r = cls(name, **indices)
+            BLAS[name] = r
+            return r
+        register.__name__ = f"register_{cls.__name__.lower()}"
+        return register
 
 
 class Lin:
@@ -247,10 +294,8 @@ class Lin:
 
 
 @dataclass(frozen=True)
-class Gesv(Record):
+class Gesv(Lapack):
     """`gesv(n, nrhs, A, lda, ipiv, B, ldb)`; the fields are argument indices."""
-    name: str
-    kind: int = 0
     n: int = 1
     nrhs: int = 2
     a: int = 3
@@ -258,22 +303,11 @@ class Gesv(Record):
     ipiv: int = 5
     b: int = 6
     ldb: int = 7
-
-    def output(self, call):
-        return call.ops[self.b]
-
-    def outputs(self, call) -> tuple:
-        return (call.ops[self.a], call.ops[self.ipiv], call.ops[self.b])
-
-    def inputs(self, call) -> tuple:
-        return (self.a, self.b)
-
-    def input_bytes(self, b, ops, k):
-        if k == self.ipiv:
-            return b.mul(i64(b, ops[self.n]), ConstInt(T.i64, 4))
-        if k == self.a:
-            return matrix_bytes(b, ops, self.kind, self.n, self.n, self.lda)
-        return matrix_bytes(b, ops, self.kind, self.n, self.nrhs, self.ldb)
+    RESULT: ClassVar[str] = "b"
+    WRITES: ClassVar[tuple] = ("a", "ipiv", "b")
+    READS: ClassVar[tuple] = ("a", "b")
+    SHAPES: ClassVar[dict] = {"a": ("n", "n", "lda"), "b": ("n", "nrhs", "ldb")}
+    INTS: ClassVar[dict] = {"ipiv": "n"}
 
     def check(self, has_shadow, call, unsupported) -> None:
         self.refuse_constant_output(has_shadow, call, unsupported)
@@ -316,7 +350,4 @@ class Gesv(Record):
             L.getrs("N", n, nrhs, lu, lda, piv, db, ldb)   # X' = A^{-1} (B' - A' X)
 
 
-def register_gesv(name: str, **indices) -> Gesv:
-    r = Gesv(name, **indices)
-    BLAS[name] = r
-    return r
+register_gesv = Gesv.registrar()

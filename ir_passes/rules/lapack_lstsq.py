@@ -20,19 +20,18 @@ adjoints and tangents of X and the residuals are nan there.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
-from .blas import AFTER, BLAS, KINDS, Record
-from .lapack import Lin, i64, matrix_bytes, needs_gemm, primal_ops
+from .blas import AFTER, KINDS
+from .lapack import Lapack, Lin, i64, needs_gemm, primal_ops
 from .lapack_spectral import thin_svd
 
 
 @dataclass(frozen=True)
-class Gelsd(Record):
+class Gelsd(Lapack):
     """`gelsd(m, n, nrhs, A, lda, B, ldb, S, rcond, rank)`; the fields are argument indices."""
-    name: str
-    kind: int = 0
     m: int = 1
     n: int = 2
     nrhs: int = 3
@@ -43,24 +42,17 @@ class Gelsd(Record):
     s: int = 8
     rcond: int = 9
     rank: int = 10
-
-    def output(self, call):
-        return call.ops[self.b]
-
-    def outputs(self, call) -> tuple:
-        return tuple(call.ops[i] for i in (self.a, self.b, self.s, self.rank))
-
-    def shadowed(self, call) -> tuple:
-        return (call.ops[self.b], call.ops[self.s])
-
-    def inputs(self, call) -> tuple:
-        return (self.a, self.b)
+    RESULT: ClassVar[str] = "b"
+    WRITES: ClassVar[tuple] = ("a", "b", "s", "rank")
+    SHADOWED: ClassVar[tuple] = ("b", "s")
+    READS: ClassVar[tuple] = ("a", "b")
+    SHAPES: ClassVar[dict] = {"a": ("m", "n", "lda")}
 
     def input_bytes(self, b, ops, k):
         if k == self.rank:
             return ConstInt(T.i64, 4)
         if k == self.a:
-            return matrix_bytes(b, ops, self.kind, self.m, self.n, self.lda)
+            return super().input_bytes(b, ops, k)
         rows = b.select(b.icmp("sgt", i64(b, ops[self.m]), i64(b, ops[self.n])),
                         i64(b, ops[self.m]), i64(b, ops[self.n]))
         ft = KINDS.get(ops[self.kind].value, T.f64)
@@ -206,7 +198,4 @@ class Gelsd(Record):
         L.release()
 
 
-def register_gelsd(name: str, **indices) -> Gelsd:
-    r = Gelsd(name, **indices)
-    BLAS[name] = r
-    return r
+register_gelsd = Gelsd.registrar()

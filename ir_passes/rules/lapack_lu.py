@@ -27,31 +27,21 @@ it and the kernel (a slogdet returns -inf) decides; the adjoints then hold inf o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ..ir import types as T
 from ..ir.values import ConstInt
-from .blas import AFTER, BLAS, Record
-from .lapack import Lin, i64, matrix_bytes, needs_gemm
+from .blas import AFTER
+from .lapack import Lapack, Lin, needs_gemm
 
 
 @dataclass(frozen=True)
-class Potrf(Record):
+class Potrf(Lapack):
     """`potrf(uplo, n, A, lda)`; the fields are argument indices."""
-    name: str
-    kind: int = 0
     uplo: int = 1
     n: int = 2
     a: int = 3
     lda: int = 4
-
-    def output(self, call):
-        return call.ops[self.a]
-
-    def inputs(self, call) -> tuple:
-        return (self.a,)
-
-    def input_bytes(self, b, ops, k):
-        return matrix_bytes(b, ops, self.kind, self.n, self.n, self.lda)
+    SHAPES: ClassVar[dict] = {"a": ("n", "n", "lda")}
 
     def check(self, has_shadow, call, unsupported) -> None:
         if not has_shadow(call.ops[self.a]):
@@ -107,29 +97,16 @@ def packed_factors(L, n, packed, lda, lo, up) -> None:
 
 
 @dataclass(frozen=True)
-class Getrf(Record):
+class Getrf(Lapack):
     """`getrf(m, n, A, lda, ipiv)` with m = n; the fields are argument indices."""
-    name: str
-    kind: int = 0
     m: int = 1
     n: int = 2
     a: int = 3
     lda: int = 4
     ipiv: int = 5
-
-    def output(self, call):
-        return call.ops[self.a]
-
-    def outputs(self, call) -> tuple:
-        return (call.ops[self.a], call.ops[self.ipiv])
-
-    def inputs(self, call) -> tuple:
-        return (self.a,)
-
-    def input_bytes(self, b, ops, k):
-        if k == self.ipiv:
-            return b.mul(i64(b, ops[self.n]), ConstInt(T.i64, 4))
-        return matrix_bytes(b, ops, self.kind, self.n, self.n, self.lda)
+    WRITES: ClassVar[tuple] = ("a", "ipiv")
+    SHAPES: ClassVar[dict] = {"a": ("n", "n", "lda")}
+    INTS: ClassVar[dict] = {"ipiv": "n"}
 
     def check(self, has_shadow, call, unsupported) -> None:
         if not has_shadow(call.ops[self.a]):
@@ -188,22 +165,14 @@ class Getrf(Record):
 
 
 @dataclass(frozen=True)
-class Getri(Record):
+class Getri(Lapack):
     """`getri(n, A, lda, ipiv)`; the fields are argument indices."""
-    name: str
-    kind: int = 0
     n: int = 1
     a: int = 2
     lda: int = 3
     ipiv: int = 4
-
-    def output(self, call):
-        return call.ops[self.a]
-
-    def inputs(self, call) -> tuple:
-        return (self.a,)
-
-    input_bytes = Getrf.input_bytes
+    SHAPES: ClassVar[dict] = {"a": ("n", "n", "lda")}
+    INTS: ClassVar[dict] = {"ipiv": "n"}
 
     def check(self, has_shadow, call, unsupported) -> None:
         if has_shadow(call.ops[self.a]):
@@ -255,19 +224,10 @@ class Getri(Record):
         L.release()
 
 
-def register_potrf(name: str, **indices) -> Potrf:
-    r = Potrf(name, **indices)
-    BLAS[name] = r
-    return r
+register_potrf = Potrf.registrar()
 
 
-def register_getrf(name: str, **indices) -> Getrf:
-    r = Getrf(name, **indices)
-    BLAS[name] = r
-    return r
+register_getrf = Getrf.registrar()
 
 
-def register_getri(name: str, **indices) -> Getri:
-    r = Getri(name, **indices)
-    BLAS[name] = r
-    return r
+register_getri = Getri.registrar()

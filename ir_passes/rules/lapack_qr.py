@@ -17,14 +17,15 @@ triangular solves divide by zero: the derivative, which does not exist there, ho
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 from weakref import WeakKeyDictionary
 
 from ..ir import types as T
 from ..ir.values import ConstInt
 from ..runtime import heap
 from ..runtime.helpers import ensure
-from .blas import BLAS, Record, arena
-from .lapack import Lin, as_arg, matrix_bytes, needs_gemm, primal_ops, roots
+from .blas import BLAS, arena
+from .lapack import Lapack, Lin, as_arg, needs_gemm, primal_ops, roots
 
 ORGQR_PARAMS = [T.i8, T.i64, T.i64, T.i64, T.ptr, T.i64, T.ptr]
 # per generated function (its entry block): geqrf call -> the stack slot of the pair
@@ -56,27 +57,15 @@ def same_value(x, y) -> bool:
 
 
 @dataclass(frozen=True)
-class Geqrf(Record):
+class Geqrf(Lapack):
     """`geqrf(m, n, A, lda, tau)`; the fields are argument indices."""
-    name: str
-    kind: int = 0
     m: int = 1
     n: int = 2
     a: int = 3
     lda: int = 4
     tau: int = 5
-
-    def output(self, call):
-        return call.ops[self.a]
-
-    def outputs(self, call) -> tuple:
-        return (call.ops[self.a], call.ops[self.tau])
-
-    def inputs(self, call) -> tuple:
-        return (self.a,)
-
-    def input_bytes(self, b, ops, k):
-        return matrix_bytes(b, ops, self.kind, self.m, self.n, self.lda)
+    WRITES: ClassVar[tuple] = ("a", "tau")
+    SHAPES: ClassVar[dict] = {"a": ("m", "n", "lda")}
 
     def partner(self, call, unsupported):
         """The orgqr call that forms Q from this call's reflectors."""
@@ -184,26 +173,16 @@ class Geqrf(Record):
 
 
 @dataclass(frozen=True)
-class Orgqr(Record):
+class Orgqr(Lapack):
     """`orgqr(m, n, k, A, lda, tau)` with n = k (Q's first k columns, as np.linalg.qr asks);
     the fields are argument indices."""
-    name: str
-    kind: int = 0
     m: int = 1
     n: int = 2
     k: int = 3
     a: int = 4
     lda: int = 5
     tau: int = 6
-
-    def output(self, call):
-        return call.ops[self.a]
-
-    def inputs(self, call) -> tuple:
-        return (self.a,)
-
-    def input_bytes(self, b, ops, k):
-        return matrix_bytes(b, ops, self.kind, self.m, self.n, self.lda)
+    SHAPES: ClassVar[dict] = {"a": ("m", "n", "lda")}
 
     def partner(self, call, unsupported):
         if not same_value(call.ops[self.n], call.ops[self.k]):
@@ -245,13 +224,7 @@ class Orgqr(Record):
         heap.free(b, dqs)
 
 
-def register_geqrf(name: str, **indices) -> Geqrf:
-    r = Geqrf(name, **indices)
-    BLAS[name] = r
-    return r
+register_geqrf = Geqrf.registrar()
 
 
-def register_orgqr(name: str, **indices) -> Orgqr:
-    r = Orgqr(name, **indices)
-    BLAS[name] = r
-    return r
+register_orgqr = Orgqr.registrar()

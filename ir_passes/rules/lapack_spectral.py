@@ -30,39 +30,29 @@ on them makes shadow(A) all nan, and their tangent is nan.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..ir import types as T
 from ..ir.values import Constant, ConstFloat, ConstInt
-from .blas import BLAS, Record
-from .lapack import Lin, i64, matrix_bytes, needs_gemm, primal_ops
+from .blas import BLAS
+from .lapack import Lapack, Lin, i64, needs_gemm, primal_ops
 
 NULL = Constant(T.ptr, "null")
 GESDD_PARAMS = [T.i8, T.i8, T.i64, T.i64, T.ptr, T.i64, T.ptr, T.ptr, T.i64, T.ptr, T.i64]
 
 
 @dataclass(frozen=True)
-class Syevd(Record):
+class Syevd(Lapack):
     """`syevd(jobz, uplo, n, A, lda, w)`; the fields are argument indices."""
-    name: str
-    kind: int = 0
     jobz: int = 1
     uplo: int = 2
     n: int = 3
     a: int = 4
     lda: int = 5
     w: int = 6
-
-    def output(self, call):
-        return call.ops[self.w]
-
-    def outputs(self, call) -> tuple:
-        return (call.ops[self.a], call.ops[self.w])
-
-    def inputs(self, call) -> tuple:
-        return (self.a,)
-
-    def input_bytes(self, b, ops, k):
-        return matrix_bytes(b, ops, self.kind, self.n, self.n, self.lda)
+    RESULT: ClassVar[str] = "w"
+    WRITES: ClassVar[tuple] = ("a", "w")
+    SHAPES: ClassVar[dict] = {"a": ("n", "n", "lda")}
 
     def flags(self, call, unsupported):
         """(vectors wanted, lower triangle read); refuses flags that are not constants."""
@@ -143,10 +133,8 @@ class Syevd(Record):
 
 
 @dataclass(frozen=True)
-class Gesdd(Record):
+class Gesdd(Lapack):
     """`gesdd(jobz, m, n, A, lda, s, U, ldu, VT, ldvt)`; the fields are argument indices."""
-    name: str
-    kind: int = 0
     jobz: int = 1
     m: int = 2
     n: int = 3
@@ -157,9 +145,8 @@ class Gesdd(Record):
     ldu: int = 8
     vt: int = 9
     ldvt: int = 10
-
-    def output(self, call):
-        return call.ops[self.s]
+    RESULT: ClassVar[str] = "s"
+    SHAPES: ClassVar[dict] = {"a": ("m", "n", "lda")}
 
     def vectors(self, call) -> bool:
         """Are U and V^T computed? (Only a constant 'N' says no.)"""
@@ -172,12 +159,6 @@ class Gesdd(Record):
 
     def shadowed(self, call) -> tuple:
         return (call.ops[self.s],) + ((call.ops[self.u], call.ops[self.vt]) if self.vectors(call) else ())
-
-    def inputs(self, call) -> tuple:
-        return (self.a,)
-
-    def input_bytes(self, b, ops, k):
-        return matrix_bytes(b, ops, self.kind, self.m, self.n, self.lda)
 
     def check(self, has_shadow, call, unsupported) -> None:
         self.refuse_constant_output(has_shadow, call, unsupported)
@@ -305,16 +286,10 @@ class Gesdd(Record):
         L.release()
 
 
-def register_syevd(name: str, **indices) -> Syevd:
-    r = Syevd(name, **indices)
-    BLAS[name] = r
-    return r
+register_syevd = Syevd.registrar()
 
 
-def register_gesdd(name: str, **indices) -> Gesdd:
-    r = Gesdd(name, **indices)
-    BLAS[name] = r
-    return r
+register_gesdd = Gesdd.registrar()
 
 
 def thin_svd():
