@@ -14,12 +14,11 @@ import ctypes
 
 from . import host_routines
 from ir_passes import (register_alias, register_allocator, register_dot, register_error_report,
-                       register_gelsd,
-                       register_gemm, register_gemv, register_geqrf, register_gesdd, register_gesv,
-                       register_getrf, register_getri, register_handle_realloc, register_heap,
-                       register_host_routine, register_inactive,
-                       register_nrm2, register_orgqr, register_parallel_for, register_potrf,
-                       register_refused, register_success_codes, register_syevd,
+                       register_free, register_gelsd, register_gemm, register_gemv, register_geqrf,
+                       register_gesdd, register_gesv, register_getrf, register_getri,
+                       register_handle_realloc, register_heap, register_host_routine,
+                       register_inactive, register_nrm2, register_orgqr, register_parallel_for,
+                       register_potrf, register_refused, register_success_codes, register_syevd,
                        register_writes_nothing)
 from ir_passes.runtime.helpers import HELPERS
 from llvmlite import binding as _binding
@@ -46,6 +45,7 @@ register_handle_realloc("NRT_MemInfo_varsize_realloc", handle_arg=0, size_arg=1)
 # raw buffers (array copies that may overlap use one): the call returns the data pointer
 register_allocator("NRT_Allocate", size_arg=0)
 register_allocator("NRT_Allocate_External", size_arg=0)
+register_free("NRT_Free")        # forward mode frees a buffer's shadow with it
 # frees and refcounts never carry derivatives; the reverse sweep never reads freed primal memory
 # numba_attempt_nocopy_reshape computes integer shapes and strides only
 for _name in ("NRT_Free", "NRT_MemInfo_call_dtor", "NRT_decref", "NRT_incref",

@@ -124,18 +124,27 @@ def mirror_release(fm, inst) -> None:
         if not o.type.is_ptr or isinstance(o, (Constant, Global)):
             continue
         lanes = fm.hmap.get(id(o))
-        if lanes is None and fm.has_shadow(o) and _owned(o) and repeatable:
+        params = [] if lanes is not None else _parameters(o)
+        if lanes is None and fm.has_shadow(o) and repeatable and (not params or name in FREES
+                                                                   and len(params) < len(roots(o))):
             lanes = fm.shadow(o, inst)
         if lanes is None:
             continue
         b, null = fm.b, Constant(T.ptr, "null")
+        # a free of a pointer that is either a parameter's memory or the kernel's own (a host's
+        # copy made only when source and destination overlap): the shadow is released only
+        # when the pointer freed is not the parameter (the caller owns that one and its shadow)
+        theirs = [b.icmp("eq", c.ops[k], fm.val(a)) for a in params]
         for j in range(fm.width):
             # memory without a shadow is its own shadow (store): never release it twice
             s = b.select(b.icmp("eq", lanes[j], c.ops[k]), null, lanes[j])
+            for t in theirs:
+                s = b.select(t, null, s)
             b.emit(Instruction("call", c.type, c.ops[:k] + [s] + c.ops[k + 1:],
                                callee=c.callee, arg_attrs=["" for _ in c.ops], fnty_text=c.fnty_text))
 
 
-def _owned(p) -> bool:
-    """Memory the generated code allocated a shadow for (not a parameter's: the caller owns it)."""
-    return not any(isinstance(r, Argument) for r in roots(p))
+def _parameters(p) -> list:
+    """The parameters among the objects p may point into (the caller owns their memory; with
+    none, p is memory the generated code allocated a shadow for)."""
+    return [r for r in roots(p) if isinstance(r, Argument)]
