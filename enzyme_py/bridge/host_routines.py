@@ -1,6 +1,6 @@
 """SciPy's BLAS and LAPACK routines (the library Numba's own linear algebra calls) as the symbols
 `enzpy.host.<d|s><routine>` that ir_passes/runtime/fortran.py's helpers call: the triangular
-solve, the LU solve and the rank-1 update the matrix-level adjoints need. The addresses come from
+solve and the LU solve the matrix-level adjoints need. The addresses come from
 scipy.linalg.cython_blas / cython_lapack's C API capsules and are added to LLVM's symbol table."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import ctypes
 from llvmlite import binding as llvm
 
 # routine -> the SciPy module that exports it
-ROUTINES = {"trsm": "cython_blas", "ger": "cython_blas", "getrs": "cython_lapack"}
+ROUTINES = {"trsm": "cython_blas", "getrs": "cython_lapack"}
 
 
 def _address(capsule) -> int:

@@ -13,7 +13,7 @@ or its transpose per the call's transpose flag:
   tangent dot(x', y) + dot(x, y').
 - `C = alpha op(A) op(B) + beta C` (gemm): dA += alpha dC op(B)^T (transposed back when A is),
   dB += alpha op(A)^T dC, then dC = beta dC; tangent alpha (op(A') op(B) + op(A) op(B')) + beta C'.
-- `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (the host's ger, runtime/fortran.py),
+- `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (a rank-1 update, runtime/matrix.py),
   dx += alpha op(A)^T dy, dy = beta dy; tangent alpha (op(A') x + op(A) x') + beta y'.
 - `*out = nrm2(n, x, inc)`: dx += d x / |x| (nothing where |x| = 0); tangent <x, x'> / |x|.
 alpha and beta must be constants stored into their slots right before the call (as a host's
@@ -34,7 +34,7 @@ from ..ir import types as T
 from ..ir.edit import emit_at
 from ..ir.instructions import Instruction
 from ..ir.values import Constant, ConstFloat, ConstInt, Global
-from ..runtime import fortran, matrix  # noqa: F401  (register the helpers below)
+from ..runtime import matrix  # noqa: F401  (registers the helpers below)
 from ..runtime.helpers import ensure
 
 BLAS: dict = {}          # callee name -> its record
@@ -47,7 +47,7 @@ N, TR = ord("n"), ord("t")
 
 def register_host_routine(routine: str) -> None:
     """The host defines `enzpy.host.dROUTINE` and `enzpy.host.sROUTINE` (Fortran convention) for
-    runtime/fortran.py's `routine` ("trsm", "getrs", "ger")."""
+    runtime/fortran.py's `routine` ("trsm", "getrs")."""
     HOST_ROUTINES.add(routine)
 
 
@@ -442,12 +442,9 @@ class Gemv(Record):
         dy = g.avail.shadow(call.ops[self.y], block, b)
         sa, sb = _slot(b, g.alloca_builder, ft, alpha), _slot(b, g.alloca_builder, ft, 1.0)
         if g.act.has_shadow(call.ops[self.a]):
-            if "ger" not in HOST_ROUTINES:
-                raise g.unsupported(f"`{call.callee_name}` needs a registered ger to differentiate "
-                                    "its matrix", call)
             da, xv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.x, block, b)
             u, v = (xv, dy) if t else (dy, xv)   # dA += alpha dy x^T ('n') or alpha x dy^T ('t')
-            helper = f"enzpy.ger.{ft.suffix}"
+            helper = f"enzpy.rank1.{ft.suffix}"
             ensure(g.module, helper)
             b.call(helper, T.void, [b.cast("sext", m, T.i64), b.cast("sext", n, T.i64),
                                     ConstFloat(ft, alpha), u, v, da, b.cast("sext", lda, T.i64)])

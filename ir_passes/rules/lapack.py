@@ -30,6 +30,7 @@ from typing import ClassVar
 
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
+from ..runtime import fortran  # noqa: F401  (registers the helpers Lin.fortran calls)
 from ..runtime import heap
 from ..runtime.helpers import ensure
 from .blas import AFTER, BLAS, GEMM_PARAMS, HOST_ROUTINES, KINDS, Gemm, Record, arena

@@ -1,7 +1,7 @@
 """Helpers that call the host's Fortran-convention BLAS and LAPACK routines (every argument by
-reference, 32-bit integers) with plain values: the triangular solve trsm, the LU solve getrs and
-the rank-1 update ger. The routines are external symbols `enzpy.host.<d|s><routine>` that the
-host defines (rules/lapack.py's `register_host_routine`); an empty problem returns at once, so
+reference, 32-bit integers) with plain values: the triangular solve trsm and the LU solve
+getrs. The routines are external symbols `enzpy.host.<d|s><routine>` that the host defines
+(rules/blas.py's `register_host_routine`); an empty problem returns at once, so
 the routine never sees a leading dimension of 0."""
 from __future__ import annotations
 
@@ -83,37 +83,7 @@ done:
 declare void @enzpy.host.{P}getrs(ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr)
 """
 
-# a (m x n) += alpha x y^T (x, y contiguous)
-GER = """
-define internal void @enzpy.ger.{S}(i64 %m, i64 %n, {T} %alpha, ptr %x, ptr %y, ptr %a, i64 %lda) {{
-entry:
-  %pm = alloca i32
-  %pn = alloca i32
-  %pal = alloca {T}
-  %one = alloca i32
-  %plda = alloca i32
-  %em = icmp sle i64 %m, 0
-  %en = icmp sle i64 %n, 0
-  %empty = or i1 %em, %en
-  br i1 %empty, label %done, label %call
-call:
-  %m32 = trunc i64 %m to i32
-  store i32 %m32, ptr %pm
-  %n32 = trunc i64 %n to i32
-  store i32 %n32, ptr %pn
-  store {T} %alpha, ptr %pal
-  store i32 1, ptr %one
-  %lda32 = trunc i64 %lda to i32
-  store i32 %lda32, ptr %plda
-  call void @enzpy.host.{P}ger(ptr %pm, ptr %pn, ptr %pal, ptr %x, ptr %one, ptr %y, ptr %one, ptr %a, ptr %plda)
-  br label %done
-done:
-  ret void
-}}
-declare void @enzpy.host.{P}ger(ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr)
-"""
-
-ROUTINES = {"trsm": TRSM, "getrs": GETRS, "ger": GER}
+ROUTINES = {"trsm": TRSM, "getrs": GETRS}
 for _name, _text in ROUTINES.items():
     for _s, _t, _p in (("f64", "double", "d"), ("f32", "float", "s")):
         # a line ending in a comma continues on the next (the parser reads one line each)

@@ -1,5 +1,5 @@
 """Helper functions for the BLAS records (rules/blas.py), in LLVM IR, added on demand through
-helpers.ensure: scaling a column-major matrix, the adjoint and tangent of a 2-norm, and the arena
+helpers.ensure: scaling a column-major matrix, a rank-1 update, the adjoint and tangent of a 2-norm, and the arena
 that keeps inputs a later write may change for the reverse sweep."""
 from __future__ import annotations
 
@@ -42,6 +42,22 @@ def instances(name: str, text: str) -> None:
     for s, t in (("f64", "double"), ("f32", "float")):
         HELPERS[f"enzpy.{name}.{s}"] = text.replace("{S}", s).replace("{T}", t)
 
+
+# p (rows x cols, leading dimension ld) += alpha x y^T (x, y contiguous): a rank-1 update, a loop
+# the compiler vectorizes (a library ger pays a call per column at a gradient's small sizes)
+instances("rank1", grid("rank1", "i64 %rows, i64 %cols, {T} %alpha, ptr %x, ptr %y, ptr %p, i64 %ld", """\
+  %px = getelementptr {T}, ptr %x, i64 %i
+  %xv = load {T}, ptr %px
+  %k = add i64 %base, %i
+  %q = getelementptr {T}, ptr %p, i64 %k
+  %v = load {T}, ptr %q
+  %t = fmul {T} %xv, %ay
+  %s = fadd {T} %v, %t
+  store {T} %s, ptr %q""", head="""\
+  %base = mul i64 %j, %ld
+  %py = getelementptr {T}, ptr %y, i64 %j
+  %yv = load {T}, ptr %py
+  %ay = fmul {T} %alpha, %yv"""))
 
 # rows x cols column-major matrix at p with leading dimension ld: p *= beta (beta 0 stores 0)
 instances("scale_matrix", grid("scale_matrix", "i64 %rows, i64 %cols, ptr %p, i64 %ld, {T} %beta", """\
