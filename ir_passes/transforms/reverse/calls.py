@@ -16,6 +16,8 @@ from ...ir.values import ConstFloat, Global
 from ...options import Activity
 from ...runtime.helpers import ensure
 from ...analysis.activity import call_activity
+from .checkpoint.outline import time_loop
+from .checkpoint.schedule import forward_failure
 
 DERIVED = "reverse"   # this transform's key in module.derived and module.pending
 
@@ -62,6 +64,9 @@ def forward_call(fwd, inst, blk):
     fwd.fb[blk].append(Instruction("call", T.void, [children, free_fn, frame],
                                    callee=Global(T.ptr, "enzpy.push_child"), arg_attrs=["", "", ""]))
     declare_split(g, inst, aug, act, ret, ops)
+    tl = time_loop(g.module, inst.callee_name)
+    if tl is not None and tl.status:
+        forward_failure(g, MathBuilder(g.module, fwd.fb[blk]))
     return c
 
 

@@ -458,6 +458,22 @@ def checkpoint_status(g, ret) -> None:
     ret.ops = [chosen]
 
 
+def forward_failure(g, b) -> None:
+    """After a checkpointed loop's forward (`b` right after its aug call) whose steps launch
+    parallel loops: the plain steps run the host's launches, which leave a body's exception
+    recorded and go on. The gradient's failure flag (parallel_launch's, checked at the forward
+    sweep's returns) |= the host's pending error, so the gradient returns the error status
+    before its reverse sweep runs, as when a taped launch fails."""
+    report = error_report()
+    if report is None or not isinstance(g.primal.ret_type, T.IntType):
+        return
+    _ensure_fail(g.module)
+    if g.parallel_failed is None:
+        g.parallel_failed = (g.tape.new_field(T.i64, ConstInt(T.i64, 0)), report[1])
+    field = g.parallel_failed[0]
+    bad = b.cast("zext", b.call(report[2], T.i1, []), T.i64)
+    g.tape.store(b, b.binop("or", g.tape.load(b, field), bad), field)
+
 NAMES = ("frame", "trips", "aim", "get", "set", "add", "push", "thin", "wants", "latest", "latest_step", "split",
          "next", "release", "drop")
 for _name in NAMES:
