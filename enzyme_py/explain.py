@@ -60,6 +60,7 @@ class Checkpointed:
     budget: int
     recomputed: int          # steps run again in the reverse sweep
     full_tape: bool = False  # memory="auto" kept the full tape: its estimate fit the budget
+    tape_bytes: int = 0      # with full_tape: the gradient's tape in this call (all its loops)
 
     @property
     def recomputation(self) -> float:
@@ -69,7 +70,8 @@ class Checkpointed:
     def __str__(self) -> str:
         if self.full_tape:
             return (f"{self.source or '(no source line)'}: full tape kept: at most {self.steps} "
-                    f"steps x {self.snapshot_bytes} B of state fit the budget {self.budget} B")
+                    f"steps x {self.snapshot_bytes} B of state fit the budget {self.budget} B "
+                    f"(estimate {self.estimate} B; the tape of this call: {self.tape_bytes} B)")
         over = "" if self.within_budget else \
             "; over the budget: two snapshots, the final state and a step's tape are needed"
         return (f"{self.source or '(no source line)'}: {self.steps} steps; {self.snapshots} "
@@ -77,6 +79,11 @@ class Checkpointed:
                 f"step's tape {self.held} B (budget {self.budget} B, room for {self.slots} "
                 f"snapshots{over}); {self.recomputed} steps recomputed "
                 f"(recomputation factor {self.recomputation:.2f})")
+
+    @property
+    def estimate(self) -> int:
+        """The full tape as "auto" estimates it: trip bound x bytes of the state."""
+        return self.steps * self.snapshot_bytes
 
     @property
     def held(self) -> int:
@@ -169,9 +176,12 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
               if c.loop is not None or id(c) in copies]
     active = [(user_line(locs), text) for text, locs in layout.active]
     arena_used = counts[-1] if counts and layout.arena else 0
-    return Explanation(name, layout.tape_bytes(counts), cached, active,
-                       dict(zip(layout.loops, counts)), updates=list(layout.updates),
-                       checkpointed=checkpointed_loops(grad), arena_bytes=int(arena_used))
+    tape = layout.tape_bytes(counts)
+    loops = checkpointed_loops(grad)
+    for c in loops:
+        c.tape_bytes = tape if c.full_tape else 0
+    return Explanation(name, tape, cached, active, dict(zip(layout.loops, counts)),
+                       updates=list(layout.updates), checkpointed=loops, arena_bytes=int(arena_used))
 
 
 def checkpointed_loops(grad) -> list:

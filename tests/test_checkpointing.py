@@ -329,6 +329,22 @@ def test_auto_keeps_the_full_tape_when_it_fits():
     assert report.passed, str(report)
 
 
+@pytest.mark.parametrize("name, make, low, high", [
+    ("heat", heat_args(n=40, steps=100), 0.8, 1.0),
+    ("rnn", rnn_args(T=200), 0.7, 0.9),
+    ("rk4", rk4_args(steps=100), 1.7, 2.0)])
+def test_full_tape_estimate_against_the_tape(name, make, low, high):
+    """"auto"'s estimate of the full tape (trip bound x bytes of the state) against the tape the
+    gradient then keeps (explain's count of its entries): within a factor of 2 for the three
+    kernels (docs/checkpointing.md). Heat and the RNN tape a little less than their state per
+    step, RK4 about twice its state (the stages' sin arguments)."""
+    kernel = CASES[name][0]
+    (c,) = explain(kernel, *make(), memory="auto").checkpointed
+    assert c.full_tape and c.tape_bytes > 0
+    assert low <= c.tape_bytes / c.estimate <= high
+    assert f"estimate {c.estimate} B; the tape of this call: {c.tape_bytes} B" in str(c)
+    assert c.tape_bytes == explain(kernel, *make(), memory="tape").tape_bytes
+
 def test_heat_beyond_memory():
     """100,000 points x 10,000 steps: a full tape of 8 GB; checkpointed within 256 MB (the
     snapshots, the copy of the final state included; one step's own tape comes on top).
