@@ -76,7 +76,7 @@ def install_recorder():
 install_recorder()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Captured:
     """The linked module of one kernel signature.
 
@@ -87,7 +87,8 @@ class Captured:
     overloads: it was never compiled to machine code). `environments`: the Numba
     environment of each function whose module was linked, by its global's name (code that
     raises an exception with run-time arguments checks its environment: bind them with
-    `link.compile_library(..., environments=)`).
+    `link.compile_library(..., environments=)`). Compared and hashed by identity
+    (bridge/memo.py keeps each one's cleaned text).
     """
     text: str
     fn_name: str

@@ -32,8 +32,8 @@ from ..annotations import Active, BatchDuplicated, Const, Duplicated, Duplicated
 from ..arguments import (as_dispatcher, check_active, check_duplicated, disjoint, distinct_memory,
                          type_key, typeof, zeros_like_layout)
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
-from ..bridge.capture import capture
 from ..bridge.cleanup import cleanup
+from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
 from ..bridge.convention import array_extents, build_activity, returns_float
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
@@ -182,9 +182,9 @@ def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatc
                                 _make_entry)     # docs/caching.md
     if slot is not None and slot.hit:
         return CompiledBatched(**slot.hit)
-    cap = capture(dispatcher, argtypes)
+    cap = captured(dispatcher, argtypes)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
-    cleaned = cleanup(cap.text, cap.fn_name)
+    cleaned = cleaned_text(cap)
     tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), ",".join(kinds),
                                  str(width), str(disjoint)]).encode()).hexdigest()[:20]
     grad_name, name = f"__enzyme_py_bgrad_{tag}", f"__enzyme_py_batched_{tag}"

@@ -31,8 +31,7 @@ from ..annotations import Active, BatchDuplicated, Const, DuplicatedNoNeed, as_a
 from ..arguments import (as_dispatcher, check_active, check_aliasing_lanes, check_distinct_lanes,
                          check_duplicated, distinct_memory, type_key, typeof)
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
-from ..bridge.capture import capture
-from ..bridge.cleanup import cleanup
+from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import (array_data, call_generated, float_slot, raise_status,
                               release_return_value, status_type, type_names)
 from ..bridge.convention import array_extents, build_activity, data_params, returns_float
@@ -227,11 +226,11 @@ def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
         (kinds, width, disjoint, no_need), make_forward_entry)
     if slot is not None and slot.hit:
         return CompiledForward(**slot.hit)
-    cap = capture(dispatcher, argtypes)
+    cap = captured(dispatcher, argtypes)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     texts = {"captured": cap.text}
     try:
-        texts["cleaned"] = cleanup(cap.text, cap.fn_name)
+        texts["cleaned"] = cleaned_text(cap)
         name = forward_name(cap.fn_name, cap.argtypes, activity, width) + ("" if disjoint else "_alias")
         if no_need:
             name += "_noneed" + "_".join(map(str, no_need))

@@ -37,8 +37,8 @@ from ir_passes import (LIBC_HEAP, TAPE, Activity, forward_mode, memory_option, p
 from ..annotations import Const, Duplicated
 from ..arguments import as_dispatcher, disjoint, type_key, typeof
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
-from ..bridge.capture import capture
 from ..bridge.cleanup import cleanup
+from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
 from ..bridge.convention import array_extents, build_activity, returns_float
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
@@ -156,12 +156,12 @@ def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:
         return hit
     with _lock:
         argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
-        cap = capture(dispatcher, argtypes)
+        cap = captured(dispatcher, argtypes)
         if not returns_float(cap.restype):
             raise TypeError(f"hessian_vector_product needs a kernel returning a float, not {cap.restype}")
         kinds = (Activity.DUP,) + (Activity.CONST,) * len(const)
         activity = build_activity(cap.argtypes, cap.restype, kinds)
-        cleaned = cleanup(cap.text, cap.fn_name)
+        cleaned = cleaned_text(cap)
         tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
                                      str(apart), str(memory)]).encode()).hexdigest()[:20]
         grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"

@@ -32,8 +32,7 @@ from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from ..arguments import as_dispatcher, check_aliasing, type_key, typeof, validate
 from ..arguments import disjoint as disjoint_memory
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
-from ..bridge.capture import capture
-from ..bridge.cleanup import cleanup
+from ..bridge.memo import captured, cleaned_text, forget_all
 from ..bridge.codegen import raise_status, release_return_value, type_names
 from ..bridge.convention import arg_layouts, array_extents, build_activity, data_params, returns_float
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
@@ -156,6 +155,7 @@ def clear_cache() -> None:
     """Forget every compiled gradient (the next call rebuilds)."""
     with _lock:
         _gradients.clear()
+    forget_all()
 
 
 def autodiff(kernel, *args, seed=1.0, cache="auto", memory="tape") -> tuple:
@@ -298,11 +298,11 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
         make_gradient_entry)
     if slot is not None and slot.hit:
         return CompiledGradient(**slot.hit)
-    cap = capture(dispatcher, argtypes)
+    cap = captured(dispatcher, argtypes)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     texts = {"captured": cap.text}
     try:
-        texts["cleaned"] = cleanup(cap.text, cap.fn_name)
+        texts["cleaned"] = cleaned_text(cap)
         name = gradient_name(cap.fn_name, cap.argtypes, activity)
         if not disjoint:
             name += "_alias"
