@@ -4,7 +4,8 @@ A primal value the reverse sweep needs is, in order of preference:
 - a constant or a parameter: used as it is;
 - defined outside every loop: kept in a stack slot (free after SROA);
 - cheap and pure with operands that are themselves available (integer and pointer arithmetic,
-  comparisons, casts, an induction variable rebuilt from the loop counter): recomputed;
+  comparisons, casts, an induction variable rebuilt from the loop counter) or defined outside its
+  loop (cached once per iteration of the enclosing loop if need be): recomputed;
 - expensive (a division, a square root, a transcendental call) inside an unfused loop: read back
   from the tape, which streams at a few cycles per value where these take tens (an N-body pair's
   sqrt and 1/r^3 made its gradient 3.2x the primal recomputed, 2.6x taped); values computed from
@@ -112,7 +113,7 @@ class Availability:
                 how = Plan.INDUCTION
             elif expensive(v) and self.g.cache_mode is CacheMode.AUTO:
                 how = Plan.TAPE
-            elif (v.opcode in CHEAP or pure_math(v)) and all(self._free(o) for o in v.ops):
+            elif (v.opcode in CHEAP or pure_math(v)) and all(self._operand(o, home) for o in v.ops):
                 how = Plan.RECOMPUTE
             elif v.opcode == "load" and not self.g.split and self.g.alias.unchanged(v) \
                     and self._free(v.ops[0]):
@@ -151,6 +152,14 @@ class Availability:
         if lost is not None and lost.name:
             return f"its operand `%{lost.name}` is not available in the reverse sweep"
         return "its operands are not all available in the reverse sweep"
+
+    def _operand(self, o, home) -> bool:
+        """Can a value recomputed in loop `home` have its operand o? A value defined outside
+        `home` is had once per iteration of an enclosing loop (cached there if it must be), which
+        costs less than caching what is computed from it on every iteration of `home`."""
+        if self._free(o):
+            return True
+        return o.block not in home.blocks and (o.type.is_int or o.type.is_float or o.type.is_ptr)
 
     def _free(self, v) -> bool:
         """Can v be had in reverse without taping values computed from it? (An expensive value's
