@@ -148,6 +148,24 @@ def test_rnn_minimal_tape_is_a_tenth_of_always():
 
 
 @numba.njit
+def damp(h, w, steps):
+    for _ in range(steps):
+        h[:] = w * h + 0.5          # Numba's copy loop clamps its index with a bound set per step
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("n, steps", [(64, 20), (16, 40)])
+def test_slice_copy_in_a_time_loop_tapes_nothing_per_element(n, steps):
+    """The copy loop's clamped index is recomputed from its bound, which is on the tape once per
+    step: with w constant nothing of the arithmetic is taped either, so the tape is O(steps)."""
+    r = np.random.default_rng(3)
+    h, w = r.uniform(0.5, 1.0, n), r.uniform(0.5, 1.0, n)
+    e = explain(damp, Duplicated(h, np.zeros(n)), Const(w), Const(steps))
+    assert e.tape_bytes <= 128 * steps
+    assert check_gradient(damp, Duplicated(h, np.zeros(n)), Const(w), Const(steps)).passed
+
+
+@numba.njit
 def heat_one_buffer(u, alpha, steps):
     r = alpha * 0.5
     for _ in range(steps):
