@@ -39,10 +39,11 @@ def vec(r, shape, dtype):
 
 
 DTYPES = [np.float64, np.float32]
+# each order with one dtype: both orders and both dtypes are covered at half the compiles
+LAYOUTS = [("C", np.float64), ("F", np.float32)]
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("order,dtype", LAYOUTS)
 def test_solve_vector(order, dtype):
     r = np.random.default_rng(1)
     A = spd(r, 4, dtype, order) + vec(r, (4, 4), dtype)     # not symmetric
@@ -109,8 +110,7 @@ def gaussian_nll(S, r):
     return 0.5 * np.dot(z, z) + np.sum(np.log(np.diag(L)))
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("order,dtype", LAYOUTS)
 def test_cholesky(order, dtype):
     r = np.random.default_rng(5)
     check_modes(chol_weighted, spd(r, 4, dtype, order), vec(r, (4, 4), dtype))
@@ -134,8 +134,7 @@ def packed_lu_use(A, W):
     return ld + s * np.sum(W * A) + np.linalg.det(A) ** 2
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("order,dtype", LAYOUTS)
 def test_slogdet_and_det(order, dtype):
     r = np.random.default_rng(7)
     A = spd(r, 4, dtype, order) + vec(r, (4, 4), dtype)     # pivoting happens
@@ -161,8 +160,7 @@ def precision_quadratic(S, r):
     return r @ P @ r
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("order,dtype", LAYOUTS)
 def test_inv(order, dtype):
     r = np.random.default_rng(8)
     A = spd(r, 4, dtype) + vec(r, (4, 4), dtype)
@@ -171,8 +169,7 @@ def test_inv(order, dtype):
     check_modes(precision_quadratic, spd(r, 3, dtype, order), vec(r, 3, dtype))
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("order,dtype", LAYOUTS)
 def test_eigh_and_eigvalsh(order, dtype):
     r = np.random.default_rng(9)
     A = spd(r, 4, dtype, order) + np.diag(np.arange(4.0)).astype(dtype)   # distinct eigenvalues
