@@ -8,10 +8,10 @@ A list's payload comes from a handle allocator with an element destructor
 import numpy as np
 import pytest
 from numba import njit
-from numba.core.runtime import _nrt_python, rtsys
 
 from enzyme_py import BatchDuplicated, Duplicated, Forward, autodiff
 from fd_modes import check_batched_forward, check_modes
+from nrt_stats import unfreed
 
 
 @njit
@@ -158,28 +158,12 @@ def test_growing_float_list():
     np.testing.assert_allclose(dx, 4 * x ** 3, rtol=1e-12)
 
 
-def _balanced(call):
-    call()
-    was = _nrt_python.memsys_stats_enabled()
-    _nrt_python.memsys_enable_stats()
-    try:
-        before = rtsys.get_allocation_stats()
-        for _ in range(20):
-            call()
-        after = rtsys.get_allocation_stats()
-    finally:
-        if not was:
-            _nrt_python.memsys_disable_stats()
-    return (after.alloc - before.alloc - (after.free - before.free),
-            after.mi_alloc - before.mi_alloc - (after.mi_free - before.mi_free))
-
-
 def test_shadow_lists_released():
     """Every shadow list and shadow array a call allocates is released (views of the argument:
     the shadow list's items are not references it owns)."""
     x = _vec(9, 17)
-    assert _balanced(lambda: autodiff(chunk_energy, Duplicated(x, np.ones(9)), mode=Forward)) == (0, 0)
-    assert _balanced(lambda: autodiff(chunk_energy, Duplicated(x, np.zeros(9)), seed=1.0)) == (0, 0)
-    assert _balanced(lambda: autodiff(sliding_windows, Duplicated(x, np.zeros(9)), 3, seed=1.0)) == (0, 0)
+    assert unfreed(lambda: autodiff(chunk_energy, Duplicated(x, np.ones(9)), mode=Forward)) == (0, 0)
+    assert unfreed(lambda: autodiff(chunk_energy, Duplicated(x, np.zeros(9)), seed=1.0)) == (0, 0)
+    assert unfreed(lambda: autodiff(sliding_windows, Duplicated(x, np.zeros(9)), 3, seed=1.0)) == (0, 0)
     lanes = (np.ones(9), np.zeros(9))
-    assert _balanced(lambda: autodiff(chunk_energy, BatchDuplicated(x, lanes), mode=Forward)) == (0, 0)
+    assert unfreed(lambda: autodiff(chunk_energy, BatchDuplicated(x, lanes), mode=Forward)) == (0, 0)

@@ -10,10 +10,10 @@ use after free (fixed: forward/memory.py stores the shadow handles, as it stores
 import numpy as np
 import pytest
 from numba import njit
-from numba.core.runtime import _nrt_python, rtsys
 
 from enzyme_py import BatchDuplicated, Forward, autodiff
 from fd_modes import check_batched_forward, check_forward
+from nrt_stats import unfreed
 
 
 @njit
@@ -39,16 +39,4 @@ def test_shadow_allocations_released_once():
     lanes = [(np.ones_like(A), np.zeros_like(A)), (np.zeros_like(b), np.ones_like(b))]
     call = lambda: autodiff(solve_vector, BatchDuplicated(A, lanes[0]),     # noqa: E731
                             BatchDuplicated(b, lanes[1]), mode=Forward)
-    call()
-    was = _nrt_python.memsys_stats_enabled()
-    _nrt_python.memsys_enable_stats()
-    try:
-        before = rtsys.get_allocation_stats()
-        for _ in range(50):
-            call()
-        after = rtsys.get_allocation_stats()
-    finally:
-        if not was:
-            _nrt_python.memsys_disable_stats()
-    assert after.alloc - before.alloc == after.free - before.free
-    assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free
+    assert unfreed(call, 50) == (0, 0)
