@@ -99,8 +99,8 @@ class Allocator:
     retain: str | None = None  # handle -> void: one more reference (a reference count)
     release: str | None = None  # handle -> void: drop one; must accept null
     element_dtor: int | None = None  # argument naming a destructor of the elements (a list's
-    #   items' references): a shadow allocation gets null there, as its elements are shadows it
-    #   does not own
+    #   items' references); forward mode's shadow allocation gets it too and holds references of
+    #   its own to the items' shadows (transforms/forward/owned_items.py)
 
 
 ALLOCATORS: dict[tuple, Allocator] = {}
@@ -112,7 +112,7 @@ def register_allocator(alloc: str, size_arg: int = 0, data: str | None = None,
     """`retain`/`release`: reference counting of the handle, when the allocator has it. The
     gradient then keeps memory allocated outside loops alive until its reverse sweep ends, and
     reads it again there instead of taping what it held. `element_dtor`: the argument that
-    names a destructor of the elements, which shadow allocations do not get."""
+    names a destructor of the elements, which forward mode's shadow allocations get too."""
     a = Allocator(alloc, size_arg, data, retain, release, element_dtor)
     ALLOCATORS[(alloc, data)] = a
     return a
@@ -276,6 +276,11 @@ def same_allocation(a, b) -> bool:
     ka = handle_of(a) if isinstance(a, Instruction) else None
     kb = handle_of(b) if isinstance(b, Instruction) else None
     return (ka if ka is not None else a) is (kb if kb is not None else b)
+
+
+def is_reference_count(name: str) -> bool:
+    """Is `name` an allocator's retain or release function (its arguments are handles)?"""
+    return any(name in (a.retain, a.release) for a in ALLOCATORS.values() if a.retain or a.release)
 
 
 def element_dtor_arg(h):

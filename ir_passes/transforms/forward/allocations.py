@@ -12,8 +12,8 @@ The shadow of memory a function allocates is allocated alongside it and lives ex
   copied, and the new tail (which the primal has not written either) is left as realloc leaves it;
   a reallocator of a handle's data (a list growing) does the same on the shadow handles;
 - a handle allocator with an element destructor (a list whose destructor drops its items'
-  references) gets null there for the shadow handle: the shadow's items are shadows it does not
-  own.
+  references) gives the shadow handle the same destructor: the shadow holds its own references
+  to the items' shadows (owned_items.py).
 
 Allocators, frees and reallocators are registered data (rules/effects.py).
 """
@@ -23,9 +23,9 @@ from ...analysis.types import roots
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, Global
-from ...rules.effects import (FREES, allocation_size, element_dtor_arg, handle_allocator, handle_of,
-                              handle_realloc_size, handle_size, is_zeroed, realloc_operand,
-                              writes_nothing)
+from ...rules.effects import (FREES, allocation_size, handle_allocator, handle_of,
+                              handle_realloc_size, handle_size, is_reference_count, is_zeroed,
+                              realloc_operand, writes_nothing)
 from .memory import memset_zero
 
 
@@ -94,13 +94,9 @@ def handle(fm, inst) -> None:
     c = fm.emit_primal(inst)
     accessor = fm.handles[id(inst)]
     size = fm.val(handle_size(inst))
-    ops = list(c.ops)
-    k = element_dtor_arg(inst)
-    if k is not None:
-        ops[k] = Constant(ops[k].type, "null")
     lanes = []
     for j in range(fm.width):
-        hj = fm.clone(inst, list(ops), fm.suffix(inst, "handle", j))
+        hj = fm.clone(inst, list(c.ops), fm.suffix(inst, "handle", j))
         data = fm.b.call(accessor, T.ptr, [hj])
         memset_zero(fm, data, size)
         lanes.append(hj)
@@ -125,15 +121,17 @@ def mirror_release(fm, inst) -> None:
             continue
         lanes = fm.hmap.get(id(o))
         params = [] if lanes is not None else _parameters(o)
-        if lanes is None and fm.has_shadow(o) and repeatable and (not params or name in FREES
+        owning = name in FREES or is_reference_count(name)
+        if lanes is None and fm.has_shadow(o) and repeatable and (not params or owning
                                                                    and len(params) < len(roots(o))):
             lanes = fm.shadow(o, inst)
         if lanes is None:
             continue
         b, null = fm.b, Constant(T.ptr, "null")
-        # a free of a pointer that is either a parameter's memory or the kernel's own (a host's
-        # copy made only when source and destination overlap): the shadow is released only
-        # when the pointer freed is not the parameter (the caller owns that one and its shadow)
+        # a free or reference count of a pointer that is either a parameter's or the kernel's own
+        # (a host's copy made only when source and destination overlap; a list item's handle
+        # merged with a parameter's by a sunk decref): the shadow is released only when the
+        # pointer is not the parameter (the caller owns that one and its shadow)
         theirs = [b.icmp("eq", c.ops[k], fm.val(a)) for a in params]
         for j in range(fm.width):
             # memory without a shadow is its own shadow (store): never release it twice

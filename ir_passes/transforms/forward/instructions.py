@@ -103,7 +103,7 @@ def select(fm, inst) -> None:
         fm.smap[id(inst)] = [b.select(cond, sa[j], sb[j], fm.suffix(inst, "shadow", j)) for j in range(w)]
     if id(inst) in fm.handles:
         null = Constant(T.ptr, "null")
-        ha, hb = fm.hmap.get(id(inst.ops[1])), fm.hmap.get(id(inst.ops[2]))
+        ha, hb = fm.handle_lanes(inst.ops[1], inst), fm.handle_lanes(inst.ops[2], inst)
         fm.hmap[id(inst)] = [b.select(cond, ha[j] if ha else null, hb[j] if hb else null) for j in range(w)]
 
 

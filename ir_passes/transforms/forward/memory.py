@@ -4,7 +4,8 @@
   pointers: its shadow is loaded from the shadow memory);
 - `store v, p` into shadowed memory: store tangent(v) into shadow(p) (zero when v has none; the
   shadow pointer of a pointer v, the shadow handles of an allocation handle v, or v itself when
-  it points to memory without a shadow);
+  it points to memory without a shadow; into memory whose element destructor releases its items,
+  integers are stored too and a handle that is its own shadow is stored as null: owned_items.py);
 - `memset p`: the shadow is zeroed; `memcpy dst, src`: the shadow is copied (zeroed when src has
   no shadow);
 - a local alloca with a shadow: a second alloca beside it, zeroed;
@@ -16,6 +17,7 @@ from ...analysis.types import kind
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Constant, ConstInt
+from .owned_items import in_destructed, item_shadows
 
 
 def memset_zero(fm, p, size) -> None:
@@ -121,9 +123,13 @@ def store(fm, inst) -> None:
             lanes = fm.shadow(v, inst)
         else:   # a pointer to memory without a shadow is its own shadow (as in Enzyme)
             lanes = [fm.val(v)] * fm.width
+        if in_destructed(fm, p):
+            lanes = item_shadows(fm, v, lanes)
     elif k == "int":
         if id(v) in fm.rmap:
             lanes = fm.rmap[id(v)]
+        elif in_destructed(fm, p, no_floats=True):
+            lanes = [fm.val(v)] * fm.width   # an item count the element destructor reads
         elif any(t.is_float for t in fm.types.memory_types(p)):
             lanes = [ConstInt(v.type, 0)] * fm.width
         else:

@@ -19,13 +19,15 @@ from ...rules.effects import is_handle
 from ..common import diagnostics
 from ..common.stand_in import forward_stand_in
 from .allocations import shadow_handles
+from .owned_items import counted_handles, destructed_memory
 
 MAX_WIDTH = 16
 
 
 class ForwardMode:
     __slots__ = ("module", "primal", "activity", "width", "strong_zero_guards", "noalias_shadows",
-                 "dom", "preds", "types", "act", "handles", "maybe_own", "users", "float_pointers",
+                 "dom", "preds", "types", "act", "handles", "maybe_own", "destructed", "counted",
+                 "users", "float_pointers",
                  "vmap", "tmap", "smap", "hmap", "rmap", "bmap", "phis", "extents", "stand_ins",
                  "stand_in_buffers", "stand_in_count", "unneeded", "params", "shadow_params",
                  "tangent_params", "float_ret", "fn", "b")
@@ -55,6 +57,8 @@ class ForwardMode:
         check_constant_stores(primal, self.act, self.locate)
         self.handles = shadow_handles(primal, self.act)
         self.maybe_own = maybe_own_shadows(primal, self.act, self.activity, internal)
+        self.destructed = destructed_memory(primal, self.types)   # owned_items.py
+        self.counted = counted_handles(primal)
         self.users: dict = {}
         self.float_pointers: set = set()   # ids of pointers floats are loaded from / stored to
         for i in primal.instructions():
@@ -133,7 +137,7 @@ class ForwardMode:
         if what == "shadow":
             return self.shadow(v, phi)[j]
         if what == "handle":
-            h = self.hmap.get(id(v))
+            h = self.handle_lanes(v, phi)
             return h[j] if h is not None else Constant(T.ptr, "null")
         r = self.rmap.get(id(v))
         return r[j] if r is not None else ConstInt(phi.type, 0)
@@ -185,6 +189,15 @@ class ForwardMode:
         if s is None:
             raise self.unsupported("a pointer mixes differentiable and constant memory", user or p)
         return s
+
+    def handle_lanes(self, v, user):
+        """The shadow handles of v merged with allocation handles: its shadow handles, or its
+        shadow when it has one (an item's handle loaded from a list), or None (a handle without
+        a shadow, which the shadow side never reference counts)."""
+        h = self.hmap.get(id(v))
+        if h is None and self.has_shadow(v) and not isinstance(v, (Constant, Global)):
+            h = self.shadow(v, user)
+        return h
 
     def has_shadow(self, v) -> bool:
         return self.act.has_shadow(v)
