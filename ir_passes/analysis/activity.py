@@ -27,7 +27,7 @@ from ..ir.values import Argument, Constant
 from ..options import Activity, activities
 from ..rules.blas import lookup_blas
 from ..rules.parallel import lookup_parallel, passed_pointers
-from ..rules.effects import allocation_size, handle_groups
+from ..rules.effects import allocation_size, element_dtor_arg, handle_groups, handle_of
 from .types import kind, roots
 
 PROPAGATE = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "select", "phi",
@@ -279,6 +279,23 @@ def check_constant_stores(fn, act: ActivityInfo, locate) -> None:
                 raise UnsupportedError("active data is stored into memory that has no shadow",
                                        format_instruction(i), locate(i))
             raise ConstantMemoryError(param, format_instruction(i), locate(i))
+
+
+def check_handle_stores(fn, act: ActivityInfo, locate, failing=frozenset()) -> None:
+    """Refuse the handle of an allocation with an element destructor whose data has a shadow (a
+    list of arrays) stored into memory without a shadow (another list: a list of lists): the
+    data asked of the handle loaded back would have no shadow, a silent zero. Stores into
+    parameters' memory and in `failing` blocks are not checked (check_pointer_stores)."""
+    insts = list(fn.instructions())
+    shadowed = {id(handle_of(i)) for i in insts if id(i) in act.shadowed and handle_of(i) is not None}
+    for i in insts:
+        if i.opcode != "store" or i.block in failing:
+            continue
+        v, p = i.ops
+        if id(v) in shadowed and element_dtor_arg(v) is not None and id(p) not in act.shadowed \
+                and not all(isinstance(r, Argument) for r in roots(p)):
+            raise UnsupportedError("a list holding differentiable data is kept in memory that has no "
+                                   "shadow (a list of lists)", format_instruction(i), locate(i))
 
 
 def check_pointer_stores(fn, act: ActivityInfo, locate, failing=frozenset()) -> None:

@@ -4,9 +4,9 @@ from primal values to their copies, tangents and shadows (driver.py describes th
 Every field is declared here (`__slots__`); the modules of forward mode read and fill them."""
 from __future__ import annotations
 
-from ...analysis.activity import check_constant_stores
+from ...analysis.activity import check_constant_stores, check_handle_stores
 from ...analysis.dominators import dominators
-from ...analysis.forward_activity import forward_activity
+from ...analysis.forward_activity import failing_blocks, forward_activity
 from ...analysis.types import kind, type_analysis
 from ...errors import InternalError, UnsupportedError
 from ...ir import types as T
@@ -55,6 +55,7 @@ class ForwardMode:
         self.types = type_analysis(primal)
         self.act = forward_activity(primal, self.activity, module, self.describe)
         check_constant_stores(primal, self.act, self.locate)
+        check_handle_stores(primal, self.act, self.locate, failing_blocks(primal))
         self.handles = shadow_handles(primal, self.act)
         self.maybe_own = maybe_own_shadows(primal, self.act, self.activity, internal)
         self.destructed = destructed_memory(primal, self.types)   # owned_items.py

@@ -7,7 +7,7 @@ from __future__ import annotations
 from enum import Enum
 
 from ...analysis.activity import (activity_analysis, check_constant_stores, check_integer_views,
-                                  check_pointer_stores)
+                                  check_handle_stores, check_pointer_stores)
 from ...analysis.alias import alias_analysis
 from ...analysis.dominators import dominators
 from ...analysis.forward_activity import failing_blocks
@@ -66,6 +66,7 @@ class Gradient:
         check_constant_stores(primal, self.act, self.locate)
         check_integer_views(primal, self.act, self.locate)
         check_pointer_stores(primal, self.act, self.locate, failing_blocks(primal))
+        check_handle_stores(primal, self.act, self.locate, failing_blocks(primal))
         self.null_ptr = Constant(T.ptr, "null")
         self.extents = dict(extents or {})  # param index -> Extent of its memory
         self.keep_alive: list = []    # scratch blocks whose ids key memo entries
