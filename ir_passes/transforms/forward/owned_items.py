@@ -70,7 +70,7 @@ def in_destructed(fm, p, no_floats=False) -> bool:
 def item_shadows(fm, v, lanes) -> list:
     """The shadows stored for handle v into memory whose destructor releases them: null where v
     is its own shadow."""
-    if id(v) not in fm.counted or id(v) in fm.hmap:
+    if id(v) not in fm.counted or is_handle(v):   # an allocation's: its own shadow handles
         return lanes
     b, pv, null = fm.b, fm.val(v), Constant(T.ptr, "null")
     return [null if s is pv else b.select(b.icmp("eq", s, pv), null, s) for s in lanes]
