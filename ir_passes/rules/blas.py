@@ -13,7 +13,8 @@ or its transpose per the call's transpose flag:
   tangent dot(x', y) + dot(x, y').
 - `C = alpha op(A) op(B) + beta C` (gemm): dA += alpha dC op(B)^T (transposed back when A is),
   dB += alpha op(A)^T dC, then dC = beta dC; tangent alpha (op(A') op(B) + op(A) op(B')) + beta C'.
-- `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (a rank-1 update, runtime/matrix.py),
+- `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (a rank-1 update, runtime/matrix.py, or
+  in a loop one gemm when the reverse leaves it, transforms/reverse/deferred_rank1.py),
   dx += alpha op(A)^T dy, dy = beta dy; tangent alpha (op(A') x + op(A) x') + beta y'.
 - `*out = nrm2(n, x, inc)`: dx += d x / |x| (nothing where |x| = 0); tangent <x, x'> / |x|.
 alpha and beta must be constants stored into their slots right before the call (as a host's
@@ -442,12 +443,10 @@ class Gemv(Record):
         dy = g.avail.shadow(call.ops[self.y], block, b)
         sa, sb = _slot(b, g.alloca_builder, ft, alpha), _slot(b, g.alloca_builder, ft, 1.0)
         if g.act.has_shadow(call.ops[self.a]):
-            da, xv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.x, block, b)
+            xv = self.input(g, call, self.x, block, b)
             u, v = (xv, dy) if t else (dy, xv)   # dA += alpha dy x^T ('n') or alpha x dy^T ('t')
-            helper = f"enzpy.rank1.{ft.suffix}"
-            ensure(g.module, helper)
-            b.call(helper, T.void, [b.cast("sext", m, T.i64), b.cast("sext", n, T.i64),
-                                    ConstFloat(ft, alpha), u, v, da, b.cast("sext", lda, T.i64)])
+            g.rank1(b, call, block, ft, alpha, u, v, call.ops[self.a],
+                    tuple(call.ops[i] for i in (self.m, self.n, self.lda)))
         if g.act.has_shadow(call.ops[self.x]):
             dx, av = g.avail.shadow(call.ops[self.x], block, b), self.input(g, call, self.a, block, b)
             new = list(P)

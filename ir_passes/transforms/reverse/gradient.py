@@ -23,6 +23,7 @@ from ...ir.values import Argument, Constant, ConstFloat, ConstInt
 from ...options import Activity, CacheMode
 from ..common import diagnostics
 from ..common.noneed import unneeded_stores
+from . import deferred_rank1
 from .availability import Availability
 from .retain import retained_allocations
 from .shadow_updates import ShadowUpdates
@@ -43,7 +44,8 @@ class Gradient:
         "alloca_block", "alloca_builder", "init_block", "init_builder", "keep_alive",
         "adjoints", "tape", "avail", "cache_sites", "shadow_cache_sites", "starts", "current_starts",
         "recurrences", "recurrence_fields", "recurrence_markers", "alloca_shadows", "restores",
-        "restore_markers", "final_copies", "fused", "fwd", "deferred", "deferred_quiet", "retained",
+        "restore_markers", "final_copies", "fused", "fwd", "deferred", "deferred_quiet", "rank1_deferred",
+        "retained",
         "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol", "updates",
         "fixed_trips", "parallel_failed", "launch_pool", "keep_frame")
 
@@ -90,6 +92,7 @@ class Gradient:
         self.fwd = None               # the ForwardSweep, once synthesis starts
         self.deferred: dict = {}      # (loop, id(pointer), type) -> deferred.py's slot
         self.deferred_quiet: dict = {}
+        self.rank1_deferred: dict = {}   # id(BLAS call) -> deferred_rank1.Deferral
         self.retained, self.alias.persistent = retained_allocations(self)  # retain.py
         self.retained_fields: list = []
         self.stand_ins: dict = {}     # Const param index -> its stand-in shadow (stand_in.py)
@@ -135,6 +138,10 @@ class Gradient:
         self.alloca_builder = MathBuilder(self.module, self.alloca_block)
         self.init_block = self.new_block("state")      # frame initialization (forward)
         self.init_builder = MathBuilder(self.module, self.init_block)
+
+    def rank1(self, b, call, block, ft, alpha, u, v, a, dims) -> None:
+        """shadow(a) += alpha u v^T for a BLAS record's reverse (deferred_rank1.py)."""
+        deferred_rank1.rank1(self, b, call, block, ft, alpha, u, v, a, dims)
 
     def new_block(self, name: str):
         """A block of the gradient, tagged with the sweep creating it."""

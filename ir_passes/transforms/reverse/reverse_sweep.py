@@ -19,7 +19,7 @@ from ...ir.builder import MathBuilder
 from ...ir.instructions import Instruction
 from ...ir.values import ConstInt
 from ...runtime import heap
-from . import deferred, recurrence
+from . import deferred, deferred_rank1, recurrence
 from .gradient import Sweep
 from .instructions import reverse_instruction
 
@@ -47,6 +47,7 @@ class ReverseSweep:
         for loop, src, blk in self.loop_exits:   # every deferred slot is known now
             b = MathBuilder(g.module, blk)
             deferred.flush(g, loop, src, b)
+            b = deferred_rank1.flush(g, loop, src, b)
             b.br(self.rb[src])
         self.finish()
 

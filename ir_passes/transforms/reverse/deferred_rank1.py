@@ -1,0 +1,143 @@
+"""Deferred rank-1 updates: `dA += alpha u v^T` on every reverse iteration of a loop, added as one
+gemm when the reverse sweep leaves the loop.
+
+A BLAS record's reverse adds a rank-1 update into the shadow of its matrix (gemv:
+dA += alpha dy x^T). In a loop L where A, its shape (m, n, lda) and the host's gemm are the same
+on every iteration, and nothing in L writes memory that may alias A and has a shadow (so no
+reverse code of L reads or zeroes shadow(A): loads and other BLAS calls only add into it), the
+updates commute with everything else L's reverse does to that memory. Each reverse iteration
+then appends u (m elements) and v (n elements) as one column pair to a buffer parked with the
+tape, and the reverse of L's entry edge adds them all at once: dA += alpha U V^T, one gemm of
+inner dimension the number of iterations, instead of one pass over dA per iteration (an RNN's
+dW = sum_t dy_t h_t^T). The loop chosen is the outermost one where this holds, as deferred.py
+chooses for loads. Order of accumulation is not part of the contract (docs/semantics.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...ir import types as T
+from ...ir.builder import MathBuilder
+from ...ir.instructions import Instruction
+from ...ir.values import Constant, ConstFloat, ConstInt
+from ...rules.blas import KINDS, lookup_blas
+from ...rules.effects import allocator_or_inactive, pure_math, writes_nothing
+from ...rules.lapack import call_gemm, gemm_record
+from ...runtime.helpers import ensure
+
+MEMCPY = "llvm.memcpy.p0.p0.i64"
+
+
+@dataclass
+class Deferral:
+    """One gemv's updates deferred over `loop`: the column pairs' buffer (tape fields)."""
+    loop: object
+    call: Instruction
+    a: object          # the primal matrix pointer
+    dims: tuple        # primal m, n, lda
+    ft: T.Type
+    alpha: float
+    fields: tuple      # (buffer, capacity, bytes used)
+
+
+def _invariant(v, loop) -> bool:
+    return not isinstance(v, Instruction) or v.block not in loop.blocks
+
+
+def _writes(inst) -> list | None:
+    """The pointers `inst` may write, or None when unknown (an unrecorded call)."""
+    if inst.opcode == "store":
+        return [inst.ops[1]]
+    if inst.opcode != "call":
+        return []
+    name = inst.callee_name or ""
+    if name.startswith(("llvm.memcpy", "llvm.memmove", "llvm.memset")):
+        return [inst.ops[0]]
+    if pure_math(inst) or writes_nothing(name) or allocator_or_inactive(name) or \
+            name.startswith(("llvm.lifetime", "llvm.dbg", "llvm.assume")):
+        return []
+    record = lookup_blas(name)
+    return list(record.outputs(inst)) if record is not None else None
+
+
+def _quiet(g, loop, a) -> bool:
+    """Does nothing in `loop` write memory that may alias a and has a shadow?"""
+    for blk in loop.blocks:
+        for inst in blk.instructions:
+            qs = _writes(inst)
+            if qs is None:
+                return False
+            if any(g.act.has_shadow(q) and g.alias.may_alias(a, q) for q in qs):
+                return False
+    return True
+
+
+def _loop_for(g, call, a, dims):
+    """The outermost loop around `call` over which its updates of shadow(a) may wait, or None."""
+    if g.split or g.updates.threads is not None or gemm_record() is None:
+        return None
+    loop, chosen = g.loops.loop_of(call.block), None
+    while loop is not None and loop not in g.fused and \
+            all(_invariant(v, loop) for v in (a,) + dims) and _quiet(g, loop, a):
+        chosen, loop = loop, loop.parent
+    return chosen
+
+
+def rank1(g, b, call, block, ft, alpha, u, v, a, dims) -> None:
+    """shadow(a) += alpha u v^T for gemv-like `call` (dims: its primal m, n, lda; u has m
+    elements, v n): at once, or appended to the call's deferral when a loop allows it."""
+    loop = _loop_for(g, call, a, dims)
+    if loop is None:
+        m, n, lda = (b.cast("sext", g.avail.primal(d, block, b), T.i64) for d in dims)
+        helper = f"enzpy.rank1.{ft.suffix}"
+        ensure(g.module, helper)
+        b.call(helper, T.void, [m, n, ConstFloat(ft, alpha), u, v,
+                                g.avail.shadow(a, block, b), lda])
+        return
+    d = g.rank1_deferred.get(id(call))
+    if d is None:
+        fields = (g.tape.new_field(T.ptr, g.null_ptr), g.tape.new_field(T.i64, ConstInt(T.i64, 0)),
+                  g.tape.new_field(T.i64, ConstInt(T.i64, 0)))
+        g.tape.buffers += list(fields[:2])
+        d = g.rank1_deferred[id(call)] = Deferral(loop, call, a, dims, ft, alpha, fields)
+    m, n = (b.cast("sext", g.avail.primal(x, block, b), T.i64) for x in dims[:2])
+    size = ConstInt(T.i64, T.size_of(ft))
+    mb, nb = b.mul(m, size), b.mul(n, size)
+    ensure(g.module, "enzpy.arena_push")
+    g.module.declare(MEMCPY, T.void, [T.ptr, T.ptr, T.i64, T.i1])
+    addr = [g.tape.frame.address(b, f) for f in d.fields]
+    off = b.call("enzpy.arena_push", T.i64, addr + [Constant(T.ptr, "null"), b.add(mb, nb)])
+    col = b.gep(T.i8, g.tape.load(b, d.fields[0]), [off])
+    b.call(MEMCPY, T.void, [col, u, mb, ConstInt(T.i1, 0)])
+    b.call(MEMCPY, T.void, [b.gep(T.i8, col, [mb]), v, nb, ConstInt(T.i1, 0)])
+
+
+def flush(g, loop, src, b):
+    """Add the deferred updates of `loop` into their shadows and empty the buffers: the reverse
+    sweep leaves the loop through the reverse of its entry edge from `src`. Returns the builder
+    to go on with."""
+    for d in [d for d in g.rank1_deferred.values() if d.loop is loop]:
+        used = g.tape.load(b, d.fields[2])
+        go, done = g.new_block("rank1.flush"), g.new_block("rank1.flushed")
+        b.cbr(b.icmp("ne", used, ConstInt(T.i64, 0)), go, done)
+        b = MathBuilder(g.module, go)
+        m, n, lda = (b.cast("sext", g.avail.primal(x, src, b), T.i64) for x in d.dims)
+        size = T.size_of(d.ft)
+        # arena_push pads each pair to 16 bytes: columns lie `ld` elements apart
+        stride = b.binop("and", b.add(b.mul(b.add(m, n), ConstInt(T.i64, size)),
+                                      ConstInt(T.i64, 15)), ConstInt(T.i64, -16))
+        ld = b.binop("udiv", stride, ConstInt(T.i64, size))
+        k = b.binop("udiv", used, stride)
+        us = g.tape.load(b, d.fields[0])
+        vs = b.gep(T.i8, us, [b.mul(m, ConstInt(T.i64, size))])
+        sa = g.alloca_builder.alloca(d.ft)
+        b.store(ConstFloat(d.ft, d.alpha), sa)
+        one = g.alloca_builder.alloca(d.ft)
+        b.store(ConstFloat(d.ft, 1.0), one)
+        kind = ConstInt(T.i8, next(c for c, t in KINDS.items() if t == d.ft))
+        call_gemm(b, g.module, d.call, kind, False, True, m, n, k, sa, us, ld, vs, ld, one,
+                  g.avail.shadow(d.a, src, b), lda)
+        g.tape.store(b, ConstInt(T.i64, 0), d.fields[2])
+        b.br(done)
+        b = MathBuilder(g.module, done)
+    return b
