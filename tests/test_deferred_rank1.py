@@ -1,13 +1,14 @@
 """A gemv's rank-1 shadow updates (dA += dy x^T) deferred over a loop and added as one gemm when
 the reverse sweep leaves it (transforms/reverse/deferred_rank1.py), against finite differences:
 both storage orders (the gemv's 'n' and 't' flags) and both float types, two products with one
-matrix per step, a deferral over two nested loops, a loop that runs no iteration, and a matrix
-written inside the loop (the updates are then made at once). The generated module says which."""
+matrix per step, a deferral over two nested loops, a loop that runs no iteration, a checkpointed
+time loop, and a matrix written inside the loop (the updates are then made at once). The
+generated module says which."""
 import numpy as np
 import pytest
 from numba import njit
 
-from enzyme_py import Duplicated, compile_gradient
+from enzyme_py import Duplicated, check_gradient, compile_gradient
 from fd_modes import check_reverse
 
 
@@ -105,3 +106,12 @@ def test_matrix_written_in_the_loop_updates_at_once():
     args = (mat(r, (4, 4)) * 0.6, mat(r, (5, 4)), mat(r, 4))
     assert not deferred(generated(decayed, *(a.copy() for a in args)))
     check_reverse(decayed, *args)
+
+
+def test_checkpointed_time_loop():
+    # snapshots and recomputed steps (docs/checkpointing.md) around the deferred updates
+    r = np.random.default_rng(6)
+    W, U, xs, h = mat(r, (6, 6)) * 0.5, mat(r, (6, 3)), mat(r, (12, 3)), mat(r, 6)
+    ann = [Duplicated(a, np.zeros_like(a)) for a in (W, U, xs, h)]
+    report = check_gradient(rnn, *ann, memory="4KB", fd_dtype=np.float64, rtol=1e-6, rng=0)
+    assert report.passed, str(report)
