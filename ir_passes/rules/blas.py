@@ -439,7 +439,7 @@ class Gemv(Record):
         t = _trans(g, call, self.trans)
         alpha, beta = self.scalar(g, call, self.alpha), self.scalar(g, call, self.beta)
         P = [g.avail.primal(o, block, b) if not o.type.is_ptr else o for o in call.ops]
-        m, n, lda = P[self.m], P[self.n], P[self.lda]
+        m, n = P[self.m], P[self.n]
         dy = g.avail.shadow(call.ops[self.y], block, b)
         sa, sb = _slot(b, g.alloca_builder, ft, alpha), _slot(b, g.alloca_builder, ft, 1.0)
         if g.act.has_shadow(call.ops[self.a]):
