@@ -47,7 +47,7 @@ class ReverseSweep:
         for loop, src, blk in self.loop_exits:   # every deferred slot is known now
             b = MathBuilder(g.module, blk)
             deferred.flush(g, loop, src, b)
-            b = deferred_rank1.flush(g, loop, src, b)
+            deferred_rank1.flush(g, loop, src, b)
             b.br(self.rb[src])
         self.finish()
 
