@@ -31,6 +31,7 @@ from .transforms.prepare.fold_select_recurrences import fold_select_recurrences
 from .transforms.prepare.fold_sign_tests import fold_sign_tests
 from .transforms.prepare.forward_stores import forward_loop_stores
 from .transforms.prepare.hoist_loads import hoist_invariant_loads
+from .transforms.prepare.drop_parameter_refcounts import drop_parameter_refcounts
 from .transforms.reverse.driver import reverse_mode
 from .transforms.reverse.report import print_availability
 from .transforms.reverse.shadow_updates import Threads
@@ -147,6 +148,21 @@ class ForwardStores:
 
 
 @dataclass(frozen=True)
+class DropParameterRefcounts:
+    """Remove the retains and releases of handle parameters nothing else uses
+    (transforms/prepare/drop_parameter_refcounts.py; reverse-mode runs this first)."""
+    name = "drop-parameter-refcounts"
+    fn: str = option("", FN, str)
+    refcounts: tuple = option((), "the retain and the release function (default: the "
+                              "registered allocators')", words)
+
+    def apply(self, module) -> str | None:
+        rc = ({self.refcounts[0]}, {self.refcounts[1]}) if self.refcounts else None
+        drop_parameter_refcounts(module.functions[self.fn or first_definition(module)], rc)
+        return None
+
+
+@dataclass(frozen=True)
 class FoldSelectRecurrences:
     """Fold `k1 = select c, i, k` carried by a header phi `k` with c loop-invariant into
     `select c, i, init` (reverse-mode runs this first): a broadcast index, recomputed, not taped."""
@@ -256,6 +272,7 @@ class Printer:
 
 
 PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStores, FoldSignTests,
+                              DropParameterRefcounts,
                               FloatCopies,
                               FoldSelectRecurrences,
                               Simplify, Printer)}

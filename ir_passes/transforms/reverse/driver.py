@@ -30,6 +30,7 @@ from ..prepare.float_copies import retype_float_copies
 from ..prepare.fold_sign_tests import fold_sign_tests
 from ..prepare.forward_stores import forward_loop_stores
 from ..prepare.hoist_loads import hoist_invariant_loads
+from ..prepare.drop_parameter_refcounts import drop_parameter_refcounts
 from .calls import DERIVED, drop_name, free_name
 from .checkpoint.budget import TAPE, Memory
 from .checkpoint.emit import emit_split
@@ -185,6 +186,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
     primal = module.functions[fn_name]
     retype_float_copies(primal)
+    drop_parameter_refcounts(primal)
     fold_sign_tests(primal, [n for e in (extents or {}).values() for n, _ in e.dims])
     fold_select_recurrences(primal)
     hoist_invariant_loads(primal, noalias)
