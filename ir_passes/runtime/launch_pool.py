@@ -8,7 +8,9 @@ pad}. `drop(record)` frees the record and what it keeps (its tasks' frames and c
 run. A gradient call takes its pool from a global at entry (an atomic exchange: a concurrent
 call starts with none) and parks it at exit; the n-th launch of the call reuses record n while
 it has the same drop function and size, so a repeat call with the same shapes and threads
-allocates no record, frame, tape or copy.
+allocates no record, frame, tape or copy. `each(pool, n, hook)` calls, on each of the first n
+records, the function in its header at offset `hook` (-32 drop, -24 fail): dropping a pool and
+parking a failed call's pool walk it the same way.
 """
 from __future__ import annotations
 
@@ -21,15 +23,11 @@ entry:
   ret ptr %p
 }
 
-define internal void @enzpy.pool.drop(ptr %pool) {
+define internal void @enzpy.pool.each(ptr %pool, i64 %n, i64 %hook) {
 entry:
-  %none = icmp eq ptr %pool, null
-  br i1 %none, label %done, label %start
-start:
-  %n = load i64, ptr %pool
   br label %loop
 loop:
-  %i = phi i64 [ 0, %start ], [ %i1, %next ]
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
   %more = icmp slt i64 %i, %n
   br i1 %more, label %each, label %end
 each:
@@ -37,9 +35,9 @@ each:
   %slotp = getelementptr i8, ptr %at, i64 16
   %r = load ptr, ptr %slotp
   %has = icmp ne ptr %r, null
-  br i1 %has, label %dropit, label %next
-dropit:
-  %hdr = getelementptr i8, ptr %r, i64 -32
+  br i1 %has, label %callit, label %next
+callit:
+  %hdr = getelementptr i8, ptr %r, i64 %hook
   %fn = load ptr, ptr %hdr
   call void %fn(ptr %r)
   br label %next
@@ -47,6 +45,16 @@ next:
   %i1 = add i64 %i, 1
   br label %loop
 end:
+  ret void
+}
+
+define internal void @enzpy.pool.drop(ptr %pool) {
+entry:
+  %none = icmp eq ptr %pool, null
+  br i1 %none, label %done, label %start
+start:
+  %n = load i64, ptr %pool
+  call void @enzpy.pool.each(ptr %pool, i64 %n, i64 -32)
   call void @free(ptr %pool)
   br label %done
 done:
@@ -58,25 +66,10 @@ entry:
   %none = icmp eq ptr %pool, null
   br i1 %none, label %done, label %check
 check:
-  br i1 %failed, label %loop, label %put
-loop:
-  %i = phi i64 [ 0, %check ], [ %i1, %next ]
-  %more = icmp slt i64 %i, %used
-  br i1 %more, label %each, label %put
-each:
-  %at = getelementptr ptr, ptr %pool, i64 %i
-  %slotp = getelementptr i8, ptr %at, i64 16
-  %r = load ptr, ptr %slotp
-  %has = icmp ne ptr %r, null
-  br i1 %has, label %failit, label %next
-failit:
-  %hdr = getelementptr i8, ptr %r, i64 -24
-  %fn = load ptr, ptr %hdr
-  call void %fn(ptr %r)
-  br label %next
-next:
-  %i1 = add i64 %i, 1
-  br label %loop
+  br i1 %failed, label %fail, label %put
+fail:
+  call void @enzpy.pool.each(ptr %pool, i64 %used, i64 -24)
+  br label %put
 put:
   %old = atomicrmw xchg ptr %slot, ptr %pool acq_rel
   call void @enzpy.pool.drop(ptr %old)
