@@ -5,86 +5,59 @@ getrs. The routines are external symbols `enzpy.host.<d|s><routine>` that the ho
 the routine never sees a leading dimension of 0."""
 from __future__ import annotations
 
-import re
-
 from .helpers import HELPERS
 
-# b (m x n) = alpha op(a)^{-1} b (side 'L') or alpha b op(a)^{-1} ('R'); a triangular (uplo 'U'
-# or 'L'), op per trans ('N' or 'T'), unit diagonal when diag is 'U'
-TRSM = """
-define internal void @enzpy.trsm.{S}(i8 %side, i8 %uplo, i8 %trans, i8 %diag, i64 %m, i64 %n,
-    {T} %alpha, ptr %a, i64 %lda, ptr %b, i64 %ldb) {{
-entry:
-  %ps = alloca i8
-  %pu = alloca i8
-  %pt = alloca i8
-  %pd = alloca i8
-  %pm = alloca i32
-  %pn = alloca i32
-  %pal = alloca {T}
-  %plda = alloca i32
-  %pldb = alloca i32
-  %em = icmp sle i64 %m, 0
-  %en = icmp sle i64 %n, 0
-  %empty = or i1 %em, %en
-  br i1 %empty, label %done, label %call
-call:
-  store i8 %side, ptr %ps
-  store i8 %uplo, ptr %pu
-  store i8 %trans, ptr %pt
-  store i8 %diag, ptr %pd
-  %m32 = trunc i64 %m to i32
-  store i32 %m32, ptr %pm
-  %n32 = trunc i64 %n to i32
-  store i32 %n32, ptr %pn
-  store {T} %alpha, ptr %pal
-  %lda32 = trunc i64 %lda to i32
-  store i32 %lda32, ptr %plda
-  %ldb32 = trunc i64 %ldb to i32
-  store i32 %ldb32, ptr %pldb
-  call void @enzpy.host.{P}trsm(ptr %ps, ptr %pu, ptr %pt, ptr %pd, ptr %pm, ptr %pn, ptr %pal,
-    ptr %a, ptr %plda, ptr %b, ptr %pldb)
-  br label %done
-done:
-  ret void
-}}
-declare void @enzpy.host.{P}trsm(ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr)
-"""
+# How a helper takes each argument, and how the routine gets it: a character flag and a
+# floating scalar are stored as they are, a size (i64) truncated to i32, each behind a pointer;
+# an array is passed as its pointer.
+CHAR, SIZE, SCALAR, ARRAY = "char", "size", "scalar", "array"
 
-# b (n x nrhs) = op(A)^{-1} b from A's packed LU factors a and getrf's pivots ipiv (32-bit)
-GETRS = """
-define internal void @enzpy.getrs.{S}(i8 %trans, i64 %n, i64 %nrhs, ptr %a, i64 %lda, ptr %ipiv, ptr %b, i64 %ldb) {{
-entry:
-  %pt = alloca i8
-  %pn = alloca i32
-  %pr = alloca i32
-  %plda = alloca i32
-  %pldb = alloca i32
-  %info = alloca i32
-  %en = icmp sle i64 %n, 0
-  %er = icmp sle i64 %nrhs, 0
-  %empty = or i1 %en, %er
-  br i1 %empty, label %done, label %call
-call:
-  store i8 %trans, ptr %pt
-  %n32 = trunc i64 %n to i32
-  store i32 %n32, ptr %pn
-  %r32 = trunc i64 %nrhs to i32
-  store i32 %r32, ptr %pr
-  %lda32 = trunc i64 %lda to i32
-  store i32 %lda32, ptr %plda
-  %ldb32 = trunc i64 %ldb to i32
-  store i32 %ldb32, ptr %pldb
-  call void @enzpy.host.{P}getrs(ptr %pt, ptr %pn, ptr %pr, ptr %a, ptr %plda, ptr %ipiv, ptr %b, ptr %pldb, ptr %info)
-  br label %done
-done:
-  ret void
-}}
-declare void @enzpy.host.{P}getrs(ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr)
-"""
 
-ROUTINES = {"trsm": TRSM, "getrs": GETRS}
-for _name, _text in ROUTINES.items():
+def by_reference(routine: str, args: list[tuple[str, str]], sizes: tuple[str, ...],
+                 info: bool, s: str, t: str, p: str) -> str:
+    """LLVM IR of `enzpy.<routine>.<s>(args...)`, which returns at once when any of `sizes` is
+    <= 0 and otherwise calls `enzpy.host.<p><routine>` with every argument by reference (and a
+    trailing `info` when the routine reports one)."""
+    plain = {CHAR: "i8", SIZE: "i64", SCALAR: t, ARRAY: "ptr"}
+    params = ", ".join(f"{plain[kind]} %{name}" for name, kind in args)
+    allocas, stores, refs = [], [], []
+    for name, kind in args:
+        if kind == ARRAY:
+            refs.append(f"ptr %{name}")
+            continue
+        stored = "i32" if kind == SIZE else plain[kind]
+        allocas.append(f"  %{name}.ref = alloca {stored}")
+        if kind == SIZE:
+            stores.append(f"  %{name}.32 = trunc i64 %{name} to i32")
+        value = f"%{name}.32" if kind == SIZE else f"%{name}"
+        stores.append(f"  store {stored} {value}, ptr %{name}.ref")
+        refs.append(f"ptr %{name}.ref")
+    if info:
+        allocas.append("  %info.ref = alloca i32")
+        refs.append("ptr %info.ref")
+    tests = [f"  %empty.{name} = icmp sle i64 %{name}, 0" for name in sizes]
+    empty = f"%empty.{sizes[0]}"
+    for k, name in enumerate(sizes[1:]):
+        tests.append(f"  %empty.{k} = or i1 {empty}, %empty.{name}")
+        empty = f"%empty.{k}"
+    host = f"@enzpy.host.{p}{routine}"
+    return "\n".join([
+        f"define internal void @enzpy.{routine}.{s}({params}) {{", "entry:", *allocas, *tests,
+        f"  br i1 {empty}, label %done, label %call", "call:", *stores,
+        f"  call void {host}({', '.join(refs)})", "  br label %done", "done:", "  ret void", "}",
+        f"declare void {host}({', '.join('ptr' for _ in refs)})", ""])
+
+
+ROUTINES = {
+    # b (m x n) = alpha op(a)^{-1} b (side 'L') or alpha b op(a)^{-1} ('R'); a triangular (uplo
+    # 'U' or 'L'), op per trans ('N' or 'T'), unit diagonal when diag is 'U'
+    "trsm": ([("side", CHAR), ("uplo", CHAR), ("trans", CHAR), ("diag", CHAR), ("m", SIZE),
+              ("n", SIZE), ("alpha", SCALAR), ("a", ARRAY), ("lda", SIZE), ("b", ARRAY),
+              ("ldb", SIZE)], ("m", "n"), False),
+    # b (n x nrhs) = op(A)^{-1} b from A's packed LU factors a and getrf's pivots ipiv (32-bit)
+    "getrs": ([("trans", CHAR), ("n", SIZE), ("nrhs", SIZE), ("a", ARRAY), ("lda", SIZE),
+               ("ipiv", ARRAY), ("b", ARRAY), ("ldb", SIZE)], ("n", "nrhs"), True),
+}
+for _name, (_args, _sizes, _info) in ROUTINES.items():
     for _s, _t, _p in (("f64", "double", "d"), ("f32", "float", "s")):
-        # a line ending in a comma continues on the next (the parser reads one line each)
-        HELPERS[f"enzpy.{_name}.{_s}"] = re.sub(r",\n\s+", ", ", _text.format(S=_s, T=_t, P=_p))
+        HELPERS[f"enzpy.{_name}.{_s}"] = by_reference(_name, _args, _sizes, _info, _s, _t, _p)
