@@ -1,26 +1,40 @@
 """prange gradients: speed-up with threads, cost against the primal, and how shared shadow
 updates are made.
 
-Run: python -m benchmarks.parallel [--quick] [--threads 2]
+Run: python -m benchmarks.parallel [--quick] [--threads 2] [--repeats 15]
 
 For each kernel (elementwise, n-body forces, a gather over edges, the heat equation: a time loop
 around two pranges, whose launches are split), in one run:
 - the gradient with T threads against the gradient with 1 thread (speed-up), beside the same
   for the primal kernel (what the machine gives this loop);
 - the parallel gradient / parallel primal ratio (T threads) beside the serial gradient / serial
-  primal ratio (`njit(kernel.py_func)`), and the 1-thread gradient against the serial one;
+  primal ratio (`njit(kernel.py_func)`), their quotient (par/serial), and the 1-thread gradient
+  against the serial one;
 - for the gather: per-thread copies of the shadow (the default) against atomic adds;
   `--crossover` sweeps the shadow's size against the loop's iterations instead.
-Every timed call starts from the same state; the gradients are checked against the serial one
-first. Times are medians. On a loaded machine the wall-clock speed-ups mean little; the column
-"cpu Tt/1t" (the process's CPU time per T-thread gradient over that of the 1-thread gradient,
-medians) says how much work running on T threads adds, whatever the load: T / that ratio
-bounds the speed-up an idle machine could give (spin-waiting threads count as work).
+
+How it times (`rounds`): the gradients are first checked against the serial one. Then the calls
+compared with each other (a kernel's 1- and T-thread gradients, 1- and T-thread primals, serial
+gradient and primal; copies and atomics) are interleaved: each of `--repeats` rounds times each
+call once, in the same order, so a change in the machine's load or clock during the run falls
+on all of them alike instead of on whichever was measured in that second. Before each timed
+call, one untimed call with the same thread count: the timed one finds the thread pool awake
+and its tape and copies allocated, as a call in a user's loop does. Each call's arrays are
+reused from round to round (a seed consumed in the first call stays zero: the work is the
+same). A time is the median over the rounds; a ratio is the quotient of two medians, and
+`[q1-q3]` beside a speed-up is the interquartile range of the per-round ratios (its spread:
+a round where another process took a core shows as a low per-round ratio, not a low median).
+The column "cpu Tt/1t" (the process's CPU time per T-thread gradient over that of the 1-thread
+gradient, medians) says how much work running on T threads adds, whatever the load: T / that
+ratio bounds the speed-up an idle machine could give (omp threads spin-wait after a launch, and
+that counts as work). The figures mean something only on an otherwise idle machine: print the
+load (`uptime`) beside them; on a loaded one, OMP_WAIT_POLICY=PASSIVE spares the spinning.
 """
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import time
 
@@ -99,14 +113,26 @@ def rng_x(n):
     return np.linspace(-2.0, 2.0, n)
 
 
-def median(fn, repeats, clock=time.perf_counter):
-    fn()
-    times = []
+def rounds(calls, repeats):
+    """Wall and CPU seconds of each call of `calls` ({name: (threads, fn)}) in `repeats`
+    interleaved rounds (module docstring): ({name: [wall]}, {name: [cpu]})."""
+    wall = {name: [] for name in calls}
+    cpu = {name: [] for name in calls}
     for _ in range(repeats):
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-    return statistics.median(times)
+        for name, (threads, fn) in calls.items():
+            numba.set_num_threads(threads)
+            fn()
+            w0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            wall[name].append(time.perf_counter() - w0)
+            cpu[name].append(time.process_time() - c0)
+    return wall, cpu
+
+
+def ratio(times, a, b):
+    """median(a) / median(b), and the quartiles of the per-round ratios a/b."""
+    q1, _, q3 = statistics.quantiles([x / y for x, y in zip(times[a], times[b])], n=4)
+    return statistics.median(times[a]) / statistics.median(times[b]), q1, q3
 
 
 def gradient(kernel, make, updates=ParallelUpdates.AUTO):
@@ -132,46 +158,53 @@ def speed(name, kernel, make, threads, repeats):
     """One row of the main table (module docstring)."""
     check(kernel, make)
     serial = njit(kernel.py_func)
-    numba.set_num_threads(1)
-    grad1 = median(gradient(kernel, make), repeats)
-    cpu1 = median(gradient(kernel, make), repeats, time.process_time)
-    prim1 = median(primal(kernel, make), repeats)
-    numba.set_num_threads(threads)
-    gradt = median(gradient(kernel, make), repeats)
-    cput = median(gradient(kernel, make), repeats, time.process_time)
-    primt = median(primal(kernel, make), repeats)
-    sgrad = median(gradient(serial, make), repeats)
-    sprim = median(primal(serial, make), repeats)
-    return (name, grad1, gradt, grad1 / gradt, prim1 / primt, cput / cpu1, gradt / primt,
-            sgrad / sprim, grad1 / sgrad)
+    grad, prim = gradient(kernel, make), primal(kernel, make)
+    wall, cpu = rounds({"grad1": (1, grad), "gradt": (threads, grad), "prim1": (1, prim),
+                        "primt": (threads, prim), "sgrad": (1, gradient(serial, make)),
+                        "sprim": (1, primal(serial, make))}, repeats)
+    med = {k: statistics.median(v) for k, v in wall.items()}
+    up = ratio(wall, "grad1", "gradt")
+    par, ser = med["gradt"] / med["primt"], med["sgrad"] / med["sprim"]
+    return (name, med["grad1"], med["gradt"], up, med["prim1"] / med["primt"],
+            statistics.median(cpu["gradt"]) / statistics.median(cpu["grad1"]), par, ser,
+            par / ser, med["grad1"] / med["sgrad"])
+
+
+def copies_or_atomics(make, threads, repeats, copies=ParallelUpdates.AUTO):
+    """Medians of the gather's gradient with per-task copies (`copies`: AUTO makes them for the
+    main table's gather, DETERMINISTIC always) against atomic adds, interleaved: (copies,
+    atomics, (atomics/copies, quartiles))."""
+    wall, _ = rounds({"copies": (threads, gradient(gather, make, copies)),
+                      "atomic": (threads, gradient(gather, make, ParallelUpdates.ATOMIC))}, repeats)
+    return (statistics.median(wall["copies"]), statistics.median(wall["atomic"]),
+            ratio(wall, "atomic", "copies"))
 
 
 def crossover(threads, repeats, quick) -> None:
-    """Per-task copies (DETERMINISTIC always makes them) against atomic adds on the gather, for
-    shadows from 1/64 to 16 times the loop's iterations: where the copies stop paying."""
+    """Per-task copies (DETERMINISTIC) against atomic adds on the gather, for shadows from 1/64 to 16 times the
+    loop's iterations: where the copies stop paying."""
     nedges = 200_000 if quick else 1_000_000
     rng = np.random.default_rng(1)
     print(f"gather with {nedges} iterations, {threads} threads: copies against atomic adds")
     print(f"{'nodes':>10} {'nodes/iter':>10} {'copies':>10} {'atomic':>10} {'atomic/copies':>14}")
-    numba.set_num_threads(threads)
-    for ratio in (1 / 64, 1 / 16, 1 / 4, 1, 2, 4, 8, 16):
-        nodes = max(2, int(nedges * ratio))
+    for share in (1 / 64, 1 / 16, 1 / 4, 1, 2, 4, 8, 16):
+        nodes = max(2, int(nedges * share))
         edges = rng.integers(0, nodes, (nedges, 2))
 
         def make(nodes=nodes, edges=edges):
             return [Duplicated(rng_x(nodes), np.zeros(nodes)), Const(edges), Active(0.3),
                     Duplicated(np.zeros(nedges), np.ones(nedges))]
-        copies = median(gradient(gather, make, ParallelUpdates.DETERMINISTIC), repeats)
-        atomics = median(gradient(gather, make, ParallelUpdates.ATOMIC), repeats)
+        copies, atomics, (r, q1, q3) = copies_or_atomics(make, threads, repeats,
+                                                      ParallelUpdates.DETERMINISTIC)
         print(f"{nodes:10d} {nodes / nedges:10.3f} {copies * 1e3:8.2f}ms {atomics * 1e3:8.2f}ms "
-              f"{atomics / copies:13.2f}x")
+              f"{r:13.2f}x [{q1:.2f}-{q3:.2f}]")
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=15, help="interleaved rounds (at least 2)")
     ap.add_argument("--kernels", default="", help="comma-separated names (default: all)")
     ap.add_argument("--crossover", action="store_true",
                     help="only the copies-against-atomics sweep over shadow sizes")
@@ -184,21 +217,21 @@ def main(argv=None) -> None:
             for name, (kernel, make) in workloads(opts.quick, np.random.default_rng(0)).items()
             if not opts.kernels or name in opts.kernels.split(",")]
     print(f"threading layer {numba.threading_layer()}, {threads} threads "
-          f"(of {numba.config.NUMBA_NUM_THREADS})")
-    print(f"{'kernel':12} {'grad 1t':>10} {'grad Tt':>10} {'speed-up':>9} {'primal':>7} "
-          f"{'cpu Tt/1t':>10} {'grad/primal par':>16} {'grad/primal serial':>19} "
-          f"{'grad 1t/serial':>15}")
-    for name, g1, gt, up, pup, cpu, rp, rs, vs in rows:
-        print(f"{name:12} {g1 * 1e3:9.2f}ms {gt * 1e3:9.2f}ms {up:8.2f}x {pup:6.2f}x {cpu:9.2f}x "
-              f"{rp:15.2f}x {rs:18.2f}x {vs:14.2f}x")
+          f"(of {numba.config.NUMBA_NUM_THREADS}), OMP_WAIT_POLICY "
+          f"{os.environ.get('OMP_WAIT_POLICY', 'unset')}, {opts.repeats} interleaved rounds, medians")
+    print(f"{'kernel':12} {'grad 1t':>9} {'grad Tt':>9} {'speed-up [q1-q3]':>18} {'primal':>7} "
+          f"{'cpu Tt/1t':>9} {'grad/primal par':>15} {'serial':>7} {'par/serial':>10} "
+          f"{'grad 1t/serial':>14}")
+    for name, g1, gt, (up, q1, q3), pup, cpu, rp, rs, rr, vs in rows:
+        spread = f"[{q1:.2f}-{q3:.2f}]"
+        print(f"{name:12} {g1 * 1e3:7.2f}ms {gt * 1e3:7.2f}ms {up:5.2f}x {spread:>12} "
+              f"{pup:6.2f}x {cpu:8.2f}x {rp:14.2f}x {rs:6.2f}x {rr:9.2f}x {vs:13.2f}x")
     if opts.kernels and "gather" not in opts.kernels.split(","):
         return
-    kernel, make = workloads(opts.quick, np.random.default_rng(0))["gather"]
-    numba.set_num_threads(threads)
-    copies = median(gradient(kernel, make), opts.repeats)
-    atomics = median(gradient(kernel, make, ParallelUpdates.ATOMIC), opts.repeats)
+    make = workloads(opts.quick, np.random.default_rng(0))["gather"][1]
+    copies, atomics, (r, q1, q3) = copies_or_atomics(make, threads, opts.repeats)
     print(f"gather, {threads} threads: per-thread shadow copies {copies * 1e3:.2f}ms, atomic adds "
-          f"{atomics * 1e3:.2f}ms ({atomics / copies:.2f}x)")
+          f"{atomics * 1e3:.2f}ms ({r:.2f}x [{q1:.2f}-{q3:.2f}])")
 
 
 if __name__ == "__main__":
