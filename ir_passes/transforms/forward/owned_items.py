@@ -1,4 +1,4 @@
-"""Shadows of memory whose element destructor releases its items (a Numba list: the destructor of
+"""Shadows of memory whose element destructor releases its items (a list of arrays: the destructor of
 its payload drops the reference it holds on each item) in forward mode.
 
 The shadow handle gets the primal's element destructor (allocations.handle), so the items' shadows
