@@ -14,6 +14,7 @@ from numba.core.runtime import _nrt_python, rtsys
 from enzyme_py import Const, Duplicated, compile_gradient
 from enzyme_py.workspace import release_tape
 from fd_modes import check_modes, check_reverse
+from linalg_kernels import rnn
 
 
 @njit
@@ -65,13 +66,6 @@ def product_then_overwrite(A, B, C):
 @njit
 def strided_operands(A, B):
     return np.sum(np.cos(A[::2, :] @ B[:, 1::2]))
-
-
-@njit
-def rnn(W, U, xs, h):
-    for t in range(xs.shape[0]):
-        h[:] = np.tanh(W @ h + U @ xs[t])
-    return np.sum(h * h)
 
 
 def mat(r, shape, dtype, order="C"):
