@@ -1,14 +1,22 @@
 """Trip-count bounds: an upper bound on a loop's iterations, computable when the loop is entered.
 
-A loop qualifies when one of its exiting blocks runs on every iteration (it dominates every latch)
-and leaves on `icmp pred a, b` where one side is an induction variable (phi [init, outside],
-[phi + step, latch], or that increment) with constant step and the other side is defined outside
-the loop. Then iterations <= |bound - init| / |step| + 2 whatever the predicate. The bound is only
-used to reserve tape space, so over-estimating is safe; loops with no such exit grow their tape.
+An exit qualifies when its block runs on every iteration (it dominates every latch) and leaves
+on `icmp pred a, b` where one side is an induction variable (phi [init, outside], [phi + step,
+latch], or that increment) with constant step and the other side is defined outside the loop.
+With K = |b - init| // |step|, such an exit leaves within K + 2 iterations when its test holds
+for the value the induction variable has on iteration 0, or for init + step * K or init +
+step * (K + 1) (values it has by iteration K + 1 at the latest, if ever): the test is checked on
+every iteration, so the loop leaves at the first one where it holds. Whether it
+holds depends on the predicate and the values: `i == stop` with stop below the start never
+holds, and neither does `i < lo` past lo. So the bound of an entry is the least K + 2 over the
+exits whose test holds there (`ExitBound.fires`, decided on entry, or here for constants), and
+a loop entered with none, or that can also leave elsewhere (`TripBound.others`: a data test, a
+raise) while its bound is not tight, has its tape grown on the way. Over-estimating is safe: the
+bound only reserves tape space; loops with no such exit grow their tape.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..ir import types as T
 from ..ir.instructions import Instruction
@@ -18,11 +26,50 @@ from .loops import loop_info
 
 
 @dataclass
-class TripBound:
-    """iterations <= |bound - init| // |step| + 2."""
+class ExitBound:
+    """An exit `br (icmp leave iv, bound)` that leaves the loop when `leave` holds, the induction
+    variable on the left: iv = init + step * (j + offset) on iteration j (offset 1 when the test
+    reads the increment). It leaves within K + 2 iterations, K = |bound - init| // |step|, when
+    `leave` holds for iv = init + step * offset, init + step * K or init + step * (K + 1)."""
     init: object
     bound: object
     step: int
+    leave: str
+    offset: int
+
+    def steps(self) -> int | None:
+        """K + 2 when init and bound are constants and the test holds for one of the three
+        values, else None."""
+        if not (isinstance(self.init, ConstInt) and isinstance(self.bound, ConstInt)):
+            return None
+        init, end, bits = self.init.value, self.bound.value, self.init.type.bits
+        k = abs(end - init) // abs(self.step)
+        for j in (self.offset, k, k + 1):
+            if holds(self.leave, wrap(init + self.step * j, bits), end, bits):
+                return k + 2
+        return None
+
+
+@dataclass
+class TripBound:
+    """The qualifying exits of a loop; `others`: it has exits besides them."""
+    exits: list = field(default_factory=list)
+    others: bool = False
+
+
+def wrap(v: int, bits: int) -> int:
+    """v as a signed integer of `bits` bits."""
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def holds(pred: str, a: int, b: int, bits: int) -> bool:
+    """icmp pred a, b on signed values of `bits` bits."""
+    if pred[0] == "u":
+        a, b = a % (1 << bits), b % (1 << bits)
+        pred = "s" + pred[1:]
+    return {"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b,
+            "sge": a >= b}[pred]
 
 
 def induction(v, loop):
@@ -54,26 +101,46 @@ def invariant(v, loop) -> bool:
 
 
 def trip_bound(loop, dom) -> TripBound | None:
+    """The loop's qualifying exits (module docstring), or None when it has none."""
+    tb = TripBound()
     for blk in loop.blocks:
         term = blk.terminator
-        if term is None or term.opcode != "br" or not term.ops:
+        if term is None or not any(t not in loop.blocks for t in blk.successors()):
             continue
-        if all(t in loop.blocks for t in term.targets):
+        exit_bound = _exit_bound(blk, loop, dom)
+        if exit_bound is None:
+            tb.others = True
+        else:
+            tb.exits.append(exit_bound)
+    return tb if tb.exits else None
+
+
+def _exit_bound(blk, loop, dom) -> ExitBound | None:
+    term = blk.terminator
+    if term.opcode != "br" or not term.ops or len(term.targets) != 2:
+        return None
+    if not all(dom.dominates(blk, latch) for latch in loop.latches):
+        return None
+    cond = term.ops[0]
+    if not (isinstance(cond, Instruction) and cond.opcode == "icmp" and cond.pred in SWAPPED_ALL):
+        return None
+    inside = term.targets[0] in loop.blocks
+    leave = INVERSE_ALL[cond.pred] if inside else cond.pred
+    for a, b, pred in ((cond.ops[0], cond.ops[1], leave), (cond.ops[1], cond.ops[0], SWAPPED_ALL[leave])):
+        iv = induction(a, loop)
+        if iv is None or not invariant(b, loop) or iv[1] == 0:
             continue
-        if not all(dom.dominates(blk, latch) for latch in loop.latches):
-            continue
-        cond = term.ops[0]
-        if not (isinstance(cond, Instruction) and cond.opcode == "icmp"):
-            continue
-        for a, b in ((cond.ops[0], cond.ops[1]), (cond.ops[1], cond.ops[0])):
-            iv = induction(a, loop)
-            if iv is None or not invariant(b, loop) or iv[1] == 0:
-                continue
-            phi, step = iv
-            init = [x for x, blk2 in zip(phi.ops, phi.blocks) if blk2 not in loop.blocks][0]
-            if isinstance(b.type, type(init.type)) and b.type == init.type:
-                return TripBound(init, b, step)
+        phi, step = iv
+        init = [x for x, blk2 in zip(phi.ops, phi.blocks) if blk2 not in loop.blocks][0]
+        if isinstance(b.type, type(init.type)) and b.type == init.type:
+            return ExitBound(init, b, step, pred, 0 if a is phi else 1)
     return None
+
+
+SWAPPED_ALL = {"eq": "eq", "ne": "ne", "slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle",
+               "ult": "ugt", "ugt": "ult", "ule": "uge", "uge": "ule"}
+INVERSE_ALL = {"eq": "ne", "ne": "eq", "slt": "sge", "sge": "slt", "sgt": "sle", "sle": "sgt",
+               "ult": "uge", "uge": "ult", "ugt": "ule", "ule": "ugt"}
 
 
 @dataclass
@@ -143,8 +210,10 @@ def print_tripcounts(fn) -> str:
     out = []
     for lp in info.loops:
         tb = trip_bound(lp, dom)
-        bound = (f"|{tb.bound.ref()} - {tb.init.ref()}| / {abs(tb.step)} + 2" if tb is not None
-                 else "unknown")
+        bound = "unknown" if tb is None else " or ".join(
+            f"|{e.bound.ref()} - {e.init.ref()}| / {abs(e.step)} + 2 if {e.leave}"
+            f"{'' if e.offset == 0 else ' (increment)'} fires" for e in tb.exits) + \
+            (", or leaves elsewhere" if tb.others else "")
         et = exact_trip(lp, set(dom.order))
         if et is None:
             exact = "unknown"
@@ -161,8 +230,9 @@ def constant_trip_bound(loop, dom) -> int | None:
     between constants (`range(3)`), or a value halved every iteration until it is zero
     (`while s > 0: s //= 2`: at most its bit width + 2)."""
     tb = trip_bound(loop, dom)
-    if tb is not None and isinstance(tb.init, ConstInt) and isinstance(tb.bound, ConstInt):
-        return abs(tb.bound.value - tb.init.value) // abs(tb.step) + 2
+    fired = [k for k in (e.steps() for e in tb.exits) if k is not None] if tb is not None else []
+    if fired:
+        return min(fired)
     for blk in loop.blocks:
         term = blk.terminator
         if term is None or term.opcode != "br" or not term.ops or \

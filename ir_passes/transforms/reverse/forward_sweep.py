@@ -25,6 +25,7 @@ from .calls import forward_call, fwd_field_address
 from .parallel_launch import forward_launch, launches, parallel_status
 from .retain import retain
 from .success import success_test
+from .trips import NONE, ROOM, bound_steps, grows
 
 SHADOW_POSITIONS = {"getelementptr": (0,), "bitcast": (0,), "addrspacecast": (0,), "select": (1, 2),
                     "load": (0,)}
@@ -332,7 +333,7 @@ class ForwardSweep:
             g.tape.step(b, lp, +1)
         if back is not None:
             g.tape.step(b, back, +1)
-            if g.trip_bounds.get(back) is None:
+            if grows(g.trip_bounds.get(back)):
                 g.tape.reserve(b, back)
         if entered is not None:
             if entered in g.starts:
@@ -342,16 +343,17 @@ class ForwardSweep:
         return first, b.block
 
     def trip_count(self, b, loop):
-        """An upper bound on the iterations of this entry of `loop`, or None when unknown."""
+        """An upper bound on the iterations of this entry of `loop` (trips.py), or None when
+        unknown. A loop that grows its tape on the way reserves its bound here only when it
+        is at most ROOM iterations (a loose bound must not allocate much), else room for one
+        iteration, as a loop entered with no exit sure to fire (it never leaves) does."""
         tb = self.g.trip_bounds.get(loop)
         if tb is None:
             return None
-        init = b.cast("sext", self.vmap.get(tb.init, tb.init), T.i64)
-        bound = b.cast("sext", self.vmap.get(tb.bound, tb.bound), T.i64)
-        diff = b.sub(bound, init)
-        absdiff = b.select(b.icmp("slt", diff, ConstInt(T.i64, 0)), b.sub(ConstInt(T.i64, 0), diff), diff)
-        q = b.binop("udiv", absdiff, ConstInt(T.i64, abs(tb.step)))
-        return b.add(q, ConstInt(T.i64, 2))
+        steps = bound_steps(b, tb, lambda v: self.vmap.get(v, v))
+        wide = b.icmp("ugt", steps, ConstInt(T.i64, ROOM)) if grows(tb) else \
+            b.icmp("eq", steps, ConstInt(T.i64, NONE))
+        return b.select(wide, ConstInt(T.i64, 1), steps)      # the first iteration's room
 
     def fix_phis(self) -> None:
         for c, orig, _ in self.clones:

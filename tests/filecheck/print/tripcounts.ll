@@ -27,5 +27,5 @@ exit:
   ret void
 }
 
-; CHECK: loop 0 header outer: bound |%n - 0| / 1 + 2; exact from 0 to %n step 1 (ne on the increment %i)
-; CHECK-NEXT: loop 1 header inner: bound |%m - %i| / 2 + 2; exact unknown
+; CHECK: loop 0 header outer: bound |%n - 0| / 1 + 2 if eq (increment) fires; exact from 0 to %n step 1 (ne on the increment %i)
+; CHECK-NEXT: loop 1 header inner: bound |%m - %i| / 2 + 2 if sge (increment) fires; exact unknown

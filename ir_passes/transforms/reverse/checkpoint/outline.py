@@ -33,7 +33,8 @@ from ....rules.effects import (allocation_size, allocator_or_inactive, is_alloca
                                writes_nothing)
 from ...common.extent import Extent
 from .step_local import is_addressing, step_local_blocks, through
-from .version import STAT_FIELDS, add_choice, bound_steps, exact_steps, trip_estimate
+from ..trips import NONE, bound_steps
+from .version import STAT_FIELDS, add_choice, exact_steps, trip_estimate
 
 KEY = "checkpoint"   # this transform's key in module.derived
 SLOT = 8             # bytes per carried value (and for the continue flag)
@@ -417,8 +418,13 @@ def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes
     for j, phi in enumerate(carried):
         b.store(phi.incoming(pre), b.gep(T.i8, alloca, [ConstInt(T.i64, SLOT * (1 + j))]))
     exact, bound = trips
-    steps = exact_steps(b, exact) if exact is not None else \
-        bound_steps(b, bound) if bound is not None else ConstInt(T.i64, 0)
+    if exact is not None:
+        steps = exact_steps(b, exact)
+    elif bound is not None:            # NONE (no exit sure to fire) is unknown: 0
+        steps = bound_steps(b, bound)
+        steps = b.select(b.icmp("eq", steps, ConstInt(T.i64, NONE)), ConstInt(T.i64, 0), steps)
+    else:
+        steps = ConstInt(T.i64, 0)
     b.store(steps, b.gep(T.i8, alloca, [ConstInt(T.i64, carry_bytes - SLOT)]))
     args = list(fn.params) + live + [alloca]
     b.emit(Instruction("call", T.void, args, callee=Global(T.ptr, runner.name),

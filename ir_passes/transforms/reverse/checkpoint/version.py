@@ -4,7 +4,7 @@ Under memory="auto" a loop is checkpointed only when its full tape would not fit
 The full tape is estimated on entry as the loop's trip bound times the bytes of one snapshot
 of its state (what a step overwrites). The kernel then reads
 
-    choose:  fits = bound * S <= budget      (bound: analysis/tripcount.py's trip bound)
+    choose:  fits = bound * S <= budget      (bound: trips.py's; none is no fit)
              br fits, header (the loop as it was: the full tape), ckpt.N (the call)
 
 and reverse mode differentiates both branches as it would any branch: the loop with its tape,
@@ -20,6 +20,7 @@ from ....ir import types as T
 from ....ir.builder import MathBuilder
 from ....ir.module import Block
 from ....ir.values import ConstInt, Global
+from ..trips import bound_steps
 from .state import snapshot_bytes
 
 # the stats global's fields (i64 each), written by the reverse (emit.py) and by `choose`
@@ -43,16 +44,6 @@ def trip_estimate(fn, lp):
     """(exact, bound) of loop lp: its ExactTrip over all exits (or None), and its TripBound."""
     dom = dominators(fn)
     return exact_trip(lp, set(dom.order)), trip_bound(lp, dom)
-
-
-def bound_steps(b, bound):
-    """|bound - init| / |step| + 2 (analysis/tripcount.py), an i64 built with b."""
-    init = b.cast("sext", bound.init, T.i64) if bound.init.type != T.i64 else bound.init
-    end = b.cast("sext", bound.bound, T.i64) if bound.bound.type != T.i64 else bound.bound
-    diff = b.sub(end, init)
-    zero = ConstInt(T.i64, 0)
-    dist = b.select(b.icmp("slt", diff, zero), b.sub(zero, diff), diff)
-    return b.add(b.binop("udiv", dist, ConstInt(T.i64, abs(bound.step))), ConstInt(T.i64, 2))
 
 
 def add_choice(module, fn, lp, pre, call_block, values, tl, bound) -> None:
