@@ -396,3 +396,37 @@ def test_parallel_slice(i):
         f"reproduce: python -m tools.fuzz --one {seed} --profile parallel")
     if out.status == PASS:
         assert out.forward.startswith(("checked", "unsupported"))
+
+
+# ---------------------------------------------------------------------------------------------
+# the exits profile (tools/fuzz/exits.py): temporaries and early exits, allocators checked
+# ---------------------------------------------------------------------------------------------
+
+EXITS_N = int(os.environ.get("ENZYME_FUZZ_EXITS_SLICE", "4"))
+
+
+def test_exits_profile_draws_every_exit():
+    from tools.fuzz import exits
+    from tools.fuzz.generator import PROFILES
+    seen = set()
+    for i in range(300):
+        k = generate(kernel_seed(SLICE_SEED, i), PROFILES["exits"])
+        assert isinstance(k, exits.ExitKernel)
+        compile(k.source, "<exits>", "exec")
+        seen |= {(t, "test") for t, _, _, _ in k.exits} | {(a, "action") for _, a, _, _ in k.exits}
+        seen |= {(w, "when") for _, _, w, _ in k.exits} | {(p, "place") for _, _, _, p in k.exits}
+    assert seen == ({(t, "test") for t in exits.TESTS} | {(a, "action") for a in exits.ACTIONS}
+                    | {(w, "when") for w in exits.WHEN}
+                    | {(p, "place") for p in ("first", "after_temp", "last")})
+    a = generate(kernel_seed(SLICE_SEED, 5), PROFILES["exits"]).source
+    assert a == generate(kernel_seed(SLICE_SEED, 5), PROFILES["exits"]).source
+
+
+def test_exits_slice_under_allocator_checks():
+    """A few kernels on a worker started with PYTHONMALLOC=debug MALLOC_CHECK_=3: heap
+    corruption kills it, a failure here."""
+    from tools.fuzz.campaign import run_campaign
+    from tools.fuzz.generator import PROFILES
+    summary = run_campaign(EXITS_N, SLICE_SEED, jobs=1, config=PROFILES["exits"], progress=False)
+    assert summary.generated == EXITS_N
+    assert not summary.failures and not summary.invalid, summary.format()

@@ -50,9 +50,11 @@ def main(argv=None):
         if config.parallel:
             from . import parallel
             print(parallel.render(prog))
+        elif config.exits:
+            print(prog.source + f"# stop={prog.stop} lo={prog.lo} n={prog.n} marker={prog.marker}")
         else:
             print(render(prog))
-        for p in prog.used_params() if config.parallel else prog.params:
+        for p in prog.used_params() if config.parallel else [] if config.exits else prog.params:
             print(f"# {p.name}: {p.kind} {p.ann} {p.dtype} {p.layout} "
                   f"{'dims=' + str(p.dims) if hasattr(p, 'dims') else np.shape(p.value)}")
         if args.one is not None:

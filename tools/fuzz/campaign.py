@@ -23,6 +23,7 @@ from multiprocessing.connection import wait
 from typing import Dict, List
 
 from .checker import DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, Settings
+from .exits import MEMCHECK_ENV
 
 
 def kernel_seed(campaign_seed: int, i: int) -> int:
@@ -83,7 +84,17 @@ class Worker:
         parent, child = self.ctx.Pipe()
         self.proc = self.ctx.Process(target=_worker_main, args=(child, self.settings, self.config),
                                      daemon=True)
-        self.proc.start()
+        env = MEMCHECK_ENV if getattr(self.config, "exits", False) else {}
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)          # the spawned worker's allocators check the heap
+        try:
+            self.proc.start()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         child.close()
         self.conn = parent
         self.done = 0

@@ -225,9 +225,10 @@ def check_program(prog: Program, settings: Optional[Settings] = None) -> Outcome
     """Check one program; never raises for anything the kernel or the AD does."""
     st = settings or Settings()
     t0 = time.perf_counter()
-    if not isinstance(prog, Program):       # the parallel profile's kernels (parallel.py)
+    if not isinstance(prog, Program):       # the parallel and exits profiles' kernels
+        from .exits import ExitKernel, check_exits
         from .parallel import check_parallel
-        out = check_parallel(prog, st)
+        out = check_exits(prog, st) if isinstance(prog, ExitKernel) else check_parallel(prog, st)
     else:
         out = _check(prog, st)
     out.seconds = time.perf_counter() - t0

@@ -51,6 +51,8 @@ class Config:
                                  # reductions (program.LINALG_1D, LINALG_2D; docs/linalg.md)
     parallel: bool = False       # @njit(parallel=True) kernels from race-free prange templates
                                  # (parallel.py); the other knobs do not apply
+    exits: bool = False          # loops with temporaries and early exits never, sometimes or
+                                 # always taken, under the allocators' checks (exits.py)
 
 
 # named presets (`python -m tools.fuzz --profile NAME`)
@@ -69,6 +71,9 @@ PROFILES = {
     "linalg": Config(p_reduce=3.0, p_linalg=4.0),
     # prange loops: gathers, reductions, stencils, rows updated in place, time loops (parallel.py)
     "parallel": Config(parallel=True),
+    # per-iteration temporaries and early exits (i == stop, data tests; break, raise, return)
+    # never, sometimes or always taken, workers under PYTHONMALLOC=debug MALLOC_CHECK_=3 (exits.py)
+    "exits": Config(exits=True),
 }
 
 
@@ -780,8 +785,11 @@ def _walk(block):
 
 def generate(seed: int, config: Optional[Config] = None) -> Program:
     """The random program for `seed` (deterministic); a `parallel.ParKernel` for the parallel
-    profile."""
+    profile, an `exits.ExitKernel` for the exits profile."""
     if config is not None and config.parallel:
         from .parallel import generate_parallel
         return generate_parallel(seed)
+    if config is not None and config.exits:
+        from .exits import generate_exits
+        return generate_exits(seed)
     return Generator(seed, config).program()
