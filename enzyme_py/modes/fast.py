@@ -48,6 +48,12 @@ _ndarray = np.ndarray
 _SHADOWED = (Duplicated, DuplicatedNoNeed)
 _ANNOTATED = (Const, Active, Duplicated, DuplicatedNoNeed)
 _NO_MATCH = "No matching definition"
+# Const values the fast path takes besides plain arrays: scalars, which hold no memory. Anything
+# else (tuples, memoryviews, ndarray subclasses, records, jitclass instances) takes the full
+# path, whose aliasing check looks inside it (arguments.memory_of).
+_SCALARS = frozenset([int, float, complex, bool, str, type(None)] + [
+    t for t in set(np.sctypeDict.values()) if issubclass(t, (np.number, np.bool_))])
+_UNTYPED = (TypeError, ValueError, NotImplementedError, OverflowError)
 
 
 class GuardMiss(Exception):
@@ -79,18 +85,25 @@ class Tables:
 
 
 def _owner(a, ndarray=_ndarray):
-    """The ndarray owning the memory of `a`, a view, or None when that is not provable cheaply."""
+    """The ndarray owning the memory of `a` (itself or the base of a view), or None when that is
+    not provable cheaply or `a` is not aligned."""
+    if not a.flags.aligned:
+        return None
     base = a.base
-    if type(base) is not ndarray or base.base is not None or not a.flags.aligned:
+    if base is None:
+        return a if a.flags.owndata else None
+    if type(base) is not ndarray or base.base is not None:
         return None
     return base if base.flags.owndata else None
 
 
-def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=_owner):
+def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=_owner,
+          scalars=_SCALARS):
     """(key, primal values, shadows) of a call the fast path can take, else None.
 
-    A shadow needs no fingerprint of its own: with its array's shape and strides (so its
-    layout) and dtype, and writeable, it has the type the full path accepted."""
+    Numba's fingerprint ignores byte order, so the key holds each array's dtype too (compared
+    exactly). A shadow needs no fingerprint of its own: with its array's shape and strides (so
+    its layout) and dtype, and writeable, it has the type the full path accepted."""
     key = [cache]
     values = []
     shadows = []
@@ -104,10 +117,11 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
             if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not v.dtype \
                     or v.shape != s.shape or v.strides != s.strides or not s.flags.writeable:
                 return None
-            owners.add(id(v if v.flags.owndata else owner(v)))
-            owners.add(id(s if s.flags.owndata else owner(s)))
+            owners.add(id(owner(v)))
+            owners.add(id(owner(s)))
             n += 2
             key.append(t)
+            key.append(v.dtype)
             key.append(fingerprint(v))
             values.append(v)
             shadows.append(s)
@@ -118,9 +132,13 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
             return None
         else:                       # a bare value is Const
             v = a
-        if type(v) is ndarray:
-            owners.add(id(v if v.flags.owndata else owner(v)))
+        tv = type(v)
+        if tv is ndarray:
+            owners.add(id(owner(v)))
             n += 1
+            key.append(v.dtype)
+        elif tv not in scalars:
+            return None
         key.append(t)
         key.append(type(v))
         key.append(fingerprint(v))
@@ -133,13 +151,20 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
 
 def structure_of(annotated, cache):
     """The key of a call's structure (what a runner's own dispatch does not check): per
-    argument its annotation class and, for a scalar or other value, its Python type."""
+    argument its annotation class, for a scalar or other value its Python type, and for an
+    array its dtype (Numba's dispatch ignores byte order)."""
     key = [cache]
     for a in annotated:
         t = type(a)
         key.append(t)
-        if t is not Duplicated and t is not DuplicatedNoNeed:
-            key.append(type(a.value if t is Const or t is Active else a))
+        v = a.value if t in _ANNOTATED else a
+        if t is Duplicated or t is DuplicatedNoNeed:
+            key.append(v.dtype)
+            key.append(a.shadow.dtype)
+            continue
+        key.append(type(v))
+        if type(v) is _ndarray:
+            key.append(v.dtype)
     return tuple(key)
 
 
@@ -170,7 +195,7 @@ def call(kernel, args, seed, cache):
             return result
     try:
         parts = split(args, cache)
-    except (TypeError, ValueError, NotImplementedError):   # no fingerprint for this value
+    except _UNTYPED:           # no fingerprint for this value (an int beyond 64 bits, ...)
         return None
     if parts is None:
         return None
@@ -178,7 +203,10 @@ def call(kernel, args, seed, cache):
     entry = tables.by_key.get(key)
     if entry is None:
         return None
-    derivs = entry.entry(*values, *shadows, seed)
+    try:
+        derivs = entry.entry(*values, *shadows, seed)
+    except OverflowError:      # an int its signature's int64 cannot hold: nothing has run
+        return None
     entry.calls += 1
     if entry.calls == RUNNER_CALLS:
         _add_runner(tables, entry, cache)
@@ -193,7 +221,9 @@ def _add_runner(tables, entry, cache):
         pass
 
 
-def _through_runner(tables, args, seed, cache):
+def _through_runner(tables, args, seed, cache, ndarray=_ndarray):
+    """The runner's result, or None. The runner's own dispatch sees Numba types, which ignore
+    byte order and alignment: the structure holds the dtypes, and unaligned arrays miss."""
     structure = [cache]
     values = []
     shadows = []
@@ -201,11 +231,22 @@ def _through_runner(tables, args, seed, cache):
         t = type(a)
         structure.append(t)
         if t is Duplicated or t is DuplicatedNoNeed:
-            values.append(a.value)
-            shadows.append(a.shadow)
+            v = a.value
+            s = a.shadow
+            if type(v) is not ndarray or type(s) is not ndarray or not v.flags.aligned \
+                    or not s.flags.aligned:
+                return None
+            structure.append(v.dtype)
+            structure.append(s.dtype)
+            values.append(v)
+            shadows.append(s)
             continue
         v = a.value if t is Const or t is Active else a
         structure.append(type(v))
+        if type(v) is ndarray:
+            if not v.flags.aligned:
+                return None
+            structure.append(v.dtype)
         values.append(v)
     found = tables.runners.get(tuple(structure))
     if found is None:
@@ -213,7 +254,7 @@ def _through_runner(tables, args, seed, cache):
     runner, entry = found
     try:
         derivs = runner(*values, *shadows, seed)
-    except GuardMiss:
+    except (GuardMiss, OverflowError):     # other memory; an int Numba types otherwise
         return None
     except TypeError as exc:           # Numba's dispatch: other types; nothing has run
         if str(exc).startswith(_NO_MATCH):
@@ -229,7 +270,7 @@ def remember(kernel, args, cache) -> None:
         return
     try:
         parts = split(args, cache)
-    except (TypeError, ValueError, NotImplementedError):
+    except _UNTYPED:
         return
     if parts is None:
         return
