@@ -40,6 +40,7 @@ from typing import Any, Optional
 import numba
 import numpy as np
 from numba.core import types
+from numba.core.errors import NumbaError
 
 from ..annotations import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed,
                            as_annotation)
@@ -237,7 +238,7 @@ def _type_key(value):
         return (value.dtype, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
     try:
         return numba.typeof(value)
-    except ValueError:
+    except (ValueError, NumbaError):     # binding names the argument (a >f8 array in a memmap)
         return ("untyped", type(value))
 
 
