@@ -676,7 +676,9 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
     ad_arrays, _ = call.memory.fresh()
     pos, kw = call.annotated(ad_arrays)
     ad_seed = 1.0 if seed is UNSET else seed
-    result = api.autodiff.__wrapped__(kernel, *pos, seed=ad_seed, memory=memory, **kw)
+    # check_gradient has checked the keywords (options.py); autodiff gets its options here
+    ad = getattr(api.autodiff, "__wrapped__", api.autodiff)
+    result = ad(kernel, *pos, seed=ad_seed, memory=memory, **kw)
 
     # 2. a plain call on private copies, for the primal check.
     plain_arrays, _ = call.memory.fresh()
