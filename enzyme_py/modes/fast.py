@@ -6,8 +6,12 @@ microseconds in Python. When it succeeds with arrays and shadows in memory of th
 `remember` files the gradient's entry in a table on the dispatcher under the call's *key*: per
 argument its annotation class, the Python type of a scalar, and Numba's typing fingerprint of
 each value and shadow (`numba._dispatcher.compute_fingerprint`: dtype, ndim, layout, read-only
-flag; what Numba's own dispatcher keys its compiled versions on). A later call with the same key
-checks in Python only what the key does not determine:
+flag; what Numba's own dispatcher keys its compiled versions on). The fingerprint ignores byte
+order and alignment, so only plain arrays of a native bool, integer, float or complex dtype
+(which the fingerprint's type number then determines exactly) and aligned memory are taken.
+Const values are plain arrays or scalars: a tuple, memoryview, ndarray subclass, record or any
+other container takes the full path, whose aliasing check looks inside it. A later call with
+the same key checks in Python only what the key does not determine:
 
 - each shadow has its array's shape and strides;
 - the arrays and shadows occupy disjoint memory, proven by ownership: each is an array that owns
@@ -23,8 +27,9 @@ the entry's signature only (other types: Numba's TypeError, before anything runs
 third of a second, once per structure and process, like a small gradient's build: paid by loops
 of more than RUNNER_CALLS calls, which then save 2-5 microseconds per call.
 
-Anything else (keywords, defaults left out, tuples, array returns, other modes, batches) never
-reaches the tables. The full path stays the only place that raises errors.
+Anything else (keywords, defaults left out, containers, array returns, other modes, batches)
+never reaches the tables; an int the entry's int64 cannot hold misses before anything runs. The
+full path stays the only place that raises errors (tests/test_fast_path_agreement.py).
 """
 from __future__ import annotations
 
@@ -54,6 +59,14 @@ _NO_MATCH = "No matching definition"
 _SCALARS = frozenset([int, float, complex, bool, str, type(None)] + [
     t for t in set(np.sctypeDict.values()) if issubclass(t, (np.number, np.bool_))])
 _UNTYPED = (TypeError, ValueError, NotImplementedError, OverflowError)
+_PLAIN_KINDS = frozenset("biufc")
+
+
+def _plain_dtype(dt, kinds=_PLAIN_KINDS):
+    """A native-byte-order bool, integer, float or complex dtype: one that Numba's fingerprint
+    (its type number: kind and size) determines exactly. Numba's fingerprint ignores byte order,
+    so a '>f8' array would otherwise pass for a float64 one."""
+    return dt.isnative and dt.kind in kinds
 
 
 class GuardMiss(Exception):
@@ -87,22 +100,23 @@ class Tables:
 def _owner(a, ndarray=_ndarray):
     """The ndarray owning the memory of `a` (itself or the base of a view), or None when that is
     not provable cheaply or `a` is not aligned."""
-    if not a.flags.aligned:
+    f = a.flags
+    if not f.aligned:
         return None
     base = a.base
     if base is None:
-        return a if a.flags.owndata else None
+        return a if f.owndata else None
     if type(base) is not ndarray or base.base is not None:
         return None
     return base if base.flags.owndata else None
 
 
 def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=_owner,
-          scalars=_SCALARS):
+          scalars=_SCALARS, kinds=_PLAIN_KINDS):
     """(key, primal values, shadows) of a call the fast path can take, else None.
 
-    Numba's fingerprint ignores byte order, so the key holds each array's dtype too (compared
-    exactly). A shadow needs no fingerprint of its own: with its array's shape and strides (so
+    Arrays have plain dtypes (_plain_dtype), so the fingerprint determines the dtype exactly,
+    byte order included. A shadow needs no fingerprint of its own: with its array's shape and strides (so
     its layout) and dtype, and writeable, it has the type the full path accepted."""
     key = [cache]
     values = []
@@ -114,14 +128,15 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
         if t is Duplicated or t is DuplicatedNoNeed:
             v = a.value
             s = a.shadow
-            if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not v.dtype \
+            dt = v.dtype
+            if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not dt \
+                    or not dt.isnative or dt.kind not in kinds \
                     or v.shape != s.shape or v.strides != s.strides or not s.flags.writeable:
                 return None
             owners.add(id(owner(v)))
             owners.add(id(owner(s)))
             n += 2
             key.append(t)
-            key.append(v.dtype)
             key.append(fingerprint(v))
             values.append(v)
             shadows.append(s)
@@ -134,9 +149,11 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
             v = a
         tv = type(v)
         if tv is ndarray:
+            dt = v.dtype
+            if not dt.isnative or dt.kind not in kinds:
+                return None
             owners.add(id(owner(v)))
             n += 1
-            key.append(v.dtype)
         elif tv not in scalars:
             return None
         key.append(t)
@@ -151,20 +168,13 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
 
 def structure_of(annotated, cache):
     """The key of a call's structure (what a runner's own dispatch does not check): per
-    argument its annotation class, for a scalar or other value its Python type, and for an
-    array its dtype (Numba's dispatch ignores byte order)."""
+    argument its annotation class and, for a scalar or other value, its Python type."""
     key = [cache]
     for a in annotated:
         t = type(a)
         key.append(t)
-        v = a.value if t in _ANNOTATED else a
-        if t is Duplicated or t is DuplicatedNoNeed:
-            key.append(v.dtype)
-            key.append(a.shadow.dtype)
-            continue
-        key.append(type(v))
-        if type(v) is _ndarray:
-            key.append(v.dtype)
+        if t is not Duplicated and t is not DuplicatedNoNeed:
+            key.append(type(a.value if t is Const or t is Active else a))
     return tuple(key)
 
 
@@ -221,9 +231,10 @@ def _add_runner(tables, entry, cache):
         pass
 
 
-def _through_runner(tables, args, seed, cache, ndarray=_ndarray):
-    """The runner's result, or None. The runner's own dispatch sees Numba types, which ignore
-    byte order and alignment: the structure holds the dtypes, and unaligned arrays miss."""
+def _through_runner(tables, args, seed, cache, ndarray=_ndarray, kinds=_PLAIN_KINDS):
+    """The runner's result, or None. The runner's own dispatch sees Numba's fingerprints,
+    which ignore byte order and alignment: arrays of other dtypes (_plain_dtype), shadows of
+    another dtype than their array's, and unaligned arrays miss."""
     structure = [cache]
     values = []
     shadows = []
@@ -233,20 +244,20 @@ def _through_runner(tables, args, seed, cache, ndarray=_ndarray):
         if t is Duplicated or t is DuplicatedNoNeed:
             v = a.value
             s = a.shadow
-            if type(v) is not ndarray or type(s) is not ndarray or not v.flags.aligned \
+            dt = v.dtype
+            if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not dt \
+                    or not dt.isnative or dt.kind not in kinds or not v.flags.aligned \
                     or not s.flags.aligned:
                 return None
-            structure.append(v.dtype)
-            structure.append(s.dtype)
             values.append(v)
             shadows.append(s)
             continue
         v = a.value if t is Const or t is Active else a
         structure.append(type(v))
         if type(v) is ndarray:
-            if not v.flags.aligned:
+            dt = v.dtype
+            if not dt.isnative or dt.kind not in kinds or not v.flags.aligned:
                 return None
-            structure.append(v.dtype)
         values.append(v)
     found = tables.runners.get(tuple(structure))
     if found is None:
