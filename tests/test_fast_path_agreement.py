@@ -4,7 +4,8 @@ same gradient and primal arrays bit for bit, or the same error type.
 
 Draws (seeded): layouts (C, F, strided, reversed, transposed, 0-size), dtypes (f8, f4, >f8, i8),
 Const containers (an array, a tuple of arrays, a memoryview, an ndarray subclass), aliasing
-between arguments (Const memory that is the Duplicated array or its shadow) and integer ranges
+between arguments (Const memory that is the Duplicated array, part of it, its shadow, or a
+disjoint view of the same buffer) and integer ranges
 (int64, beyond int64). Each path gets fresh arguments built the same way. The fast path and the
 runner are first filled by calls with native, contiguous, disjoint arguments of the same
 structure, so the drawn call meets tables made for other memory.
@@ -61,7 +62,7 @@ LAYOUTS_1D = ["C", "strided", "reversed", "empty"]
 LAYOUTS_2D = ["C", "F", "transposed", "strided"]
 DTYPES = ["f8", "f4", ">f8", "i8"]
 CONTAINERS = ["array", "tuple", "memoryview", "subclass"]
-ALIASING = ["none", "none", "none", "x", "x", "shadow"]
+ALIASING = ["none", "none", "none", "x", "overlap", "neighbour", "shadow"]
 INTS = [3, -7, 2**62, 2**63 + 5]
 
 
@@ -107,6 +108,12 @@ def _build(d, native=False):
     alias = "none" if native else d["alias"]
     if alias == "x" and x.ndim == 1:
         c = x
+    elif alias == "overlap" and x.ndim == 1:
+        c = x[1:]                                   # part of x's memory
+    elif alias == "neighbour" and x.ndim == 1 and x.size:
+        both = np.concatenate([x, c.astype(x.dtype)])   # views of one buffer, disjoint
+        x, c = both[:x.size], both[x.size:]
+        dx = np.zeros_like(x)
     elif alias == "shadow" and dx.ndim == 1:
         c = dx
     container = d["container"]
