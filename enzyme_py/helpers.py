@@ -335,7 +335,7 @@ def _jacobian_out(f, args, n, out, mode, kwargs):
         for cols in _chunks(size):
             dys = tuple(zeros_like_layout(out) for _ in range(MAX_WIDTH))
             anns = _lanes_forward(args, n, cols)
-            anns.insert(1, BatchDuplicated(np.array(out, copy=True), dys))
+            anns.insert(1, BatchDuplicated(copy_same_layout(out), dys))
             _autodiff(f, *anns, mode=Forward, **kwargs)
             for d, i in zip(dys, cols):
                 J[:, i] = d.ravel()
@@ -344,7 +344,7 @@ def _jacobian_out(f, args, n, out, mode, kwargs):
             dys = tuple(_unit_like(out, rows[k] if k < len(rows) else None)
                         for k in range(MAX_WIDTH))
             anns, read = _lanes_reverse(args, n)
-            anns.insert(1, BatchDuplicated(np.array(out, copy=True), dys))
+            anns.insert(1, BatchDuplicated(copy_same_layout(out), dys))
             result = _autodiff(f, *anns, **kwargs)
             for k, i in enumerate(rows):
                 J[i] = np.ravel(read(result[:1] + result[2:], k))

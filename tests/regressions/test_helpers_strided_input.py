@@ -46,3 +46,17 @@ def test_transposed_strided_view():
     np.testing.assert_array_equal(g, 2 * w * x)
     H = enzyme_py.hessian(weighted_squares_2d, x)
     np.testing.assert_array_equal(H.reshape(6, 6), np.diag((2 * w).ravel()))
+
+
+@njit
+def squares_into(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * x[i]
+
+
+def test_jacobian_with_strided_input_and_output():
+    x = np.arange(1.0, 7.0)[::2]
+    out = np.zeros(6)[::2]
+    for mode in ("forward", "reverse"):
+        np.testing.assert_array_equal(enzyme_py.jacobian(squares_into, x, out=out, mode=mode),
+                                      np.diag(2 * x))
