@@ -30,8 +30,9 @@ from ir_passes.analysis.activity import ConstantMemoryError
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
-from ..arguments import (argument_arrays, as_dispatcher, check_active, check_duplicated, disjoint,
-                         distinct_memory, type_key, typeof, zeros_like_layout)
+from ..arguments import (argument_arrays, as_dispatcher, check_active, check_aliasing_lanes,
+                         check_duplicated, disjoint, distinct_memory, type_key, typeof,
+                         zeros_like_layout)
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.cleanup import cleanup
 from ..bridge.memo import captured, cleaned_text
@@ -125,6 +126,7 @@ def split_batched_args(args, seed):
     seeds = tuple(seed) if isinstance(seed, (tuple, list)) else (seed,) * width
     if len(seeds) != width:
         raise ValueError(f"seed: {len(seeds)} seeds for {width} directions")
+    check_aliasing_lanes(annotated, lanes)
     for a, ls in zip([a for a in annotated if isinstance(a, (BatchDuplicated, Duplicated,
                                                             DuplicatedNoNeed))], lanes):
         for n, s in enumerate(ls):

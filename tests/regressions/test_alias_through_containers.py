@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from enzyme_py import Const, Duplicated, autodiff
+from enzyme_py import BatchDuplicated, Const, Duplicated, autodiff
 
 
 @njit
@@ -74,3 +74,13 @@ def test_shadow_inside_a_tuple_is_refused():
     dy = np.zeros(3)
     with pytest.raises(ValueError, match="shadow shares memory"):
         autodiff(through_tuple, Duplicated(y, dy), Const(np.ones(3)), Const((dy,)))
+
+
+def test_batched_seed_inside_a_const_is_refused():
+    """Batched reverse checked its seeds against each other only."""
+    y = np.array([1.0, 2.0, 3.0])
+    d1, d2 = np.zeros(3), np.zeros(3)
+    with pytest.raises(ValueError, match="shadow shares memory"):
+        autodiff(through_tuple, BatchDuplicated(y, (d1, d2)), Const(np.ones(3)), Const((d2,)))
+    with pytest.raises(ValueError, match="shadow shares memory"):
+        autodiff(through_array, BatchDuplicated(y, (d1, d2)), Const(np.ones(3)), Const(d1))
