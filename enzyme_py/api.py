@@ -22,6 +22,7 @@ from .modes.memory import refuse_memory
 from .modes.returns import UNSET, ReturnPlan
 from .modes.reverse import CompiledGradient, compile_count
 from .modes.reverse import clear_cache as _clear_gradients
+from .options import kernel_options
 
 __all__ = ["CompiledGradient", "autodiff", "clear_cache", "compile_count", "compile_gradient",
            "inspect", "refuse_structured_return", "split_mode"]
@@ -31,11 +32,20 @@ def _batched(args) -> bool:
     return any(isinstance(a, BatchDuplicated) for a in args)
 
 
+def check_mode_type(mode) -> None:
+    """A mode is one of enzyme_py's Mode markers, not a string or another value."""
+    if not isinstance(mode, Mode):
+        raise TypeError(f"mode must be enzyme_py.Reverse, Forward, ReverseWithPrimal or "
+                        f"ForwardWithPrimal (imported from enzyme_py), not {mode!r}")
+
+
 def _check_mode(mode) -> None:
+    check_mode_type(mode)
     if mode is not Reverse and mode is not Forward:
         raise ValueError(f"mode must be enzyme_py.Reverse or Forward, not {mode!r}")
 
 
+@kernel_options()
 def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: Any = UNSET,
              cache: str = "auto", deterministic: bool = False, memory: str = "tape",
              **kwargs: Any) -> Any:
@@ -129,9 +139,13 @@ def split_mode(kernel, args, mode) -> tuple:
         if not args:
             raise TypeError(f"autodiff({kernel!r}, kernel, *args): the kernel is missing")
         return args[0], args[1:], kernel
-    return kernel, args, Reverse if mode is None else mode
+    if mode is None:
+        return kernel, args, Reverse
+    check_mode_type(mode)
+    return kernel, args, mode
 
 
+@kernel_options()
 def compile_gradient(kernel: Callable, *args: Any, mode: Mode = Reverse,
                      cache: str = "auto", memory: str = "tape") -> Any:
     """Build (or fetch from the cache) the gradient for these annotated arguments.
@@ -170,6 +184,7 @@ def refuse_structured_return(kernel: Callable, args: tuple, what: str) -> None:
                         f"argument")
 
 
+@kernel_options()
 def inspect(kernel: Callable, *args: Any, mode: Mode = Reverse, cache: str = "auto",
             memory: str = "tape") -> Any:
     """The CompiledGradient for these arguments, with its IR texts

@@ -80,6 +80,8 @@ def check_annotation(where: str, ann) -> Activity:
     """Check one annotated argument, named `where` in errors; return its Activity. A
     BatchDuplicated argument's shadows are checked each."""
     if isinstance(ann, Const):
+        for arr in memory_of(ann.value) or ():
+            check_byte_order(where, arr)
         return Activity.CONST
     if isinstance(ann, Active):
         check_active(where, ann.value)
@@ -112,6 +114,14 @@ def check_float_dtype(where: str, dtype, what: str) -> None:
             f"float64 only; convert it first (x.astype(np.float64))")
 
 
+def check_byte_order(where: str, arr: np.ndarray) -> None:
+    """Numba compiles native byte order only (its fingerprints ignore it, its typing refuses it)."""
+    if not arr.dtype.isnative and arr.dtype.kind != "V":
+        raise TypeError(
+            f"{where}: a {arr.dtype.str} array (non-native byte order) cannot be passed to a "
+            f"Numba kernel; convert it first (x.astype(x.dtype.newbyteorder('=')))")
+
+
 def check_duplicated(where: str, value, shadow) -> None:
     if not isinstance(value, np.ndarray):
         raise TypeError(
@@ -129,7 +139,8 @@ def check_duplicated(where: str, value, shadow) -> None:
     if shadow.dtype.kind != "f":
         raise TypeError(
             f"{where}: the shadow must be a float array, got dtype {shadow.dtype}")
-    for what in ("dtype", "shape", "strides"):
+    # an empty array's strides are arbitrary (NumPy calls it C and F contiguous either way)
+    for what in ("dtype", "shape", "strides") if value.size else ("dtype", "shape"):
         if getattr(value, what) != getattr(shadow, what):
             raise ValueError(
                 f"{where}: the shadow's {what} {getattr(shadow, what)} differs "
@@ -148,14 +159,52 @@ def check_distinct_lanes(where: str, lanes) -> None:
                                  f"a shadow of its own")
 
 
-# ---- aliasing ---------------------------------------------------------------------------------
+# ---- aliasing ----------------------------------------------------------------------------------
+
+_NO_MEMORY = (int, float, complex, bool, str, type(None), np.number, np.bool_, Dispatcher)
+
+
+def memory_of(value) -> Optional[list]:
+    """The arrays through which `value` reaches memory (an ndarray or a subclass, the arrays in
+    a tuple, named tuple or list at any depth, a memoryview's or bytearray's buffer, a record's
+    bytes), [] for a value that holds none (a number, a string, a function), or None when it
+    cannot be determined (a jitclass instance, a typed container): then it may share memory with
+    anything."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        out = []
+        for v in value:
+            part = memory_of(v)
+            if part is None:
+                return None
+            out += part
+        return out
+    if isinstance(value, np.void):       # a record of a structured array is a view into it
+        return [np.frombuffer(memoryview(value), np.uint8)] if value.nbytes else []
+    if isinstance(value, _NO_MEMORY):
+        return []
+    if isinstance(value, (bytes, bytearray)):
+        return [np.frombuffer(value, np.uint8)] if len(value) else []
+    if isinstance(value, memoryview):
+        try:
+            return [np.asarray(value)]
+        except (TypeError, ValueError, NotImplementedError):
+            return None
+    return None
+
+
+def _memory(annotated) -> list:
+    """[(argument position, its arrays or None)] of the annotated arguments' values."""
+    return [(i, memory_of(a.value)) for i, a in enumerate(annotated)]
+
 
 def check_aliasing(annotated) -> None:
-    """Reject shadows that alias primal memory, and one memory with two shadows."""
+    """Reject shadows that alias primal memory (arrays at any depth of any argument), and one
+    memory with two shadows."""
     dups = [(i, a) for i, a in enumerate(annotated)
             if isinstance(a, (Duplicated, DuplicatedNoNeed))]
-    arrays = [(i, a.value) for i, a in enumerate(annotated)
-              if isinstance(a.value, np.ndarray)]
+    arrays = [(i, arr) for i, found in _memory(annotated) for arr in found or ()]
     for i, d in dups:
         for j, arr in arrays:
             if np.may_share_memory(d.shadow, arr):
@@ -174,7 +223,7 @@ def check_aliasing_lanes(annotated, shadows) -> None:
     """check_aliasing with k shadows per differentiated array (`shadows`: their lists, in
     order): shadows never alias primal memory; the same memory passed twice has the same
     shadows."""
-    arrays = [(i, a.value) for i, a in enumerate(annotated) if isinstance(a.value, np.ndarray)]
+    arrays = [(i, arr) for i, found in _memory(annotated) for arr in found or ()]
     dups = [(i, a) for i, a in enumerate(annotated) if not isinstance(a, (Const, Active))]
     for (i, _), lanes in zip(dups, shadows):
         for s in lanes:
@@ -208,10 +257,24 @@ def distinct_memory(arrays) -> bool:
     return True
 
 
+def argument_arrays(annotated) -> Optional[list]:
+    """Every array the annotated arguments' values reach (memory_of), or None when one of them
+    has memory that cannot be determined."""
+    out = []
+    for _, found in _memory(annotated):
+        if found is None:
+            return None
+        out += found
+    return out
+
+
 def disjoint(annotated) -> bool:
-    """Do the array arguments and the shadows occupy disjoint memory? Then a variant that knows
-    it caches less, and tells LLVM (`noalias`)."""
-    arrays = [a.value for a in annotated if type(a.value) is np.ndarray]
+    """Do the arrays the arguments reach (at any depth: memory_of) and the shadows occupy
+    disjoint memory? Then a variant that knows it caches less, and tells LLVM (`noalias`). An
+    argument whose memory cannot be determined makes it False."""
+    arrays = argument_arrays(annotated)
+    if arrays is None:
+        return False
     arrays += [a.shadow for a in annotated if isinstance(a, (Duplicated, DuplicatedNoNeed))]
     return distinct_memory(arrays)
 

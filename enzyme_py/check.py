@@ -43,6 +43,7 @@ from .arguments import as_dispatcher
 from .modes.bound import regroup_values
 from .modes.calls import bind, leaf_labels
 from .modes.returns import ARRAY, FLOAT, UNSET, leaf_kind
+from .options import AUTODIFF_OPTIONS, kernel_options
 
 __all__ = ["check_gradient", "finite_difference", "GradientReport", "ArgReport",
            "default_step", "default_rtol"]
@@ -462,6 +463,7 @@ def _step(call, eps, fd_dtype) -> float:
     return default_step(dt)
 
 
+@kernel_options()
 def finite_difference(kernel: Callable, *args: Any, seed: Any = UNSET, eps: Optional[float] = None,
                       fd_dtype=None, rng=None, **kwargs: Any) -> list:
     """Central finite differences of L (see the module docstring) w.r.t. each initial value.
@@ -635,6 +637,7 @@ def _same_primal(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
+@kernel_options(also=AUTODIFF_OPTIONS)
 def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float = 1e-6,
                    atol: Optional[float] = None, eps: Optional[float] = None, rng=None,
                    fd_dtype=None, memory: str = "tape", **kwargs: Any) -> GradientReport:
@@ -673,7 +676,9 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
     ad_arrays, _ = call.memory.fresh()
     pos, kw = call.annotated(ad_arrays)
     ad_seed = 1.0 if seed is UNSET else seed
-    result = api.autodiff(kernel, *pos, seed=ad_seed, memory=memory, **kw)
+    # check_gradient has checked the keywords (options.py); autodiff gets its options here
+    ad = getattr(api.autodiff, "__wrapped__", api.autodiff)
+    result = ad(kernel, *pos, seed=ad_seed, memory=memory, **kw)
 
     # 2. a plain call on private copies, for the primal check.
     plain_arrays, _ = call.memory.fresh()

@@ -23,18 +23,29 @@ from numba.core import types
 
 from .annotations import Active, BatchDuplicated, Const, Duplicated, Forward, ForwardWithPrimal
 from .api import autodiff, compile_gradient, refuse_structured_return
-from .arguments import as_dispatcher
+from .arguments import as_dispatcher, copy_same_layout, zeros_like_layout
 from .modes import bound as run
 from .modes.calls import bind, wrapper
 from .modes.forward import MAX_WIDTH, compile_forward
 from .modes.hvp import compile_hvp
+from .options import AUTODIFF_OPTIONS, kernel_options, unchecked
 
 __all__ = ["gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product",
            "hessian", "differentiable", "gradient_entry", "forward_entry"]
 
 
+_autodiff = autodiff.__wrapped__     # helpers check their keywords themselves (options.py)
+
+
 def _is_array(x) -> bool:
     return isinstance(x, np.ndarray)
+
+
+def _filled(x, values):
+    """An array with x's shape, dtype and strides holding `values` (a tangent or direction)."""
+    out = zeros_like_layout(x)
+    out[...] = np.asarray(values, dtype=x.dtype).reshape(x.shape)
+    return out
 
 
 def _consts(const):
@@ -99,12 +110,12 @@ def _annotate(args, nums, copy=False):
         x = as_input(args[n], where)
         kind = _kind(x, where)
         if kind == "array":
-            dx = np.zeros_like(x)
-            anns[n] = Duplicated(x.copy() if copy else x, dx)
+            dx = zeros_like_layout(x)
+            anns[n] = Duplicated(copy_same_layout(x) if copy else x, dx)
             readers.append(lambda res, dx=dx: dx)
         elif kind == "arrays":
-            dxs = tuple(np.zeros_like(v) for v in x)
-            anns[n] = Duplicated(tuple(v.copy() for v in x) if copy else x, dxs)
+            dxs = tuple(zeros_like_layout(v) for v in x)
+            anns[n] = Duplicated(tuple(copy_same_layout(v) for v in x) if copy else x, dxs)
             readers.append(lambda res, dxs=dxs: dxs)
         else:
             anns[n] = Active(x)
@@ -123,6 +134,7 @@ def _bound(f, anns, kwargs):
 
 # ---- gradient, value_and_grad -----------------------------------------------------------------
 
+@kernel_options()
 def gradient(f: Callable, *args: Any, argnums: Any = 0, has_aux: bool = False, **kwargs: Any) -> Any:
     """df/d(args[argnums]) of a kernel returning a float: like the argument (an array like x, a
     float for a float); a tuple for a tuple `argnums`. With `has_aux` the kernel returns
@@ -181,6 +193,7 @@ def _check_loss(plan, has_aux):
 
 # ---- jvp, vjp ---------------------------------------------------------------------------------
 
+@kernel_options(1, also=AUTODIFF_OPTIONS)
 def jvp(f: Callable, x: Any, v: Any, *const: Any, out: np.ndarray | None = None, argnums: Any = 0,
         **kwargs: Any) -> tuple:
     """Forward mode: (value, J v).
@@ -199,26 +212,27 @@ def jvp(f: Callable, x: Any, v: Any, *const: Any, out: np.ndarray | None = None,
     for n, t in zip(nums, vs):
         anns[n] = _with_tangent(as_input(args[n], f"argument {n}"), t, f"argument {n}")
     if out is None:
-        tangent, value = autodiff(f, *anns, mode=ForwardWithPrimal, **kwargs)
+        tangent, value = _autodiff(f, *anns, mode=ForwardWithPrimal, **kwargs)
         return value, tangent
-    dout = np.zeros_like(out)
+    dout = zeros_like_layout(out)
     anns.insert(1, Duplicated(out, dout))
-    autodiff(f, *anns, mode=Forward, **kwargs)
+    _autodiff(f, *anns, mode=Forward, **kwargs)
     return out, dout
 
 
 def _with_tangent(x, t, where):
     kind = _kind(x, where)
     if kind == "array":
-        return Duplicated(x.copy(), np.array(as_input(t, where), dtype=x.dtype).reshape(x.shape))
+        return Duplicated(copy_same_layout(x), _filled(x, as_input(t, where)))
     if kind == "arrays":
-        return Duplicated(tuple(a.copy() for a in x),
-                          tuple(np.array(u, dtype=a.dtype).reshape(a.shape) for a, u in zip(x, t)))
+        return Duplicated(tuple(copy_same_layout(a) for a in x),
+                          tuple(_filled(a, u) for a, u in zip(x, t)))
     if kind == "floats":
         return Active(x, tuple(float(u) for u in t))
     return Active(x, float(t))
 
 
+@kernel_options(also=AUTODIFF_OPTIONS)
 def vjp(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, argnums: Any = 0,
         **kwargs: Any) -> tuple:
     """Reverse mode: (value, pullback) with pullback(w) = J^T w.
@@ -241,7 +255,7 @@ def vjp(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, argnums
 
         def pullback(w):
             anns, readers = _annotate(_copies(args), nums)
-            return _pick(readers, autodiff(f, *anns, seed=w, **kwargs), many)
+            return _pick(readers, _autodiff(f, *anns, seed=w, **kwargs), many)
         return value, pullback
     out0 = np.array(out, copy=True)
     y = np.array(out, copy=True)
@@ -250,20 +264,21 @@ def vjp(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, argnums
     def pullback_out(w):
         dy = np.array(w, dtype=out.dtype, copy=True).reshape(out.shape)
         anns, readers = _annotate(_copies(args), nums)
-        anns.insert(1, Duplicated(out0.copy(), dy))
-        result = autodiff(f, *anns, **kwargs)
+        anns.insert(1, Duplicated(copy_same_layout(out0), dy))
+        result = _autodiff(f, *anns, **kwargs)
         return _pick(readers, result[:1] + result[2:], many)
     return y, pullback_out
 
 
 def _copies(args):
-    return tuple(a.copy() if _is_array(a) else
-                 tuple(v.copy() if _is_array(v) else v for v in a) if isinstance(a, tuple)
+    return tuple(copy_same_layout(a) if _is_array(a) else
+                 tuple(copy_same_layout(v) if _is_array(v) else v for v in a) if isinstance(a, tuple)
                  else a for a in args)
 
 
 # ---- jacobian ---------------------------------------------------------------------------------
 
+@kernel_options(also=AUTODIFF_OPTIONS)
 def jacobian(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, mode: str = "forward",
              argnums: Any = 0, **kwargs: Any) -> Any:
     """The Jacobian of the kernel's output w.r.t. args[argnums] (args = (x, *const)): shape
@@ -303,6 +318,14 @@ def _unit(shape, dtype, k):
     return e
 
 
+def _unit_like(x, k):
+    """_unit with x's shape, dtype and strides (a shadow of x)."""
+    e = zeros_like_layout(x)
+    if k is not None:
+        e.flat[k] = 1.0
+    return e
+
+
 def _jacobian_out(f, args, n, out, mode, kwargs):
     x = args[n]
     xshape = np.shape(x)
@@ -310,19 +333,19 @@ def _jacobian_out(f, args, n, out, mode, kwargs):
     J = np.zeros((m, size), dtype=np.result_type(np.asarray(x).dtype, out.dtype))
     if mode == "forward":
         for cols in _chunks(size):
-            dys = tuple(np.zeros_like(out) for _ in range(MAX_WIDTH))
+            dys = tuple(zeros_like_layout(out) for _ in range(MAX_WIDTH))
             anns = _lanes_forward(args, n, cols)
-            anns.insert(1, BatchDuplicated(np.array(out, copy=True), dys))
-            autodiff(f, *anns, mode=Forward, **kwargs)
+            anns.insert(1, BatchDuplicated(copy_same_layout(out), dys))
+            _autodiff(f, *anns, mode=Forward, **kwargs)
             for d, i in zip(dys, cols):
                 J[:, i] = d.ravel()
     else:
         for rows in _chunks(m):
-            dys = tuple(_unit(out.shape, out.dtype, rows[k] if k < len(rows) else None)
+            dys = tuple(_unit_like(out, rows[k] if k < len(rows) else None)
                         for k in range(MAX_WIDTH))
             anns, read = _lanes_reverse(args, n)
-            anns.insert(1, BatchDuplicated(np.array(out, copy=True), dys))
-            result = autodiff(f, *anns, **kwargs)
+            anns.insert(1, BatchDuplicated(copy_same_layout(out), dys))
+            result = _autodiff(f, *anns, **kwargs)
             for k, i in enumerate(rows):
                 J[i] = np.ravel(read(result[:1] + result[2:], k))
     return J.reshape(out.shape + xshape)
@@ -356,11 +379,11 @@ def _chunks(n):
 
 def _lanes_forward(args, n, cols):
     """Arguments with args[n] carrying the unit directions `cols` (padded to 16 lanes)."""
-    anns = [a.copy() if _is_array(a) else a for a in args]
+    anns = [copy_same_layout(a) if _is_array(a) else a for a in args]
     x = args[n]
     if _is_array(x):
-        anns[n] = BatchDuplicated(x.copy(), tuple(_unit(x.shape, x.dtype, cols[k] if k < len(cols)
-                                                         else None) for k in range(MAX_WIDTH)))
+        anns[n] = BatchDuplicated(copy_same_layout(x), tuple(
+            _unit_like(x, cols[k] if k < len(cols) else None) for k in range(MAX_WIDTH)))
     else:
         anns[n] = Active(x, tuple(float(k < len(cols)) for k in range(MAX_WIDTH)))
     return anns
@@ -368,16 +391,17 @@ def _lanes_forward(args, n, cols):
 
 def _lanes_reverse(args, n):
     """Arguments with args[n] receiving 16 lanes of derivatives, and a reader of lane k."""
-    anns = [a.copy() if _is_array(a) else a for a in args]
+    anns = [copy_same_layout(a) if _is_array(a) else a for a in args]
     x = args[n]
     if _is_array(x):
-        dxs = tuple(np.zeros_like(x) for _ in range(MAX_WIDTH))
-        anns[n] = BatchDuplicated(x.copy(), dxs)
+        dxs = tuple(zeros_like_layout(x) for _ in range(MAX_WIDTH))
+        anns[n] = BatchDuplicated(copy_same_layout(x), dxs)
         return anns, (lambda result, k: dxs[k])
     anns[n] = Active(x)
     return anns, (lambda result, k: result[n][k])
 
 
+@kernel_options(1, also=AUTODIFF_OPTIONS)
 def hessian_vector_product(f: Callable, x: Any, v: Any, *const: Any, memory: Any = "tape",
                            **kwargs: Any) -> Any:
     """H v for a scalar kernel f(x, *const, **kwargs), by forward mode over the reverse-mode
@@ -390,18 +414,18 @@ def hessian_vector_product(f: Callable, x: Any, v: Any, *const: Any, memory: Any
     consts = [getattr(a, "value", a) for a in const]
     target = f
     kw = {k: Const(getattr(a, "value", a)) for k, a in kwargs.items()}
-    bound = _bound(f, [Duplicated(x, np.zeros_like(x))] + [Const(c) for c in consts], kw)
+    bound = _bound(f, [Duplicated(x, zeros_like_layout(x))] + [Const(c) for c in consts], kw)
     if not bound.plan.identity:
         # defaults left out or keywords: a wrapper calls f as written, x its first parameter
         target, consts = wrapper(bound.plan), [a.value for a in bound.leaves[1:]]
     c = compile_hvp(target, x, *consts, width=len(vs), memory=memory)
-    gx = np.zeros_like(x)
-    hvs = tuple(np.zeros_like(x) for _ in vs)
-    c.entry(x.copy(), *consts, 1.0, gx,
-            *[np.array(u, dtype=x.dtype).reshape(x.shape) for u in vs], *hvs)
+    gx = zeros_like_layout(x)
+    hvs = tuple(zeros_like_layout(x) for _ in vs)
+    c.entry(copy_same_layout(x), *consts, 1.0, gx, *[_filled(x, u) for u in vs], *hvs)
     return hvs if many else hvs[0]
 
 
+@kernel_options(also=AUTODIFF_OPTIONS)
 def hessian(f: Callable, x: Any, *const: Any, memory: Any = "tape", **kwargs: Any) -> np.ndarray:
     """The Hessian of a scalar kernel f(x, *const): shape x.shape + x.shape, by batched
     Hessian-vector products (up to 16 columns per call); `memory` as hessian_vector_product's."""
@@ -413,11 +437,11 @@ def hessian(f: Callable, x: Any, *const: Any, memory: Any = "tape", **kwargs: An
         cols = list(range(start, min(start + width, n)))
         es = []
         for k in range(width):
-            e = np.zeros_like(x)
+            e = zeros_like_layout(x)
             if k < len(cols):
                 e.flat[cols[k]] = 1.0
             es.append(e)
-        hvs = hessian_vector_product(f, x, tuple(es), *const, memory=memory, **kwargs)
+        hvs = hessian_vector_product.__wrapped__(f, x, tuple(es), *const, memory=memory, **kwargs)
         for k, i in enumerate(cols):
             H[:, i] = hvs[k].ravel()
     return H.reshape(x.shape + x.shape)
@@ -455,19 +479,23 @@ class differentiable:
         return self.kernel(*args, **kwargs)
 
     def grad(self, *args, **kwargs):
-        return gradient(self.kernel, *args, argnums=self.argnums, has_aux=self.has_aux, **kwargs)
+        return unchecked(gradient, (self.kernel, *args), kwargs)(
+            self.kernel, *args, argnums=self.argnums, has_aux=self.has_aux, **kwargs)
 
     def value_and_grad(self, *args, **kwargs):
         return value_and_grad(self.kernel, self.argnums, self.has_aux)(*args, **kwargs)
 
     def jvp(self, x, v, *const, **kwargs):
-        return jvp(self.kernel, x, v, *const, argnums=self.argnums, **kwargs)
+        return unchecked(jvp, (self.kernel, x, v, *const), kwargs)(
+            self.kernel, x, v, *const, argnums=self.argnums, **kwargs)
 
     def vjp(self, x, *const, **kwargs):
-        return vjp(self.kernel, x, *const, argnums=self.argnums, **kwargs)
+        return unchecked(vjp, (self.kernel, x, *const), kwargs)(
+            self.kernel, x, *const, argnums=self.argnums, **kwargs)
 
     def jacobian(self, x, *const, **kwargs):
-        return jacobian(self.kernel, x, *const, argnums=self.argnums, **kwargs)
+        return unchecked(jacobian, (self.kernel, x, *const), kwargs)(
+            self.kernel, x, *const, argnums=self.argnums, **kwargs)
 
     def hvp(self, x, v, *const, **kwargs):
         return hessian_vector_product(self.kernel, x, v, *const, **kwargs)

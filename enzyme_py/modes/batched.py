@@ -26,11 +26,13 @@ import numpy as np
 from numba.core import types
 
 from ir_passes import LIBC_HEAP, Activity, forward_mode, parse_module, print_module, reverse_mode
+from ir_passes.analysis.activity import ConstantMemoryError
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
-from ..arguments import (as_dispatcher, check_active, check_duplicated, disjoint, distinct_memory,
-                         type_key, typeof, zeros_like_layout)
+from ..arguments import (argument_arrays, as_dispatcher, check_active, check_aliasing_lanes,
+                         check_duplicated, disjoint, distinct_memory, type_key, typeof,
+                         zeros_like_layout)
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.cleanup import cleanup
 from ..bridge.memo import captured, cleaned_text
@@ -124,6 +126,7 @@ def split_batched_args(args, seed):
     seeds = tuple(seed) if isinstance(seed, (tuple, list)) else (seed,) * width
     if len(seeds) != width:
         raise ValueError(f"seed: {len(seeds)} seeds for {width} directions")
+    check_aliasing_lanes(annotated, lanes)
     for a, ls in zip([a for a in annotated if isinstance(a, (BatchDuplicated, Duplicated,
                                                             DuplicatedNoNeed))], lanes):
         for n, s in enumerate(ls):
@@ -135,8 +138,8 @@ def split_batched_args(args, seed):
 
 def lanes_apart(annotated, lanes) -> bool:
     """Seeds share memory with no array and no other seed (then shadows are `noalias`)."""
-    return distinct_memory([a.value for a in annotated if type(a.value) is np.ndarray]
-                           + [s for ls in lanes for s in ls])
+    arrays = argument_arrays(annotated)
+    return arrays is not None and distinct_memory(arrays + [s for ls in lanes for s in ls])
 
 
 def compile_batched(kernel, *args):
@@ -154,7 +157,16 @@ def _compile(kernel, annotated, kinds, width, lanes):
     c = per_kernel.get(key) if per_kernel is not None else None
     if c is None:
         with _lock:
-            c = _build(dispatcher, annotated, kinds, width, lanes, apart)
+            try:
+                c = _build(dispatcher, annotated, kinds, width, lanes, apart)
+            except ConstantMemoryError:
+                # The disjoint gradient restores overwritten primal memory (a scratch array)
+                # from its tape in the reverse sweep, and forward mode over it takes the tape's
+                # loads for active data stored into the primal arguments, which it holds Const.
+                # The variant for aliased memory is correct for disjoint memory too.
+                if not apart:
+                    raise
+                c = _build(dispatcher, annotated, kinds, width, lanes, False)
             _compiled.setdefault(dispatcher, {})[key] = c
     return c
 

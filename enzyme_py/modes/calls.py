@@ -40,12 +40,13 @@ from typing import Any, Optional
 import numba
 import numpy as np
 from numba.core import types
+from numba.core.errors import NumbaError
 
 from ..annotations import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed,
                            as_annotation)
 from ..arguments import check_aliasing, check_annotation
 from ..bridge.restype import return_type
-from .returns import ARRAY, ReturnPlan, leaf_kind
+from .returns import ARRAY, ReturnPlan, ShapeMismatch, leaf_kind
 from .reverse import WRAPPED_KERNEL, WRAPPER_LABELS
 
 _DIFF = (Duplicated, DuplicatedNoNeed, BatchDuplicated, Active)
@@ -237,7 +238,7 @@ def _type_key(value):
         return (value.dtype, value.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
     try:
         return numba.typeof(value)
-    except ValueError:
+    except (ValueError, NumbaError):     # binding names the argument (a >f8 array in a memmap)
         return ("untyped", type(value))
 
 
@@ -480,7 +481,8 @@ def _make_wrapper(plan, seeding):
         body += _reverse_seeding(seeding.leaves, seeding.lanes)
     elif seeding.mode == "forward":
         body += _forward_outputs(seeding.leaves)
-    scope = {"__kernel": kernel, "__name__": kernel.py_func.__module__}
+    scope = {"__kernel": kernel, "__name__": kernel.py_func.__module__,
+             "__ShapeMismatch": ShapeMismatch}
     scope.update(plan.globals)
     if seeding.result == "value":
         body.append("return __ret")
@@ -566,12 +568,11 @@ def _forward_outputs(live) -> list:
 
 
 def _shape_checks(names, leaf, what) -> list:
-    message = f"autodiff: the {what} for {leaf.where()} has shape"
+    message = f"autodiff: the {what} for {leaf.where()}"
     out = []
     for name in names:
         out += [f"if {name}.shape != __v.shape:",
-                f"    raise ValueError({message!r}, {name}.shape, "
-                f"'but the kernel returned an array of shape', __v.shape)"]
+                f"    raise __ShapeMismatch({message!r}, {name}.shape, __v.shape)"]
     return out
 
 

@@ -6,8 +6,12 @@ microseconds in Python. When it succeeds with arrays and shadows in memory of th
 `remember` files the gradient's entry in a table on the dispatcher under the call's *key*: per
 argument its annotation class, the Python type of a scalar, and Numba's typing fingerprint of
 each value and shadow (`numba._dispatcher.compute_fingerprint`: dtype, ndim, layout, read-only
-flag; what Numba's own dispatcher keys its compiled versions on). A later call with the same key
-checks in Python only what the key does not determine:
+flag; what Numba's own dispatcher keys its compiled versions on). The fingerprint ignores byte
+order and alignment, so only plain arrays of a native bool, integer, float or complex dtype
+(which the fingerprint's type number then determines exactly) and aligned memory are taken.
+Const values are plain arrays or scalars: a tuple, memoryview, ndarray subclass, record or any
+other container takes the full path, whose aliasing check looks inside it. A later call with
+the same key checks in Python only what the key does not determine:
 
 - each shadow has its array's shape and strides;
 - the arrays and shadows occupy disjoint memory, proven by ownership: each is an array that owns
@@ -23,8 +27,9 @@ the entry's signature only (other types: Numba's TypeError, before anything runs
 third of a second, once per structure and process, like a small gradient's build: paid by loops
 of more than RUNNER_CALLS calls, which then save 2-5 microseconds per call.
 
-Anything else (keywords, defaults left out, tuples, array returns, other modes, batches) never
-reaches the tables. The full path stays the only place that raises errors.
+Anything else (keywords, defaults left out, containers, array returns, other modes, batches)
+never reaches the tables; an int the entry's int64 cannot hold misses before anything runs. The
+full path stays the only place that raises errors (tests/test_fast_path_agreement.py).
 """
 from __future__ import annotations
 
@@ -48,6 +53,20 @@ _ndarray = np.ndarray
 _SHADOWED = (Duplicated, DuplicatedNoNeed)
 _ANNOTATED = (Const, Active, Duplicated, DuplicatedNoNeed)
 _NO_MATCH = "No matching definition"
+# Const values the fast path takes besides plain arrays: scalars, which hold no memory. Anything
+# else (tuples, memoryviews, ndarray subclasses, records, jitclass instances) takes the full
+# path, whose aliasing check looks inside it (arguments.memory_of).
+_SCALARS = frozenset([int, float, complex, bool, str, type(None)] + [
+    t for t in set(np.sctypeDict.values()) if issubclass(t, (np.number, np.bool_))])
+_UNTYPED = (TypeError, ValueError, NotImplementedError, OverflowError)
+_PLAIN_KINDS = frozenset("biufc")
+
+
+def _plain_dtype(dt, kinds=_PLAIN_KINDS):
+    """A native-byte-order bool, integer, float or complex dtype: one that Numba's fingerprint
+    (its type number: kind and size) determines exactly. Numba's fingerprint ignores byte order,
+    so a '>f8' array would otherwise pass for a float64 one."""
+    return dt.isnative and dt.kind in kinds
 
 
 class GuardMiss(Exception):
@@ -79,18 +98,26 @@ class Tables:
 
 
 def _owner(a, ndarray=_ndarray):
-    """The ndarray owning the memory of `a`, a view, or None when that is not provable cheaply."""
+    """The ndarray owning the memory of `a` (itself or the base of a view), or None when that is
+    not provable cheaply or `a` is not aligned."""
+    f = a.flags
+    if not f.aligned:
+        return None
     base = a.base
-    if type(base) is not ndarray or base.base is not None or not a.flags.aligned:
+    if base is None:
+        return a if f.owndata else None
+    if type(base) is not ndarray or base.base is not None:
         return None
     return base if base.flags.owndata else None
 
 
-def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=_owner):
+def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=_owner,
+          scalars=_SCALARS, kinds=_PLAIN_KINDS):
     """(key, primal values, shadows) of a call the fast path can take, else None.
 
-    A shadow needs no fingerprint of its own: with its array's shape and strides (so its
-    layout) and dtype, and writeable, it has the type the full path accepted."""
+    Arrays have plain dtypes (_plain_dtype), so the fingerprint determines the dtype exactly,
+    byte order included. A shadow needs no fingerprint of its own: with its array's shape and strides (so
+    its layout) and dtype, and writeable, it has the type the full path accepted."""
     key = [cache]
     values = []
     shadows = []
@@ -101,11 +128,13 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
         if t is Duplicated or t is DuplicatedNoNeed:
             v = a.value
             s = a.shadow
-            if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not v.dtype \
+            dt = v.dtype
+            if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not dt \
+                    or not dt.isnative or dt.kind not in kinds \
                     or v.shape != s.shape or v.strides != s.strides or not s.flags.writeable:
                 return None
-            owners.add(id(v if v.flags.owndata else owner(v)))
-            owners.add(id(s if s.flags.owndata else owner(s)))
+            owners.add(id(owner(v)))
+            owners.add(id(owner(s)))
             n += 2
             key.append(t)
             key.append(fingerprint(v))
@@ -118,9 +147,15 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
             return None
         else:                       # a bare value is Const
             v = a
-        if type(v) is ndarray:
-            owners.add(id(v if v.flags.owndata else owner(v)))
+        tv = type(v)
+        if tv is ndarray:
+            dt = v.dtype
+            if not dt.isnative or dt.kind not in kinds:
+                return None
+            owners.add(id(owner(v)))
             n += 1
+        elif tv not in scalars:
+            return None
         key.append(t)
         key.append(type(v))
         key.append(fingerprint(v))
@@ -170,7 +205,7 @@ def call(kernel, args, seed, cache):
             return result
     try:
         parts = split(args, cache)
-    except (TypeError, ValueError, NotImplementedError):   # no fingerprint for this value
+    except _UNTYPED:           # no fingerprint for this value (an int beyond 64 bits, ...)
         return None
     if parts is None:
         return None
@@ -178,7 +213,10 @@ def call(kernel, args, seed, cache):
     entry = tables.by_key.get(key)
     if entry is None:
         return None
-    derivs = entry.entry(*values, *shadows, seed)
+    try:
+        derivs = entry.entry(*values, *shadows, seed)
+    except OverflowError:      # an int its signature's int64 cannot hold: nothing has run
+        return None
     entry.calls += 1
     if entry.calls == RUNNER_CALLS:
         _add_runner(tables, entry, cache)
@@ -193,7 +231,10 @@ def _add_runner(tables, entry, cache):
         pass
 
 
-def _through_runner(tables, args, seed, cache):
+def _through_runner(tables, args, seed, cache, ndarray=_ndarray, kinds=_PLAIN_KINDS):
+    """The runner's result, or None. The runner's own dispatch sees Numba's fingerprints,
+    which ignore byte order and alignment: arrays of other dtypes (_plain_dtype), shadows of
+    another dtype than their array's, and unaligned arrays miss."""
     structure = [cache]
     values = []
     shadows = []
@@ -201,11 +242,22 @@ def _through_runner(tables, args, seed, cache):
         t = type(a)
         structure.append(t)
         if t is Duplicated or t is DuplicatedNoNeed:
-            values.append(a.value)
-            shadows.append(a.shadow)
+            v = a.value
+            s = a.shadow
+            dt = v.dtype
+            if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not dt \
+                    or not dt.isnative or dt.kind not in kinds or not v.flags.aligned \
+                    or not s.flags.aligned:
+                return None
+            values.append(v)
+            shadows.append(s)
             continue
         v = a.value if t is Const or t is Active else a
         structure.append(type(v))
+        if type(v) is ndarray:
+            dt = v.dtype
+            if not dt.isnative or dt.kind not in kinds or not v.flags.aligned:
+                return None
         values.append(v)
     found = tables.runners.get(tuple(structure))
     if found is None:
@@ -213,7 +265,7 @@ def _through_runner(tables, args, seed, cache):
     runner, entry = found
     try:
         derivs = runner(*values, *shadows, seed)
-    except GuardMiss:
+    except (GuardMiss, OverflowError):     # other memory; an int Numba types otherwise
         return None
     except TypeError as exc:           # Numba's dispatch: other types; nothing has run
         if str(exc).startswith(_NO_MATCH):
@@ -229,7 +281,7 @@ def remember(kernel, args, cache) -> None:
         return
     try:
         parts = split(args, cache)
-    except (TypeError, ValueError, NotImplementedError):
+    except _UNTYPED:
         return
     if parts is None:
         return

@@ -28,8 +28,8 @@ from ir_passes import Activity, forward_mode, parse_module, print_module
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, DuplicatedNoNeed, as_annotation
-from ..arguments import (as_dispatcher, check_active, check_aliasing_lanes, check_distinct_lanes,
-                         check_duplicated, distinct_memory, type_key, typeof)
+from ..arguments import (argument_arrays, as_dispatcher, check_active, check_aliasing_lanes,
+                         check_distinct_lanes, check_duplicated, distinct_memory, type_key, typeof)
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import (array_data, call_generated, float_slot, raise_status,
@@ -199,8 +199,8 @@ def prepare(kernel, args, keep_failure=False):
 def all_disjoint(annotated, shadows) -> bool:
     """Are all arrays and shadows of this call distinct memory? Then the variant whose shadows
     are `noalias` is used (LLVM keeps tangents in registers across stores)."""
-    return distinct_memory([a.value for a in annotated if type(a.value) is np.ndarray]
-                           + [s for lanes in shadows for s in lanes])
+    arrays = argument_arrays(annotated)
+    return arrays is not None and distinct_memory(arrays + [s for lanes in shadows for s in lanes])
 
 
 def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1) -> CompiledForward:

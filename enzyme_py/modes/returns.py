@@ -33,6 +33,19 @@ class _Unset:
 UNSET = _Unset()
 
 
+class ShapeMismatch(ValueError):
+    """A seed or output array whose shape differs from the returned array's, raised inside the
+    generated wrapper with (what, its shape, the returned shape) and printed as a sentence."""
+
+    def __str__(self) -> str:
+        if len(self.args) != 3:
+            return super().__str__()
+        what, got, returned = self.args
+        hint = "; pass a seed of the returned shape" if "seed" in what else ""
+        return (f"{what} has shape {tuple(got)}, but the kernel returned an array of shape "
+                f"{tuple(returned)}{hint}")
+
+
 @dataclass(frozen=True)
 class Leaf:
     """One leaf of a return value: `path` indexes nested tuples, `type` is its Numba type."""
