@@ -16,6 +16,7 @@ from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from .arguments import copy_same_layout, is_cuda
 from .api import inspect
 from .bridge.cleanup import variable_names
+from .options import kernel_options
 
 NUMBA_DIR = os.sep + "numba" + os.sep
 
@@ -150,6 +151,7 @@ def user_line(locations) -> str:
     return ""
 
 
+@kernel_options()
 def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0,
             memory: str = "tape") -> Explanation:
     """Describe the reverse-mode gradient of `kernel` for these annotated arguments.

@@ -52,6 +52,7 @@ def test_plain_defaults_still_work():
     lambda x: enzyme_py.jacobian(scaled, x, memory=5.0),
     lambda x: check_gradient(scaled, Duplicated(x, np.zeros(1)), memory=5.0),
     lambda x: enzyme_py.compile_gradient(scaled, Duplicated(x, np.zeros(1)), memory=5.0),
+    lambda x: enzyme_py.explain(scaled, Duplicated(x, np.zeros(1)), memory=5.0),
 ])
 def test_helpers_refuse_it(call):
     with pytest.raises(TypeError, match="is both an option of"):
