@@ -1,7 +1,8 @@
 """A loop's tape was sized from the trip bound of its first exit that tests the counter, even
 when that exit never fires: `if i == stop: break` with stop = -1 in a loop over 100,000
 elements reserved |stop - 0| + 2 = 3 iterations, and the forward sweep wrote the rest past the
-buffer (heap corruption, a segfault in most runs). The bound of an entry is now the least over
+buffer (heap corruption, a segfault in most runs); `i >= stop` with stop = 10**15 and a data
+test that leaves after 30 iterations reserved 10**15 entries up front (a crash). The bound of an entry is now the least over
 the exits whose test holds within it, decided on entry, and a loop that may leave elsewhere grows
 its tape on the way. Each case runs in a child process under glibc's and CPython's allocator
 checks, so that a corrupted heap fails the test instead of killing pytest; the gradients are
@@ -45,6 +46,20 @@ CHILD = textwrap.dedent('''
                 break
             t = x[i:i + 2] * 2.0
             if x[i] < 0.0:
+                break
+            s += t[0] * t[1]
+            i += 1
+        return s
+
+    @njit
+    def loose(x, stop):                     # i >= stop bounds it, loosely: a data test leaves
+        s = 0.0
+        i = 0
+        while True:
+            if i >= stop:
+                break
+            t = x[i:i + 2] * 2.0
+            if x[i] > 2.0:
                 break
             s += t[0] * t[1]
             i += 1
@@ -112,6 +127,10 @@ CHILD = textwrap.dedent('''
         raise AssertionError("no exception")
     except ValueError:
         pass
+    marked = small.copy()
+    marked[30] = 3.0
+    for stop in (10**15, 2**62, 2**63 - 1, 10):   # no tape of 10**15 entries up front
+        check(loose, marked, stop)
     for lo in (-3, 0):
         check(below, small, lo)
     check(constant_stop, rng.uniform(0.5, 1.5, 201))
