@@ -88,7 +88,7 @@ def select(fm, inst) -> None:
         z = fm.zero(inst.type)
         guard = zero_guard(fm, inst) if fm.strong_zero_guards else None
         if guard is not None:
-            fm.tmap[id(inst)] = guarded_tangents(fm, inst, cond, *guard)
+            fm.tmap[id(inst)] = guarded_tangents(fm, inst, *guard)
             return
         fm.tmap[id(inst)] = [b.select(cond, ta[j] if ta else z, tb[j] if tb else z,
                                       fm.suffix(inst, "t", j)) for j in range(w)]
@@ -108,35 +108,35 @@ def select(fm, inst) -> None:
 
 
 def zero_guard(fm, inst):
-    """`select (x == 0), 0, y` or `select (x != 0), y, 0` with a varying x: (x, y, is_eq)."""
-    cond, a, b = inst.ops
-    if getattr(cond, "opcode", None) != "fcmp" or cond.pred not in ("oeq", "une"):
-        return None
-    zeros = [o for o in cond.ops if isinstance(o, ConstFloat) and o.value == 0.0]
-    xs = [o for o in cond.ops if not isinstance(o, ConstFloat)]
-    if len(zeros) != 1 or len(xs) != 1 or fm.tan(xs[0]) is None:
-        return None
-    eq = cond.pred == "oeq"
-    zero_arm, y = (a, b) if eq else (b, a)
+    """Reverse mode's strong-zero guard `select (d == 0 and c uno c), 0, c` (rules/partials.py),
+    with a varying d and c: (d, c); else None."""
+    cond, zero_arm, c = inst.ops
     if not (isinstance(zero_arm, ConstFloat) and zero_arm.value == 0.0):
         return None
-    return xs[0], y, eq
+    if getattr(cond, "opcode", None) != "and":
+        return None
+    tests = {getattr(t, "pred", None): t for t in cond.ops if getattr(t, "opcode", None) == "fcmp"}
+    eq, nan = tests.get("oeq"), tests.get("uno")
+    if eq is None or nan is None or nan.ops[0] is not c or nan.ops[1] is not c:
+        return None
+    zeros = [o for o in eq.ops if isinstance(o, ConstFloat) and o.value == 0.0]
+    ds = [o for o in eq.ops if not isinstance(o, ConstFloat)]
+    if len(zeros) != 1 or len(ds) != 1 or fm.tan(ds[0]) is None or fm.tan(c) is None:
+        return None
+    return ds[0], c
 
 
-def guarded_tangents(fm, inst, cond, x, y, eq) -> list:
-    """Reverse mode's strong-zero guard, differentiated lane by lane (strong_zero_guards): the
-    guard y = (x == 0 ? 0 : x * p) is linear in x, so its tangent is (tx == 0 ? 0 : ty) where x is
-    0, and ty elsewhere. Exact for the adjoint sweep of a gradient run with zero seeds."""
+def guarded_tangents(fm, inst, d, c) -> list:
+    """The strong-zero guard, differentiated lane by lane (strong_zero_guards): the guard is
+    linear in (d, c) wherever c is a number, so lane j is the same guard on (d'_j, c'_j). Batched
+    reverse mode runs the gradient with zero seeds (every adjoint d is 0) and its lanes are the
+    adjoints: lane j is what a call with seed j gives."""
     b = fm.b
-    tx, ty = fm.tan(x), fm.tan(y)
     zero = fm.zero(inst.type)
     lanes = []
-    for j in range(fm.width):
-        t = ty[j] if ty else zero
-        if eq:   # cond: x == 0
-            lanes.append(b.select(b.binop("and", cond, b.fcmp("oeq", tx[j], zero)), zero, t))
-        else:    # cond: x != 0
-            lanes.append(b.select(b.binop("or", cond, b.fcmp("une", tx[j], zero)), t, zero))
+    for td, tc in zip(fm.tan(d), fm.tan(c)):
+        test = b.binop("and", b.fcmp("oeq", td, zero), b.fcmp("uno", tc, tc))
+        lanes.append(b.select(test, zero, tc))
     return lanes
 
 
