@@ -117,13 +117,21 @@ def zero_guard(fm, inst):
         return None
     tests = {getattr(t, "pred", None): t for t in cond.ops if getattr(t, "opcode", None) == "fcmp"}
     eq, nan = tests.get("oeq"), tests.get("uno")
-    if eq is None or nan is None or nan.ops[0] is not c or nan.ops[1] is not c:
+    if eq is None or nan is None or not is_nan_test(nan, c):
         return None
     zeros = [o for o in eq.ops if isinstance(o, ConstFloat) and o.value == 0.0]
     ds = [o for o in eq.ops if not isinstance(o, ConstFloat)]
     if len(zeros) != 1 or len(ds) != 1 or fm.tan(ds[0]) is None or fm.tan(c) is None:
         return None
     return ds[0], c
+
+
+def is_nan_test(t, c) -> bool:
+    """Is fcmp uno `t` the test `c is NaN` (`uno c, c`, or `uno c, 0.0` as LLVM writes it)?"""
+    a, b = t.ops
+    if a is not c:
+        a, b = b, a
+    return a is c and (b is c or isinstance(b, ConstFloat) and b.value == b.value)
 
 
 def guarded_tangents(fm, inst, d, c) -> list:
