@@ -29,8 +29,16 @@ exit:
 ; CHECK-NEXT:    %a.t = load double, ptr %px.shadow, align 8
 ; CHECK-NEXT:    %m = fmul double %a, %a
 ; CHECK-NEXT:    [[P1:%.*]] = fmul double %a.t, %a
+; CHECK-NEXT:    [[AZ:%.*]] = fcmp oeq double %a.t, 0x0000000000000000
+; CHECK-NEXT:    [[AN:%.*]] = fcmp uno double [[P1]], [[P1]]
+; CHECK-NEXT:    [[AG:%.*]] = and i1 [[AZ]], [[AN]]
+; CHECK-NEXT:    [[T1:%.*]] = select i1 [[AG]], double 0x0000000000000000, double [[P1]]
 ; CHECK-NEXT:    [[P2:%.*]] = fmul double %a.t, %a
-; CHECK-NEXT:    [[DM:%.*]] = fadd double [[P1]], [[P2]]
+; CHECK-NEXT:    [[BZ:%.*]] = fcmp oeq double %a.t, 0x0000000000000000
+; CHECK-NEXT:    [[BN:%.*]] = fcmp uno double [[P2]], [[P2]]
+; CHECK-NEXT:    [[BG:%.*]] = and i1 [[BZ]], [[BN]]
+; CHECK-NEXT:    [[T2:%.*]] = select i1 [[BG]], double 0x0000000000000000, double [[P2]]
+; CHECK-NEXT:    [[DM:%.*]] = fadd double [[T1]], [[T2]]
 ; CHECK-NEXT:    %s1 = fadd double %s, %m
 ; CHECK-NEXT:    [[DS1]] = fadd double %s.t, [[DM]]
 ; CHECK:       exit:
