@@ -108,43 +108,54 @@ def select(fm, inst) -> None:
 
 
 def zero_guard(fm, inst):
-    """Reverse mode's strong-zero guard `select (d == 0 and c uno c), 0, c` (rules/partials.py),
-    with a varying d and c: (d, c); else None."""
-    cond, zero_arm, c = inst.ops
-    if not (isinstance(zero_arm, ConstFloat) and zero_arm.value == 0.0):
+    """Reverse mode's strong-zero guard `select (d != 0 or F), c, 0` (rules/partials.py) with a
+    varying d and c: (d, c, F); else None. F is `c is not NaN` or a test of primal values."""
+    cond, c, zero_arm = inst.ops
+    if not (isinstance(zero_arm, ConstFloat) and zero_arm.value == 0.0) or fm.tan(c) is None:
         return None
-    if getattr(cond, "opcode", None) != "and":
+    parts = either(cond)
+    if parts is None:
         return None
-    tests = {getattr(t, "pred", None): t for t in cond.ops if getattr(t, "opcode", None) == "fcmp"}
-    eq, nan = tests.get("oeq"), tests.get("uno")
-    if eq is None or nan is None or not is_nan_test(nan, c):
-        return None
-    zeros = [o for o in eq.ops if isinstance(o, ConstFloat) and o.value == 0.0]
-    ds = [o for o in eq.ops if not isinstance(o, ConstFloat)]
-    if len(zeros) != 1 or len(ds) != 1 or fm.tan(ds[0]) is None or fm.tan(c) is None:
-        return None
-    return ds[0], c
+    for t, rest in (parts, parts[::-1]):
+        if getattr(t, "opcode", None) == "fcmp" and t.pred == "une":
+            zeros = [o for o in t.ops if isinstance(o, ConstFloat) and o.value == 0.0]
+            ds = [o for o in t.ops if not isinstance(o, ConstFloat)]
+            if len(zeros) == 1 and len(ds) == 1 and fm.tan(ds[0]) is not None:
+                return ds[0], c, rest
+    return None
+
+
+def either(cond):
+    """(a, b) for `or a, b` or its logical form `select a, true, b`; else None."""
+    op = getattr(cond, "opcode", None)
+    if op == "or":
+        return tuple(cond.ops)
+    if op == "select" and isinstance(cond.ops[1], ConstInt) and cond.ops[1].value == 1:
+        return cond.ops[0], cond.ops[2]
+    return None
 
 
 def is_nan_test(t, c) -> bool:
-    """Is fcmp uno `t` the test `c is NaN` (`uno c, c`, or `uno c, 0.0` as LLVM writes it)?"""
-    a, b = t.ops
-    if a is not c:
-        a, b = b, a
+    """Is `t` the test `c is not NaN` (`fcmp ord c, c`, or `ord c, 0.0` as LLVM writes it)?"""
+    if getattr(t, "opcode", None) != "fcmp" or t.pred != "ord":
+        return False
+    a, b = t.ops if t.ops[0] is c else t.ops[::-1]
     return a is c and (b is c or isinstance(b, ConstFloat) and b.value == b.value)
 
 
-def guarded_tangents(fm, inst, d, c) -> list:
+def guarded_tangents(fm, inst, d, c, number) -> list:
     """The strong-zero guard, differentiated lane by lane (strong_zero_guards): the guard is
-    linear in (d, c) wherever c is a number, so lane j is the same guard on (d'_j, c'_j). Batched
+    linear in (d, c) where c is a number, so lane j is the same guard on (d'_j, c'_j), with
+    `c is not NaN` read on c'_j (a test of primal values is the same in every lane). Batched
     reverse mode runs the gradient with zero seeds (every adjoint d is 0) and its lanes are the
     adjoints: lane j is what a call with seed j gives."""
     b = fm.b
     zero = fm.zero(inst.type)
     lanes = []
     for td, tc in zip(fm.tan(d), fm.tan(c)):
-        test = b.binop("and", b.fcmp("oeq", td, zero), b.fcmp("uno", tc, tc))
-        lanes.append(b.select(test, zero, tc))
+        lane_number = b.fcmp("ord", tc, tc) if is_nan_test(number, c) else fm.val(number)
+        keep = b.binop("or", b.fcmp("une", td, zero), lane_number)
+        lanes.append(b.select(keep, tc, zero))
     return lanes
 
 
