@@ -179,3 +179,33 @@ def test_batched_lanes_match_separate_calls_at_nan():
     np.testing.assert_array_equal(separate[1], [0.0, 0.0])
     for lane, dx in zip(lanes, separate):
         np.testing.assert_array_equal(lane, dx)
+
+
+@njit
+def masked_dot(a, b):
+    s = np.dot(a, b)
+    return (0.0 if np.isnan(s) else s) + np.sum(a * a)
+
+
+@njit
+def masked_norm(a, b):
+    s = np.linalg.norm(a * b)
+    return (0.0 if np.isinf(s) else s) + a[0]
+
+
+def test_blas_dot_adjoint_zero_times_nan():
+    """dot's adjoint dx += d * y with d = 0 (the select drops the dot) and y[0] = NaN."""
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([np.nan, 1.0, 2.0])
+    np.testing.assert_array_equal(reverse_gradient(masked_dot, a, b), 2 * a)
+    lanes = (np.zeros(3), np.zeros(3))
+    autodiff(masked_dot, BatchDuplicated(a.copy(), lanes), Const(b), seed=(1.0, 2.0))
+    np.testing.assert_array_equal(lanes[0], 2 * a)
+    np.testing.assert_array_equal(lanes[1], 4 * a)
+    hv = hessian_vector_product(masked_dot, a, np.array([1.0, 0.0, 0.0]), b)
+    np.testing.assert_array_equal(hv, [2.0, 0.0, 0.0])
+
+
+def test_blas_nrm2_adjoint_zero_times_inf():
+    """nrm2's adjoint d * x / |x| with d = 0 and |x| = inf."""
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([np.inf, 1.0, 2.0])
+    np.testing.assert_array_equal(reverse_gradient(masked_norm, a, b), [1.0, 0.0, 0.0])
