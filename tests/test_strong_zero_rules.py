@@ -80,3 +80,18 @@ def test_a_nonzero_seed_keeps_the_nan():
 def test_zero_tangent_on_one_operand():
     """d(x * inf) with tangents (0, 1) at x = 2: 0 * inf from x's side is 0, 2 * 1 from z's."""
     assert forward("fmul-inf", (0.0, 1.0)) == 2.0
+
+
+@pytest.mark.parametrize("factor,guarded", [("2.0", False), ("%n.f", False), ("%a1", True),
+                                            ("0x7FF0000000000000", True)])
+def test_guard_left_out_only_for_proven_finite_factors(factor, guarded):
+    """x * factor: no guard for a finite constant or an i64 converted to double
+    (analysis/finite.py); one for a loaded value or inf."""
+    text = ("define void @f(ptr %p0, ptr %p1, i64 %n, ptr %out) {\n"
+            "  %a0 = load double, ptr %p0\n  %a1 = load double, ptr %p1\n"
+            "  %n.f = sitofp i64 %n to double\n"
+            f"  %r = fmul double %a0, {factor}\n  store double %r, ptr %out\n  ret void\n}}\n")
+    module = parse_module(text)
+    reverse_mode(module, "f", ["dup", "const", "const", "dup"], "grad", counts=None)
+    grad = print_module(module).split("define void @grad")[1]
+    assert ("select" in grad) == guarded

@@ -2,7 +2,7 @@
 
 The strong-zero guard (rules/partials.py) is left out where every primal value a partial reads
 is finite. The facts are local, with no fixed point: a finite constant; an integer of 64 bits or
-fewer converted to float (none overflows f32); fneg, freeze, fabs or copysign of a finite value;
+fewer converted to f32 or wider (none overflows); fneg, freeze, fabs or copysign of a finite value;
 a select of two finite values. Anything else (a load, an argument, a phi, arithmetic that may
 overflow) is not known to be finite.
 """
@@ -23,9 +23,9 @@ def finite(v, depth: int = _DEPTH) -> bool:
     op = getattr(v, "opcode", None)
     if depth == 0 or op is None:
         return False
-    if op in ("sitofp", "uitofp"):
+    if op in ("sitofp", "uitofp"):   # f16 overflows at 65520: only f32 and wider
         src = v.ops[0].type
-        return isinstance(src, T.IntType) and src.bits <= 64
+        return isinstance(src, T.IntType) and src.bits <= 64 and getattr(v.type, "bits", 0) >= 32
     if op in ("fneg", "freeze"):
         return finite(v.ops[0], depth - 1)
     if op == "select":
