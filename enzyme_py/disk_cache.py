@@ -94,7 +94,7 @@ def _library_version() -> bytes:
 
 def _rules_state() -> str:
     """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored)."""
-    rules = sorted((k, r.zero, r.inactive, r.linear, len(r.partials)) for k, r in RULES.items()
+    rules = sorted((k, r.zero, r.inactive, r.zero_guard, len(r.partials)) for k, r in RULES.items()
                    if not k.startswith("numba.dynamic.globals."))
     return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, BLAS.items())),
                  sorted(FREES.items()), sorted(REALLOCS.items()), sorted(ZEROED),

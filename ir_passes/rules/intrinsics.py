@@ -34,7 +34,7 @@ define("llvm.fabs", lambda b, d, x, y: b.fmul(d, b.intrinsic("copysign", [c(b, d
 define("llvm.copysign",
        lambda b, d, x, y: b.fmul(d, b.fmul(b.intrinsic("copysign", [c(b, d, 1.0), x[0]]),
                                            b.intrinsic("copysign", [c(b, d, 1.0), x[1]]))),
-       ZERO, spellings=("copysign", "copysignf"), linear=True)
+       ZERO, spellings=("copysign", "copysignf"), zero_guard="never")
 # pow(a, e): d e a^(e-1) and d y log(a)
 define("llvm.pow",
        lambda b, d, x, y: b.fmul(d, b.fmul(x[1], b.intrinsic("pow", [x[0], b.fsub(x[1], c(b, d, 1.0))]))),
@@ -47,7 +47,8 @@ define("llvm.powi",
                                                x[1], b.iconst(x[1].type, 1)), d.type)]))),
        None)
 define("llvm.fma", lambda b, d, x, y: b.fmul(d, x[1]), lambda b, d, x, y: b.fmul(d, x[0]),
-       lambda b, d, x, y: d, spellings=("llvm.fmuladd", "fma", "fmaf"), linear=True)
+       lambda b, d, x, y: d, spellings=("llvm.fmuladd", "fma", "fmaf"),
+       zero_guard="operands")
 
 
 def pick_first(pred):
@@ -61,9 +62,9 @@ def pick_first(pred):
 
 
 define("llvm.minnum", *pick_first("ole"), spellings=("llvm.minimum", "llvm.minimumnum", "fmin", "fminf"),
-       linear=True)
+       zero_guard="never")
 define("llvm.maxnum", *pick_first("oge"), spellings=("llvm.maximum", "llvm.maximumnum", "fmax", "fmaxf"),
-       linear=True)
+       zero_guard="never")
 
 for name in ("floor", "ceil", "round", "trunc", "rint", "nearbyint", "roundeven"):
     zero(f"llvm.{name}", spellings=(name, name + "f"))

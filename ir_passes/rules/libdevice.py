@@ -38,8 +38,8 @@ for _name, _key in FAST.items():
     RULES[f"__nv_fast_{_name}"] = RULES[_key]
 
 
-def nv(name, *partials, linear=False):
-    define(f"__nv_{name}", *partials, spellings=(f"__nv_{name}f",), linear=linear)
+def nv(name, *partials, zero_guard="always"):
+    define(f"__nv_{name}", *partials, spellings=(f"__nv_{name}f",), zero_guard=zero_guard)
 
 
 nv("rsqrt", lambda b, d, x, y: b.fmul(b.fmul(d, c(b, d, -0.5)), b.fmul(y, sq(b, y))))
@@ -56,16 +56,17 @@ nv("erfcinv", lambda b, d, x, y: b.fneg(b.fmul(d, b.fmul(c(b, d, math.sqrt(math.
                                                         b.intrinsic("exp", [sq(b, y)])))))
 # fmod(a, m) = a - trunc(a / m) m
 nv("fmod", lambda b, d, x, y: d,
-   lambda b, d, x, y: b.fneg(b.fmul(d, b.intrinsic("trunc", [b.fdiv(x[0], x[1])]))), linear=True)
+   lambda b, d, x, y: b.fneg(b.fmul(d, b.intrinsic("trunc", [b.fdiv(x[0], x[1])]))))
 nv("fdim", lambda b, d, x, y: b.select(b.fcmp("ogt", x[0], x[1]), d, c(b, d, 0.0)),
-   lambda b, d, x, y: b.select(b.fcmp("ogt", x[0], x[1]), b.fneg(d), c(b, d, 0.0)), linear=True)
+   lambda b, d, x, y: b.select(b.fcmp("ogt", x[0], x[1]), b.fneg(d), c(b, d, 0.0)),
+   zero_guard="never")
 define("__nv_fast_fdividef", *RULES["fdiv"].partials)
 define("__nv_fdiv_rn", *RULES["fdiv"].partials, spellings=("__nv_ddiv_rn", "__nv_fdiv_rz",
                                                            "__nv_ddiv_rz"))
 for _name in ("floor", "ceil", "trunc", "rint", "round", "nearbyint"):
     zero(f"__nv_{_name}", spellings=(f"__nv_{_name}f",))
 define("__nv_ldexp", lambda b, d, x, y: b.libm("ldexp", [d, x[1]]), None, spellings=("__nv_ldexpf",),
-       linear=True)
+       zero_guard="never")
 for _name in ("isnand", "isnanf", "isinfd", "isinff", "isfinited", "finitef", "signbitd", "signbitf",
               "ilogb", "ilogbf", "llrint", "llrintf", "llround", "llroundf"):
     inactive(f"__nv_{_name}")

@@ -55,6 +55,6 @@ libm("lgamma", lambda b, d, x, y: b.fmul(d, digamma(b, x[0])))
 libm("tgamma", lambda b, d, x, y: b.fmul(d, b.fmul(y, digamma(b, x[0]))))
 # ldexp(x, n) = x 2^n: linear in x; the integer exponent has no derivative
 define("ldexp", lambda b, d, x, y: b.libm("ldexp", [d, x[1]]), None, spellings=("ldexpf",),
-       linear=True)
+       zero_guard="never")
 # nextafter(x, t): the float next to x towards t; slope 1 in x, piecewise constant in t
-define("nextafter", lambda b, d, x, y: d, ZERO, spellings=("nextafterf",), linear=True)
+define("nextafter", lambda b, d, x, y: d, ZERO, spellings=("nextafterf",), zero_guard="never")

@@ -25,9 +25,17 @@ whenever any part of ir_passes.rules is imported:
   mirrored place of the reverse sweep (a GPU block barrier: the reverse of a barrier is a
   barrier). Alias analysis counts it as writing whatever the function writes anywhere (other
   threads' writes become visible at a barrier).
-- Partials are "strong zero" unless `linear=True`: a zero adjoint gives a zero contribution even
-  where the partial is inf or NaN. This matters after LLVM speculates both sides of a branch
-  (`np.cbrt` computes pow of a negative number and then selects the other value).
+- Strong zero: a zero `d` contributes exactly zero, even where the partial is inf or NaN (a term
+  that a select, `nansum` or an `isnan` test drops has a zero adjoint, and LLVM computes both
+  sides of such a branch: `np.where(np.isnan(w), 0, x * w)`, `np.cbrt` of a negative number).
+  rules/partials.py wraps every partial in the guard, in every mode; a rule need not test d
+  itself. `zero_guard` says when the guard can be left out:
+  "always" (the default): the partial may be inf or NaN at finite operands (fdiv, log, sqrt);
+  "operands": the partial is finite wherever the primal operands it reads are (fmul's d * x[1],
+  fma): guarded unless analysis/finite.py proves each operand it read finite (a constant); such
+  a rule reads `x` only, never `y` or a sibling;
+  "never": the partial never scales d by a primal value (fadd's d, select's choice of d or 0,
+  copysign's +-1).
 
 A call or opcode with float data and no rule raises UnsupportedError naming it; it never gets a
 zero derivative by accident.
@@ -47,7 +55,7 @@ class Rule:
     partials: tuple[Partial | None, ...]
     zero: bool = False
     inactive: bool = False
-    linear: bool = False  # partials are finite wherever the primal is: no strong-zero guard
+    zero_guard: str = "always"  # when a zero d needs the strong-zero guard: "always", "operands", "never"
     mirror: bool = False  # inactive, and called again at the mirrored place in reverse
 
     def partial(self, k: int) -> Partial | None:
@@ -61,9 +69,14 @@ def ZERO(b, d, x, y):
     return None
 
 
+GUARDS = ("always", "operands", "never")
+
+
 def define(key: str, *partials: Partial | None, spellings: tuple[str, ...] = (),
-           linear: bool = False) -> Rule:
-    rule = Rule(key, tuple(partials), linear=linear)
+           zero_guard: str = "always") -> Rule:
+    if zero_guard not in GUARDS:
+        raise ValueError(f"zero_guard must be one of {GUARDS}, not {zero_guard!r}")
+    rule = Rule(key, tuple(partials), zero_guard=zero_guard)
     for name in (key, *spellings):
         RULES[name] = rule
     return rule

@@ -154,11 +154,13 @@ def ensure(module, name: str) -> None:
         if fn.name not in module.functions:
             module.add_function(fn)
 
-# reverse of out = dot(x, y) over n elements: dx += d * y; dy += d * x (either shadow may be null)
+# reverse of out = dot(x, y) over n elements: dx += d * y; dy += d * x (either shadow may be null),
+# each product under the strong-zero guard of rules/partials.py: (d != 0 or y finite) ? d * y : 0
 DOT_ADJOINT = """
 define internal void @enzpy.dot_adjoint.{S}(i64 %n, ptr %x, ptr %y, ptr %dx, ptr %dy, {T} %d) {{
 entry:
   %empty = icmp sle i64 %n, 0
+  %dnz = fcmp une {T} %d, 0.0
   br i1 %empty, label %done, label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %i1, %next ]
@@ -171,7 +173,11 @@ loop:
 adx:
   %pdx = getelementptr {T}, ptr %dx, i64 %i
   %odx = load {T}, ptr %pdx
-  %tdx = fmul {T} %d, %vy
+  %ay = call {T} @llvm.fabs.{S}({T} %vy)
+  %fy = fcmp olt {T} %ay, 0x7FF0000000000000
+  %ky = or i1 %dnz, %fy
+  %py = fmul {T} %d, %vy
+  %tdx = select i1 %ky, {T} %py, {T} 0.0
   %ndx = fadd {T} %odx, %tdx
   store {T} %ndx, ptr %pdx
   br label %checky
@@ -181,7 +187,11 @@ checky:
 ady:
   %pdy = getelementptr {T}, ptr %dy, i64 %i
   %ody = load {T}, ptr %pdy
-  %tdy = fmul {T} %d, %vx
+  %ax = call {T} @llvm.fabs.{S}({T} %vx)
+  %fx = fcmp olt {T} %ax, 0x7FF0000000000000
+  %kx = or i1 %dnz, %fx
+  %qx = fmul {T} %d, %vx
+  %tdy = select i1 %kx, {T} %qx, {T} 0.0
   %ndy = fadd {T} %ody, %tdy
   store {T} %ndy, ptr %pdy
   br label %next
@@ -192,6 +202,7 @@ next:
 done:
   ret void
 }}
+declare {T} @llvm.fabs.{S}({T})
 """
 HELPERS["enzpy.dot_adjoint.f64"] = DOT_ADJOINT.format(S="f64", T="double")
 HELPERS["enzpy.dot_adjoint.f32"] = DOT_ADJOINT.format(S="f32", T="float")

@@ -70,7 +70,8 @@ instances("scale_matrix", grid("scale_matrix", "i64 %rows, i64 %cols, ptr %p, i6
   store {T} %w, ptr %q""", head="  %base = mul i64 %j, %ld"))
 
 # 2-norm of n elements of x at stride inc (BLAS returns 0 for inc <= 0); with dx null: the norm,
-# else dx[i*inc] += d * x[i*inc] / norm (nothing where the norm is 0: a subgradient)
+# else dx[i*inc] += d * x[i*inc] / norm (nothing where the norm is 0: a subgradient; nor where d
+# is 0 and the norm inf or NaN: the strong zero of rules/partials.py)
 NRM2 = """
 define internal {T} @enzpy.nrm2_adjoint.{S}(i64 %n, ptr %x, i64 %inc, ptr %dx, {T} %d) {{
 entry:
@@ -93,7 +94,11 @@ root:
   %norm = call {T} @llvm.sqrt.{S}({T} %acc1)
   %nodx = icmp eq ptr %dx, null
   %flat = fcmp oeq {T} %norm, 0.0
-  %noadd = or i1 %nodx, %flat
+  %dzero = fcmp oeq {T} %d, 0.0
+  %huge = fcmp uge {T} %norm, 0x7FF0000000000000
+  %strong = and i1 %dzero, %huge
+  %noadd0 = or i1 %nodx, %flat
+  %noadd = or i1 %noadd0, %strong
   br i1 %noadd, label %out, label %add
 add:
   %scale = fdiv {T} %d, %norm

@@ -3,8 +3,8 @@
 The generated function runs the primal once, instruction by instruction, and beside each
 instruction computes the tangents of its result, from the same rule table as reverse mode:
 the tangent of y = op(x_0, ..., x_n) is sum_k partial_k(d = tangent of x_k) (rules/registry.py),
-with the strong-zero guard of reverse mode (rules/partials.py: a zero tangent contributes zero
-even where the partial is inf or NaN) unless the rule is `linear`. Tangents of SSA values are SSA
+with the strong-zero guard of reverse mode (rules/partials.py: a zero tangent contributes
+exactly zero even where the partial is inf or NaN). Tangents of SSA values are SSA
 values (a phi gets tangent phis); there is no tape and no second sweep.
 
     <ret> @out(<primal params>,
@@ -51,8 +51,8 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
     width: tangents per value.
-    strong_zero_guards: differentiate `select (x == 0), 0, y` lane by lane as the guard it is in
-    an adjoint sweep (instructions.guarded_tangents): for running a reverse-mode gradient
+    strong_zero_guards: differentiate reverse mode's guard `select (d != 0 or F), c, 0` lane by
+    lane (instructions.guarded_tangents): for running a reverse-mode gradient
     with zero seeds and k seeds as tangents (batched reverse mode).
     noalias_shadows: the caller promises every shadow pointer parameter is memory no other
     parameter reaches (`noalias`), which lets LLVM keep tangents in registers.

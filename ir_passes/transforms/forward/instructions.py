@@ -88,7 +88,7 @@ def select(fm, inst) -> None:
         z = fm.zero(inst.type)
         guard = zero_guard(fm, inst) if fm.strong_zero_guards else None
         if guard is not None:
-            fm.tmap[id(inst)] = guarded_tangents(fm, inst, cond, *guard)
+            fm.tmap[id(inst)] = guarded_tangents(fm, inst, *guard)
             return
         fm.tmap[id(inst)] = [b.select(cond, ta[j] if ta else z, tb[j] if tb else z,
                                       fm.suffix(inst, "t", j)) for j in range(w)]
@@ -108,35 +108,54 @@ def select(fm, inst) -> None:
 
 
 def zero_guard(fm, inst):
-    """`select (x == 0), 0, y` or `select (x != 0), y, 0` with a varying x: (x, y, is_eq)."""
-    cond, a, b = inst.ops
-    if getattr(cond, "opcode", None) != "fcmp" or cond.pred not in ("oeq", "une"):
+    """Reverse mode's strong-zero guard `select (d != 0 or F), c, 0` (rules/partials.py) with a
+    varying d and c: (d, c, F); else None. F is `c is not NaN` or a test of primal values."""
+    cond, c, zero_arm = inst.ops
+    if not (isinstance(zero_arm, ConstFloat) and zero_arm.value == 0.0) or fm.tan(c) is None:
         return None
-    zeros = [o for o in cond.ops if isinstance(o, ConstFloat) and o.value == 0.0]
-    xs = [o for o in cond.ops if not isinstance(o, ConstFloat)]
-    if len(zeros) != 1 or len(xs) != 1 or fm.tan(xs[0]) is None:
+    parts = either(cond)
+    if parts is None:
         return None
-    eq = cond.pred == "oeq"
-    zero_arm, y = (a, b) if eq else (b, a)
-    if not (isinstance(zero_arm, ConstFloat) and zero_arm.value == 0.0):
-        return None
-    return xs[0], y, eq
+    for t, rest in (parts, parts[::-1]):
+        if getattr(t, "opcode", None) == "fcmp" and t.pred == "une":
+            zeros = [o for o in t.ops if isinstance(o, ConstFloat) and o.value == 0.0]
+            ds = [o for o in t.ops if not isinstance(o, ConstFloat)]
+            if len(zeros) == 1 and len(ds) == 1 and fm.tan(ds[0]) is not None:
+                return ds[0], c, rest
+    return None
 
 
-def guarded_tangents(fm, inst, cond, x, y, eq) -> list:
-    """Reverse mode's strong-zero guard, differentiated lane by lane (strong_zero_guards): the
-    guard y = (x == 0 ? 0 : x * p) is linear in x, so its tangent is (tx == 0 ? 0 : ty) where x is
-    0, and ty elsewhere. Exact for the adjoint sweep of a gradient run with zero seeds."""
+def either(cond):
+    """(a, b) for `or a, b` or its logical form `select a, true, b`; else None."""
+    op = getattr(cond, "opcode", None)
+    if op == "or":
+        return tuple(cond.ops)
+    if op == "select" and isinstance(cond.ops[1], ConstInt) and cond.ops[1].value == 1:
+        return cond.ops[0], cond.ops[2]
+    return None
+
+
+def is_nan_test(t, c) -> bool:
+    """Is `t` the test `c is not NaN` (`fcmp ord c, c`, or `ord c, 0.0` as LLVM writes it)?"""
+    if getattr(t, "opcode", None) != "fcmp" or t.pred != "ord":
+        return False
+    a, b = t.ops if t.ops[0] is c else t.ops[::-1]
+    return a is c and (b is c or isinstance(b, ConstFloat) and b.value == b.value)
+
+
+def guarded_tangents(fm, inst, d, c, number) -> list:
+    """The strong-zero guard, differentiated lane by lane (strong_zero_guards): the guard is
+    linear in (d, c) where c is a number, so lane j is the same guard on (d'_j, c'_j), with
+    `c is not NaN` read on c'_j (a test of primal values is the same in every lane). Batched
+    reverse mode runs the gradient with zero seeds (every adjoint d is 0) and its lanes are the
+    adjoints: lane j is what a call with seed j gives."""
     b = fm.b
-    tx, ty = fm.tan(x), fm.tan(y)
     zero = fm.zero(inst.type)
     lanes = []
-    for j in range(fm.width):
-        t = ty[j] if ty else zero
-        if eq:   # cond: x == 0
-            lanes.append(b.select(b.binop("and", cond, b.fcmp("oeq", tx[j], zero)), zero, t))
-        else:    # cond: x != 0
-            lanes.append(b.select(b.binop("or", cond, b.fcmp("une", tx[j], zero)), t, zero))
+    for td, tc in zip(fm.tan(d), fm.tan(c)):
+        lane_number = b.fcmp("ord", tc, tc) if is_nan_test(number, c) else fm.val(number)
+        keep = b.binop("or", b.fcmp("une", td, zero), lane_number)
+        lanes.append(b.select(keep, tc, zero))
     return lanes
 
 

@@ -39,14 +39,14 @@ def apply_rule(g, rule, inst, block, b) -> None:
     x = Operands(inst, lambda v: g.avail.primal(v, block, b),
                  lambda call: g.avail.primal(call, block, b))
     y = Lazy(inst.type, lambda: g.avail.primal(inst, block, b))
-    is_zero = None
+    nonzero = None
     rb = RuleBuilder(b)
     for k, op in enumerate(inst.ops):
         if not g.act.is_active(op):
             continue
         if rule.partial(k) is None:
             raise g.unsupported(f"`{rule.key}` has no derivative with respect to operand {k}", inst)
-        c, is_zero = contribution(rule, k, b, rb, d, x, y, is_zero)
+        c, nonzero = contribution(rule, k, b, rb, d, x, y, nonzero)
         g.add_adjoint(b, op, c)
 
 

@@ -1,5 +1,7 @@
 ; A float returned by value comes back with its tangent: { value, tangent }.
-; sqrt is not linear: a zero tangent contributes zero even where 1/(2 sqrt x) is infinite.
+; A zero tangent contributes zero even where 1/(2 sqrt x) is infinite (the guard tests that the
+; product is a number), and through the fmul by %c, which may be infinite (the guard tests that
+; %c is finite): `(t != 0 or F) ? t * p : 0` (rules/partials.py).
 ; RUN: %opt -p forward-mode --fn f --activity active,const %s | %filecheck %s
 
 declare double @llvm.sqrt.f64(double)
@@ -16,10 +18,17 @@ entry:
 ; CHECK-NEXT:    %r = call double @llvm.sqrt.f64(double %x)
 ; CHECK-NEXT:    [[TWO_R:%.*]] = fmul double 0x4000000000000000, %r
 ; CHECK-NEXT:    [[Q:%.*]] = fdiv double %x.tangent, [[TWO_R]]
-; CHECK-NEXT:    [[Z:%.*]] = fcmp oeq double %x.tangent, 0x0000000000000000
-; CHECK-NEXT:    [[DR:%.*]] = select i1 [[Z]], double 0x0000000000000000, double [[Q]]
+; CHECK-NEXT:    [[QN:%.*]] = fcmp ord double [[Q]], [[Q]]
+; CHECK-NEXT:    [[QZ:%.*]] = fcmp une double %x.tangent, 0x0000000000000000
+; CHECK-NEXT:    [[QK:%.*]] = or i1 [[QZ]], [[QN]]
+; CHECK-NEXT:    [[DR:%.*]] = select i1 [[QK]], double [[Q]], double 0x0000000000000000
 ; CHECK-NEXT:    %y = fmul double %r, %c
-; CHECK-NEXT:    [[DY:%.*]] = fmul double [[DR]], %c
+; CHECK-NEXT:    [[P:%.*]] = fmul double [[DR]], %c
+; CHECK-NEXT:    [[PA:%.*]] = call double @llvm.fabs.f64(double %c)
+; CHECK-NEXT:    [[PF:%.*]] = fcmp olt double [[PA]], 0x7FF0000000000000
+; CHECK-NEXT:    [[PZ:%.*]] = fcmp une double [[DR]], 0x0000000000000000
+; CHECK-NEXT:    [[PK:%.*]] = or i1 [[PZ]], [[PF]]
+; CHECK-NEXT:    [[DY:%.*]] = select i1 [[PK]], double [[P]], double 0x0000000000000000
 ; CHECK-NEXT:    [[A:%.*]] = insertvalue { double, double } undef, double %y, 0
 ; CHECK-NEXT:    [[B:%.*]] = insertvalue { double, double } [[A]], double [[DY]], 1
 ; CHECK-NEXT:    ret { double, double } [[B]]
