@@ -18,7 +18,7 @@ IR_PASSES = [
     [("ir_passes.passes", "ir_passes.opt", "ir_passes")],
 ]
 ENZYME_PY = [
-    [("enzyme_py.annotations", "enzyme_py.errors", "enzyme_py.timings")],
+    [("enzyme_py.annotations", "enzyme_py.errors", "enzyme_py.timings", "enzyme_py.options")],
     [("enzyme_py.arguments",)],
     [("enzyme_py.bridge",)],
     [("enzyme_py.disk_cache",)],

@@ -86,7 +86,7 @@ def test_zero_tangent_on_one_operand():
                                             ("0x7FF0000000000000", True)])
 def test_guard_left_out_only_for_proven_finite_factors(factor, guarded):
     """x * factor: no guard for a finite constant or an i64 converted to double
-    (analysis/finite.py); one for a loaded value or inf."""
+    (rules/finite.py); one for a loaded value or inf."""
     text = ("define void @f(ptr %p0, ptr %p1, i64 %n, ptr %out) {\n"
             "  %a0 = load double, ptr %p0\n  %a1 = load double, ptr %p1\n"
             "  %n.f = sitofp i64 %n to double\n"

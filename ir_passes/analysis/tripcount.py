@@ -103,7 +103,7 @@ def invariant(v, loop) -> bool:
 def trip_bound(loop, dom) -> TripBound | None:
     """The loop's qualifying exits (module docstring), or None when it has none."""
     tb = TripBound()
-    for blk in loop.blocks:
+    for blk in [b for b in dom.order if b in loop.blocks]:     # a fixed order: the printer's
         term = blk.terminator
         if term is None or not any(t not in loop.blocks for t in blk.successors()):
             continue

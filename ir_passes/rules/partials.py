@@ -18,14 +18,14 @@ derivative is c's wherever c is a number, which is what forward mode over a grad
 (Hessian-vector products) needs: an adjoint that is zero at this point can still move. Batched
 mode reads the guard lane by lane (transforms/forward/instructions.py). No guard is emitted for
 a rule whose partials never scale d by a primal value (`zero_guard="never"`: fadd, select), nor
-for an "operands" rule whose operands read are proven finite (analysis/finite.py: constants,
+for an "operands" rule whose operands read are proven finite (rules/finite.py: constants,
 integers converted to float).
 """
 from __future__ import annotations
 
 import math
 
-from ..analysis.finite import finite
+from .finite import finite
 from ..ir.builder import RuleBuilder
 from ..ir.values import ConstFloat
 

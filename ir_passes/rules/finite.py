@@ -1,6 +1,6 @@
 """Which float values are finite (never NaN or infinite) wherever they are defined.
 
-The strong-zero guard (rules/partials.py) is left out where every primal value a partial reads
+The strong-zero guard (partials.py) is left out where every primal value a partial reads
 is finite. The facts are local, with no fixed point: a finite constant; an integer of 64 bits or
 fewer converted to f32 or wider (none overflows); fneg, freeze, fabs or copysign of a finite value;
 a select of two finite values. Anything else (a load, an argument, a phi, arithmetic that may
