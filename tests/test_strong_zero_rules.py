@@ -4,7 +4,9 @@ infinite or NaN partial contributes exactly zero (rules/partials.py).
 Table-driven at the ir_passes level: y = op(x, z) is differentiated in reverse mode with seed
 dy = 0 and in forward mode with tangents (0, 0), at a point where a partial of op is inf or NaN;
 every derivative must be 0. The same op with seed 1 keeps its genuine NaN or inf (the guard
-only drops the products of a zero). Runs on the CPU through llvmlite (no Numba).
+only drops the products of a zero). The modules test a float for NaN (`fcmp uno`), as code with
+NaN masks does: fmul and fma are guarded only there (rules/finite.tests_nan); the other rules
+everywhere. Runs on the CPU through llvmlite (no Numba).
 """
 import math
 
@@ -31,15 +33,16 @@ CASES = {   # name: (instruction on %a0 %a1 giving %r, declarations, point)
 }
 
 
-def module_text(inst, decls):
+def module_text(inst, decls, nan_test=True):
+    test = "  %isnan = fcmp uno double %a1, 0.0\n" if nan_test else ""
     return ("define void @f(ptr %p0, ptr %p1, ptr %out) {\n"
-            "  %a0 = load double, ptr %p0\n  %a1 = load double, ptr %p1\n"
+            "  %a0 = load double, ptr %p0\n  %a1 = load double, ptr %p1\n" + test +
             f"  {inst}\n  store double %r, ptr %out\n  ret void\n}}\n{decls}\n")
 
 
-def reverse(name, seed):
+def reverse(name, seed, nan_test=True):
     inst, decls, point = CASES[name]
-    module = parse_module(module_text(inst, decls))
+    module = parse_module(module_text(inst, decls, nan_test))
     reverse_mode(module, "f", ["dup"] * 3, "grad", counts=None)
     grad = HostKernel(print_module(module), "grad")
     xs = [np.array([v]) for v in point]
@@ -89,9 +92,17 @@ def test_guard_left_out_only_for_proven_finite_factors(factor, guarded):
     (rules/finite.py); one for a loaded value or inf."""
     text = ("define void @f(ptr %p0, ptr %p1, i64 %n, ptr %out) {\n"
             "  %a0 = load double, ptr %p0\n  %a1 = load double, ptr %p1\n"
-            "  %n.f = sitofp i64 %n to double\n"
+            "  %n.f = sitofp i64 %n to double\n  %isnan = fcmp uno double %a1, 0.0\n"
             f"  %r = fmul double %a0, {factor}\n  store double %r, ptr %out\n  ret void\n}}\n")
     module = parse_module(text)
     reverse_mode(module, "f", ["dup", "const", "const", "dup"], "grad", counts=None)
     grad = print_module(module).split("define void @grad")[1]
     assert ("select" in grad) == guarded
+
+
+def test_products_unguarded_where_nothing_tests_for_nan():
+    """A module with no NaN or infinity test: fmul's zero seed times inf stays NaN (the guard on
+    every product is left out there: rules/partials.py), fdiv's is still dropped."""
+    dx = reverse("fmul-inf", 0.0, nan_test=False)
+    assert math.isnan(dx[0]) and dx[1] == 0.0
+    assert reverse("fdiv-by-zero", 0.0, nan_test=False) == [0.0, 0.0]

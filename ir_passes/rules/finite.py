@@ -33,3 +33,26 @@ def finite(v, depth: int = _DEPTH) -> bool:
     if op == "call" and v.callee_name.startswith(("llvm.fabs.", "llvm.copysign.")):
         return finite(v.ops[0], depth - 1)
     return False
+
+
+NAN_TESTS = "tests-nan"     # module.facts key
+
+
+def tests_nan(module) -> bool:
+    """Whether a function of `module` tests a float for NaN or infinity (`fcmp uno` / `fcmp ord`,
+    or a comparison with an infinite constant: `isnan`, `isinf`, `isfinite`, `nansum`, a missing
+    observation skipped). Computed once, on the module the transform is given (the drivers ask
+    first, before any guard of their own is emitted)."""
+    found = module.facts.get(NAN_TESTS)
+    if found is None:
+        found = module.facts[NAN_TESTS] = any(
+            _tests_nan(i) for fn in module.functions.values()
+            for blk in getattr(fn, "blocks", ()) for i in blk.instructions)
+    return found
+
+
+def _tests_nan(inst) -> bool:
+    if inst.opcode != "fcmp":
+        return False
+    return inst.pred in ("uno", "ord") or any(
+        isinstance(v, ConstFloat) and math.isinf(v.value) for v in inst.ops)

@@ -32,6 +32,7 @@ from typing import Sequence
 from ...analysis.alias import alias_analysis
 from ...ir.module import Function, Module
 from ...options import Activity
+from ...rules.finite import tests_nan
 from ..common.noneed import unneeded_stores
 from ..common.extent import Extent
 from ..common.stand_in import free_forward_stand_ins
@@ -64,6 +65,7 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     vector_library: as in reverse_mode, for the rules' own math calls (common/vector_math.py).
     Returns the generated Function.
     """
+    tests_nan(module)     # on the input module, before any guard is emitted (rules/finite.py)
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an integer from 1 to {MAX_WIDTH}, not {width!r}")
     retype_float_copies(module.functions[fn_name])

@@ -19,6 +19,7 @@ from ...ir.instructions import Instruction
 from ...ir.module import Block, Function, Module
 from ...ir.values import Argument, Constant, ConstInt
 from ...options import Activity, CacheMode, activities, cache_mode
+from ...rules.finite import tests_nan
 from ...rules.convention import success_codes as registered_success_codes
 from ...rules.parallel import ParallelUpdates
 from ...runtime import heap as _heap
@@ -89,6 +90,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     time loops that qualify and reverses them from snapshots (checkpoint/, docs/checkpointing.md).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
+    tests_nan(module)     # on the input module, before any guard is emitted (rules/finite.py)
     cache = cache_mode(cache)
     activity = activities(activity)
     if any(activity[i] is not Activity.DUP for i in no_need):

@@ -32,18 +32,8 @@ entry:
 ; CHECK-LABEL: define internal { double, double } @pow_rec.fwd.0(double %a, i64 %n, double %a.tangent)
 ; CHECK:         %r.fwd = call { double, double } @pow_rec.fwd.0(double %a, i64 %n1, double %a.tangent)
 ; CHECK:         %m = fmul double %a, %r
-; CHECK-NEXT:    [[P1:%.*]] = fmul double %a.tangent, %r
-; CHECK-NEXT:    [[AA:%.*]] = call double @llvm.fabs.f64(double %r)
-; CHECK-NEXT:    [[AF:%.*]] = fcmp olt double [[AA]], 0x7FF0000000000000
-; CHECK-NEXT:    [[AZ:%.*]] = fcmp une double %a.tangent, 0x0000000000000000
-; CHECK-NEXT:    [[AK:%.*]] = or i1 [[AZ]], [[AF]]
-; CHECK-NEXT:    [[T1:%.*]] = select i1 [[AK]], double [[P1]], double 0x0000000000000000
-; CHECK-NEXT:    [[P2:%.*]] = fmul double %r.t, %a
-; CHECK-NEXT:    [[BA:%.*]] = call double @llvm.fabs.f64(double %a)
-; CHECK-NEXT:    [[BF:%.*]] = fcmp olt double [[BA]], 0x7FF0000000000000
-; CHECK-NEXT:    [[BZ:%.*]] = fcmp une double %r.t, 0x0000000000000000
-; CHECK-NEXT:    [[BK:%.*]] = or i1 [[BZ]], [[BF]]
-; CHECK-NEXT:    [[T2:%.*]] = select i1 [[BK]], double [[P2]], double 0x0000000000000000
+; CHECK-NEXT:    [[T1:%.*]] = fmul double %a.tangent, %r
+; CHECK-NEXT:    [[T2:%.*]] = fmul double %r.t, %a
 ; CHECK-NEXT:    [[DM:%.*]] = fadd double [[T1]], [[T2]]
 ; CHECK:         insertvalue { double, double } {{%.*}}, double [[DM]], 1
 ; CHECK:       base:

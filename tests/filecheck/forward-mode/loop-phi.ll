@@ -29,18 +29,8 @@ exit:
 ; CHECK-NEXT:    %a.t = load double, ptr %px.shadow, align 8
 ; CHECK-NEXT:    %m = fmul double %a, %a
 ; CHECK-NEXT:    [[P1:%.*]] = fmul double %a.t, %a
-; CHECK-NEXT:    [[AA:%.*]] = call double @llvm.fabs.f64(double %a)
-; CHECK-NEXT:    [[AF:%.*]] = fcmp olt double [[AA]], 0x7FF0000000000000
-; CHECK-NEXT:    [[AZ:%.*]] = fcmp une double %a.t, 0x0000000000000000
-; CHECK-NEXT:    [[AK:%.*]] = or i1 [[AZ]], [[AF]]
-; CHECK-NEXT:    [[T1:%.*]] = select i1 [[AK]], double [[P1]], double 0x0000000000000000
 ; CHECK-NEXT:    [[P2:%.*]] = fmul double %a.t, %a
-; CHECK-NEXT:    [[BA:%.*]] = call double @llvm.fabs.f64(double %a)
-; CHECK-NEXT:    [[BF:%.*]] = fcmp olt double [[BA]], 0x7FF0000000000000
-; CHECK-NEXT:    [[BZ:%.*]] = fcmp une double %a.t, 0x0000000000000000
-; CHECK-NEXT:    [[BK:%.*]] = or i1 [[BZ]], [[BF]]
-; CHECK-NEXT:    [[T2:%.*]] = select i1 [[BK]], double [[P2]], double 0x0000000000000000
-; CHECK-NEXT:    [[DM:%.*]] = fadd double [[T1]], [[T2]]
+; CHECK-NEXT:    [[DM:%.*]] = fadd double [[P1]], [[P2]]
 ; CHECK-NEXT:    %s1 = fadd double %s, %m
 ; CHECK-NEXT:    [[DS1]] = fadd double %s.t, [[DM]]
 ; CHECK:       exit:

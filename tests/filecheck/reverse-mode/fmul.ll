@@ -1,5 +1,4 @@
-; The reverse of y = x * x: the store's shadow is consumed and zeroed, both fmul operands get d * x,
-; each under the strong-zero guard `(d != 0 or x is finite) ? d * x : 0` (one test d != 0).
+; The reverse of y = x * x: the store's shadow is consumed and zeroed, both fmul operands get d * x.
 ; RUN: %opt -p reverse-mode,simplify --fn f --activity dup,dup %s | %filecheck %s
 
 define void @f(ptr %x, ptr %y) {
@@ -17,18 +16,8 @@ entry:
 ; CHECK-NEXT:    store double %m, ptr %y, align 8
 ; CHECK-NEXT:    [[D:%.*]] = load double, ptr %y.shadow, align 8
 ; CHECK-NEXT:    store double 0.000000e+00, ptr %y.shadow, align 8
-; CHECK-NEXT:    [[P1:%.*]] = fmul double [[D]], %a
-; CHECK-NEXT:    [[A1:%.*]] = call double @llvm.fabs.f64(double %a)
-; CHECK-NEXT:    [[F1:%.*]] = fcmp one double [[A1]], 0x7FF0000000000000
-; CHECK-NEXT:    [[Z:%.*]] = fcmp une double [[D]], 0.000000e+00
-; CHECK-NEXT:    [[K1:%.*]] = or i1 [[Z]], [[F1]]
-; CHECK-NEXT:    [[C1:%.*]] = select i1 [[K1]], double [[P1]], double 0.000000e+00
-; CHECK-NEXT:    [[P2:%.*]] = fmul double [[D]], %a
-; CHECK-NEXT:    [[A2:%.*]] = call double @llvm.fabs.f64(double %a)
-; CHECK-NEXT:    [[F2:%.*]] = fcmp one double [[A2]], 0x7FF0000000000000
-; CHECK-NEXT:    [[K2:%.*]] = or i1 [[Z]], [[F2]]
-; CHECK-NEXT:    [[C2:%.*]] = select i1 [[K2]], double [[P2]], double 0.000000e+00
-; CHECK-NEXT:    [[DX:%.*]] = fadd reassoc nsz double [[C1]], [[C2]]
+; CHECK-NEXT:    [[TWO_D:%.*]] = fadd reassoc nsz double [[D]], [[D]]
+; CHECK-NEXT:    [[DX:%.*]] = fmul reassoc nsz double [[TWO_D]], %a
 ; CHECK-NEXT:    [[OLD:%.*]] = load double, ptr %x.shadow, align 8
 ; CHECK-NEXT:    [[NEW:%.*]] = fadd reassoc nsz double [[OLD]], [[DX]]
 ; CHECK-NEXT:    store double [[NEW]], ptr %x.shadow, align 8
