@@ -1,0 +1,317 @@
+"""What each compiled overload froze: the global and closure values its compile read.
+
+Numba reads a kernel's globals (and module attributes such as `cfg.K` or `pkg.sub.helper`)
+while it compiles, and freezes them into the machine code: a later assignment does not
+change what a plain call runs until the dispatcher recompiles. A private copy compiled from
+`py_func` reads the values of today instead. So at import we wrap the CPU dispatcher's
+`add_overload`: each overload gets a snapshot of the values its compile read (`Snapshot`).
+Capture compiles its copy from a function rebuilt with those values (`frozen_function`),
+and the disk cache keys a gradient by them (`digest`).
+
+Adding an overload for a signature that a gradient was built for (`recompile()`, or the
+first compile after a gradient was built from no overload) drops every in-memory gradient of
+that dispatcher (the stores given to `register`).
+
+An overload compiled before enzyme_py was imported takes its direct globals and closure
+values from its Numba IR (`ir.Global`, `ir.FreeVar`); module attributes are not there, so
+those are taken as they are now. One loaded from Numba's `cache=True` files is taken to have
+frozen today's values: Numba's cache makes the same assumption (it checks the source file,
+not the globals).
+"""
+import hashlib
+import types as pytypes
+import weakref
+
+import numpy as np
+from numba.core import ir
+from numba.core.dispatcher import Dispatcher
+
+_ATTR = "_enzyme_py_frozen"        # on the dispatcher: {argtypes: Snapshot}
+_MAX_DEPTH = 6
+_stores = []                       # WeakKeyDictionary: dispatcher -> gradients
+_attrs = []                        # dispatcher attributes holding gradients
+_SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
+
+
+class FrozenMismatch(TypeError):
+    """The compiled overload froze values that a private copy cannot be built with."""
+
+
+class Snapshot:
+    """`values`: {path: value} where a path is ("g", name, attr...) for a global and its
+    module attributes, ("c", i, attr...) for closure cell i; `source`: "compile", "ir"
+    (no snapshot: taken from Numba's IR) or "cache" (Numba's cache)."""
+
+    def __init__(self, values, source):
+        self.values, self.source = values, source
+
+
+def _frozen_value(v):
+    """Arrays by copy (Numba makes a global array a constant); the rest as they are."""
+    return v.copy() if isinstance(v, np.ndarray) else v
+
+
+def same(a, b) -> bool:
+    """Would Numba freeze `a` and `b` into the same code?"""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
+                and a.shape == b.shape and a.tobytes() == b.tobytes())
+    if isinstance(a, _SCALARS) and isinstance(b, _SCALARS):
+        return type(a) is type(b) and (a == b or (a != a and b != b))
+    if type(a) is tuple and type(b) is tuple:
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a is b
+
+
+def _names(code, out):
+    out.update(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, pytypes.CodeType):
+            _names(c, out)
+    return out
+
+
+def _walk(value, path, names, out, depth):
+    out[path] = _frozen_value(value)
+    if isinstance(value, pytypes.ModuleType) and depth < _MAX_DEPTH:
+        for n in sorted(names):
+            if n in value.__dict__:
+                _walk(value.__dict__[n], path + (n,), names, out, depth + 1)
+
+
+def read(fn) -> dict:
+    """{path: value} of what compiling `fn` reads now."""
+    names = _names(fn.__code__, set())
+    out = {}
+    for n in sorted(names):
+        if n in fn.__globals__:
+            _walk(fn.__globals__[n], ("g", n), names, out, 0)
+    for i, cell in enumerate(fn.__closure__ or ()):
+        try:
+            _walk(cell.cell_contents, ("c", i), names, out, 0)
+        except ValueError:        # an empty cell
+            pass
+    return out
+
+
+def _from_ir(fn, cres) -> dict:
+    """Direct globals and closure values from an overload's Numba IR; the rest as now."""
+    now = read(fn)
+    func_ir = getattr(getattr(cres, "type_annotation", None), "func_ir", None)
+    if func_ir is None:
+        return now
+    free = list(fn.__code__.co_freevars)
+    for block in func_ir.blocks.values():
+        for inst in block.body:
+            v = getattr(inst, "value", None)
+            if isinstance(v, ir.FreeVar) and v.name in free:
+                now[("c", free.index(v.name))] = _frozen_value(v.value)
+            elif isinstance(v, ir.Global) and ("g", v.name) in now:
+                now[("g", v.name)] = _frozen_value(v.value)
+    return now
+
+
+def snapshot(dispatcher, argtypes):
+    """The Snapshot of `dispatcher`'s overload for `argtypes`, or None when it has none."""
+    cres = dispatcher.overloads.get(tuple(argtypes))
+    if cres is None:
+        return None
+    snap = dispatcher.__dict__.get(_ATTR, {}).get(tuple(argtypes))
+    if snap is not None and snap[0] is cres:
+        return snap[1]
+    return Snapshot(_from_ir(dispatcher.py_func, cres), "ir")
+
+
+def frozen_function(dispatcher, argtypes):
+    """`dispatcher.py_func`, or a function rebuilt with the values its overload for
+    `argtypes` froze where those differ from today's. Raises FrozenMismatch when it cannot
+    be rebuilt (a value changed inside a plain Python function it calls)."""
+    fn = dispatcher.py_func
+    snap = snapshot(dispatcher, argtypes)
+    if snap is None:
+        return fn
+    now = read(fn)
+    changed = {p: v for p, v in snap.values.items() if p not in now or not same(now[p], v)}
+    if not changed:
+        return fn
+    glb, cells = dict(fn.__globals__), list(fn.__closure__ or ())
+    for path in sorted(changed, key=len):
+        value = snap.values[path]
+        if len(path) == 2 and path[0] == "g":
+            glb[path[1]] = value
+        elif len(path) == 2:
+            cells[path[1]] = pytypes.CellType(value)
+        else:
+            parent = _stand_in(glb, cells, path[:-1], snap)
+            setattr(parent, path[-1], value)
+    return pytypes.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__,
+                                tuple(cells) or None)
+
+
+def _stand_in(glb, cells, path, snap):
+    """A module object standing in for the module at `path`, with the frozen attributes."""
+    holder = glb if path[0] == "g" else None
+    mod = glb[path[1]] if holder is not None else cells[path[1]].cell_contents
+    if not getattr(mod, "_enzyme_py_stand_in", False):
+        mod = _copy_module(mod)
+        if holder is not None:
+            glb[path[1]] = mod
+        else:
+            cells[path[1]] = pytypes.CellType(mod)
+    for i, name in enumerate(path[2:]):
+        child = getattr(mod, name)
+        if not getattr(child, "_enzyme_py_stand_in", False):
+            if not isinstance(child, pytypes.ModuleType):
+                raise FrozenMismatch(f"{'.'.join(path[1:3 + i])} is no longer a module")
+            child = _copy_module(child)
+            setattr(mod, name, child)
+        mod = child
+    return mod
+
+
+def _copy_module(mod):
+    copy = pytypes.ModuleType(mod.__name__)
+    copy.__dict__.update(mod.__dict__)
+    copy._enzyme_py_stand_in = True
+    return copy
+
+
+def digest(dispatcher, argtypes, h, seen) -> None:
+    """Feed the frozen values of an overload (what its code was compiled from) into `h`."""
+    snap = snapshot(dispatcher, argtypes)
+    values = snap.values if snap is not None else read(dispatcher.py_func)
+    for path in sorted(values, key=repr):
+        h.update(repr(path).encode())
+        describe(values[path], h, seen)
+
+
+def describe(value, h, seen) -> None:
+    """Feed a frozen value into `h`: arrays and scalars by value, functions by code (and
+    what they read), dispatchers by code and every overload's frozen values."""
+    if isinstance(value, Dispatcher):
+        h.update(b"D")
+        if id(value) in seen:
+            h.update(value.py_func.__qualname__.encode())
+            return
+        seen.add(id(value))
+        function_code(value.py_func, h)
+        h.update(repr(sorted(map(repr, value.targetoptions.items()))).encode())
+        for sig in sorted(value.overloads, key=repr):
+            h.update(repr(sig).encode())
+            digest(value, sig, h, seen)
+    elif isinstance(value, pytypes.FunctionType):     # register_jitable and other helpers
+        h.update(b"F")
+        if id(value) not in seen:
+            seen.add(id(value))
+            function_code(value, h)
+            for path, v in sorted(read(value).items(), key=lambda kv: repr(kv[0])):
+                h.update(repr(path).encode())
+                describe(v, h, seen)
+    elif isinstance(value, pytypes.ModuleType):
+        h.update(b"M" + value.__name__.encode())
+    elif isinstance(value, np.ndarray):
+        h.update(repr((value.dtype.str, value.shape)).encode() + value.tobytes())
+    elif isinstance(value, _SCALARS):
+        h.update(repr((type(value).__name__, value)).encode())
+    elif isinstance(value, tuple):
+        h.update(f"({type(value).__qualname__}".encode())
+        for v in value:
+            describe(v, h, seen)
+        h.update(b")")
+    else:
+        t = type(value)
+        h.update(f"<{t.__module__}.{t.__qualname__}>".encode())
+
+
+def function_code(fn, h) -> None:
+    """Name, bytecode, names and constants of `fn` and its nested code objects."""
+    h.update(f"{fn.__module__}.{fn.__qualname__}".encode())
+    _code(fn.__code__, h)
+    h.update(repr(fn.__defaults__).encode())
+
+
+def _code(code, h):
+    h.update(code.co_code)
+    h.update(repr((code.co_name, code.co_names, code.co_varnames, code.co_freevars,
+                   code.co_cellvars, code.co_argcount, code.co_kwonlyargcount)).encode())
+    for c in code.co_consts:
+        if isinstance(c, pytypes.CodeType):
+            _code(c, h)
+        elif isinstance(c, frozenset):
+            h.update(repr(sorted(map(repr, c))).encode())
+        else:
+            h.update(repr(c).encode())
+
+
+def fingerprint(dispatcher, argtypes) -> bytes:
+    """A digest of the overload's code and everything it froze, callees included."""
+    h = hashlib.sha256()
+    describe(dispatcher, h, set())
+    h.update(repr(tuple(argtypes)).encode())
+    return h.digest()
+
+
+# ---- following the dispatcher ------------------------------------------------------------------
+
+def register(store):
+    """Drop `store[dispatcher]` when the dispatcher recompiles a signature gradients use."""
+    _stores.append(store)
+    return store
+
+
+def register_attr(name):
+    """The same for a dispatcher attribute."""
+    _attrs.append(name)
+    return name
+
+
+_used = weakref.WeakKeyDictionary()   # dispatcher -> argtypes that gradients were built for
+
+
+def note_use(dispatcher, argtypes) -> None:
+    """A gradient is built for `argtypes`: a later overload for them invalidates it."""
+    _used.setdefault(dispatcher, set()).add(tuple(argtypes))
+
+
+def forget_gradients(dispatcher) -> None:
+    for store in _stores:
+        store.pop(dispatcher, None)
+    for name in _attrs:
+        dispatcher.__dict__.pop(name, None)
+
+
+def _from_cache(cres) -> bool:
+    return getattr(cres, "type_annotation", None) is None
+
+
+def install_hook():
+    """Wrap Dispatcher.add_overload to snapshot each overload (idempotent)."""
+    original = Dispatcher.add_overload
+    if getattr(original, "_enzyme_py_hook", False):
+        return
+
+    def add_overload(self, cres):
+        args = tuple(cres.signature.args)
+        replaced = args in self.overloads or args in _used.get(self, ())
+        try:
+            values = read(self.py_func)
+        except Exception:         # noqa: BLE001 - no snapshot: capture reads Numba's IR
+            values = None
+        original(self, cres)
+        if values is not None:
+            snap = Snapshot(values, "cache" if _from_cache(cres) else "compile")
+            self.__dict__.setdefault(_ATTR, {})[args] = (cres, snap)
+        if replaced:
+            forget_gradients(self)
+
+    def recompile(self):
+        forget_gradients(self)
+        recompile_original(self)
+
+    recompile_original = Dispatcher.recompile
+    add_overload._enzyme_py_hook = True
+    Dispatcher.add_overload = add_overload
+    Dispatcher.recompile = recompile
+
+
+install_hook()

@@ -1,0 +1,172 @@
+"""The gradient differentiates the code a plain call runs: the global, closure, module-attribute
+and global-array values Numba froze when it compiled the kernel, not today's; after
+`recompile()` (or a new overload) it follows the new code. Before, capture read today's values
+(dx 9.0 where the derivative of the compiled k is 6.0) and cached gradients outlived
+`recompile()`."""
+import types
+
+import numba
+import numpy as np
+import pytest
+
+from enzyme_py import Duplicated, Forward, autodiff
+
+SCALE = 2.0
+WEIGHTS = np.array([2.0, 5.0])
+cfg = types.ModuleType("enzyme_py_test_cfg")
+cfg.inner = types.ModuleType("enzyme_py_test_cfg.inner")
+cfg.inner.K = 2.0
+
+
+def _fd(kernel, x):
+    """Central differences of a plain call (the code Numba runs)."""
+    h, g = 1e-6, np.zeros_like(x)
+    for i in range(x.size):
+        xp, xm = x.copy(), x.copy()
+        xp[i] += h
+        xm[i] -= h
+        g[i] = (kernel(xp) - kernel(xm)) / (2 * h)
+    return g
+
+
+def _reverse(kernel, x):
+    dx = np.zeros_like(x)
+    autodiff(kernel, Duplicated(x, dx))
+    return dx
+
+
+def _forward(kernel, x):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = 1.0
+        out = autodiff(kernel, Duplicated(x, e), mode=Forward)
+        g[i] = out[0] if isinstance(out, tuple) else out
+    return g
+
+
+MODES = [_reverse, _forward]
+
+
+def _make_global_kernel():
+    @numba.njit
+    def k(x):
+        return SCALE * x[0] * x[0]
+    return k
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_changed_global_then_recompile(mode):
+    global SCALE
+    SCALE = 2.0
+    k = _make_global_kernel()
+    x = np.array([1.5])
+    k(x)
+    try:
+        SCALE = 3.0
+        got = mode(k, x)
+        np.testing.assert_allclose(got, [6.0])            # 2 * SCALE * x, SCALE frozen at 2
+        np.testing.assert_allclose(got, _fd(k, x), rtol=1e-6)
+        k.recompile()                                     # Numba's way to take the new value
+        got = mode(k, x)
+        np.testing.assert_allclose(got, [9.0])
+        np.testing.assert_allclose(got, _fd(k, x), rtol=1e-6)
+    finally:
+        SCALE = 2.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_new_overload_after_change(mode):
+    global SCALE
+    SCALE = 2.0
+    k = _make_global_kernel()
+    x64 = np.array([1.5])
+    k(x64)
+    try:
+        SCALE = 3.0
+        x32 = np.array([1.5], dtype=np.float32)
+        k(x32)                                            # compiled now: SCALE 3
+        np.testing.assert_allclose(mode(k, x32), [9.0], rtol=1e-6)
+        np.testing.assert_allclose(mode(k, x64), [6.0])
+    finally:
+        SCALE = 2.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_closure_value(mode):
+    c = 2.0
+
+    @numba.njit
+    def k(x):
+        return c * x[0] * x[0]
+
+    x = np.array([1.5])
+    k(x)
+    c = 3.0         # noqa: F841 - read through k's closure cell
+    np.testing.assert_allclose(mode(k, x), [6.0])
+    np.testing.assert_allclose(mode(k, x), _fd(k, x), rtol=1e-6)
+    k.recompile()
+    np.testing.assert_allclose(mode(k, x), [9.0])
+
+
+@numba.njit
+def _attr_kernel(x):
+    return cfg.inner.K * x[0] * x[0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_module_attribute_two_deep(mode):
+    cfg.inner.K = 2.0
+    k = numba.njit(_attr_kernel.py_func)
+    x = np.array([1.5])
+    k(x)
+    try:
+        cfg.inner.K = 3.0
+        np.testing.assert_allclose(mode(k, x), [6.0])
+        np.testing.assert_allclose(mode(k, x), _fd(k, x), rtol=1e-6)
+    finally:
+        cfg.inner.K = 2.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_global_array_mutated(mode):
+    @numba.njit
+    def k(x):
+        return WEIGHTS[0] * x[0] * x[0]
+
+    x = np.array([1.5])
+    k(x)
+    try:
+        WEIGHTS[0] = 3.0
+        np.testing.assert_allclose(mode(k, x), [6.0])
+        np.testing.assert_allclose(mode(k, x), _fd(k, x), rtol=1e-6)
+    finally:
+        WEIGHTS[0] = 2.0
+
+
+def _callee_uses_scale():
+    @numba.njit
+    def inner(v):
+        return SCALE * v * v
+
+    @numba.njit
+    def outer(x):
+        return inner(x[0])
+    return inner, outer
+
+
+def test_callee_compiled_before_import_style_copy():
+    """A callee recompiled as a fresh copy (no recorded text) also gets its frozen values."""
+    from enzyme_py.bridge.capture import forget_recorded_ir
+    global SCALE
+    SCALE = 2.0
+    inner, outer = _callee_uses_scale()
+    x = np.array([1.5])
+    outer(x)
+    for cres in inner.overloads.values():
+        forget_recorded_ir(cres.library)
+    try:
+        SCALE = 3.0
+        np.testing.assert_allclose(_reverse(outer, x), [6.0])
+    finally:
+        SCALE = 2.0
