@@ -30,6 +30,7 @@ _ATTR = "_enzyme_py_frozen"        # on the dispatcher: {argtypes: Snapshot}
 _MAX_DEPTH = 6
 _stores = []                       # WeakKeyDictionary: dispatcher -> gradients
 _attrs = []                        # dispatcher attributes holding gradients
+_INNER = "<globals>"               # path step into a plain function's globals
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
 
 
@@ -73,10 +74,17 @@ def _names(code, out):
 
 def _walk(value, path, names, out, depth):
     out[path] = _frozen_value(value)
-    if isinstance(value, pytypes.ModuleType) and depth < _MAX_DEPTH:
+    if depth >= _MAX_DEPTH:
+        return
+    if isinstance(value, pytypes.ModuleType):
         for n in sorted(names):
             if n in value.__dict__:
                 _walk(value.__dict__[n], path + (n,), names, out, depth + 1)
+    elif isinstance(value, pytypes.FunctionType):   # inlined by Numba: its globals are frozen too
+        inner = _names(value.__code__, set())
+        for n in sorted(inner):
+            if n in value.__globals__ and value.__globals__[n] is not value:
+                _walk(value.__globals__[n], path + (_INNER, n), inner, out, depth + 1)
 
 
 def read(fn) -> dict:
@@ -125,13 +133,18 @@ def snapshot(dispatcher, argtypes):
 def frozen_function(dispatcher, argtypes):
     """`dispatcher.py_func`, or a function rebuilt with the values its overload for
     `argtypes` froze where those differ from today's. Raises FrozenMismatch when it cannot
-    be rebuilt (a value changed inside a plain Python function it calls)."""
+    be rebuilt (a module it read through is no longer a module)."""
     fn = dispatcher.py_func
     snap = snapshot(dispatcher, argtypes)
     if snap is None:
         return fn
     now = read(fn)
     changed = {p: v for p, v in snap.values.items() if p not in now or not same(now[p], v)}
+    if not changed:
+        _check_helpers(fn, snap.values)
+        return fn
+    _check_helpers(fn, snap.values)
+    changed = {p: v for p, v in changed.items() if _INNER not in p}
     if not changed:
         return fn
     glb, cells = dict(fn.__globals__), list(fn.__closure__ or ())
@@ -146,6 +159,26 @@ def frozen_function(dispatcher, argtypes):
             setattr(parent, path[-1], value)
     return pytypes.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__,
                                 tuple(cells) or None)
+
+
+def _check_helpers(fn, values) -> None:
+    """Refuse when a plain function the kernel calls (register_jitable) was compiled by Numba
+    with values that differ from today's. Numba compiles such a helper once per signature and
+    compile flags, when first used, and the copy (other flags) compiles it again from today's
+    values: it cannot be given the old ones."""
+    for v in values.values():
+        if not isinstance(v, pytypes.FunctionType):
+            continue
+        now = read(v)
+        for seen in _helper_values.get(v, ()):
+            for path, old in seen.items():
+                if path in now and not same(now[path], old):
+                    raise FrozenMismatch(
+                        f"enzyme_py cannot rebuild the code Numba compiled for "
+                        f"{fn.__qualname__}: it calls {v.__qualname__}, which Numba compiled "
+                        f"when {'.'.join(map(str, path[1:]))} held another value. A plain call "
+                        f"runs the old value; restore it (or restart the process) to "
+                        f"differentiate.")
 
 
 def _stand_in(glb, cells, path, snap):
@@ -193,20 +226,12 @@ def describe(value, h, seen) -> None:
         if id(value) in seen:
             h.update(value.py_func.__qualname__.encode())
             return
-        seen.add(id(value))
+        seen.add(id(value))       # its overloads' frozen values: see fingerprint's callers
         function_code(value.py_func, h)
         h.update(repr(sorted(map(repr, value.targetoptions.items()))).encode())
-        for sig in sorted(value.overloads, key=repr):
-            h.update(repr(sig).encode())
-            digest(value, sig, h, seen)
-    elif isinstance(value, pytypes.FunctionType):     # register_jitable and other helpers
+    elif isinstance(value, pytypes.FunctionType):     # its values are in the snapshot
         h.update(b"F")
-        if id(value) not in seen:
-            seen.add(id(value))
-            function_code(value, h)
-            for path, v in sorted(read(value).items(), key=lambda kv: repr(kv[0])):
-                h.update(repr(path).encode())
-                describe(v, h, seen)
+        function_code(value, h)
     elif isinstance(value, pytypes.ModuleType):
         h.update(b"M" + value.__name__.encode())
     elif isinstance(value, np.ndarray):
@@ -244,10 +269,12 @@ def _code(code, h):
 
 
 def fingerprint(dispatcher, argtypes) -> bytes:
-    """A digest of the overload's code and everything it froze, callees included."""
-    h = hashlib.sha256()
-    describe(dispatcher, h, set())
+    """A digest of the overload's code and everything it froze (a callee dispatcher by its
+    code: disk_cache adds the fingerprint of each callee overload)."""
+    h, seen = hashlib.sha256(), set()
+    describe(dispatcher, h, seen)
     h.update(repr(tuple(argtypes)).encode())
+    digest(dispatcher, argtypes, h, seen)
     return h.digest()
 
 
@@ -266,6 +293,7 @@ def register_attr(name):
 
 
 _used = weakref.WeakKeyDictionary()   # dispatcher -> argtypes that gradients were built for
+_helper_values = weakref.WeakKeyDictionary()   # py_func -> [values read at each of its compiles]
 
 
 def note_use(dispatcher, argtypes) -> None:
@@ -298,6 +326,8 @@ def install_hook():
         except Exception:         # noqa: BLE001 - no snapshot: capture reads Numba's IR
             values = None
         original(self, cres)
+        if values is not None and isinstance(self.py_func, pytypes.FunctionType):
+            _helper_values.setdefault(self.py_func, []).append(values)
         if values is not None:
             snap = Snapshot(values, "cache" if _from_cache(cres) else "compile")
             self.__dict__.setdefault(_ATTR, {})[args] = (cres, snap)

@@ -9,6 +9,8 @@ import numba
 import numpy as np
 import pytest
 
+from numba.extending import register_jitable
+
 from enzyme_py import Duplicated, Forward, autodiff
 
 SCALE = 2.0
@@ -170,3 +172,36 @@ def test_callee_compiled_before_import_style_copy():
         np.testing.assert_allclose(_reverse(outer, x), [6.0])
     finally:
         SCALE = 2.0
+
+
+HELPER_C = 2.0
+
+
+@register_jitable
+def _helper(v):
+    return HELPER_C * v * v
+
+
+def test_changed_global_of_an_inlined_helper_is_refused():
+    """Numba compiles a register_jitable helper once per signature and flags, freezing its
+    globals then; the copy (other flags) would read today's. Refused, data untouched."""
+    global HELPER_C
+
+    @numba.njit
+    def k(x):
+        return _helper(x[0])
+
+    x = np.array([1.5])
+    k(x)
+    np.testing.assert_allclose(_reverse(k, x), _fd(k, x), rtol=1e-6)
+    try:
+        HELPER_C = 3.0
+        k2 = numba.njit(k.py_func)
+        k2(x)                          # still runs HELPER_C = 2.0
+        for mode in MODES:
+            with pytest.raises(TypeError, match="_helper, which Numba compiled"):
+                mode(k2, x)
+        assert x[0] == 1.5
+    finally:
+        HELPER_C = 2.0
+    np.testing.assert_allclose(_reverse(k2, x), _fd(k2, x), rtol=1e-6)
