@@ -13,7 +13,7 @@ first compile after a gradient was built from no overload) drops every in-memory
 that dispatcher (the stores given to `register`).
 
 An overload compiled before enzyme_py was imported takes its direct globals and closure
-values from its Numba IR (`ir.Global`, `ir.FreeVar`); module attributes are not there, so
+values from its Numba IR (`ir.Global`, `ir.FreeVar` in its type annotation); module attributes are not there, so
 those are taken as they are now. One loaded from Numba's `cache=True` files is taken to have
 frozen today's values: Numba's cache makes the same assumption (it checks the source file,
 not the globals).
@@ -105,11 +105,11 @@ def read(fn) -> dict:
 def _from_ir(fn, cres) -> dict:
     """Direct globals and closure values from an overload's Numba IR; the rest as now."""
     now = read(fn)
-    func_ir = getattr(getattr(cres, "type_annotation", None), "func_ir", None)
-    if func_ir is None:
+    blocks = getattr(getattr(cres, "type_annotation", None), "blocks", None)
+    if not blocks:
         return now
     free = list(fn.__code__.co_freevars)
-    for block in func_ir.blocks.values():
+    for block in blocks.values():
         for inst in block.body:
             v = getattr(inst, "value", None)
             if isinstance(v, ir.FreeVar) and v.name in free:
@@ -309,7 +309,8 @@ def forget_gradients(dispatcher) -> None:
 
 
 def _from_cache(cres) -> bool:
-    return getattr(cres, "type_annotation", None) is None
+    """Numba's cache gives its overloads no type annotation (a string in its place)."""
+    return not hasattr(getattr(cres, "type_annotation", None), "blocks")
 
 
 def install_hook():

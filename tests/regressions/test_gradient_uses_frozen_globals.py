@@ -205,3 +205,28 @@ def test_changed_global_of_an_inlined_helper_is_refused():
     finally:
         HELPER_C = 2.0
     np.testing.assert_allclose(_reverse(k2, x), _fd(k2, x), rtol=1e-6)
+
+
+def test_kernel_compiled_before_import():
+    """No record of what an overload compiled before enzyme_py was imported froze: its direct
+    globals come from Numba's IR of that overload."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    script = textwrap.dedent("""
+        import numba, numpy as np
+        S = 2.0
+        @numba.njit
+        def k(x):
+            return S * x[0] * x[0]
+        x = np.array([1.5]); k(x)
+        S = 3.0
+        from enzyme_py import autodiff, Duplicated
+        dx = np.zeros(1); autodiff(k, Duplicated(x, dx)); print(dx[0])
+    """)
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=root), timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert float(res.stdout.split()[-1]) == 6.0
