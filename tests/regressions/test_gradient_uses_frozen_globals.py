@@ -230,3 +230,25 @@ def test_kernel_compiled_before_import():
                          env=dict(os.environ, PYTHONPATH=root), timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     assert float(res.stdout.split()[-1]) == 6.0
+
+
+def test_recompile_through_a_call_wrapper():
+    """A call that fills a default goes through a generated wrapper (modes/calls.py) that links
+    the kernel's code: recompiling the kernel drops its wrappers too."""
+    global SCALE
+    SCALE = 2.0
+
+    @numba.njit
+    def k(x, p=1.0):
+        return SCALE * p * x[0] * x[0]
+
+    x = np.array([1.5])
+    k(x)
+    np.testing.assert_allclose(_reverse(k, x), [6.0])
+    try:
+        SCALE = 3.0
+        k.recompile()
+        np.testing.assert_allclose(_reverse(k, x), [9.0])
+        np.testing.assert_allclose(_forward(k, x), [9.0])
+    finally:
+        SCALE = 2.0
