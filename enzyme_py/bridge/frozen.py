@@ -138,13 +138,10 @@ def frozen_function(dispatcher, argtypes):
     snap = snapshot(dispatcher, argtypes)
     if snap is None:
         return fn
-    now = read(fn)
-    changed = {p: v for p, v in snap.values.items() if p not in now or not same(now[p], v)}
-    if not changed:
-        _check_helpers(fn, snap.values)
-        return fn
     _check_helpers(fn, snap.values)
-    changed = {p: v for p, v in changed.items() if _INNER not in p}
+    now = read(fn)
+    changed = [p for p, v in snap.values.items()
+               if _INNER not in p and (p not in now or not same(now[p], v))]
     if not changed:
         return fn
     glb, cells = dict(fn.__globals__), list(fn.__closure__ or ())
