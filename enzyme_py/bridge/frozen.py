@@ -22,6 +22,7 @@ import hashlib
 import types as pytypes
 import weakref
 
+import numba
 import numpy as np
 from numba.core import ir
 from numba.core.dispatcher import Dispatcher
@@ -30,6 +31,7 @@ _ATTR = "_enzyme_py_frozen"        # on the dispatcher: {argtypes: Snapshot}
 _MAX_DEPTH = 6
 _stores = []                       # WeakKeyDictionary: dispatcher -> gradients
 _attrs = []                        # dispatcher attributes holding gradients
+_JIT_VALUES = "_enzyme_py_jit_values"   # on a dispatcher jit_plain made
 _INNER = "<globals>"               # path step into a plain function's globals
 _SCALARS = (bool, int, float, complex, str, bytes, type(None), np.generic)
 
@@ -156,6 +158,23 @@ def frozen_function(dispatcher, argtypes):
             setattr(parent, path[-1], value)
     return pytypes.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__,
                                 tuple(cells) or None)
+
+
+def jit_plain(fn):
+    """numba.njit(fn), remembering the values `fn` reads now (see `current`)."""
+    jitted = numba.njit(fn)
+    jitted.__dict__[_JIT_VALUES] = read(fn)
+    return jitted
+
+
+def current(dispatcher) -> bool:
+    """Did `dispatcher` (made by `jit_plain`) and each of its overloads see the values its
+    function reads now?"""
+    snaps = [snap.values for _, snap in dispatcher.__dict__.get(_ATTR, {}).values()]
+    snaps.append(dispatcher.__dict__.get(_JIT_VALUES, {}))
+    now = read(dispatcher.py_func)
+    return all(p in now and same(now[p], v) for values in snaps
+               for p, v in values.items() if _INNER not in p)
 
 
 def _check_helpers(fn, values) -> None:

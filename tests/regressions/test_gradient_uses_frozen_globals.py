@@ -252,3 +252,24 @@ def test_recompile_through_a_call_wrapper():
         np.testing.assert_allclose(_forward(k, x), [9.0])
     finally:
         SCALE = 2.0
+
+
+PLAIN_SCALE = 2.0
+
+
+def _plain(x):
+    return PLAIN_SCALE * x[0] * x[0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_plain_function_follows_today(mode):
+    """A plain Python function runs with today's globals: its gradient follows them (enzyme_py
+    jits it again when the values its compile froze have changed)."""
+    global PLAIN_SCALE
+    x = np.array([1.5])
+    np.testing.assert_allclose(mode(_plain, x), [6.0])
+    try:
+        PLAIN_SCALE = 3.0
+        np.testing.assert_allclose(mode(_plain, x), [9.0])
+    finally:
+        PLAIN_SCALE = 2.0
