@@ -12,6 +12,11 @@ Adding an overload for a signature that a gradient was built for (`recompile()`,
 first compile after a gradient was built from no overload) drops every in-memory gradient of
 that dispatcher (the stores given to `register`).
 
+A plain function the kernel calls (`register_jitable`) is compiled by Numba once per signature
+and flags and reused; the copy (other flags) compiles it again from today's values, so a kernel
+whose helper saw other values is refused. A plain function given to autodiff is jitted again
+when a value it reads has changed (`jit_plain`, `current`): Python reads today's values.
+
 An overload compiled before enzyme_py was imported takes its direct globals and closure
 values from its Numba IR (`ir.Global`, `ir.FreeVar` in its type annotation); module attributes are not there, so
 those are taken as they are now. One loaded from Numba's `cache=True` files is taken to have
