@@ -16,6 +16,7 @@ from numba.core.dispatcher import Dispatcher
 from ir_passes import Activity
 
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
+from .bridge import frozen
 
 _lock = threading.RLock()
 _jitted = weakref.WeakKeyDictionary()      # plain function -> its njit dispatcher
@@ -37,9 +38,9 @@ def as_dispatcher(kernel) -> Dispatcher:
         return kernel
     if isinstance(kernel, FunctionType):
         jitted = _jitted.get(kernel)
-        if jitted is None:
+        if jitted is None or not frozen.current(jitted):   # Python reads today's globals
             with _lock:
-                jitted = _jitted.setdefault(kernel, numba.njit(kernel))
+                jitted = _jitted[kernel] = frozen.jit_plain(kernel)
         return jitted
     if is_cuda(kernel):
         raise TypeError("this takes @njit kernels; a CUDA kernel launch kernel[blocks, threads] "

@@ -2,9 +2,11 @@
 
 Off by default. `ENZYME_PY_CACHE_DIR=/path` or `enzyme_py.set_cache_dir(path)` turns it on. A
 gradient is stored as the object code of its library and of its @njit entry, plus the spec and
-tape layout, under a key computed without compiling anything: library versions and sources, CPU,
-the kernel's bytecode and that of every @njit function (and constant) it reaches through its
-globals and closure, the Numba types, the activity and the options. A hit skips capture, cleanup,
+tape layout, under a key derived from the overload a plain call runs (the kernel is compiled
+for the types if it was not): library versions and sources, CPU, the bytecode of the kernel and
+of every function it reaches, every global and closure value it and each @njit callee froze
+when Numba compiled them (module attributes at any depth, arrays by content), the compile flags,
+the Numba types, the activity, the options and ir_passes' rule tables. A hit skips capture, cleanup,
 AD and LLVM. Gradients whose code holds process-specific addresses (ctypes/cffi functions,
 custom derivatives) are never stored.
 """
@@ -17,15 +19,11 @@ import pickle
 import re
 import secrets
 import sys
-import tempfile
-import types as pytypes
-import weakref
 
 import llvmlite
 import numba
 import numpy as np
 from numba.core.compiler import CompileResult
-from numba.core.dispatcher import Dispatcher
 from numba.core.environment import Environment
 from numba.core.registry import cpu_target
 
@@ -35,6 +33,9 @@ from ir_passes.rules.effects import ALLOCATORS, FREES, REALLOCS, WRITES_NOTHING,
 from ir_passes.rules.registry import RULES
 
 from .bridge import nrt  # noqa: F401 - Numba's entries of the rule tables, part of the key
+from .bridge import frozen
+from .bridge.capture import _callee_overloads, resolve_overload
+from .bridge.frozen import note_use
 from .bridge.link import define_counts
 from .bridge.vector_math import cache_tag
 
@@ -42,7 +43,6 @@ ENV_VAR = "ENZYME_PY_CACHE_DIR"
 _MAGIC = b"enzyme_py-gradient-cache-1\n"
 _dir = None                 # set_cache_dir(path); None: ENZYME_PY_CACHE_DIR decides
 _loaded = {}                # key digest -> fields of a gradient loaded or built in this process
-_fingerprints = weakref.WeakKeyDictionary()   # dispatcher -> digest of its code closure
 _versions = []
 stats = {"hits": 0, "misses": 0, "stores": 0, "uncacheable": 0, "bad_files": 0}
 
@@ -101,89 +101,33 @@ def _rules_state() -> str:
                  sorted(WRITES_NOTHING), success_codes()))
 
 
-def _describe(value, h, seen, names=()):
-    """Feed what Numba freezes or compiles from a global or closure value into `h`."""
-    if isinstance(value, Dispatcher):
-        h.update(b"D" + fingerprint(value, seen))
-    elif isinstance(value, pytypes.FunctionType):     # register_jitable, overloads' helpers
-        h.update(b"F")
-        _function(value, h, seen)
-    elif isinstance(value, pytypes.ModuleType):
-        h.update(b"M" + value.__name__.encode())
-        for name in names:        # module.f where f is an @njit function
-            attr = getattr(value, name, None)
-            if isinstance(attr, Dispatcher):
-                h.update(name.encode() + fingerprint(attr, seen))
-    elif isinstance(value, np.ndarray):
-        h.update(repr((value.dtype.str, value.shape)).encode() + value.tobytes())
-    elif isinstance(value, (bool, int, float, complex, str, bytes, type(None), np.generic)):
-        h.update(repr(value).encode())
-    elif isinstance(value, (tuple, list)):
-        h.update(b"(")
-        for v in value:
-            _describe(v, h, seen)
-        h.update(b")")
-    else:
-        t = type(value)
-        h.update(f"<{t.__module__}.{t.__qualname__}>".encode())
+def _overload_state(dispatcher, argtypes) -> bytes:
+    """The code of the overload a plain call runs for `argtypes` and every value it and its
+    callees froze (bridge/frozen.py), its compile flags and locals. The kernel is compiled
+    for `argtypes` first when it has no overload: the key must describe machine code."""
+    argtypes = tuple(argtypes)
+    try:
+        argtypes, original = resolve_overload(dispatcher, argtypes)
+        if original is None:
+            dispatcher.compile(argtypes)
+            original = dispatcher.overloads[argtypes]
+    except Exception:     # noqa: BLE001 - Numba cannot compile it: the build says why
+        original = None
+    note_use(dispatcher, argtypes)
+    h = hashlib.sha256(frozen.fingerprint(dispatcher, argtypes))
+    h.update(repr(sorted(map(repr, dispatcher.locals.items()))).encode())
+    if original is not None:
+        h.update(repr(tuple(getattr(original.fndesc, "abi_tags", ()))).encode())
+        callees = sorted(_callee_overloads(original).values(),
+                         key=lambda c: c[2].fndesc.mangled_name)
+        for callee, sig, _ in callees:
+            h.update(frozen.fingerprint(callee, sig))
+    return h.digest()
 
 
-def _code(code, h, names):
-    """Bytecode, names and constants of `code` and its nested code objects."""
-    h.update(code.co_code)
-    h.update(repr((code.co_name, code.co_names, code.co_varnames, code.co_freevars,
-                   code.co_cellvars, code.co_argcount, code.co_kwonlyargcount)).encode())
-    names.update(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, pytypes.CodeType):
-            _code(c, h, names)
-        elif isinstance(c, frozenset):
-            h.update(repr(sorted(map(repr, c))).encode())
-        else:
-            h.update(repr(c).encode())
-
-
-def _function(fn, h, seen):
-    if id(fn) in seen:
-        h.update(b"<recursive>")
-        return
-    seen.add(id(fn))
-    h.update(f"{fn.__module__}.{fn.__qualname__}".encode())
-    names = set()
-    _code(fn.__code__, h, names)
-    ordered = sorted(names)
-    for name in ordered:
-        if name in fn.__globals__:
-            h.update(b"g" + name.encode())
-            _describe(fn.__globals__[name], h, seen, ordered)
-    for cell in fn.__closure__ or ():
-        try:
-            _describe(cell.cell_contents, h, seen, ordered)
-        except ValueError:        # an empty cell
-            h.update(b"<empty>")
-    for d in fn.__defaults__ or ():
-        _describe(d, h, seen)
-
-
-def fingerprint(dispatcher, seen=None) -> bytes:
-    """A digest of everything of `dispatcher` that its compiled code depends on (memoized)."""
-    got = _fingerprints.get(dispatcher)
-    if got is not None:
-        return got
-    h = hashlib.sha256()
-    opts = sorted((k, repr(sorted(v) if isinstance(v, (set, frozenset)) else v))
-                  for k, v in dispatcher.targetoptions.items())
-    h.update(repr((opts, sorted(map(repr, dispatcher.locals.items())))).encode())
-    _function(dispatcher.py_func, h, set() if seen is None else seen)
-    digest = h.digest()
-    if seen is None:              # a digest cut short by recursion is not memoized
-        _fingerprints[dispatcher] = digest
-    return digest
-
-
-def make_key(mode, dispatcher, numba_types, options) -> str:
+def make_key(mode, dispatcher, numba_types, options, argtypes=None) -> str:
     h = hashlib.sha256(_library_version())
-    h.update(fingerprint(dispatcher))
+    h.update(_overload_state(dispatcher, numba_types if argtypes is None else argtypes))
     h.update(repr((mode, tuple(map(str, numba_types)), options, _rules_state())).encode())
     return h.hexdigest()
 
@@ -302,7 +246,10 @@ class Slot:
                       "entry": _reduce_entry(fields["entry"])}
             body = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
             os.makedirs(self.folder, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            # os.open with 0o666, not mkstemp's 0o600: the file follows the umask, so a
+            # folder shared by a group stays readable.
+            tmp = os.path.join(self.folder, f".{secrets.token_hex(8)}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             with os.fdopen(fd, "wb") as f:
                 f.write(_MAGIC + hashlib.sha256(body).digest() + body)
             os.replace(tmp, self.path)      # atomic: readers see the old file or the new one
@@ -312,11 +259,12 @@ class Slot:
         return True
 
 
-def open_slot(mode, dispatcher, numba_types, options, make_entry):
-    """The Slot for this gradient, or None when the disk cache is off."""
+def open_slot(mode, dispatcher, numba_types, options, make_entry, argtypes=None):
+    """The Slot for this gradient, or None when the disk cache is off. `argtypes`: the
+    kernel's own argument types (the first of `numba_types` when not given)."""
     folder = cache_dir()
     if folder is None:
         return None
-    key = make_key(mode, dispatcher, numba_types, options)
+    key = make_key(mode, dispatcher, numba_types, options, argtypes)
     label = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}-{mode}"
     return Slot(folder, key, label, make_entry)

@@ -20,6 +20,9 @@ overload's return type (an explicit signature's, say `f4(f4)`), for the overload
 Numba would dispatch to, and its compile flags (Numba's ABI tag) are compared
 with the original's. A copy that differs is refused (`CaptureMismatch`), never
 differentiated.
+
+A copy reads the global and closure values that the overload froze (bridge/frozen.py), not
+today's: it is the code a plain call runs even after a global was reassigned.
 """
 import re
 import warnings
@@ -36,6 +39,7 @@ from numba.core.registry import cpu_target
 from numba.core.runtime import rtsys
 
 from ..timings import stage
+from .frozen import frozen_function
 
 _RECORD_ATTR = "_enzyme_py_ir_texts"
 _RECORD_ONLY_ATTR = "_enzyme_py_record_only"   # a private copy's library: record, never compile
@@ -203,7 +207,7 @@ def _compile_copy(kernel, argtypes, return_type=None):
     helpers: the copy's module is recorded, never optimized, finalized or turned into
     machine code, and the copy gets no overload (it is never called). Callees are compiled
     as usual, by their own dispatchers."""
-    copy = numba.njit(**_copy_options(kernel))(kernel.py_func)
+    copy = numba.njit(**_copy_options(kernel))(frozen_function(kernel, argtypes))
     fcomp = copy._compiler
     flags = compiler.Flags()
     fcomp.targetdescr.options.parse_as_flags(flags, fcomp.targetoptions)

@@ -13,6 +13,7 @@ import weakref
 
 from .capture import Captured, capture, resolve_overload
 from .cleanup import cleanup
+from .frozen import note_use
 
 _ATTR = "_enzyme_py_captures"     # on the dispatcher: {argtypes: (generation, overload, Captured)}
 _lock = threading.Lock()
@@ -23,6 +24,7 @@ _cleaned: "weakref.WeakKeyDictionary[Captured, str]" = weakref.WeakKeyDictionary
 def captured(dispatcher, argtypes) -> Captured:
     """capture(dispatcher, argtypes), taken once per compiled overload of these types."""
     argtypes = tuple(argtypes)
+    note_use(dispatcher, argtypes)
     _, original = resolve_overload(dispatcher, argtypes)
     memo = dispatcher.__dict__.get(_ATTR)
     hit = memo.get(argtypes) if memo is not None else None

@@ -34,6 +34,7 @@ from ..arguments import (argument_arrays, as_dispatcher, check_active, check_ali
                          check_duplicated, disjoint, distinct_memory, type_key, typeof,
                          zeros_like_layout)
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
+from ..bridge.frozen import register
 from ..bridge.cleanup import cleanup
 from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
@@ -94,7 +95,7 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
 
 
 _lock = threading.RLock()
-_compiled = weakref.WeakKeyDictionary()
+_compiled = register(weakref.WeakKeyDictionary())
 
 
 def split_batched_args(args, seed):
@@ -191,7 +192,7 @@ def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatc
     signature = (tuple(argtypes) + tuple(dup_types)
                  + tuple(numba.typeof(s) for ls in lanes for s in ls) + (types.float64,) * width)
     slot = disk_cache.open_slot("batched", dispatcher, signature, (kinds, width, disjoint),
-                                _make_entry)     # docs/caching.md
+                                _make_entry, argtypes)     # docs/caching.md
     if slot is not None and slot.hit:
         return CompiledBatched(**slot.hit)
     cap = captured(dispatcher, argtypes)

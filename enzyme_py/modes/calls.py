@@ -46,6 +46,7 @@ from ..annotations import (Active, BatchDuplicated, Const, Duplicated, Duplicate
                            as_annotation)
 from ..arguments import check_aliasing, check_annotation
 from ..bridge.restype import return_type
+from ..bridge.frozen import register
 from .returns import ARRAY, ReturnPlan, ShapeMismatch, leaf_kind
 from .reverse import WRAPPED_KERNEL, WRAPPER_LABELS
 
@@ -423,7 +424,7 @@ def typeof_value(label, value):
 
 # ---- wrappers -------------------------------------------------------------------------------
 
-_wrappers = weakref.WeakKeyDictionary()   # kernel -> {key: wrapper dispatcher}
+_wrappers = register(weakref.WeakKeyDictionary())   # kernel -> {key: wrapper dispatcher}
 
 
 @dataclass(frozen=True)

@@ -42,11 +42,12 @@ from numba._dispatcher import compute_fingerprint
 from numba.core.dispatcher import Dispatcher
 
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
+from ..bridge.frozen import register_attr
 from .returns import UNSET
 from .reverse import compile_gradient
 
 RUNNER_CALLS = 1000                 # fast calls of one structure before its runner is compiled
-TABLE = "_enzyme_py_fast_calls"     # dispatcher attribute: a Tables
+TABLE = register_attr("_enzyme_py_fast_calls")     # dispatcher attribute: a Tables
 _registered = weakref.WeakSet()     # dispatchers holding tables (forget_all)
 _lock = threading.Lock()
 _ndarray = np.ndarray

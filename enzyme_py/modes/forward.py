@@ -31,6 +31,7 @@ from ..annotations import Active, BatchDuplicated, Const, DuplicatedNoNeed, as_a
 from ..arguments import (argument_arrays, as_dispatcher, check_active, check_aliasing_lanes,
                          check_distinct_lanes, check_duplicated, distinct_memory, type_key, typeof)
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
+from ..bridge.frozen import register
 from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import (array_data, call_generated, float_slot, raise_status,
                               release_return_value, status_type, type_names)
@@ -161,7 +162,7 @@ def check_active_forward(where, a):
 # ---- building and caching --------------------------------------------------------------------
 
 _lock = threading.RLock()
-_compiled = weakref.WeakKeyDictionary()   # dispatcher -> {key: CompiledForward}
+_compiled = register(weakref.WeakKeyDictionary())   # dispatcher -> {key: CompiledForward}
 
 
 def compile_forward(kernel, *args, keep_failure=False) -> CompiledForward:
@@ -223,7 +224,8 @@ def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
     tangent_types = (types.float64,) * (kinds.count(Activity.ACTIVE) * width)
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
         "forward", dispatcher, tuple(argtypes) + tuple(shadow_types) + tangent_types,
-        (kinds, width, disjoint, no_need), make_forward_entry)
+        (kinds, width, disjoint, no_need), make_forward_entry,
+        argtypes)
     if slot is not None and slot.hit:
         return CompiledForward(**slot.hit)
     cap = captured(dispatcher, argtypes)

@@ -37,6 +37,7 @@ from ir_passes import (LIBC_HEAP, TAPE, Activity, forward_mode, memory_option, p
 from ..annotations import Const, Duplicated
 from ..arguments import as_dispatcher, disjoint, type_key, typeof
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
+from ..bridge.frozen import register
 from ..bridge.cleanup import cleanup
 from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
@@ -135,7 +136,7 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
 
 
 _lock = threading.RLock()
-_compiled = weakref.WeakKeyDictionary()
+_compiled = register(weakref.WeakKeyDictionary())
 
 
 def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:

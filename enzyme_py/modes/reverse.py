@@ -32,6 +32,7 @@ from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from ..arguments import as_dispatcher, check_aliasing, type_key, typeof, validate
 from ..arguments import disjoint as disjoint_memory
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
+from ..bridge.frozen import register
 from ..bridge.memo import captured, cleaned_text, forget_all
 from ..bridge.codegen import raise_status, release_return_value, type_names
 from ..bridge.convention import arg_layouts, array_extents, build_activity, data_params, returns_float
@@ -142,7 +143,7 @@ def gradient_name(fn_name: str, argtypes, activity) -> str:
 
 
 _lock = threading.RLock()
-_gradients = weakref.WeakKeyDictionary()   # dispatcher -> {key: CompiledGradient}
+_gradients = register(weakref.WeakKeyDictionary())   # dispatcher -> {key: CompiledGradient}
 _stats = {"compiles": 0}
 
 
@@ -295,7 +296,7 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
         ((str(memory),) if memory.checkpoints else ())
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
         "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), options,
-        make_gradient_entry)
+        make_gradient_entry, argtypes)
     if slot is not None and slot.hit:
         return CompiledGradient(**slot.hit)
     cap = captured(dispatcher, argtypes)
