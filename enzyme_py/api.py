@@ -15,7 +15,8 @@ from typing import Any, Callable, Optional
 from ir_passes import ParallelUpdates
 
 from .annotations import BatchDuplicated, Forward, Mode, Reverse, as_annotation
-from .arguments import as_dispatcher, is_cuda, typeof
+from .arguments import is_cuda, typeof
+from .bridge.frozen import as_dispatcher
 from .bridge.restype import return_type
 from .modes import batched, bound, calls, fast, forward, reverse
 from .modes.memory import refuse_memory

@@ -4,9 +4,6 @@ copies that keep an array's Numba type. Target-neutral: it knows annotations and
 """
 from __future__ import annotations
 
-import threading
-import weakref
-from types import FunctionType
 from typing import Any, Optional
 
 import numba
@@ -16,10 +13,7 @@ from numba.core.dispatcher import Dispatcher
 from ir_passes import Activity
 
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
-from .bridge import frozen
 
-_lock = threading.RLock()
-_jitted = weakref.WeakKeyDictionary()      # plain function -> its njit dispatcher
 
 
 # ---- the kernel -------------------------------------------------------------------------------
@@ -30,24 +24,6 @@ def is_cuda(kernel: Any) -> bool:
     t = type(kernel)
     return t.__module__.startswith("numba.cuda") and \
         t.__name__ in ("_LaunchConfiguration", "CUDADispatcher")
-
-
-def as_dispatcher(kernel) -> Dispatcher:
-    """`kernel` as a Numba dispatcher: an @njit function, or a plain function jitted once."""
-    if isinstance(kernel, Dispatcher):
-        return kernel
-    if isinstance(kernel, FunctionType):
-        jitted = _jitted.get(kernel)
-        if jitted is None or not frozen.current(jitted):   # Python reads today's globals
-            with _lock:
-                jitted = _jitted[kernel] = frozen.jit_plain(kernel)
-        return jitted
-    if is_cuda(kernel):
-        raise TypeError("this takes @njit kernels; a CUDA kernel launch kernel[blocks, threads] "
-                        "goes to autodiff, compile_gradient, inspect or explain (docs/cuda.md)")
-    raise TypeError(
-        f"autodiff needs a Numba @njit function or a plain Python function, "
-        f"not {type(kernel).__name__}")
 
 
 # ---- types and keys ---------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from numba.core import types
 
 from . import api
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
-from .arguments import as_dispatcher
+from .bridge.frozen import as_dispatcher
 from .modes.bound import regroup_values
 from .modes.calls import bind, leaf_labels
 from .modes.returns import ARRAY, FLOAT, UNSET, leaf_kind

@@ -34,7 +34,7 @@ from ir_passes.rules.registry import RULES
 
 from .bridge import nrt  # noqa: F401 - Numba's entries of the rule tables, part of the key
 from .bridge import frozen
-from .bridge.capture import _callee_overloads, resolve_overload
+from .bridge.capture import callee_overloads, resolve_overload
 from .bridge.frozen import note_use
 from .bridge.link import define_counts
 from .bridge.vector_math import cache_tag
@@ -118,7 +118,7 @@ def _overload_state(dispatcher, argtypes) -> bytes:
     h.update(repr(sorted(map(repr, dispatcher.locals.items()))).encode())
     if original is not None:
         h.update(repr(tuple(getattr(original.fndesc, "abi_tags", ()))).encode())
-        callees = sorted(_callee_overloads(original).values(),
+        callees = sorted(callee_overloads(original).values(),
                          key=lambda c: c[2].fndesc.mangled_name)
         for callee, sig, _ in callees:
             h.update(frozen.fingerprint(callee, sig))

@@ -23,7 +23,8 @@ from numba.core import types
 
 from .annotations import Active, BatchDuplicated, Const, Duplicated, Forward, ForwardWithPrimal
 from .api import autodiff, compile_gradient, refuse_structured_return
-from .arguments import as_dispatcher, copy_same_layout, zeros_like_layout
+from .arguments import copy_same_layout, zeros_like_layout
+from .bridge.frozen import as_dispatcher
 from .modes import bound as run
 from .modes.calls import bind, wrapper
 from .modes.forward import MAX_WIDTH, compile_forward

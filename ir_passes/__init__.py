@@ -13,6 +13,7 @@ from .rules.blas import (register_dot, register_gemm, register_gemv, register_ho
                          register_nrm2)
 from .rules.convention import register_error_report, register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
+from .rules.finite import tests_nan
 from .rules.effects import (register_allocator, register_free, register_handle_realloc,
                             register_realloc, register_refused, register_writes_nothing)
 from .rules.lapack import register_gesv
@@ -32,7 +33,7 @@ from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option
 from .transforms.reverse.checkpoint.schedule import unpooled as unpool_checkpoints
 from .transforms.reverse.driver import reverse_mode
 
-__all__ = ["Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
+__all__ = ["tests_nan", "Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
            "register_allocator", "register_dot", "register_external", "register_free",

@@ -286,7 +286,7 @@ class _Collector:
         self.nrt_names = {fn.name for fn in rtsys.library.get_defined_functions()}
 
     def add(self, cres, rename=None):
-        owners = _callee_overloads(cres)
+        owners = callee_overloads(cres)
         for c in [cres] + [callee for _, _, callee in owners.values()]:
             env = getattr(c, "environment", None)
             if env is not None:
@@ -326,7 +326,7 @@ class _Collector:
         self.add(cres, rename=(cres.fndesc.mangled_name, old.fndesc.mangled_name))
 
 
-def _callee_overloads(cres) -> dict:
+def callee_overloads(cres) -> dict:
     """id(library) -> (dispatcher, argtypes, cres) of the @njit callees reachable
     from `cres` through Numba's type maps."""
     found, stack, visited = {}, [cres], set()

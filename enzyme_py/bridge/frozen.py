@@ -24,6 +24,7 @@ frozen today's values: Numba's cache makes the same assumption (it checks the so
 not the globals).
 """
 import hashlib
+import threading
 import types as pytypes
 import weakref
 
@@ -31,6 +32,8 @@ import numba
 import numpy as np
 from numba.core import ir
 from numba.core.dispatcher import Dispatcher
+
+from ..arguments import is_cuda
 
 _ATTR = "_enzyme_py_frozen"        # on the dispatcher: {argtypes: Snapshot}
 _MAX_DEPTH = 6
@@ -367,3 +370,25 @@ def install_hook():
 
 
 install_hook()
+
+
+_lock = threading.RLock()
+_jitted = weakref.WeakKeyDictionary()      # plain function -> its njit dispatcher
+
+
+def as_dispatcher(kernel) -> Dispatcher:
+    """`kernel` as a Numba dispatcher: an @njit function, or a plain function jitted once."""
+    if isinstance(kernel, Dispatcher):
+        return kernel
+    if isinstance(kernel, pytypes.FunctionType):
+        jitted = _jitted.get(kernel)
+        if jitted is None or not current(jitted):   # Python reads today's globals
+            with _lock:
+                jitted = _jitted[kernel] = jit_plain(kernel)
+        return jitted
+    if is_cuda(kernel):
+        raise TypeError("this takes @njit kernels; a CUDA kernel launch kernel[blocks, threads] "
+                        "goes to autodiff, compile_gradient, inspect or explain (docs/cuda.md)")
+    raise TypeError(
+        f"autodiff needs a Numba @njit function or a plain Python function, "
+        f"not {type(kernel).__name__}")

@@ -25,14 +25,15 @@ import numba
 import numpy as np
 from numba.core import types
 
-from ir_passes import LIBC_HEAP, Activity, forward_mode, parse_module, print_module, reverse_mode
+from ir_passes import (LIBC_HEAP, Activity, forward_mode, parse_module, print_module, reverse_mode,
+                       tests_nan)
 from ir_passes.analysis.activity import ConstantMemoryError
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
-from ..arguments import (argument_arrays, as_dispatcher, check_active, check_aliasing_lanes,
-                         check_duplicated, disjoint, distinct_memory, type_key, typeof,
-                         zeros_like_layout)
+from ..arguments import (argument_arrays, check_active, check_aliasing_lanes, check_duplicated,
+                         disjoint, distinct_memory, type_key, typeof, zeros_like_layout)
+from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.frozen import register
 from ..bridge.cleanup import cleanup
@@ -79,6 +80,7 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
     %retptr is duplicated too when the kernel returns a float: the analysis may call the
     primal return value varying (its tangents are zero), and its shadows are just k slots."""
     module = parse_module(cleaned)
+    nan_tests = tests_nan(module)     # the primal's: the gradient's own guards read as tests
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
                  counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
                  vector_library=host_library())
@@ -90,7 +92,7 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
     if float_ret:
         act[0] = Activity.DUP
     forward_mode(module, grad_name, act, out_name, width=width, strong_zero_guards=True,
-                 noalias_shadows=noalias, vector_library=host_library())
+                 nan_tests=nan_tests, noalias_shadows=noalias, vector_library=host_library())
     return gradient, print_module(module)
 
 

@@ -28,8 +28,9 @@ from ir_passes import Activity, forward_mode, parse_module, print_module
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, DuplicatedNoNeed, as_annotation
-from ..arguments import (argument_arrays, as_dispatcher, check_active, check_aliasing_lanes,
-                         check_distinct_lanes, check_duplicated, distinct_memory, type_key, typeof)
+from ..arguments import (argument_arrays, check_active, check_aliasing_lanes, check_distinct_lanes,
+                         check_duplicated, distinct_memory, type_key, typeof)
+from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.frozen import register
 from ..bridge.memo import captured, cleaned_text

@@ -32,10 +32,11 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from ir_passes import (LIBC_HEAP, TAPE, Activity, forward_mode, memory_option, parse_module, print_module,
-                       reverse_mode, unpool_checkpoints)
+                       reverse_mode, tests_nan, unpool_checkpoints)
 
 from ..annotations import Const, Duplicated
-from ..arguments import as_dispatcher, disjoint, type_key, typeof
+from ..arguments import disjoint, type_key, typeof
+from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.frozen import register
 from ..bridge.cleanup import cleanup
@@ -122,6 +123,7 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
     `memory`: the reverse gradient's (docs/checkpointing.md); forward mode then differentiates
     its snapshots and recomputations as any other code (their frames fresh per call)."""
     module = parse_module(cleaned)
+    nan_tests = tests_nan(module)     # the primal's: the gradient's own guards read as tests
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
                  counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
                  vector_library=host_library(), memory=memory)
@@ -131,7 +133,8 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
     module = parse_module(gradient)
     g = module.functions[grad_name]
     act = list(activity) + [Activity.DUP] * (len(g.params) - len(activity))
-    forward_mode(module, grad_name, act, out_name, width=width, vector_library=host_library())
+    forward_mode(module, grad_name, act, out_name, width=width, vector_library=host_library(),
+                 nan_tests=nan_tests)
     return gradient, print_module(module)
 
 

@@ -29,7 +29,8 @@ from ir_passes import TAPE, Activity, ParallelUpdates, memory_option, parse_modu
 
 from .. import disk_cache, timings
 from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
-from ..arguments import as_dispatcher, check_aliasing, type_key, typeof, validate
+from ..arguments import check_aliasing, type_key, typeof, validate
+from ..bridge.frozen import as_dispatcher
 from ..arguments import disjoint as disjoint_memory
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.frozen import register

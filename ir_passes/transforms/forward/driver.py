@@ -32,7 +32,7 @@ from typing import Sequence
 from ...analysis.alias import alias_analysis
 from ...ir.module import Function, Module
 from ...options import Activity
-from ...rules.finite import tests_nan
+from ...rules.finite import NAN_TESTS, tests_nan
 from ..common.noneed import unneeded_stores
 from ..common.extent import Extent
 from ..common.stand_in import free_forward_stand_ins
@@ -46,6 +46,7 @@ from .state import MAX_WIDTH, ForwardMode
 
 def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str], out_name: str,
                  width: int = 1, strong_zero_guards: bool = False, noalias_shadows: bool = False,
+                 nan_tests: bool | None = None,
                  extents: dict[int, Extent] | None = None, no_need: Sequence[int] = (),
                  vector_library: VectorLibrary | None = None) -> Function:
     """Add `out_name`, the forward-mode tangent function of `fn_name` (see the module docstring).
@@ -55,6 +56,9 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     strong_zero_guards: differentiate reverse mode's guard `select (d != 0 or F), c, 0` lane by
     lane (instructions.guarded_tangents): for running a reverse-mode gradient
     with zero seeds and k seeds as tangents (batched reverse mode).
+    nan_tests: whether the code differentiated tests a float for NaN or infinity (products are
+    guarded only then: rules/finite.tests_nan); None reads it from the module. Forward mode over
+    a reverse gradient passes the primal's, which the gradient's own guards would change.
     noalias_shadows: the caller promises every shadow pointer parameter is memory no other
     parameter reaches (`noalias`), which lets LLVM keep tangents in registers.
     extents: {param index: Extent}: a Const pointer parameter with a known extent that
@@ -65,6 +69,8 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     vector_library: as in reverse_mode, for the rules' own math calls (common/vector_math.py).
     Returns the generated Function.
     """
+    if nan_tests is not None:
+        module.facts[NAN_TESTS] = nan_tests
     tests_nan(module)     # on the input module, before any guard is emitted (rules/finite.py)
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an integer from 1 to {MAX_WIDTH}, not {width!r}")
