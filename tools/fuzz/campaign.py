@@ -311,8 +311,8 @@ class Summary:
                 ex = self.forward_seeds.get(k)
                 L.append(f"    {v:7d}  {k}" + (f"   (e.g. seeds {_seeds(ex, 3)})" if ex else ""))
         else:
-            L.append("  forward mode: not available (autodiff(mode=Forward) raises "
-                     "NotImplementedError); forward-vs-reverse checks off")
+            L.append("  forward mode: no kernel was checked in forward mode (the profile or the "
+                     "settings run no forward-vs-reverse check)")
         return "\n".join(L)
 
 
