@@ -36,7 +36,7 @@ from .bridge import nrt  # noqa: F401 - Numba's entries of the rule tables, part
 from .bridge import frozen
 from .bridge.capture import callee_overloads, resolve_overload
 from .bridge.frozen import note_use
-from .bridge.link import define_counts
+from .bridge.link import bind_environments, define_counts, find_environment
 from .bridge.vector_math import cache_tag
 
 ENV_VAR = "ENZYME_PY_CACHE_DIR"
@@ -45,6 +45,7 @@ _dir = None                 # set_cache_dir(path); None: ENZYME_PY_CACHE_DIR dec
 _loaded = {}                # key digest -> fields of a gradient loaded or built in this process
 _versions = []
 stats = {"hits": 0, "misses": 0, "stores": 0, "uncacheable": 0, "bad_files": 0}
+refused = {}                # file label -> why its gradient was not stored (why_not)
 
 
 def set_cache_dir(path: str | os.PathLike | None) -> None:
@@ -135,18 +136,43 @@ def make_key(mode, dispatcher, numba_types, options, argtypes=None) -> str:
 # ---- what may be stored ------------------------------------------------------------------------
 
 _ADDRESS = re.compile(r"inttoptr \(i64 (-?\d+) to")
-_PROCESS_SPECIFIC = ("numba.dynamic.globals", ".numba.unresolved$")
+_PROCESS_SPECIFIC = {"numba.dynamic.globals": "it calls a ctypes/cffi function or a custom "
+                                              "derivative by its address in this process",
+                     ".numba.unresolved$": "it recurses through Numba's unresolved-symbol slots"}
 _ENV_DEFINITION = re.compile(r'^@"?_ZN08NumbaEnv.*$', re.M)   # every kernel module has one
+_ENV_NAME = re.compile(r'@"?(_ZN08NumbaEnv[^",)\s]*)')
 
 
-def cacheable(text: str) -> bool:
-    """False when the module embeds something valid in this process only: a ctypes/cffi function
-    or custom-derivative address, an unresolved recursion slot, a use of a Numba environment
-    (filled in at load time by Numba, which knows nothing of our library)."""
-    if any(s in text for s in _PROCESS_SPECIFIC) or \
-            "_ZN08NumbaEnv" in _ENV_DEFINITION.sub("", text):
-        return False
-    return not any(abs(int(n)) > 0xFFFF for n in _ADDRESS.findall(text))
+def used_environments(text: str) -> set:
+    """The Numba environment globals the module's code reads (an exception raised with
+    run-time arguments boxes them through its function's environment)."""
+    return set(_ENV_NAME.findall(_ENV_DEFINITION.sub("", text)))
+
+
+def why_not(text: str, environments=None):
+    """Why the module cannot be stored (a sentence), or None: it embeds something valid in this
+    process only (a ctypes/cffi function or custom-derivative address, an unresolved recursion
+    slot), or uses a Numba environment that is not in `environments` ({name: Environment}) or
+    cannot be pickled as Numba's cache pickles one (module name and constants)."""
+    for marker, reason in _PROCESS_SPECIFIC.items():
+        if marker in text:
+            return reason
+    if any(abs(int(n)) > 0xFFFF for n in _ADDRESS.findall(text)):
+        return "it holds an absolute address of this process"
+    for name in sorted(used_environments(text)):
+        env = find_environment(name, environments)
+        if env is None or not env.can_cache():
+            return f"it uses the Numba environment {name}, which has no module to rebuild it from"
+        try:
+            pickle.dumps(env, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:      # noqa: BLE001 - a constant that does not pickle
+            return f"the constants of the Numba environment {name} do not pickle ({exc})"
+    return None
+
+
+def cacheable(text: str, environments=None) -> bool:
+    """Whether `why_not` finds nothing."""
+    return why_not(text, environments) is None
 
 
 # ---- load and store ----------------------------------------------------------------------------
@@ -190,7 +216,7 @@ class Slot:
     stores a gradient built after a miss."""
 
     def __init__(self, folder, key, label, make_entry):
-        self.folder, self.key, self.make_entry = folder, key, make_entry
+        self.folder, self.key, self.make_entry, self.label = folder, key, make_entry, label
         safe = re.sub(r"[^A-Za-z0-9_.]", "_", label)[:60]
         self.path = os.path.join(folder, f"{safe}-{key[:32]}.nbg")
         self.hit = _loaded.get(key) or self._load()
@@ -227,21 +253,27 @@ class Slot:
         define_counts(fields.get("layout"))   # the gradient reads this global: define it first
         codegen = cpu_target.target_context.codegen()
         library = codegen.unserialize_library(record["library"])
+        bind_environments(library, record.get("environments", ()))
         entry = self.make_entry(fields["spec"], library)
         _rebuild_entry(entry, record["entry"])
         fields.update(library=library, entry=entry)
         return fields
 
-    def save(self, fields: dict, verified_text: str) -> bool:
+    def save(self, fields: dict, verified_text: str, environments=None) -> bool:
         """Store a freshly built gradient: `fields` holds spec, library, entry and what the
-        result type needs besides. Returns whether it was stored."""
+        result type needs besides; `environments` ({name: Numba Environment}, capture's): those
+        the code uses are stored with it and bound again at load. Returns whether it was
+        stored; when it cannot be, `refused[label]` says why."""
         kept = {k: v for k, v in fields.items() if k not in ("library", "entry")}
-        if not cacheable(verified_text):
+        reason = why_not(verified_text, environments)
+        if reason is not None:
             stats["uncacheable"] += 1
+            refused[self.label] = reason
             return False
+        used = [find_environment(n, environments) for n in sorted(used_environments(verified_text))]
         _loaded[self.key] = fields
         try:
-            record = {"key": self.key, "fields": kept,
+            record = {"key": self.key, "fields": kept, "environments": used,
                       "library": fields["library"].serialize_using_object_code(),
                       "entry": _reduce_entry(fields["entry"])}
             body = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)

@@ -4,10 +4,12 @@ The module is verified first, with every helper made internal (prepare_module); 
 that call the generated function are built per mode (modes/, with entry.py and codegen.py).
 """
 import ctypes
+import re
 import threading
 
 import llvmlite.binding as llvm
 from numba.core.compiler_lock import global_compiler_lock
+from numba.core.environment import lookup_environment
 from numba.core.registry import cpu_target
 from numba.core.runtime import rtsys
 
@@ -82,16 +84,33 @@ def compile_library(text: str, name: str, environments=None):
         library.add_llvm_module(_parse_verified(text))
         library.add_linking_library(rtsys.library)     # NRT_incref & co.
         library.finalize()
-        _bind_environments(codegen, library, text, environments or {})
+        _bind_environments(library, text, environments or {})
     return library
 
 
-def _bind_environments(codegen, library, text, environments) -> None:
+def _bind_environments(library, text, environments) -> None:
+    names = set(_ENV_GLOBAL.findall(text))
+    bind_environments(library, [env for env in map(lambda n: find_environment(n, environments),
+                                                   sorted(names)) if env is not None])
+
+
+_ENV_GLOBAL = re.compile(r'^@"?(_ZN08NumbaEnv[^"\s=]*)"? =', re.M)
+
+
+def find_environment(name, environments):
+    """The Numba Environment called `name`: capture's (`environments`, {name: Environment}), or
+    the live one Numba keeps for a function it compiled (an overload's helper that raises)."""
+    env = (environments or {}).get(name)
+    return env if env is not None else lookup_environment(name)
+
+
+def bind_environments(library, environments) -> None:
+    """Point the library's environment globals at `environments` (Numba Environments), as Numba
+    does for its own functions; they stay alive as long as the library."""
+    codegen = library.codegen
     bound = []
-    for env_name, env in environments.items():
-        if f'@"{env_name}" =' not in text and f"@{env_name} =" not in text:
-            continue
-        address = codegen._engine.get_global_value_address(env_name)
+    for env in environments:
+        address = codegen._engine.get_global_value_address(env.env_name)
         if address:
             (ctypes.c_void_p * 1).from_address(address)[0] = id(env)
             bound.append(env)

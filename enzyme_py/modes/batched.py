@@ -215,7 +215,7 @@ def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatc
     compile_entry(entry, cap.argtypes + signature[len(argtypes):], cap.argtypes != argtypes)
     fields = dict(entry=entry, spec=spec, library=library)
     if slot is not None:
-        slot.save(fields, verified)
+        slot.save(fields, verified, cap.environments)
     return CompiledBatched(**fields, gradient=gradient, generated=generated)
 
 

@@ -256,7 +256,7 @@ def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
     fields = dict(entry=entry, spec=spec, activity=tuple(activity), kernel_name=cap.fn_name,
                   library=library)
     if slot is not None:
-        slot.save(fields, texts["verified"])
+        slot.save(fields, texts["verified"], cap.environments)
     return CompiledForward(**fields, **texts)
 
 
