@@ -44,7 +44,8 @@ _MAGIC = b"enzyme_py-gradient-cache-1\n"
 _dir = None                 # set_cache_dir(path); None: ENZYME_PY_CACHE_DIR decides
 _loaded = {}                # key digest -> fields of a gradient loaded or built in this process
 _versions = []
-stats = {"hits": 0, "misses": 0, "stores": 0, "uncacheable": 0, "bad_files": 0}
+# builds: gradients built (every mode) while the cache was on; the others count files
+stats = {"hits": 0, "misses": 0, "stores": 0, "uncacheable": 0, "bad_files": 0, "builds": 0}
 refused = {}                # file label -> why its gradient was not stored (why_not)
 
 
@@ -264,6 +265,7 @@ class Slot:
         result type needs besides; `environments` ({name: Numba Environment}, capture's): those
         the code uses are stored with it and bound again at load. Returns whether it was
         stored; when it cannot be, `refused[label]` says why."""
+        stats["builds"] += 1
         kept = {k: v for k, v in fields.items() if k not in ("library", "entry")}
         reason = why_not(verified_text, environments)
         if reason is not None:

@@ -34,6 +34,7 @@ from numba.core.errors import TypingError
 from ir_passes import (LIBC_HEAP, TAPE, Activity, forward_mode, memory_option, parse_module, print_module,
                        reverse_mode, tests_nan, unpool_checkpoints)
 
+from .. import disk_cache
 from ..annotations import Const, Duplicated
 from ..arguments import disjoint, type_key, typeof
 from ..bridge.frozen import as_dispatcher
@@ -65,6 +66,7 @@ class CompiledHVP:
     cleaned: str = ""
     gradient: str = ""      # the reverse-mode gradient after O2: forward mode's input
     generated: str = ""
+    library: Any = None     # the Numba code library holding it
 
 
 # The reverse gradient may park its tape arrays in a global workspace between calls
@@ -160,26 +162,39 @@ def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:
         return hit
     with _lock:
         argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
-        cap = captured(dispatcher, argtypes)
-        if not returns_float(cap.restype):
-            raise TypeError(f"hessian_vector_product needs a kernel returning a float, not {cap.restype}")
-        kinds = (Activity.DUP,) + (Activity.CONST,) * len(const)
-        activity = build_activity(cap.argtypes, cap.restype, kinds)
-        cleaned = cleaned_text(cap)
-        tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
-                                     str(apart), str(memory)]).encode()).hexdigest()[:20]
-        grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
-        gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
-                                         array_extents(cap.argtypes), apart, width, memory)
-        library = compile_library(prepare_module(generated, name), name, cap.environments)
-        spec = HVPSpec(cap.argtypes, cap.restype, width, name)
-        entry = _make_entry(spec, library)
         xt = numba.typeof(x)
-        compile_entry(entry, cap.argtypes + (types.float64, xt) + (xt,) * (2 * width),
-                      cap.argtypes != argtypes)
-        out = CompiledHVP(entry, spec, cleaned, gradient, generated)
+        entry_types = (types.float64, xt) + (xt,) * (2 * width)
+        slot = disk_cache.open_slot("hvp", dispatcher, argtypes + entry_types,
+                                    (width, apart, str(memory)), _make_entry)   # docs/caching.md
+        out = CompiledHVP(**slot.hit) if slot is not None and slot.hit else \
+            _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot)
         _compiled.setdefault(dispatcher, {})[key] = out
         return out
+
+
+def _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot) -> CompiledHVP:
+    cap = captured(dispatcher, argtypes)
+    if not returns_float(cap.restype):
+        raise TypeError(f"hessian_vector_product needs a kernel returning a float, not {cap.restype}")
+    kinds = (Activity.DUP,) + (Activity.CONST,) * len(const)
+    activity = build_activity(cap.argtypes, cap.restype, kinds)
+    cleaned = cleaned_text(cap)
+    tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
+                                 str(apart), str(memory)]).encode()).hexdigest()[:20]
+    grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
+    if slot is not None:
+        grad_name, name = slot.symbol(grad_name), slot.symbol(name)
+    gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
+                                     array_extents(cap.argtypes), apart, width, memory)
+    verified = prepare_module(generated, name)
+    library = compile_library(verified, name, cap.environments)
+    spec = HVPSpec(cap.argtypes, cap.restype, width, name)
+    entry = _make_entry(spec, library)
+    compile_entry(entry, cap.argtypes + entry_types, cap.argtypes != argtypes)
+    fields = dict(entry=entry, spec=spec, library=library)
+    if slot is not None:
+        slot.save(fields, verified, cap.environments)
+    return CompiledHVP(**fields, cleaned=cleaned, gradient=gradient, generated=generated)
 
 
 def _param_names(spec):
