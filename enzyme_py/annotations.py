@@ -77,6 +77,9 @@ class Mode:
     def __repr__(self) -> str:
         return self.name
 
+    def __reduce__(self):
+        return self.name     # pickled as the module's global: one object per mode (disk cache)
+
 
 Reverse = Mode("Reverse")
 Forward = Mode("Forward")

@@ -117,7 +117,7 @@ def _overload_state(dispatcher, argtypes) -> bytes:
         original = None
     note_use(dispatcher, argtypes)
     h = hashlib.sha256(frozen.fingerprint(dispatcher, argtypes))
-    h.update(repr(sorted(map(repr, dispatcher.locals.items()))).encode())
+    h.update(repr(sorted(map(repr, getattr(dispatcher, "locals", {}).items()))).encode())
     if original is not None:
         h.update(repr(tuple(getattr(original.fndesc, "abi_tags", ()))).encode())
         callees = sorted(callee_overloads(original).values(),
@@ -250,6 +250,8 @@ class Slot:
 
     def _rebuild(self, record):
         fields = dict(record["fields"])
+        if "library" not in record:       # a record of fields only (CUDA: the kernel's text)
+            return fields
         cpu_target.target_context.refresh()   # as Numba's cache does: NRT is set up on first use
         define_counts(fields.get("layout"))   # the gradient reads this global: define it first
         codegen = cpu_target.target_context.codegen()
@@ -262,9 +264,10 @@ class Slot:
 
     def save(self, fields: dict, verified_text: str, environments=None) -> bool:
         """Store a freshly built gradient: `fields` holds spec, library, entry and what the
-        result type needs besides; `environments` ({name: Numba Environment}, capture's): those
-        the code uses are stored with it and bound again at load. Returns whether it was
-        stored; when it cannot be, `refused[label]` says why."""
+        result type needs besides (or, with no library, only what is to be stored: CUDA's
+        texts). `environments` ({name: Numba Environment}, capture's): those the code uses are
+        stored with it and bound again at load. Returns whether it was stored; when it cannot
+        be, `refused[label]` says why."""
         stats["builds"] += 1
         kept = {k: v for k, v in fields.items() if k not in ("library", "entry")}
         reason = why_not(verified_text, environments)
@@ -275,9 +278,10 @@ class Slot:
         used = [find_environment(n, environments) for n in sorted(used_environments(verified_text))]
         _loaded[self.key] = fields
         try:
-            record = {"key": self.key, "fields": kept, "environments": used,
-                      "library": fields["library"].serialize_using_object_code(),
-                      "entry": _reduce_entry(fields["entry"])}
+            record = {"key": self.key, "fields": kept, "environments": used}
+            if "library" in fields:
+                record.update(library=fields["library"].serialize_using_object_code(),
+                              entry=_reduce_entry(fields["entry"]))
             body = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
             os.makedirs(self.folder, exist_ok=True)
             # os.open with 0o666, not mkstemp's 0o600: the file follows the umask, so a

@@ -1,6 +1,7 @@
 """Every gradient kind is stored in and loaded from the disk cache (docs/caching.md): a first
 process builds each one, a second, fresh process loads them all (no build) and gets the same
 derivatives, which also agree with central differences."""
+import importlib.util
 import json
 import os
 import subprocess
@@ -131,3 +132,44 @@ def test_loaded_gradients_are_right(runs):
             e[i, j] = 1e-6
             fd[i, j] = (f(A + e) - f(A - e)) / 2e-6
     np.testing.assert_allclose(g["linalg"], fd, rtol=1e-6, atol=1e-8)
+
+
+CUDA_DRIVER = '''
+import json, math
+import numpy as np
+from numba import cuda
+from enzyme_py import Active, Duplicated, Forward, compile_gradient, disk_cache
+
+@cuda.jit
+def scale(x, a, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = a * math.sin(x[i])
+
+x = np.linspace(0.0, 1.0, 40)
+r = compile_gradient(scale[2, 32], Duplicated(x, np.zeros(40)), Active(0.5),
+                     Duplicated(np.zeros(40), np.ones(40)))
+f = compile_gradient(scale[2, 32], Duplicated(x, np.ones(40)), Active(0.5, 1.0),
+                     Duplicated(np.zeros(40), np.zeros(40)), mode=Forward)
+print(json.dumps({"texts": [r.generated, f.generated], "forward": f.mode is Forward,
+                  "updates": sorted({u.how for u in r.updates}), "stats": disk_cache.stats}))
+'''
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba_cuda") is None, reason="needs numba-cuda")
+def test_cuda_kernels_are_loaded(tmp_path):
+    """CUDA gradients (built without a GPU, as tests/test_cuda_api.py does) are stored as their
+    texts and launch data; a fresh process loads them with no build."""
+    (tmp_path / "cuda_driver.py").write_text(CUDA_DRIVER)
+    env = dict(os.environ, ENZYME_PY_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(tmp_path / "cuda_driver.py")],
+                              capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        out.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    built, loaded = out
+    assert built["stats"]["stores"] == 2 and loaded["stats"]["builds"] == 0
+    assert loaded["stats"]["hits"] == 2 and loaded["texts"] == built["texts"]
+    assert loaded["forward"] and loaded["updates"] == ["private", "privatised per block"]

@@ -15,6 +15,7 @@ are disjoint, whether the launch is one-dimensional, compute capability). Buildi
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from numba import cuda
 
 from ir_passes import Activity, UnsupportedError
 
+from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, Forward, Reverse, as_annotation
 from .capture import capture
 from .cleanup import cleanup
@@ -159,7 +161,21 @@ def _compiled(config, args, mode, cache, cc):
 
 
 def build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc) -> CompiledKernel:
-    """capture -> cleanup -> ir_passes -> module text (docs/cuda.md); PTX comes on demand."""
+    """capture -> cleanup -> ir_passes -> module text (docs/cuda.md); PTX comes on demand. With
+    the disk cache on (docs/caching.md) the texts and what launches need are stored and loaded."""
+    slot = disk_cache.open_slot(f"cuda-{mode.name.lower()}", dispatcher, argtypes,
+                                (kinds, cache, noalias, launch, tuple(cc)), None)
+    if slot is not None and slot.hit:
+        return CompiledKernel(**slot.hit)
+    compiled = _build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc)
+    if slot is not None:
+        fields = {f.name: getattr(compiled, f.name) for f in dataclasses.fields(compiled)
+                  if not f.name.startswith("_")}
+        slot.save(fields, compiled.generated)
+    return compiled
+
+
+def _build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc) -> CompiledKernel:
     cap = capture(dispatcher, argtypes, cc)
     cleaned = cleanup(cap.text, cap.fn_name, cc)
     name = _name(dispatcher, kinds, mode)
