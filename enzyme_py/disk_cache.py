@@ -209,6 +209,23 @@ def _rebuild_entry(entry, data):
     entry.disable_compile()     # its one signature; Numba converts arguments to it
 
 
+def pickle_by_key(entry, key) -> None:
+    """Pickle the @njit `entry` as its disk-cache key. Numba's cache=True keys a closure by the
+    pickle of its closure variables, and a dispatcher pickles with a random UUID and its Python
+    function: a @njit driver that closes over a gradient entry (a Jacobian loop) could never be
+    cached. By key, the pickle is the same in every process that loads the same gradient."""
+    entry.__reduce_ex__ = lambda protocol: (loaded_entry, (key,))
+
+
+def loaded_entry(key):
+    """The entry of the gradient with this key loaded or built in this process."""
+    fields = _loaded.get(key)
+    if fields is None:
+        raise LookupError("this enzyme_py gradient is not loaded in this process: build it "
+                          "(compile_gradient) before unpickling what refers to it")
+    return fields["entry"]
+
+
 class Slot:
     """One (kernel, types, activity, options) in the disk cache.
 
@@ -259,6 +276,7 @@ class Slot:
         bind_environments(library, record.get("environments", ()))
         entry = self.make_entry(fields["spec"], library)
         _rebuild_entry(entry, record["entry"])
+        pickle_by_key(entry, self.key)
         fields.update(library=library, entry=entry)
         return fields
 
@@ -277,6 +295,8 @@ class Slot:
             return False
         used = [find_environment(n, environments) for n in sorted(used_environments(verified_text))]
         _loaded[self.key] = fields
+        if "entry" in fields:
+            pickle_by_key(fields["entry"], self.key)
         try:
             record = {"key": self.key, "fields": kept, "environments": used}
             if "library" in fields:

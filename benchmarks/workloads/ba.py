@@ -91,8 +91,9 @@ def make_jacobian(entry):
     """An @njit Jacobian driver around the batched (two seeds) gradient entry of `ba_residual`:
     one call per observation gives both residuals' rows
     (entry(cam, X, w, feat, err, zcam, zX, zerr, dcam0, dcam1, dX0, dX1, derr0, derr1, 1.0, 1.0)
-    -> ((dw0, dw1),))."""
-    @njit
+    -> ((dw0, dw1),)). Numba's cache keeps the driver: enzyme_py's entries pickle as their
+    disk-cache key, so a fresh process that loads the gradient loads the driver too."""
+    @njit(cache=True)
     def jacobian(cams, X, w, obs, feats, reproj_err, w_err, J, Jw):
         zc, zX, ze = np.zeros(NCAM), np.zeros(3), np.zeros(2)
         dc0, dc1 = np.zeros(NCAM), np.zeros(NCAM)
