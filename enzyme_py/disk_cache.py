@@ -230,7 +230,7 @@ class Slot:
     """One (kernel, types, activity, options) in the disk cache.
 
     `hit`: the fields of the compiled gradient (spec, library, entry, layout, ...) when it was
-    found, else None. `symbol(name)` makes a gradient name unique among processes; `save(...)`
+    found, else None. `symbol(role)` names a gradient's function after the key; `save(...)`
     stores a gradient built after a miss."""
 
     def __init__(self, folder, key, label, make_entry):
@@ -240,9 +240,13 @@ class Slot:
         self.hit = _loaded.get(key) or self._load()
         stats["hits" if self.hit else "misses"] += 1
 
-    def symbol(self, name: str) -> str:
-        """Gradients loaded from files of other processes must not clash with this one."""
-        return f"{name}_{secrets.token_hex(6)}"
+    def symbol(self, role: str) -> str:
+        """The symbol of the gradient's function `role` ("grad", "fwd", ...), named after the
+        key alone (a kernel's mangled name changes with what the process compiled before): the
+        same in every process that builds or loads this gradient (once per process: `_loaded`),
+        so code compiled against it in another process (a driver kept by Numba's cache, which
+        calls it by name) finds it even when this process built it again."""
+        return f"__enzyme_py_{role}_{self.key[:32]}"
 
     def _load(self):
         try:

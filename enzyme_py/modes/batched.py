@@ -204,7 +204,7 @@ def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatc
                                  str(width), str(disjoint)]).encode()).hexdigest()[:20]
     grad_name, name = f"__enzyme_py_bgrad_{tag}", f"__enzyme_py_batched_{tag}"
     if slot is not None:
-        grad_name, name = slot.symbol(grad_name), slot.symbol(name)
+        grad_name, name = slot.symbol("bgrad"), slot.symbol("batched")
     gradient, generated = batched_module(cleaned, cap.fn_name, activity, grad_name, name,
                                          array_extents(cap.argtypes), disjoint, width,
                                          returns_float(cap.restype))

@@ -238,7 +238,7 @@ def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
         if no_need:
             name += "_noneed" + "_".join(map(str, no_need))
         if slot is not None:
-            name = slot.symbol(name)
+            name = slot.symbol("fwd")
         texts["generated"] = forward_differentiate(texts["cleaned"], cap.fn_name, activity, name, width,
                                                    disjoint, array_extents(cap.argtypes),
                                                    data_params(cap.argtypes, no_need))

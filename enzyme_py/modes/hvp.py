@@ -183,7 +183,7 @@ def _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot)
                                  str(apart), str(memory)]).encode()).hexdigest()[:20]
     grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
     if slot is not None:
-        grad_name, name = slot.symbol(grad_name), slot.symbol(name)
+        grad_name, name = slot.symbol("hgrad"), slot.symbol("hvp")
     gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
                                      array_extents(cap.argtypes), apart, width, memory)
     verified = prepare_module(generated, name)

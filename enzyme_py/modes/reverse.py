@@ -315,7 +315,7 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
         if memory.checkpoints:
             name += f"_ckpt{memory.budget}"
         if slot is not None:
-            name = slot.symbol(name)
+            name = slot.symbol("grad")
         layouts = {}
         try:
             texts["generated"] = differentiate(
