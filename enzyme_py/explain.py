@@ -12,6 +12,7 @@ from typing import Any, Callable
 import llvmlite.binding as llvm
 import numpy as np
 
+from . import disk_cache
 from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from .arguments import copy_same_layout, is_cuda
 from .api import inspect
@@ -108,6 +109,7 @@ class Explanation:
     arena_bytes: int = 0                                  # BLAS/LAPACK inputs saved, this call
     updates: list = field(default_factory=list)           # prange loops' shadow updates
     checkpointed: list = field(default_factory=list)     # Checkpointed time loops
+    not_stored: str = ""            # why the disk cache (when on) does not keep this gradient
 
     def __str__(self) -> str:
         lines = [f"explain({self.kernel})"]
@@ -139,6 +141,8 @@ class Explanation:
                          "is counted as one state)")
         for c in self.checkpointed:
             lines.append(f"    {c}")
+        if self.not_stored:
+            lines.append(f"  disk cache: not stored: {self.not_stored}")
         return "\n".join(lines)
 
 
@@ -182,8 +186,10 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
     loops = checkpointed_loops(grad)
     for c in loops:
         c.tape_bytes = tape if c.full_tape else 0
+    not_stored = (disk_cache.why_not(grad.verified) or "") if disk_cache.cache_dir() else ""
     return Explanation(name, tape, cached, active, dict(zip(layout.loops, counts)),
-                       updates=list(layout.updates), checkpointed=loops, arena_bytes=int(arena_used))
+                       updates=list(layout.updates), checkpointed=loops, arena_bytes=int(arena_used),
+                       not_stored=not_stored)
 
 
 def checkpointed_loops(grad) -> list:

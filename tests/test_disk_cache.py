@@ -12,7 +12,7 @@ import numba
 import numpy as np
 import pytest
 
-from enzyme_py import Active, Const, Duplicated, autodiff, disk_cache, register_derivative
+from enzyme_py import Active, Const, Duplicated, autodiff, disk_cache, explain, register_derivative
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -184,6 +184,9 @@ def test_custom_derivative_not_stored(cache_dir):
     np.testing.assert_allclose(dx, np.cosh(x), rtol=1e-12)
     assert disk_cache.stats["uncacheable"] == before["uncacheable"] + 1
     assert files(cache_dir) == []
+    assert "ctypes/cffi" in disk_cache.refused[f"{__name__}.uses_c_sinh-reverse"]
+    why = explain(uses_c_sinh, Duplicated(x, np.zeros(5)), Duplicated(np.zeros(5), np.ones(5)))
+    assert "disk cache: not stored: it calls a ctypes/cffi function" in str(why)
 
 
 def test_cacheable_text():
