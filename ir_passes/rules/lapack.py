@@ -30,7 +30,7 @@ from typing import ClassVar
 
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
-from ..runtime import fortran  # noqa: F401  (registers the helpers Lin.fortran calls)
+from ..runtime import fortran, triangular  # noqa: F401  (register the helpers Lin.fortran calls)
 from ..runtime import heap
 from ..runtime.helpers import ensure
 from .blas import AFTER, BLAS, GEMM_PARAMS, HOST_ROUTINES, KINDS, Gemm, Record, arena
@@ -255,13 +255,15 @@ class Lin:
 
     def trsm(self, side, uplo, trans, diag, m, n, a, lda, bm, ldb) -> None:
         """bm (m x n) = op(a)^{-1} bm (side "L") or bm op(a)^{-1} ("R"), a triangular: the host's
-        trsm; side, uplo, trans, diag are BLAS's letters."""
-        self.fortran("trsm", (side, uplo, trans, diag), [m, n, ConstFloat(self.ft, 1.0), a, lda, bm,
-                                                         ldb])
+        trsm, or own loops when small (runtime/triangular.py); side, uplo, trans, diag are BLAS's
+        letters."""
+        self.fortran("trsm_sized", (side, uplo, trans, diag), [m, n, ConstFloat(self.ft, 1.0), a,
+                                                               lda, bm, ldb])
 
     def getrs(self, trans, n, nrhs, lu, lda, ipiv, bm, ldb) -> None:
-        """bm (n x nrhs) = op(A)^{-1} bm from A's packed LU factors and getrf's pivots."""
-        self.fortran("getrs", (trans,), [n, nrhs, lu, lda, ipiv, bm, ldb])
+        """bm (n x nrhs) = op(A)^{-1} bm from A's packed LU factors and getrf's pivots: the
+        host's getrs, or own loops when small (runtime/triangular.py)."""
+        self.fortran("getrs_sized", (trans,), [n, nrhs, lu, lda, ipiv, bm, ldb])
 
     def fortran(self, routine, letters, args) -> None:
         """A call of runtime/fortran.py's helper for `routine`: BLAS letters, then values."""
