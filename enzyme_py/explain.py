@@ -54,7 +54,7 @@ class Cached:
 class Checkpointed:
     """A time loop reversed from snapshots (docs/checkpointing.md), as the last call ran it."""
     source: str              # "file:line" of the loop
-    steps: int               # iterations the loop ran
+    steps: int               # steps the loop ran (segments of `segment` iterations each)
     snapshot_bytes: int      # one snapshot: the arrays the body writes, and its counters
     snapshots: int           # the most snapshots held at once
     slots: int               # snapshots the budget allows
@@ -62,6 +62,9 @@ class Checkpointed:
     recomputed: int          # steps run again in the reverse sweep
     full_tape: bool = False  # memory="auto" kept the full tape: its estimate fit the budget
     tape_bytes: int = 0      # with full_tape: the gradient's tape in this call (all its loops)
+    segment: int = 1         # loop iterations per step (memory="auto": a segment whose tape
+    #                          fits a quarter of the last-level cache, `cache` bytes)
+    cache: int = 0
 
     @property
     def recomputation(self) -> float:
@@ -75,7 +78,11 @@ class Checkpointed:
                     f"(estimate {self.estimate} B; the tape of this call: {self.tape_bytes} B)")
         over = "" if self.within_budget else \
             "; over the budget: two snapshots, the final state and a step's tape are needed"
-        return (f"{self.source or '(no source line)'}: {self.steps} steps; {self.snapshots} "
+        seg = "" if self.segment <= 1 else \
+            (f" of {self.segment} iterations each (a segment's tape, about {self.segment} x "
+             f"{self.snapshot_bytes} B, fits a quarter of the {self.cache} B last-level cache; "
+             f"the estimated full tape, {self.estimate} B of state, did not fit the budget)")
+        return (f"{self.source or '(no source line)'}: {self.steps} steps{seg}; {self.snapshots} "
                 f"snapshots of {self.snapshot_bytes} B held at most, with the final state and a "
                 f"step's tape {self.held} B (budget {self.budget} B, room for {self.slots} "
                 f"snapshots{over}); {self.recomputed} steps recomputed "
@@ -83,8 +90,9 @@ class Checkpointed:
 
     @property
     def estimate(self) -> int:
-        """The full tape as "auto" estimates it: trip bound x bytes of the state."""
-        return self.steps * self.snapshot_bytes
+        """The full tape as "auto" estimates it: trip bound x bytes of the state (segments x
+        their iterations, for a segmented loop: a bound)."""
+        return self.steps * self.segment * self.snapshot_bytes
 
     @property
     def held(self) -> int:
@@ -192,7 +200,8 @@ def checkpointed_loops(grad) -> list:
     for tl in grad.layout.checkpoints if grad.layout is not None else ():
         fig = dict(zip(tl.stat_fields, _read_global(grad, tl.stats, len(tl.stat_fields))))
         out.append(Checkpointed(user_line(tl.locations), fig["n"], fig["S"], fig["peak"],
-                                fig["c"], tl.budget, fig["recomputed"], bool(fig["tape"])))
+                                fig["c"], tl.budget, fig["recomputed"], bool(fig["tape"]),
+                                segment=fig["k"] if not fig["tape"] else 1, cache=fig["cache"]))
     return out
 
 

@@ -47,7 +47,7 @@ from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, prepare_module
 from ..bridge.vector_math import host_library
 from .forward import MAX_WIDTH
-from .memory import auto_budget
+from .memory import auto_budget, cache_size
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:
     dispatcher = as_dispatcher(kernel)
     annotated = [Duplicated(x, x)] + [Const(getattr(c, "value", c)) for c in const]
     apart = disjoint(annotated)
-    memory = memory_option(memory, auto_budget())
+    memory = memory_option(memory, auto_budget(), cache_size())
     key = (width, apart, memory) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
     hit = per_kernel.get(key) if per_kernel is not None else None
@@ -167,7 +167,7 @@ def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:
         activity = build_activity(cap.argtypes, cap.restype, kinds)
         cleaned = cleaned_text(cap)
         tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
-                                     str(apart), str(memory)]).encode()).hexdigest()[:20]
+                                     str(apart), getattr(memory, "key", str(memory))]).encode()).hexdigest()[:20]
         grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
         gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
                                          array_extents(cap.argtypes), apart, width, memory)

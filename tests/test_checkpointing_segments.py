@@ -1,0 +1,117 @@
+"""Segmented time loops (memory="auto" when the full tape does not fit the budget): the outlined
+step runs k iterations (checkpoint/outline.py), its own gradient tapes the segment, and the
+schedule snapshots once per segment (checkpoint/version.py). The gradient equals the full
+tape's (array shadows and primals bit for bit, Active scalars to rounding) and finite
+differences, for k = 1, k not dividing the steps, k >= the steps, no steps, early exits and
+errors; every generated function passes LLVM's verifier."""
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+from numba import njit
+
+from enzyme_py import Active, Duplicated, check_gradient, explain
+from enzyme_py.api import inspect
+from enzyme_py.modes.reverse import autodiff
+from ir_passes import Memory
+
+from test_checkpointing import alloc_args, heat, heat_alloc, heat_args, relax, relax_args, \
+    rk4, rk4_args, same_as_tape
+
+STATE = 40 * 8 + 32       # heat on 40 points: the array and the carry (flag, s, k, trips)
+
+
+def segments(k, state=STATE, budget=2000):
+    """"auto" with a budget the full tape overflows and a cache whose quarter holds k states."""
+    return Memory(budget, auto=True, cache=4 * k * state)
+
+
+@njit
+def heat_break(u, alpha, steps, cap):
+    """Leaves the time loop early, by a second exit, once u[1] passes `cap`."""
+    n = u.shape[0]
+    for s in range(steps):
+        for i in range(1, n - 1):
+            u[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]) + 0.01
+        if u[1] > cap:
+            break
+
+
+def verified(kernel, args, memory) -> str:
+    g = inspect(kernel, *args, memory=memory)
+    assert g.error is None, g.error
+    llvm.parse_assembly(g.generated).verify()
+    return g.generated
+
+
+@pytest.mark.parametrize("k, steps, budget", [
+    (1, 30, 2000), (3, 30, 2000), (7, 30, 2000), (7, 30, 9000), (30, 30, 2000),
+    (100, 30, 2000), (4, 0, 2000), (4, 1, 2000)])
+def test_heat_segments_equal_the_tape(k, steps, budget):
+    memory = segments(k, budget=budget)
+    assert ".ckpt." in verified(heat, heat_args(steps=steps)(), memory)
+    same_as_tape(heat_args(steps=steps), heat, memory)
+    (c,) = explain(heat, *heat_args(steps=steps)(), memory=memory).checkpointed
+    if steps * STATE > budget:      # else the full tape fits (none with 0 steps: no entry)
+        assert not c.full_tape and c.segment == (k if k >= 2 else 1)
+        assert c.steps == -(-steps // c.segment)     # the last leaves by its latch
+
+
+def test_segments_recompute_less_than_single_steps():
+    """Within the same budget (3 snapshot slots), segments of 5 steps recompute fewer
+    iterations than steps of one (Revolve over 7 segments instead of 30 steps)."""
+    (one,) = explain(heat, *heat_args(steps=30)(), memory=segments(1)).checkpointed
+    (five,) = explain(heat, *heat_args(steps=30)(), memory=segments(5)).checkpointed
+    assert five.segment == 5 and one.segment == 1
+    assert five.recomputed * 5 < one.recomputed
+    assert "of 5 iterations each" in str(five)
+
+
+@pytest.mark.parametrize("kernel, make, state", [
+    (rk4, rk4_args(), 5 * 8 * 6 + 32), (heat_alloc, alloc_args(), 12 * 8 + 40),
+    (relax, relax_args(), 12 * 8 + 40)])
+def test_other_loops_in_segments(kernel, make, state):
+    """RK4 (scratch arrays, calls), an allocating step (an error exit) and a while loop."""
+    memory = segments(3, state=state, budget=1)
+    verified(kernel, make(), memory)
+    same_as_tape(make, kernel, memory)
+    (c,) = explain(kernel, *make(), memory=memory).checkpointed
+    assert c.segment >= 2
+
+
+@pytest.mark.parametrize("cap", [0.5, 100.0])
+def test_early_exit_in_a_segment(cap):
+    """The loop leaves by its break in the middle of a segment (cap 0.5) or runs out (100)."""
+    rng = np.random.default_rng(9)
+    u0, w = rng.standard_normal(20), rng.standard_normal(20)
+
+    def make():
+        return [Duplicated(u0.copy(), w.copy()), Active(0.2), 25, cap]
+    memory = segments(4, state=20 * 8 + 32, budget=1)
+    verified(heat_break, make(), memory)
+    same_as_tape(make, heat_break, memory)
+    report = check_gradient(heat_break, *make(), memory=memory)
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize("k", [1, 7])
+def test_heat_segments_finite_differences(k):
+    report = check_gradient(heat, *heat_args(steps=30)(), memory=segments(k))
+    assert report.passed, str(report)
+
+
+def test_against_central_differences():
+    """L = <w, u_final> is linear in u: the shadow against central differences along a
+    direction, and dL/dalpha."""
+    u0, w = np.random.default_rng(1).standard_normal(40), np.random.default_rng(2).standard_normal(40)
+    du = w.copy()
+    _, da, _ = autodiff(heat, Duplicated(u0.copy(), du), Active(0.3), 23, memory=segments(5))
+
+    def loss(u, a):
+        u = u.copy()
+        heat(u, a, 23)
+        return float(w @ u)
+    v = np.random.default_rng(3).standard_normal(40)
+    h = 1e-4
+    assert du @ v == pytest.approx((loss(u0 + h * v, 0.3) - loss(u0 - h * v, 0.3)) / (2 * h), rel=1e-7)
+    h = 1e-6
+    assert da == pytest.approx((loss(u0, 0.3 + h) - loss(u0, 0.3 - h)) / (2 * h), rel=1e-6)
