@@ -62,8 +62,8 @@ class Checkpointed:
     recomputed: int          # steps run again in the reverse sweep
     full_tape: bool = False  # memory="auto" kept the full tape: its estimate fit the budget
     tape_bytes: int = 0      # with full_tape: the gradient's tape in this call (all its loops)
-    segment: int = 1         # loop iterations per step (memory="auto": a segment whose tape
-    #                          fits a quarter of the last-level cache, `cache` bytes)
+    segment: int = 1         # loop iterations per step: a segment whose tape fits a quarter
+    #                          of the last-level cache (`cache` bytes) and half the budget
     cache: int = 0
 
     @property
@@ -80,8 +80,8 @@ class Checkpointed:
             "; over the budget: two snapshots, the final state and a step's tape are needed"
         seg = "" if self.segment <= 1 else \
             (f" of {self.segment} iterations each (a segment's tape, about {self.segment} x "
-             f"{self.snapshot_bytes} B, fits a quarter of the {self.cache} B last-level cache; "
-             f"the estimated full tape, {self.estimate} B of state, did not fit the budget)")
+             f"{self.snapshot_bytes} B, fits a quarter of the {self.cache} B last-level cache "
+             f"and half the budget; the full tape's estimate: {self.estimate} B)")
         return (f"{self.source or '(no source line)'}: {self.steps} steps{seg}; {self.snapshots} "
                 f"snapshots of {self.snapshot_bytes} B held at most, with the final state and a "
                 f"step's tape {self.held} B (budget {self.budget} B, room for {self.slots} "
@@ -97,8 +97,8 @@ class Checkpointed:
     @property
     def held(self) -> int:
         """Bytes held at most: the snapshots, the final state's copy and one step's tape (counted
-        as one state, docs/checkpointing.md)."""
-        return (self.snapshots + 2) * self.snapshot_bytes
+        as one state per iteration of a segment, docs/checkpointing.md)."""
+        return (self.snapshots + 1 + max(1, self.segment)) * self.snapshot_bytes
 
     @property
     def within_budget(self) -> bool:

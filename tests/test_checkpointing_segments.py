@@ -20,9 +20,11 @@ from test_checkpointing import alloc_args, heat, heat_alloc, heat_args, relax, r
 STATE = 40 * 8 + 32       # heat on 40 points: the array and the carry (flag, s, k, trips)
 
 
-def segments(k, state=STATE, budget=2000):
-    """"auto" with a budget the full tape overflows and a cache whose quarter holds k states."""
-    return Memory(budget, auto=True, cache=4 * k * state)
+def segments(k, state=STATE, budget=None, auto=False):
+    """A cache whose quarter holds k states, and a budget whose half does (by default, with
+    room for 3 snapshots beside the final state): segments of k steps."""
+    budget = budget or (2 * k + 5) * state
+    return Memory(budget, auto=auto, cache=4 * k * state)
 
 
 @njit
@@ -43,24 +45,31 @@ def verified(kernel, args, memory) -> str:
     return g.generated
 
 
-@pytest.mark.parametrize("k, steps, budget", [
-    (1, 30, 2000), (3, 30, 2000), (7, 30, 2000), (7, 30, 9000), (30, 30, 2000),
-    (100, 30, 2000), (4, 0, 2000), (4, 1, 2000)])
-def test_heat_segments_equal_the_tape(k, steps, budget):
-    memory = segments(k, budget=budget)
+@pytest.mark.parametrize("k, steps, auto", [
+    (1, 30, False), (3, 30, False), (7, 30, False), (7, 30, True), (30, 30, False),
+    (100, 30, False), (4, 0, False), (4, 1, False), (4, 1, True)])
+def test_heat_segments_equal_the_tape(k, steps, auto):
+    """With auto, 30 steps overflow the budget (the full tape's 30 states against 19), one
+    step does not (the full tape is kept)."""
+    memory = segments(k, auto=auto)
     assert ".ckpt." in verified(heat, heat_args(steps=steps)(), memory)
     same_as_tape(heat_args(steps=steps), heat, memory)
     (c,) = explain(heat, *heat_args(steps=steps)(), memory=memory).checkpointed
-    if steps * STATE > budget:      # else the full tape fits (none with 0 steps: no entry)
+    if steps > 1:
         assert not c.full_tape and c.segment == (k if k >= 2 else 1)
         assert c.steps == -(-steps // c.segment)     # the last leaves by its latch
+        assert c.held <= memory.budget
+    elif steps and auto:
+        assert c.full_tape
 
 
 def test_segments_recompute_less_than_single_steps():
-    """Within the same budget (3 snapshot slots), segments of 5 steps recompute fewer
-    iterations than steps of one (Revolve over 7 segments instead of 30 steps)."""
-    (one,) = explain(heat, *heat_args(steps=30)(), memory=segments(1)).checkpointed
-    (five,) = explain(heat, *heat_args(steps=30)(), memory=segments(5)).checkpointed
+    """Within the same budget (15 states), segments of 5 steps recompute fewer iterations
+    than steps of one (Revolve over 6 segments in 9 slots against 30 steps in 13)."""
+    budget = 15 * STATE
+    (one,) = explain(heat, *heat_args(steps=30)(),
+                     memory=Memory(budget, cache=4 * STATE)).checkpointed
+    (five,) = explain(heat, *heat_args(steps=30)(), memory=segments(5, budget=budget)).checkpointed
     assert five.segment == 5 and one.segment == 1
     assert five.recomputed * 5 < one.recomputed
     assert "of 5 iterations each" in str(five)
@@ -71,7 +80,7 @@ def test_segments_recompute_less_than_single_steps():
     (relax, relax_args(), 12 * 8 + 40)])
 def test_other_loops_in_segments(kernel, make, state):
     """RK4 (scratch arrays, calls), an allocating step (an error exit) and a while loop."""
-    memory = segments(3, state=state, budget=1)
+    memory = segments(3, state=state)
     verified(kernel, make(), memory)
     same_as_tape(make, kernel, memory)
     (c,) = explain(kernel, *make(), memory=memory).checkpointed
@@ -86,7 +95,7 @@ def test_early_exit_in_a_segment(cap):
 
     def make():
         return [Duplicated(u0.copy(), w.copy()), Active(0.2), 25, cap]
-    memory = segments(4, state=20 * 8 + 32, budget=1)
+    memory = segments(4, state=20 * 8 + 32)
     verified(heat_break, make(), memory)
     same_as_tape(make, heat_break, memory)
     report = check_gradient(heat_break, *make(), memory=memory)

@@ -15,8 +15,9 @@ class Memory:
 
     budget: None keeps the full tape (memory="tape"); otherwise the bytes that the snapshots of
     a checkpointed loop may take. auto: the budget is the default one (memory="auto").
-    cache: with auto, the bytes of the last-level cache (0: unknown): a loop checkpointed is
-    reversed in segments of steps whose tapes fit a quarter of it (checkpoint/version.py)."""
+    cache: the bytes of the last-level cache (0: unknown, or a size given: one step at a time):
+    a loop checkpointed is reversed in segments of steps whose tapes fit a quarter of it and
+    half the budget (checkpoint/version.py). memory_option sets it for "auto" only."""
     budget: int | None
     auto: bool = False
     cache: int = 0
@@ -29,7 +30,7 @@ class Memory:
     def key(self) -> str:
         """Tells apart every Memory that builds another gradient (symbol names, cache keys)."""
         return "tape" if self.budget is None else \
-            f"{self.budget}" + (f"_auto{self.cache}" if self.auto else "")
+            f"{self.budget}" + ("_auto" if self.auto else "") + f"_{self.cache}"
 
     def __str__(self) -> str:
         return "tape" if self.budget is None else "auto" if self.auto else f"{self.budget}B"

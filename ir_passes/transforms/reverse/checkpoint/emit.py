@@ -29,12 +29,17 @@ AUG = """
 define internal void @{aug}({sig_aug}) {{
 entry:
   %S = call i64 @{n}.bytes({ops})
-  %f = call ptr @enzpy.ckpt.frame(i64 %S, i64 {budget}, ptr @"{n}.pool")
+  %kp = getelementptr i8, ptr {carry}, i64 {seg_at}
+  %seg = load i64, ptr %kp
+  %extra = sub i64 %seg, 1
+  %segtape = mul i64 %extra, %S
+  %over = icmp ugt i64 %segtape, {budget}
+  %rest = sub i64 {budget}, %segtape
+  %room = select i1 %over, i64 0, i64 %rest
+  %f = call ptr @enzpy.ckpt.frame(i64 %S, i64 %room, ptr @"{n}.pool")
   store ptr %f, ptr %fo
   %tp = getelementptr i8, ptr {carry}, i64 {trips_at}
   %trips = load i64, ptr %tp
-  %kp = getelementptr i8, ptr {carry}, i64 {seg_at}
-  %seg = load i64, ptr %kp
   %tm1 = sub i64 %trips, 1
   %tq = udiv i64 %tm1, %seg
   %segs0 = add i64 %tq, 1

@@ -54,12 +54,14 @@ def trip_estimate(fn, lp):
 
 def store_segment(module, call_block, values, tl) -> None:
     """In `call_block`, before the call of the loop: the segment length k into the carry
-    (max(1, share / S); 1 when the loop is not segmented), and into the stats."""
+    (min(share, budget / 2) / S, or 1 when that is under 2 or the loop is not segmented),
+    and into the stats."""
     blk = Block("tmp", call_block.function)
     b = MathBuilder(module, blk)
     k = ConstInt(T.i64, 1)
     if tl.share:
-        k = b.binop("udiv", ConstInt(T.i64, tl.share), snapshot_bytes(b, values, tl), "segment")
+        room = ConstInt(T.i64, min(tl.share, tl.budget // 2))
+        k = b.binop("udiv", room, snapshot_bytes(b, values, tl), "segment")
         k = b.select(b.icmp("ult", k, ConstInt(T.i64, 2)), ConstInt(T.i64, 1), k)
     carry = values[-1]
     b.store(k, b.gep(T.i8, carry, [ConstInt(T.i64, tl.carry_bytes - 16)]))
