@@ -124,3 +124,37 @@ def test_against_central_differences():
     assert du @ v == pytest.approx((loss(u0 + h * v, 0.3) - loss(u0 - h * v, 0.3)) / (2 * h), rel=1e-7)
     h = 1e-6
     assert da == pytest.approx((loss(u0, 0.3 + h) - loss(u0, 0.3 - h)) / (2 * h), rel=1e-6)
+
+
+def test_hessian_vector_product_over_segments():
+    """Forward mode over a segmented gradient (test_checkpointing_hvp.py's cubic heat, 20
+    steps in segments of 3): the product equals the full tape's."""
+    from test_checkpointing_hvp import cubic_heat, point
+
+    from enzyme_py.helpers import hessian_vector_product
+    x, v = point()
+    memory = segments(3, state=12 * 8 + 32)
+    full = hessian_vector_product(cubic_heat, x, v, 0.3, 20)
+    seg = hessian_vector_product(cubic_heat, x, v, 0.3, 20, memory=memory)
+    assert np.array_equal(seg, full) and np.abs(seg).max() > 1e-6
+    (c,) = explain(cubic_heat, Duplicated(x.copy(), np.zeros_like(x)), 0.3, 20,
+                   memory=memory).checkpointed
+    assert c.segment == 3 and c.steps == 7
+
+
+def test_last_level_cache_from_sysfs(tmp_path, monkeypatch):
+    """The highest level of data or unified cache, its size in K or M; instruction caches do
+    not count."""
+    from enzyme_py.modes import memory
+    for k, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"),
+                                             (2, "Unified", "1024K"), (3, "Unified", "32M")]):
+        d = tmp_path / f"index{k}"
+        d.mkdir()
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    monkeypatch.setattr(memory, "CACHES", str(tmp_path))
+    assert memory._sysfs_cache() == 32 << 20
+    monkeypatch.setattr(memory, "CACHES", str(tmp_path / "none"))
+    assert memory._sysfs_cache() == 0
+    assert memory.cache_size() > 0
