@@ -158,3 +158,28 @@ def test_last_level_cache_from_sysfs(tmp_path, monkeypatch):
     monkeypatch.setattr(memory, "CACHES", str(tmp_path / "none"))
     assert memory._sysfs_cache() == 0
     assert memory.cache_size() > 0
+
+
+def test_prange_in_a_segmented_loop():
+    """A time loop around parallel loops (the step returns the launches' status) in segments
+    of 4 steps: the gradient equals the tape's and finite differences."""
+    from test_checkpointing import heat_prange, prange_args
+    (one,) = explain(heat_prange, *prange_args()(), memory="1MB").checkpointed
+    memory = segments(4, state=one.snapshot_bytes)
+    (c,) = explain(heat_prange, *prange_args()(), memory=memory).checkpointed
+    assert c.segment == 4 and c.steps == 3
+    same_as_tape(prange_args(), heat_prange, memory)
+    report = check_gradient(heat_prange, *prange_args()(), memory=memory)
+    assert report.passed, str(report)
+
+
+def test_recomputation_that_leaves_another_way_in_a_segment():
+    """test_checkpointing_errors.py's watchdog: a segment run again in the reverse sweep times
+    out (the error names the cause); with time to spare the gradient is the tape's."""
+    from test_checkpointing_errors import run
+    memory = Memory(10**6, cache=4 * 3 * (10 * 8 + 32))
+    full = run("tape", wall=12)
+    with pytest.raises(RuntimeError, match="took another exit when it ran again in the reverse"):
+        run(memory, wall=12)
+    du, dalpha = run(memory, wall=10**9)
+    assert np.array_equal(du, full[0]) and dalpha == pytest.approx(full[1], rel=1e-12)
