@@ -55,7 +55,7 @@ class Cached:
 class Checkpointed:
     """A time loop reversed from snapshots (docs/checkpointing.md), as the last call ran it."""
     source: str              # "file:line" of the loop
-    steps: int               # iterations the loop ran
+    steps: int               # steps the loop ran (segments of `segment` iterations each)
     snapshot_bytes: int      # one snapshot: the arrays the body writes, and its counters
     snapshots: int           # the most snapshots held at once
     slots: int               # snapshots the budget allows
@@ -63,6 +63,9 @@ class Checkpointed:
     recomputed: int          # steps run again in the reverse sweep
     full_tape: bool = False  # memory="auto" kept the full tape: its estimate fit the budget
     tape_bytes: int = 0      # with full_tape: the gradient's tape in this call (all its loops)
+    segment: int = 1         # loop iterations per step: a segment whose tape fits a quarter
+    #                          of the last-level cache (`cache` bytes) and half the budget
+    cache: int = 0
 
     @property
     def recomputation(self) -> float:
@@ -76,7 +79,11 @@ class Checkpointed:
                     f"(estimate {self.estimate} B; the tape of this call: {self.tape_bytes} B)")
         over = "" if self.within_budget else \
             "; over the budget: two snapshots, the final state and a step's tape are needed"
-        return (f"{self.source or '(no source line)'}: {self.steps} steps; {self.snapshots} "
+        seg = "" if self.segment <= 1 else \
+            (f" of {self.segment} iterations each (a segment's tape, about {self.segment} x "
+             f"{self.snapshot_bytes} B, fits a quarter of the {self.cache} B last-level cache "
+             f"and half the budget; the full tape's estimate: {self.estimate} B)")
+        return (f"{self.source or '(no source line)'}: {self.steps} steps{seg}; {self.snapshots} "
                 f"snapshots of {self.snapshot_bytes} B held at most, with the final state and a "
                 f"step's tape {self.held} B (budget {self.budget} B, room for {self.slots} "
                 f"snapshots{over}); {self.recomputed} steps recomputed "
@@ -84,14 +91,15 @@ class Checkpointed:
 
     @property
     def estimate(self) -> int:
-        """The full tape as "auto" estimates it: trip bound x bytes of the state."""
-        return self.steps * self.snapshot_bytes
+        """The full tape as "auto" estimates it: trip bound x bytes of the state (segments x
+        their iterations, for a segmented loop: a bound)."""
+        return self.steps * self.segment * self.snapshot_bytes
 
     @property
     def held(self) -> int:
         """Bytes held at most: the snapshots, the final state's copy and one step's tape (counted
-        as one state, docs/checkpointing.md)."""
-        return (self.snapshots + 2) * self.snapshot_bytes
+        as one state per iteration of a segment, docs/checkpointing.md)."""
+        return (self.snapshots + 1 + max(1, self.segment)) * self.snapshot_bytes
 
     @property
     def within_budget(self) -> bool:
@@ -198,7 +206,8 @@ def checkpointed_loops(grad) -> list:
     for tl in grad.layout.checkpoints if grad.layout is not None else ():
         fig = dict(zip(tl.stat_fields, _read_global(grad, tl.stats, len(tl.stat_fields))))
         out.append(Checkpointed(user_line(tl.locations), fig["n"], fig["S"], fig["peak"],
-                                fig["c"], tl.budget, fig["recomputed"], bool(fig["tape"])))
+                                fig["c"], tl.budget, fig["recomputed"], bool(fig["tape"]),
+                                segment=fig["k"] if not fig["tape"] else 1, cache=fig["cache"]))
     return out
 
 

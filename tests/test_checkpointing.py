@@ -296,7 +296,7 @@ def test_fallback_to_full_tape(kernel, make):
 def test_explain_reports_checkpointed_loops():
     e = explain(heat, *heat_args(n=40, steps=100)(), memory="2KB")
     (c,) = e.checkpointed
-    assert c.steps == 100 and c.snapshot_bytes == 40 * 8 + 24
+    assert c.steps == 100 and c.snapshot_bytes == 40 * 8 + 32
     assert 2 <= c.snapshots <= c.slots == 2000 // c.snapshot_bytes - 2
     assert c.held == (c.snapshots + 2) * c.snapshot_bytes <= 2000 and c.within_budget
     assert c.recomputed > 0 and c.recomputation == 1 + c.recomputed / 100
@@ -318,7 +318,7 @@ def test_auto_keeps_the_full_tape_when_it_fits():
         same_as_tape(heat_args(steps=steps), heat, small)
         (c,) = explain(heat, *heat_args(steps=steps)(), memory=small).checkpointed
         assert c.full_tape is full
-        assert c.snapshot_bytes == 40 * 8 + 24
+        assert c.snapshot_bytes == 40 * 8 + 32
         if full:
             assert "full tape kept" in str(c) and c.steps * c.snapshot_bytes <= 2000
         else:
@@ -371,6 +371,6 @@ def test_heat_beyond_memory():
     assert dalpha == pytest.approx(fd, rel=1e-5)
     (c,) = checkpointed_loops(compile_gradient(heat, Duplicated(u0, du), Active(0.4), steps,
                                                memory="256MB"))
-    assert c.steps == steps and c.snapshot_bytes == n * 8 + 24
+    assert c.steps == steps and c.snapshot_bytes == n * 8 + 32
     assert c.held <= budget and (c.slots + 2) * c.snapshot_bytes <= budget
     assert c.recomputed < 3 * steps

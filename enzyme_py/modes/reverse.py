@@ -40,7 +40,7 @@ from ..bridge.convention import arg_layouts, array_extents, build_activity, data
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, define_counts, prepare_module
 from ..bridge.vector_math import host_library
-from .memory import auto_budget
+from .memory import auto_budget, cache_size
 from .value_grad import value_entry
 
 # Attributes of a generated call wrapper's Python function (modes/calls.py): the user's name of
@@ -199,7 +199,7 @@ def inspect(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:
 def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUTO, memory="tape"):
     """Validate the arguments; return (cached or new CompiledGradient, annotations).
     `memory`: "tape", "auto" or a budget such as "256MB" (docs/checkpointing.md)."""
-    memory = memory_option(memory, auto_budget())
+    memory = memory_option(memory, auto_budget(), cache_size())
     dispatcher = as_dispatcher(kernel)
     annotated = [as_annotation(a) for a in args]
     kinds = tuple([validate(i, a) for i, a in enumerate(annotated)])
@@ -294,7 +294,7 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
     `memory`: an ir_passes Memory (the full tape, or checkpointed time loops)."""
     options = (kinds, cache, disjoint, no_need) + \
         (() if updates is ParallelUpdates.AUTO else (updates.value,)) + \
-        ((str(memory),) if memory.checkpoints else ())
+        ((str(memory), memory.key) if memory.checkpoints else ())
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
         "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), options,
         make_gradient_entry, argtypes)
@@ -313,7 +313,7 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
         if updates is not ParallelUpdates.AUTO:
             name += "_" + updates.value
         if memory.checkpoints:
-            name += f"_ckpt{memory.budget}"
+            name += f"_ckpt{memory.key}"
         if slot is not None:
             name = slot.symbol("grad")
         layouts = {}

@@ -101,7 +101,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     module.facts[UPDATES] = ParallelUpdates(parallel)
     time_loops = outline_time_loops(module, fn_name, extents or {}, memory.budget,
                                     out_name if counts else "",
-                                    versioned=memory.auto, noalias=noalias) \
+                                    versioned=memory.auto, noalias=noalias,
+                                    cache=memory.cache) \
         if memory.checkpoints and threads is None else []
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
                              extents, no_need, threads)

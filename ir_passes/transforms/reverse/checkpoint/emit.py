@@ -1,7 +1,9 @@
 """The split gradient of an outlined time loop, from snapshots instead of a tape.
 
 `N.aug` runs the steps and keeps snapshots (schedule.py: Revolve's placement when the carry
-brings the step count, else the online schedule); its frame is the schedule. `N.rev` keeps the
+brings the step count, else the online schedule); its frame is the schedule. A step here is
+one call of `N.step`: k iterations of a segmented loop (outline.py), the count of calls the
+carry's bound over k. `N.rev` keeps the
 state it was handed, then for each step t from the last: takes the latest snapshot, runs the
 plain step forward from it up to t (placing binomial snapshots), and runs the step's gradient
 (`N.step.grad.*`, driver.step_gradient: forward and reverse of that step, the tape of one step
@@ -27,11 +29,23 @@ AUG = """
 define internal void @{aug}({sig_aug}) {{
 entry:
   %S = call i64 @{n}.bytes({ops})
-  %f = call ptr @enzpy.ckpt.frame(i64 %S, i64 {budget}, ptr @"{n}.pool")
+  %kp = getelementptr i8, ptr {carry}, i64 {seg_at}
+  %seg = load i64, ptr %kp
+  %extra = sub i64 %seg, 1
+  %segtape = mul i64 %extra, %S
+  %over = icmp ugt i64 %segtape, {budget}
+  %rest = sub i64 {budget}, %segtape
+  %room = select i1 %over, i64 0, i64 %rest
+  %f = call ptr @enzpy.ckpt.frame(i64 %S, i64 %room, ptr @"{n}.pool")
   store ptr %f, ptr %fo
   %tp = getelementptr i8, ptr {carry}, i64 {trips_at}
   %trips = load i64, ptr %tp
-  call void @enzpy.ckpt.trips(ptr %f, i64 %trips)
+  %tm1 = sub i64 %trips, 1
+  %tq = udiv i64 %tm1, %seg
+  %segs0 = add i64 %tq, 1
+  %known = icmp sgt i64 %trips, 0
+  %segs = select i1 %known, i64 %segs0, i64 0
+  call void @enzpy.ckpt.trips(ptr %f, i64 %segs)
   br label %loop
 loop:
   %k = phi i64 [ 0, %entry ], [ %k1, %run ]
@@ -181,7 +195,8 @@ def emit_split(module, tl, act, aug: str, rev: str, step_grad: str) -> None:
         views=f"  %views = alloca [{len(tl.regions) + 1} x ptr], align 8\n" if view else "",
         aug=aug, rev=rev, free=free_name(aug), n=tl.name, step=tl.step, step_grad=step_grad,
         budget=tl.budget, ops=ops, shadows=shadows, douts=douts, stats=stats,
-        carry=f"%a{len(types) - 1}", trips_at=tl.carry_bytes - 8, sig_aug=f"{ops}{shadows}, ptr %fo",
+        carry=f"%a{len(types) - 1}", trips_at=tl.carry_bytes - 8,
+        seg_at=tl.carry_bytes - 16, sig_aug=f"{ops}{shadows}, ptr %fo",
         sig_rev=f"{ops}{shadows}{douts}, ptr %f", types=", ".join(str(t) for t in types),
         shadow_types=", ptr" * len(dup), dout_types=", ptr" * len(active))
     for fn in parse_module(rewrite(module, text)).functions.values():

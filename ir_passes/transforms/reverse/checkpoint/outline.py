@@ -5,10 +5,13 @@ would otherwise tape every iteration), and that memory is the data of parameters
 is known or arrays allocated before the loop (with their size), so a snapshot can copy it.
 Loop-carried integers (the counters) travel in a small buffer, the *carry*: its first 8 bytes
 say whether the loop goes on (1) or which way it left (0: by its first exit, k + 1: by its
-exit k >= 1, such as an error path), then one 8-byte slot per header phi, then a bound on the
-loop's steps when it is known on entry (0 when not; the schedule's forward reads it). The step takes the
-function's parameters, the values defined before the loop that the body uses, and the carry;
-it runs one iteration and returns.
+exit k >= 1, such as an error path), then one 8-byte slot per header phi, one per value used
+after the loop, the segment length k, then a bound on the loop's steps when it is known on entry
+(0 when not; the schedule's forward reads it). The step takes the function's parameters, the
+values defined before the loop that the body uses, and the carry; it runs one iteration and
+returns, or, for a segmented loop (memory="auto", version.py), up to k iterations: the header's
+phis stay phis in the step and a counter leaves after the k-th, so the step's own gradient
+tapes a whole segment and the schedule treats a segment as one step.
 
 Loops it cannot take keep the full tape: several entries, values of the body used after the
 loop (an exit's phi taking different values from different exiting blocks included),
@@ -34,10 +37,11 @@ from ....rules.effects import (allocation_size, allocator_or_inactive, is_alloca
 from ...common.extent import Extent
 from .step_local import is_addressing, step_local_blocks, through
 from ..trips import NONE, bound_steps
-from .version import STAT_FIELDS, add_choice, exact_steps, trip_estimate
+from .version import STAT_FIELDS, add_choice, exact_steps, store_segment, trip_estimate
 
 KEY = "checkpoint"   # this transform's key in module.derived
 SLOT = 8             # bytes per carried value (and for the continue flag)
+SHARE = 4            # a segment's tape may take 1 / SHARE of the last-level cache (version.py)
 
 
 @dataclass
@@ -59,11 +63,14 @@ class TimeLoop:
     #                               memory is reached only through the regions' own pointers
     status: bool = False          # the step returns an i32 status (0), which its gradient makes
     #                               an error when a parallel launch in it failed
+    share: int = 0                # segmented: the bytes a segment's tape may take (the step runs
+    #                               k = share / S iterations, version.py); 0: one iteration
+    cache: int = 0                # the last-level cache's bytes (memory="auto"'s choice)
 
 
 def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
                        out_name: str = "", versioned: bool = False,
-                       noalias: bool = False) -> list[TimeLoop]:
+                       noalias: bool = False, cache: int = 0) -> list[TimeLoop]:
     """Outline every qualifying top-level loop of `fn_name`; returns them (also recorded in
     module.derived[KEY] by the name of the function that runs their steps). With `out_name`,
     each loop's reverse leaves its figures in the global `<out_name>.ckpt.<k>` (version.py's
@@ -71,7 +78,8 @@ def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
     `versioned` (memory="auto"): a loop with a trip bound stays beside its call, and the kernel
     takes it (its full tape) when that tape's estimate fits the budget (version.py).
     `noalias`: distinct pointer parameters do not overlap (then a step may run on a snapshot's
-    memory in place, TimeLoop.in_place)."""
+    memory in place, TimeLoop.in_place). `cache` (memory="auto"): the last-level cache's bytes;
+    the loops are segmented, k steps a call with tapes in a quarter of it (version.py)."""
     fn = module.functions[fn_name]
     out = []
     kept: set = set()          # headers of loops kept beside their call
@@ -86,7 +94,7 @@ def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
             bound = trips[1] if versioned and not plan[5] else None   # values out: no version
             if bound is not None:
                 kept.add(id(lp.header))
-            tl = _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips)
+            tl = _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips, cache)
             module.derived.setdefault(KEY, {})[name] = tl
             out.append(tl)
             break
@@ -260,7 +268,7 @@ def _live_ins(fn, lp, local) -> list:
     return out
 
 
-def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips) -> TimeLoop:
+def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips, cache) -> TimeLoop:
     pre, exits, carried, regions, local, outs = plan
     live = _live_ins(fn, lp, local)
     in_place = noalias and _views_apart(fn, regions, live)
@@ -276,10 +284,10 @@ def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips) -
                  for x in lp.blocks for i in x.instructions)
     step = Function(name + ".step", T.i32 if status else T.void, params, prefix="define internal")
     step.generated = True
-    _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local, outs)
+    _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local, outs, cache > 0)
     module.add_function(step)
     runner = _runner(module, name, step)
-    carry_bytes = SLOT * (2 + len(carried) + len(outs))
+    carry_bytes = SLOT * (3 + len(carried) + len(outs))
     call_block, carry_slot = _replace_loop(module, fn, lp, pre, exits, carried, live, runner,
                                            carry_bytes, keep=bound is not None, trips=trips,
                                            outs=outs)
@@ -289,16 +297,19 @@ def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips) -
                for a, b in regions]
     tl = TimeLoop(name, step.name, regions, carry_bytes, len(params), budget,
                   module.location(first) if first is not None else [], stats,
-                  versioned=bound is not None, in_place=in_place, status=status)
+                  versioned=bound is not None, in_place=in_place, status=status,
+                  share=cache // SHARE, cache=cache)
     if stats:
         module.items.append(f'@"{stats}" = external global [{len(STAT_FIELDS)} x i64]')
+    values = list(fn.params) + live + [carry_slot]
+    store_segment(module, call_block, values, tl)
     if bound is not None:
-        add_choice(module, fn, lp, pre, call_block, list(fn.params) + live + [carry_slot], tl,
-                   bound)
+        add_choice(module, fn, lp, pre, call_block, values, tl, bound)
     return tl
 
 
-def _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local, outs) -> None:
+def _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local, outs,
+                segmented) -> None:
     vmap: dict = {id(a): p for a, p in zip(fn.params, params)}
     vmap.update({id(v): params[len(fn.params) + j] for j, v in enumerate(live)})
     entry = Block("entry", step)
@@ -317,6 +328,7 @@ def _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local
     order.remove(lp.header)
     order.insert(0, lp.header)
     bmap = {id(x): Block(x.name, step) for x in order}
+    seg = _segment(b, bmap[id(lp.header)], carried, vmap, carry, len(outs)) if segmented else None
     b.br(bmap[id(lp.header)])
     copies = []
     for x in order:
@@ -354,29 +366,59 @@ def _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local
             new_targets = []
             for t in c.targets:
                 new_targets.append(_edge(module, step, t, lp, bmap, leave, carried, vmap, carry,
-                                         src, tails))
+                                         src, tails, seg))
             c.targets = new_targets
-            c.cases = [(k, _edge(module, step, t, lp, bmap, leave, carried, vmap, carry, src, tails))
-                       for k, t in c.cases]
+            c.cases = [(k, _edge(module, step, t, lp, bmap, leave, carried, vmap, carry, src, tails,
+                                 seg)) for k, t in c.cases]
     step.blocks = [entry] + [bmap[id(x)] for x in order] + tails + list(leave.values())
 
 
-def _edge(module, step, target, lp, bmap, leave, carried, vmap, carry, src, tails):
+def _segment(b, header, carried, vmap, carry, nouts):
+    """A segmented step's header phis: the carried values (from the carry on entry) and the
+    count of iterations run; and the segment length k, loaded from the carry with b."""
+    slot = b.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + len(carried) + nouts))])
+    k = b.load(T.i64, slot, "segment")
+    phis = []
+    for phi in carried + [None]:
+        t, v = (phi.type, vmap[id(phi)]) if phi is not None else (T.i64, ConstInt(T.i64, 0))
+        new = Instruction("phi", t, [v], blocks=[b.block], name="seg.count" if phi is None else "")
+        header.insert(len(phis), new)
+        phis.append(new)
+        if phi is not None:
+            vmap[id(phi)] = new
+    return phis, k
+
+
+def _edge(module, step, target, lp, bmap, leave, carried, vmap, carry, src, tails, seg=None):
     """The block an edge of the body goes to in the step: the clone, the exit, or a back edge's
-    block that stores the next carried values and returns."""
+    block that stores the next carried values and returns (in a segmented step, once the
+    segment's k-th iteration has run: else back to the header)."""
     if target not in lp.blocks:
         return leave[id(target)]
     if target is not lp.header:
         return bmap[id(target)]
     latch = next(k for k, v in bmap.items() if v is src)
-    blk = Block(f"step.next.{len(tails)}", step)
-    b = MathBuilder(module, blk)
-    for j, phi in enumerate(carried):
+    nexts = []
+    for phi in carried:
         v = next(val for val, pb in zip(phi.ops, phi.blocks) if id(pb) == latch)
-        b.store(vmap.get(id(v), v), b.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + j))]))
+        nexts.append(vmap.get(id(v), v))
+    blk = Block(f"step.next.{len(tails)}", step)
+    tails.append(blk)
+    b = MathBuilder(module, blk)
+    if seg is not None:
+        phis, k = seg
+        count = b.add(phis[-1], ConstInt(T.i64, 1))
+        for phi, v in zip(phis, nexts + [count]):
+            phi.ops.append(v)
+            phi.blocks.append(blk)
+        done = Block(f"step.done.{len(tails)}", step)
+        tails.append(done)
+        b.cbr(b.icmp("slt", count, k), bmap[id(lp.header)], done)
+        b = MathBuilder(module, done)
+    for j, v in enumerate(nexts):
+        b.store(v, b.gep(T.i8, carry, [ConstInt(T.i64, SLOT * (1 + j))]))
     b.store(ConstInt(T.i64, 1), carry)
     b.ret(_ok(step))
-    tails.append(blk)
     return blk
 
 
@@ -408,7 +450,8 @@ def _replace_loop(module, fn, lp, pre, exits, carried, live, runner, carry_bytes
     """The block that calls the runner in place of the loop, and the carry's stack slot. With
     `keep`, the loop stays (version.py branches to one or the other); else it is removed.
     `trips`: (exact count, bound) of the loop (version.trip_estimate); the count, else the bound,
-    goes in the carry's last slot (0: unknown) for the schedule's forward (schedule.py)."""
+    goes in the carry's last slot (0: unknown) for the schedule's forward (schedule.py); the
+    segment length k before it is stored by version.store_segment."""
     alloca = Instruction("alloca", T.ptr, [], name=f"{runner.name}.carry",
                          source_type=T.ArrayType(carry_bytes, T.i8), align=8)
     fn.entry.insert(0, alloca)
