@@ -165,7 +165,7 @@ def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:
         xt = numba.typeof(x)
         entry_types = (types.float64, xt) + (xt,) * (2 * width)
         slot = disk_cache.open_slot("hvp", dispatcher, argtypes + entry_types,
-                                    (width, apart, getattr(memory, "key", str(memory))), _make_entry)   # docs/caching.md
+                                    (width, apart, memory.key), _make_entry)   # docs/caching.md
         out = CompiledHVP(**slot.hit) if slot is not None and slot.hit else \
             _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot)
         _compiled.setdefault(dispatcher, {})[key] = out
@@ -180,7 +180,7 @@ def _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     cleaned = cleaned_text(cap)
     tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
-                                 str(apart), getattr(memory, "key", str(memory))]).encode()).hexdigest()[:20]
+                                 str(apart), memory.key]).encode()).hexdigest()[:20]
     grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
     if slot is not None:
         grad_name, name = slot.symbol("hgrad"), slot.symbol("hvp")
