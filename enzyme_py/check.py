@@ -344,7 +344,7 @@ def _precision(call: _Call) -> np.dtype:
     found += [np.asarray(l.value).dtype for l in call.leaves
               if isinstance(l.value, np.floating)]
     for leaf in call.returns.leaves:
-        ty = leaf.type.dtype if leaf.kind == ARRAY else leaf.type
+        ty = leaf.type.dtype if leaf.kind == ARRAY else getattr(leaf.type, "type", leaf.type)
         found.append(np.dtype(str(ty)))
     if call.returns.kind == "float":
         found.append(np.dtype(str(call.returns.restype)))

@@ -164,7 +164,7 @@ def test_finite_differences(case, nthreads, threads):
 
 def test_product_reduction_is_refused():
     x = np.linspace(0.5, 1.5, 9)
-    with pytest.raises(UnsupportedError, match="parallel reduction"):
+    with pytest.raises(UnsupportedError, match="reduction variable"):
         autodiff(K.product, Duplicated(x, np.zeros(9)))
 
 

@@ -313,7 +313,8 @@ def _batched(leaves) -> bool:
 
 
 def _output(leaf, shape, width, batched):
-    dtype = np.dtype((leaf.type.dtype if isinstance(leaf.type, types.Array) else leaf.type).name)
+    ty = leaf.type.dtype if isinstance(leaf.type, types.Array) else leaf.type
+    dtype = np.dtype(getattr(ty, "type", ty).name)      # Optional(float): its float
     shape = tuple(shape) if shape is not None else (1,)
     out = np.zeros(shape, dtype)
     if batched:

@@ -47,7 +47,7 @@ from ..annotations import (Active, BatchDuplicated, Const, Duplicated, Duplicate
 from ..arguments import check_aliasing, check_annotation
 from ..bridge.restype import return_type
 from ..bridge.frozen import register
-from .returns import ARRAY, ReturnPlan, ShapeMismatch, leaf_kind
+from .returns import ARRAY, ReturnPlan, ShapeMismatch, is_optional_float, leaf_kind
 from .reverse import WRAPPED_KERNEL, WRAPPER_LABELS
 
 _DIFF = (Duplicated, DuplicatedNoNeed, BatchDuplicated, Active)
@@ -542,6 +542,10 @@ def _reverse_seeding(seeded, lanes) -> list:
     lines = [f"__t{j} = 0.0" for j in range(lanes)]
     for n, leaf in enumerate(seeded):
         v = _leaf_expr(leaf.path)
+        if is_optional_float(leaf.type):
+            lines += [f"__o = {v}", "if __o is not None:"]
+            lines += [f"    __t{j} += __seed{n}_{j} * __o" for j in range(lanes)]
+            continue
         if not isinstance(leaf.type, types.Array):
             lines += [f"__t{j} += __seed{n}_{j} * {v}" for j in range(lanes)]
             continue
@@ -558,6 +562,9 @@ def _forward_outputs(live) -> list:
     lines = []
     for n, leaf in enumerate(live):
         v = _leaf_expr(leaf.path)
+        if is_optional_float(leaf.type):
+            lines += [f"__o = {v}", "if __o is not None:", f"    __out{n}[0] = __o"]
+            continue
         if not isinstance(leaf.type, types.Array):
             lines.append(f"__out{n}[0] = {v}")
             continue

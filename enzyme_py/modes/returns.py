@@ -7,6 +7,11 @@ structure. Integer, boolean and None leaves (and integer arrays) carry no deriva
 None. A seed of None anywhere means a zero seed: that leaf is left out of L; `seed=None` leaves
 the whole return out.
 
+An Optional(float) leaf (a value that is a float or None) is seeded like a float: the seed
+applies when the call returns a float there and is ignored when it returns None (and a float
+seed for a leaf typed None, as Numba types it when the call always returns None there, is
+ignored too).
+
 Complex numbers, records, lists, dicts and other objects cannot be seeded: a kernel returning one
 gets a TypeError unless its seed is None. A float, an array or a tuple return is never dropped
 silently: an array or a tuple return needs an explicit seed. The return type itself comes from
@@ -59,7 +64,7 @@ class Leaf:
 
 def leaf_kind(ty) -> str:
     """FLOAT, ARRAY (a float array), INACTIVE (no derivative) or UNSEEDABLE."""
-    if isinstance(ty, types.Float):
+    if isinstance(ty, types.Float) or is_optional_float(ty):
         return FLOAT
     if isinstance(ty, types.Array):
         if isinstance(ty.dtype, types.Float):
@@ -70,6 +75,11 @@ def leaf_kind(ty) -> str:
     if isinstance(ty, (types.Integer, types.Boolean, types.NoneType, types.Omitted)):
         return INACTIVE
     return UNSEEDABLE
+
+
+def is_optional_float(ty) -> bool:
+    """Optional(float): its seed applies when the value is a float and is ignored when None."""
+    return isinstance(ty, types.Optional) and isinstance(ty.type, types.Float)
 
 
 def leaves(restype, path=()) -> tuple:
@@ -106,6 +116,12 @@ class ReturnPlan:
             return "value"
         if not with_primal:
             return "none"
+        optional = [l for l in self.floats if is_optional_float(l.type)]
+        if optional:
+            l = optional[0]
+            raise NotImplementedError(
+                f"the primal value of a return holding {l.type} ({l.where()}) cannot be "
+                f"returned with the derivatives: use mode=Reverse and call the kernel for it")
         if self.unseedable:
             l = self.unseedable[0]
             raise NotImplementedError(
@@ -145,6 +161,9 @@ class ReturnPlan:
             if value is None:
                 if leaf.kind in (FLOAT, ARRAY):
                     out.append((path, None))
+                continue
+            if isinstance(leaf.type, types.NoneType):
+                as_float_seed(value, leaf.where())      # None returned: a float seed is ignored
                 continue
             if leaf.kind == INACTIVE:
                 raise TypeError(f"seed: {leaf.where()} is {leaf.type}, which carries no "

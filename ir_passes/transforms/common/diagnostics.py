@@ -10,9 +10,47 @@ from ...ir.values import Argument
 
 
 def locate(module, v):
-    """The innermost source (file, line) of instruction v, or None."""
-    chain = module.location(v) if isinstance(v, Instruction) else []
-    return chain[0] if chain else None
+    """The innermost source (file, line) of instruction v in a real file, or None.
+
+    Code generated from a string (a parallel loop's body function) has locations in "<string>":
+    then the nearest instruction of v's block, else of its function, with a real one answers."""
+    if not isinstance(v, Instruction):
+        return None
+    found = _real(module, v)
+    if found or v.block is None:
+        return found
+    block = v.block.instructions
+    at = next((k for k, i in enumerate(block) if i is v), 0)
+    nearest = sorted(range(len(block)), key=lambda k: abs(k - at))
+    for i in [block[k] for k in nearest] + list(getattr(v.block.function, "instructions",
+                                                         lambda: [])()):
+        found = _real(module, i)
+        if found:
+            return found
+    return None
+
+
+def _real(module, inst):
+    """The first (file, line) of inst's chain in a real file. A line of generated code
+    ("<string>") that lies within the span of a real file's located lines is that file's: a
+    generated function keeps the lines of the source it was made from."""
+    for f, line in module.location(inst):
+        if not str(f).endswith(">"):
+            return f, line
+        for g, (lo, hi) in _spans(module).items():
+            if lo <= line <= hi:
+                return g, line
+    return None
+
+
+def _spans(module) -> dict:
+    spans = {}
+    for chain in module.locations.values():
+        for f, line in chain:
+            if line and not str(f).endswith(">"):
+                lo, hi = spans.get(f, (line, line))
+                spans[f] = (min(lo, line), max(hi, line))
+    return spans
 
 
 def describe(v) -> str:

@@ -318,13 +318,17 @@ def check_reductions(module, fn) -> None:
         if inst.opcode == "store" and id(inst.ops[1]) in depends and inst.ops[0].type.is_float:
             if not _sum_of_load(inst.ops[0], inst.ops[1], set()):
                 raise diagnostics.unsupported(
-                    module, "a parallel reduction that is not a sum (+=)", inst,
+                    module, "a parallel loop's reduction variable (or memory indexed by the "
+                    "thread) is written other than as `s += ...`", inst,
                     "write the reduction as `s += ...`, or differentiate a serial loop")
         elif inst.opcode == "load" and id(inst.ops[0]) in depends and inst.type.is_float:
             if not all(_in_sum(u, fn) for u in _users(fn, inst)):
                 raise diagnostics.unsupported(
-                    module, "a parallel reduction's partial result is used other than in its sum",
-                    inst)
+                    module, "a parallel loop's reduction variable (or memory indexed by the "
+                    "thread) is read in the loop other than by its own `+=` (as `p *= x[i]` "
+                    "or a use of `s` inside the loop reads it)", inst,
+                    "only sums `s += ...` are reversed on many threads; differentiate a serial "
+                    "loop otherwise")
 
 
 def depends_on(fn, v) -> set:
