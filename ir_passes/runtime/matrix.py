@@ -561,3 +561,113 @@ done:
 for _s, _t in (("f64", "double"), ("f32", "float")):
     HELPERS[f"enzpy.eig_middle.{_s}"] = EIG_MIDDLE.format(S=_s, T=_t)
     HELPERS[f"enzpy.diagonal.{_s}"] = DIAGONAL.format(S=_s, T=_t)
+
+# Is every element of a rows x cols column-major matrix (leading dimension ld) finite? x * 0 is
+# 0 for a finite x and NaN for inf or NaN, and a sum of them is NaN once one is (the reassociable
+# sum vectorizes). The BLAS records' reverse picks the library product or the guarded one below.
+ALL_FINITE = """
+define internal i1 @enzpy.all_finite.{S}(i64 %rows, i64 %cols, ptr %p, i64 %ld) {{
+entry:
+  %norows = icmp sle i64 %rows, 0
+  %nocols = icmp sle i64 %cols, 0
+  %none = or i1 %norows, %nocols
+  br i1 %none, label %done, label %col
+col:
+  %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
+  %acc = phi {T} [ 0.0, %entry ], [ %acc1, %colnext ]
+  %base = mul i64 %j, %ld
+  br label %row
+row:
+  %i = phi i64 [ 0, %col ], [ %i1, %row ]
+  %racc = phi {T} [ %acc, %col ], [ %racc1, %row ]
+  %k = add i64 %base, %i
+  %q = getelementptr {T}, ptr %p, i64 %k
+  %v = load {T}, ptr %q
+  %z = fmul {T} %v, 0.0
+  %racc1 = fadd reassoc {T} %racc, %z
+  %i1 = add i64 %i, 1
+  %rmore = icmp slt i64 %i1, %rows
+  br i1 %rmore, label %row, label %colnext
+colnext:
+  %acc1 = phi {T} [ %racc1, %row ]
+  %j1 = add i64 %j, 1
+  %cmore = icmp slt i64 %j1, %cols
+  br i1 %cmore, label %col, label %done
+done:
+  %sum = phi {T} [ 0.0, %entry ], [ %acc1, %colnext ]
+  %ok = fcmp ord {T} %sum, 0.0
+  ret i1 %ok
+}}
+"""
+
+# C (m x n, leading dimension ldc) += alpha op(A) op(B), op(A) m x k, op(B) k x n (transposed
+# where ta, tb), one product at a time under the strong zero of rules/partials.py: the operand
+# {D} is an adjoint (or tangent), {P} a primal value, and a zero {D} times an inf or NaN {P}
+# contributes 0. The slow path of a BLAS record's reverse, taken only where all_finite fails.
+GEMM_GUARDED = ("\ndefine internal void @enzpy.gemm_guarded_{W}.{S}(i1 %ta, i1 %tb, i64 %m, i64 %n, "
+                "i64 %k, {T} %alpha, ptr %a, i64 %lda, ptr %b, i64 %ldb, ptr %c, i64 %ldc) {{") + """
+entry:
+  %e0 = icmp sle i64 %m, 0
+  %e1 = icmp sle i64 %n, 0
+  %e2 = icmp sle i64 %k, 0
+  %e01 = or i1 %e0, %e1
+  %e = or i1 %e01, %e2
+  br i1 %e, label %done, label %col
+col:
+  %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
+  br label %row
+row:
+  %i = phi i64 [ 0, %col ], [ %i1, %rownext ]
+  br label %inner
+inner:
+  %l = phi i64 [ 0, %row ], [ %l1, %inner ]
+  %acc = phi {T} [ 0.0, %row ], [ %acc1, %inner ]
+  %ai0 = mul i64 %i, %lda
+  %ai1 = add i64 %ai0, %l
+  %al0 = mul i64 %l, %lda
+  %al1 = add i64 %al0, %i
+  %ak = select i1 %ta, i64 %ai1, i64 %al1
+  %pa = getelementptr {T}, ptr %a, i64 %ak
+  %va = load {T}, ptr %pa
+  %bl0 = mul i64 %l, %ldb
+  %bl1 = add i64 %bl0, %j
+  %bj0 = mul i64 %j, %ldb
+  %bj1 = add i64 %bj0, %l
+  %bk = select i1 %tb, i64 %bl1, i64 %bj1
+  %pb = getelementptr {T}, ptr %b, i64 %bk
+  %vb = load {T}, ptr %pb
+  %t = fmul {T} %va, %vb
+  %nz = fcmp une {T} {D}, 0.0
+  %ab = call {T} @llvm.fabs.{S}({T} {P})
+  %fin = fcmp olt {T} %ab, 0x7FF0000000000000
+  %keep = or i1 %nz, %fin
+  %g = select i1 %keep, {T} %t, {T} 0.0
+  %acc1 = fadd {T} %acc, %g
+  %l1 = add i64 %l, 1
+  %lmore = icmp slt i64 %l1, %k
+  br i1 %lmore, label %inner, label %rownext
+rownext:
+  %ci0 = mul i64 %j, %ldc
+  %ci = add i64 %ci0, %i
+  %pc = getelementptr {T}, ptr %c, i64 %ci
+  %vc = load {T}, ptr %pc
+  %s = fmul {T} %alpha, %acc1
+  %vc1 = fadd {T} %vc, %s
+  store {T} %vc1, ptr %pc
+  %i1 = add i64 %i, 1
+  %rmore = icmp slt i64 %i1, %m
+  br i1 %rmore, label %row, label %colnext
+colnext:
+  %j1 = add i64 %j, 1
+  %cmore = icmp slt i64 %j1, %n
+  br i1 %cmore, label %col, label %done
+done:
+  ret void
+}}
+declare {T} @llvm.fabs.{S}({T})
+"""
+
+for _s, _t in (("f64", "double"), ("f32", "float")):
+    HELPERS[f"enzpy.all_finite.{_s}"] = ALL_FINITE.format(S=_s, T=_t)
+    for _w, _d, _p in (("a", "%va", "%vb"), ("b", "%vb", "%va")):
+        HELPERS[f"enzpy.gemm_guarded_{_w}.{_s}"] = GEMM_GUARDED.format(S=_s, T=_t, W=_w, D=_d, P=_p)
