@@ -501,22 +501,22 @@ class Gemv(Record):
 
 def guarded_product(b, ft, alpha, adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc, library):
     """C (m x n) += alpha op(A) op(B) where operand `adjoint` ("a" or "b") is an adjoint and the
-    other a primal matrix: by the library (`library(m, n, k)` emits its call) where that primal
-    is all finite, else by runtime/matrix.py's guarded product, in which a zero adjoint times an
-    inf or NaN contributes 0 (the strong zero, rules/partials.py). Both calls are emitted; the
-    one not taken gets m = 0 and does nothing. The check reads the primal once (m k or k n
-    elements), against the product's m n k."""
+    other a primal matrix: by the library (`library(m, n, k)` emits its call), unless a zero of
+    the adjoint meets an inf or NaN of the primal in a product (runtime/matrix.py
+    `zero_meets_nonfinite`: one pass over the adjoint, and over the primal slices that meet its
+    zeros); then by the guarded product there, in which such a term contributes 0 (the strong
+    zero, rules/partials.py). Both calls are emitted; the one not taken gets m = 0 and does
+    nothing."""
     i64 = lambda v: b.cast("sext", v, T.i64) if v.type != T.i64 else v  # noqa: E731
-    primal, trans, ld, dims = (bm, tb, ldb, (k, n)) if adjoint == "a" else (a, ta, lda, (m, k))
-    rows, cols = dims[::-1] if trans else dims
-    ensure(b.module, f"enzpy.all_finite.{ft.suffix}")
-    fin = b.call(f"enzpy.all_finite.{ft.suffix}", T.i1, [i64(rows), i64(cols), primal, i64(ld)])
-    library(b.select(fin, m, ConstInt(m.type, 0)), n, k)
+    test = f"enzpy.zero_meets_nonfinite_{adjoint}.{ft.suffix}"
+    ensure(b.module, test)
+    flags = [ConstInt(T.i1, int(ta)), ConstInt(T.i1, int(tb))]
+    bad = b.call(test, T.i1, flags + [i64(m), i64(n), i64(k), a, i64(lda), bm, i64(ldb)])
+    library(b.select(bad, ConstInt(m.type, 0), m), n, k)
     helper = f"enzpy.gemm_guarded_{adjoint}.{ft.suffix}"
     ensure(b.module, helper)
-    b.call(helper, T.void, [ConstInt(T.i1, int(ta)), ConstInt(T.i1, int(tb)),
-                            b.select(fin, ConstInt(T.i64, 0), i64(m)), i64(n), i64(k),
-                            ConstFloat(ft, alpha), a, i64(lda), bm, i64(ldb), c, i64(ldc)])
+    b.call(helper, T.void, flags + [b.select(bad, i64(m), ConstInt(T.i64, 0)), i64(n), i64(k),
+                                    ConstFloat(ft, alpha), a, i64(lda), bm, i64(ldb), c, i64(ldc)])
 
 
 GEMM_PARAMS = [T.i8, T.i8, T.i8, T.i64, T.i64, T.i64, T.ptr, T.ptr, T.i64, T.ptr, T.i64, T.ptr,
