@@ -449,7 +449,7 @@ class Gemv(Record):
         if g.act.has_shadow(call.ops[self.a]):
             xv = self.input(g, call, self.x, block, b)
             u, v = (xv, dy) if t else (dy, xv)   # dA += alpha dy x^T ('n') or alpha x dy^T ('t')
-            g.rank1(b, call, block, ft, alpha, u, v, call.ops[self.a],
+            g.rank1(b, call, block, ft, alpha, u, v, "b" if t else "a", call.ops[self.a],
                     tuple(call.ops[i] for i in (self.m, self.n, self.lda)))
         if g.act.has_shadow(call.ops[self.x]):
             dx, av = g.avail.shadow(call.ops[self.x], block, b), self.input(g, call, self.a, block, b)

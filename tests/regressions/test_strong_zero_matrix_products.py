@@ -109,3 +109,31 @@ def test_reverse_matmul_in_a(kernel, flip):
     c = np.nan_to_num(A) @ np.nan_to_num(b) * keep[None, :]
     expected = 2 * c @ np.nan_to_num(b).T
     np.testing.assert_allclose(da, expected.T if flip else expected, rtol=1e-14)
+
+
+def test_reverse_matvec_in_a_zero_seed_times_nan_x():
+    """dA += dy x^T (a rank-1 update): the zero-seeded row gets 0, the others dy_i x_j."""
+    a, x = np.nan_to_num(A), np.array([0.5, np.nan])
+    da, out = np.zeros_like(a), np.zeros(3)
+    autodiff(matvec_into, Duplicated(a.copy(), da), Const(x), Duplicated(out, KEEP.copy()))
+    np.testing.assert_array_equal(da, [[0.5, np.nan], [0.0, 0.0], [0.5, np.nan]])
+
+
+@njit
+def masked_steps(a, xs):
+    s = 0.0
+    for t in range(xs.shape[0]):
+        h = a @ xs[t]
+        s += np.sum(np.where(np.isnan(h), 0.0, h * h))
+    return s
+
+
+def test_reverse_matvec_in_a_in_a_loop():
+    """The loop's rank-1 updates are added as one gemm when the reverse leaves the loop: step 1's
+    x has a NaN, so its h is NaN and dropped, and its zero adjoint times that NaN is 0."""
+    a = np.nan_to_num(A)
+    xs = np.array([[0.5, -1.0], [np.nan, 2.0], [1.5, 0.25]])
+    da = np.zeros_like(a)
+    autodiff(masked_steps, Duplicated(a.copy(), da), Const(xs))
+    expected = sum(2 * np.outer(a @ x, x) for x in xs[[0, 2]])
+    np.testing.assert_allclose(da, expected, rtol=1e-14)
