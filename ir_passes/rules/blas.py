@@ -355,18 +355,22 @@ class Gemm(Record):
         m, n, k, lda, ldb, ldc = (P[i] for i in (self.m, self.n, self.k, self.lda, self.ldb, self.ldc))
         dc = g.avail.shadow(call.ops[self.c], block, b)
         sa, sb = _slot(b, g.alloca_builder, ft, alpha), _slot(b, g.alloca_builder, ft, 1.0)
+        def product(adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc):
+            guarded_product(b, ft, alpha, adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc,
+                            lambda *dims: self.gemm(b, call, P, ta, tb, *dims[:3], sa, a, lda, bm,
+                                                    ldb, sb, c, ldc))
         if g.act.has_shadow(call.ops[self.a]):
             da, bv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.b, block, b)
             if not ta:   # dA (m x k) += alpha dC op(B)^T
-                self.gemm(b, call, P, False, not tb, m, k, n, sa, dc, ldc, bv, ldb, sb, da, lda)
+                product("a", False, not tb, m, k, n, dc, ldc, bv, ldb, da, lda)
             else:        # dA (k x m) += alpha op(B) dC^T
-                self.gemm(b, call, P, tb, True, k, m, n, sa, bv, ldb, dc, ldc, sb, da, lda)
+                product("b", tb, True, k, m, n, bv, ldb, dc, ldc, da, lda)
         if g.act.has_shadow(call.ops[self.b]):
             db, av = g.avail.shadow(call.ops[self.b], block, b), self.input(g, call, self.a, block, b)
             if not tb:   # dB (k x n) += alpha op(A)^T dC
-                self.gemm(b, call, P, not ta, False, k, n, m, sa, av, lda, dc, ldc, sb, db, ldb)
+                product("b", not ta, False, k, n, m, av, lda, dc, ldc, db, ldb)
             else:        # dB (n x k) += alpha dC^T op(A)
-                self.gemm(b, call, P, True, ta, n, k, m, sa, dc, ldc, av, lda, sb, db, ldb)
+                product("a", True, ta, n, k, m, dc, ldc, av, lda, db, ldb)
         helper = f"enzpy.scale_matrix.{ft.suffix}"
         ensure(g.module, helper)
         b.call(helper, T.void, [b.cast("sext", m, T.i64), b.cast("sext", n, T.i64), dc,
@@ -445,14 +449,21 @@ class Gemv(Record):
         if g.act.has_shadow(call.ops[self.a]):
             xv = self.input(g, call, self.x, block, b)
             u, v = (xv, dy) if t else (dy, xv)   # dA += alpha dy x^T ('n') or alpha x dy^T ('t')
-            g.rank1(b, call, block, ft, alpha, u, v, call.ops[self.a],
+            g.rank1(b, call, block, ft, alpha, u, v, "b" if t else "a", call.ops[self.a],
                     tuple(call.ops[i] for i in (self.m, self.n, self.lda)))
         if g.act.has_shadow(call.ops[self.x]):
             dx, av = g.avail.shadow(call.ops[self.x], block, b), self.input(g, call, self.a, block, b)
-            new = list(P)
-            new[self.trans], new[self.alpha], new[self.a], new[self.x] = _flag(not t), sa, av, dy
-            new[self.beta], new[self.y] = sb, dx
-            call_like(b, call, new)
+            def library(rows, cols, _k):
+                new = list(P)
+                new[self.trans], new[self.alpha], new[self.a], new[self.x] = _flag(not t), sa, av, dy
+                new[self.beta], new[self.y], new[self.m], new[self.n] = sb, dx, rows, cols
+                call_like(b, call, new)
+            # dx += alpha op(A)^T dy, as a product of op(A)^T and dy (one column)
+            rows, inner = (m, n) if t else (n, m)
+            guarded_product(b, ft, alpha, "b", not t, False, rows, ConstInt(T.i64, 1), inner,
+                            av, P[self.lda], dy, inner, dx, rows,
+                            lambda zero_m, _n, _k: library(zero_m if t else m,
+                                                           n if t else zero_m, None))
         rows = n if t else m
         helper = f"enzpy.scale_matrix.{ft.suffix}"
         ensure(g.module, helper)
@@ -486,6 +497,26 @@ class Gemv(Record):
                 ensure(fm.module, f"enzpy.scale_matrix.{ft.suffix}")
                 b.call(f"enzpy.scale_matrix.{ft.suffix}", T.void,
                        [b.cast("sext", rows, T.i64), one64, dy, one64, b.load(ft, ops[self.beta])])
+
+
+def guarded_product(b, ft, alpha, adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc, library):
+    """C (m x n) += alpha op(A) op(B) where operand `adjoint` ("a" or "b") is an adjoint and the
+    other a primal matrix: by the library (`library(m, n, k)` emits its call), unless a zero of
+    the adjoint meets an inf or NaN of the primal in a product (runtime/matrix.py
+    `zero_meets_nonfinite`: one pass over the adjoint, and over the primal slices that meet its
+    zeros); then by the guarded product there, in which such a term contributes 0 (the strong
+    zero, rules/partials.py). Both calls are emitted; the one not taken gets m = 0 and does
+    nothing."""
+    i64 = lambda v: b.cast("sext", v, T.i64) if v.type != T.i64 else v  # noqa: E731
+    test = f"enzpy.zero_meets_nonfinite_{adjoint}.{ft.suffix}"
+    ensure(b.module, test)
+    flags = [ConstInt(T.i1, int(ta)), ConstInt(T.i1, int(tb))]
+    bad = b.call(test, T.i1, flags + [i64(m), i64(n), i64(k), a, i64(lda), bm, i64(ldb)])
+    library(b.select(bad, ConstInt(m.type, 0), m), n, k)
+    helper = f"enzpy.gemm_guarded_{adjoint}.{ft.suffix}"
+    ensure(b.module, helper)
+    b.call(helper, T.void, flags + [b.select(bad, i64(m), ConstInt(T.i64, 0)), i64(n), i64(k),
+                                    ConstFloat(ft, alpha), a, i64(lda), bm, i64(ldb), c, i64(ldc)])
 
 
 GEMM_PARAMS = [T.i8, T.i8, T.i8, T.i64, T.i64, T.i64, T.ptr, T.ptr, T.i64, T.ptr, T.i64, T.ptr,

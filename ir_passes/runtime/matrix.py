@@ -561,3 +561,142 @@ done:
 for _s, _t in (("f64", "double"), ("f32", "float")):
     HELPERS[f"enzpy.eig_middle.{_s}"] = EIG_MIDDLE.format(S=_s, T=_t)
     HELPERS[f"enzpy.diagonal.{_s}"] = DIAGONAL.format(S=_s, T=_t)
+
+# Does a zero of the adjoint operand meet an inf or NaN of the primal one in the product op(A)
+# op(B) (op(A) m x k, op(B) k x n, transposed where ta, tb)? The terms are op(A)_il op(B)_lj, so
+# for each l: count the zeros of the adjoint's slice l ({W} = a: column l of op(A), b: row l of
+# op(B)), and only where there is one, test the primal's slice l for inf or NaN (x * 0 is NaN
+# just there; the sum of them vectorizes). A dense adjoint costs one pass over it.
+ZERO_MEETS_NONFINITE = ("\ndefine internal i1 @enzpy.zero_meets_nonfinite_{W}.{S}(i1 %ta, i1 %tb, i64 %m, "
+                        "i64 %n, i64 %k, ptr %a, i64 %lda, ptr %b, i64 %ldb) {{") + """
+entry:
+  %e0 = icmp sle i64 %m, 0
+  %e1 = icmp sle i64 %n, 0
+  %e2 = icmp sle i64 %k, 0
+  %e01 = or i1 %e0, %e1
+  %e = or i1 %e01, %e2
+  br i1 %e, label %no, label %slice
+slice:
+  %l = phi i64 [ 0, %entry ], [ %l1, %next ]
+  %llda = mul i64 %l, %lda
+  %astart = select i1 %ta, i64 %l, i64 %llda
+  %astride = select i1 %ta, i64 %lda, i64 1
+  %lldb = mul i64 %l, %ldb
+  %bstart = select i1 %tb, i64 %lldb, i64 %l
+  %bstride = select i1 %tb, i64 1, i64 %ldb
+  br label %zeros
+zeros:
+  %zi = phi i64 [ 0, %slice ], [ %zi1, %zeros ]
+  %zc = phi i64 [ 0, %slice ], [ %zc1, %zeros ]
+  %zo0 = mul i64 %zi, %{D}stride
+  %zo = add i64 %{D}start, %zo0
+  %zq = getelementptr {T}, ptr %{D}, i64 %zo
+  %zv = load {T}, ptr %zq
+  %isz = fcmp oeq {T} %zv, 0.0
+  %zx = zext i1 %isz to i64
+  %zc1 = add i64 %zc, %zx
+  %zi1 = add i64 %zi, 1
+  %zmore = icmp slt i64 %zi1, %{DLEN}
+  br i1 %zmore, label %zeros, label %counted
+counted:
+  %anyz = icmp ne i64 %zc1, 0
+  br i1 %anyz, label %finite, label %next
+finite:
+  %fi = phi i64 [ 0, %counted ], [ %fi1, %finite ]
+  %fs = phi {T} [ 0.0, %counted ], [ %fs1, %finite ]
+  %fo0 = mul i64 %fi, %{P}stride
+  %fo = add i64 %{P}start, %fo0
+  %fq = getelementptr {T}, ptr %{P}, i64 %fo
+  %fv = load {T}, ptr %fq
+  %fz = fmul {T} %fv, 0.0
+  %fs1 = fadd reassoc {T} %fs, %fz
+  %fi1 = add i64 %fi, 1
+  %fmore = icmp slt i64 %fi1, %{PLEN}
+  br i1 %fmore, label %finite, label %tested
+tested:
+  %bad = fcmp uno {T} %fs1, 0.0
+  br i1 %bad, label %yes, label %next
+next:
+  %l1 = add i64 %l, 1
+  %lmore = icmp slt i64 %l1, %k
+  br i1 %lmore, label %slice, label %no
+yes:
+  ret i1 true
+no:
+  ret i1 false
+}}
+"""
+
+# C (m x n, leading dimension ldc) += alpha op(A) op(B), op(A) m x k, op(B) k x n (transposed
+# where ta, tb), one product at a time under the strong zero of rules/partials.py: the operand
+# {D} is an adjoint (or tangent), {P} a primal value, and a zero {D} times an inf or NaN {P}
+# contributes 0. The slow path of a BLAS record's reverse, taken only where zero_meets_nonfinite holds.
+GEMM_GUARDED = ("\ndefine internal void @enzpy.gemm_guarded_{W}.{S}(i1 %ta, i1 %tb, i64 %m, i64 %n, "
+                "i64 %k, {T} %alpha, ptr %a, i64 %lda, ptr %b, i64 %ldb, ptr %c, i64 %ldc) {{") + """
+entry:
+  %e0 = icmp sle i64 %m, 0
+  %e1 = icmp sle i64 %n, 0
+  %e2 = icmp sle i64 %k, 0
+  %e01 = or i1 %e0, %e1
+  %e = or i1 %e01, %e2
+  br i1 %e, label %done, label %col
+col:
+  %j = phi i64 [ 0, %entry ], [ %j1, %colnext ]
+  br label %row
+row:
+  %i = phi i64 [ 0, %col ], [ %i1, %rownext ]
+  br label %inner
+inner:
+  %l = phi i64 [ 0, %row ], [ %l1, %inner ]
+  %acc = phi {T} [ 0.0, %row ], [ %acc1, %inner ]
+  %ai0 = mul i64 %i, %lda
+  %ai1 = add i64 %ai0, %l
+  %al0 = mul i64 %l, %lda
+  %al1 = add i64 %al0, %i
+  %ak = select i1 %ta, i64 %ai1, i64 %al1
+  %pa = getelementptr {T}, ptr %a, i64 %ak
+  %va = load {T}, ptr %pa
+  %bl0 = mul i64 %l, %ldb
+  %bl1 = add i64 %bl0, %j
+  %bj0 = mul i64 %j, %ldb
+  %bj1 = add i64 %bj0, %l
+  %bk = select i1 %tb, i64 %bl1, i64 %bj1
+  %pb = getelementptr {T}, ptr %b, i64 %bk
+  %vb = load {T}, ptr %pb
+  %t = fmul {T} %va, %vb
+  %nz = fcmp une {T} {D}, 0.0
+  %ab = call {T} @llvm.fabs.{S}({T} {P})
+  %fin = fcmp olt {T} %ab, 0x7FF0000000000000
+  %keep = or i1 %nz, %fin
+  %g = select i1 %keep, {T} %t, {T} 0.0
+  %acc1 = fadd {T} %acc, %g
+  %l1 = add i64 %l, 1
+  %lmore = icmp slt i64 %l1, %k
+  br i1 %lmore, label %inner, label %rownext
+rownext:
+  %ci0 = mul i64 %j, %ldc
+  %ci = add i64 %ci0, %i
+  %pc = getelementptr {T}, ptr %c, i64 %ci
+  %vc = load {T}, ptr %pc
+  %s = fmul {T} %alpha, %acc1
+  %vc1 = fadd {T} %vc, %s
+  store {T} %vc1, ptr %pc
+  %i1 = add i64 %i, 1
+  %rmore = icmp slt i64 %i1, %m
+  br i1 %rmore, label %row, label %colnext
+colnext:
+  %j1 = add i64 %j, 1
+  %cmore = icmp slt i64 %j1, %n
+  br i1 %cmore, label %col, label %done
+done:
+  ret void
+}}
+declare {T} @llvm.fabs.{S}({T})
+"""
+
+for _s, _t in (("f64", "double"), ("f32", "float")):
+    for _w, _d, _p in (("a", "%va", "%vb"), ("b", "%vb", "%va")):
+        HELPERS[f"enzpy.gemm_guarded_{_w}.{_s}"] = GEMM_GUARDED.format(S=_s, T=_t, W=_w, D=_d, P=_p)
+    for _w, _d, _p, _dl, _pl in (("a", "a", "b", "m", "n"), ("b", "b", "a", "n", "m")):
+        HELPERS[f"enzpy.zero_meets_nonfinite_{_w}.{_s}"] = ZERO_MEETS_NONFINITE.format(
+            S=_s, T=_t, W=_w, D=_d, P=_p, DLEN=_dl, PLEN=_pl)

@@ -23,7 +23,7 @@ from ...ir.builder import MathBuilder
 from ...ir.instructions import Instruction
 from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstFloat, ConstInt
-from ...rules.blas import KINDS, lookup_blas
+from ...rules.blas import KINDS, guarded_product, lookup_blas
 from ...rules.effects import allocator_or_inactive, pure_math, writes_nothing
 from ...rules.lapack import call_gemm, gemm_record
 from ...runtime.helpers import ensure
@@ -88,22 +88,27 @@ def _loop_for(g, call, a, dims):
     return chosen
 
 
-def rank1(g, b, call, block, ft, alpha, u, v, a, dims) -> None:
+def rank1(g, b, call, block, ft, alpha, u, v, adjoint, a, dims) -> None:
     """shadow(a) += alpha u v^T for gemv-like `call` (dims: its primal m, n, lda; u has m
-    elements, v n): at once, or appended to the call's deferral when a loop allows it."""
+    elements, v n; `adjoint` names the adjoint factor, "a" for u, "b" for v, which the strong
+    zero guards: rules/blas.py guarded_product): at once, or appended to the call's deferral
+    when a loop allows it."""
     loop = _loop_for(g, call, a, dims)
     m, n, lda = (b.cast("sext", g.avail.primal(x, block, b), T.i64) for x in dims)
     if loop is None:
         helper = f"enzpy.rank1.{ft.suffix}"
         ensure(g.module, helper)
-        b.call(helper, T.void, [m, n, ConstFloat(ft, alpha), u, v, g.avail.shadow(a, block, b), lda])
+        da = g.avail.shadow(a, block, b)
+        guarded_product(b, ft, alpha, adjoint, False, True, m, n, ConstInt(T.i64, 1), u, m, v, n,
+                        da, lda, lambda rows, _n, _k: b.call(
+                            helper, T.void, [rows, n, ConstFloat(ft, alpha), u, v, da, lda]))
         return
     d = g.rank1_deferred.get(id(call))
     if d is None:
         fields = (g.tape.new_field(T.ptr, g.null_ptr), g.tape.new_field(T.i64, ConstInt(T.i64, 0)),
                   g.tape.new_field(T.i64, ConstInt(T.i64, 0)))
         g.tape.buffers += list(fields[:2])
-        fn = _gemm_function(g, call, ft, alpha, f"{g.fn.name}.rank1.{len(g.rank1_deferred)}")
+        fn = _gemm_function(g, call, ft, alpha, adjoint, f"{g.fn.name}.rank1.{len(g.rank1_deferred)}")
         d = g.rank1_deferred[id(call)] = Deferral(loop, fn, a, dims, ft, fields)
     mb, nb = (b.mul(x, ConstInt(T.i64, T.size_of(ft))) for x in (m, n))
     ensure(g.module, "enzpy.arena_push")
@@ -130,10 +135,10 @@ def _add(g, b, d, dims, da, limit) -> None:
     b.call(d.fn.name, T.void, addr + list(dims) + [da, ConstInt(T.i64, limit)])
 
 
-def _gemm_function(g, call, ft, alpha, name):
+def _gemm_function(g, call, ft, alpha, adjoint, name):
     """`void name(ptr buffer, ptr used, i64 m, i64 n, i64 lda, ptr da, i64 limit)`: when the
-    buffer holds more than `limit` bytes, da += alpha U V^T over its column pairs (one gemm),
-    and the buffer is emptied."""
+    buffer holds more than `limit` bytes, da += alpha U V^T over its column pairs (one gemm,
+    under the strong zero of the `adjoint` factor), and the buffer is emptied."""
     params = [Argument(t, x, index=k) for k, (t, x) in enumerate(
         [(T.ptr, "buf"), (T.ptr, "used"), (T.i64, "m"), (T.i64, "n"), (T.i64, "lda"),
          (T.ptr, "da"), (T.i64, "limit")])]
@@ -155,8 +160,10 @@ def _gemm_function(g, call, ft, alpha, name):
     b.store(ConstFloat(ft, alpha), sa)
     b.store(ConstFloat(ft, 1.0), one)
     kind = ConstInt(T.i8, next(c for c, t in KINDS.items() if t == ft))
-    call_gemm(b, g.module, call, kind, False, True, m, n, b.binop("udiv", used, stride), sa, us,
-              ld, b.gep(T.i8, us, [b.mul(m, size)]), ld, one, da, lda)
+    k, vs = b.binop("udiv", used, stride), b.gep(T.i8, us, [b.mul(m, size)])
+    guarded_product(b, ft, alpha, adjoint, False, True, m, n, k, us, ld, vs, ld, da, lda,
+                    lambda rows, _n, _k: call_gemm(b, g.module, call, kind, False, True, rows, n, k,
+                                                   sa, us, ld, vs, ld, one, da, lda))
     b.store(ConstInt(T.i64, 0), usedp)
     b.br(done)
     MathBuilder(g.module, done).ret()

@@ -139,9 +139,10 @@ class Gradient:
         self.init_block = self.new_block("state")      # frame initialization (forward)
         self.init_builder = MathBuilder(self.module, self.init_block)
 
-    def rank1(self, b, call, block, ft, alpha, u, v, a, dims) -> None:
-        """shadow(a) += alpha u v^T for a BLAS record's reverse (deferred_rank1.py)."""
-        deferred_rank1.rank1(self, b, call, block, ft, alpha, u, v, a, dims)
+    def rank1(self, b, call, block, ft, alpha, u, v, adjoint, a, dims) -> None:
+        """shadow(a) += alpha u v^T for a BLAS record's reverse, `adjoint` ("a": u, "b": v) the
+        adjoint factor (deferred_rank1.py)."""
+        deferred_rank1.rank1(self, b, call, block, ft, alpha, u, v, adjoint, a, dims)
 
     def new_block(self, name: str):
         """A block of the gradient, tagged with the sweep creating it."""
