@@ -16,6 +16,8 @@ import os
 import numpy as np
 from numba import njit
 
+from enzyme_py import disk_cache
+
 from ..harness import Instance
 from . import DATA_DIR
 
@@ -91,9 +93,10 @@ def make_jacobian(entry):
     """An @njit Jacobian driver around the batched (two seeds) gradient entry of `ba_residual`:
     one call per observation gives both residuals' rows
     (entry(cam, X, w, feat, err, zcam, zX, zerr, dcam0, dcam1, dX0, dX1, derr0, derr1, 1.0, 1.0)
-    -> ((dw0, dw1),)). Numba's cache keeps the driver: enzyme_py's entries pickle as their
-    disk-cache key, so a fresh process that loads the gradient loads the driver too."""
-    @njit(cache=True)
+    -> ((dw0, dw1),)). With enzyme_py's disk cache on, Numba's cache keeps the driver: entries
+    stored there pickle as their disk-cache key, so a fresh process that loads the gradient loads
+    the driver too. With it off an entry does not pickle, so the driver is not cached."""
+    @njit(cache=disk_cache.cache_dir() is not None)
     def jacobian(cams, X, w, obs, feats, reproj_err, w_err, J, Jw):
         zc, zX, ze = np.zeros(NCAM), np.zeros(3), np.zeros(2)
         dc0, dc1 = np.zeros(NCAM), np.zeros(NCAM)
