@@ -292,8 +292,8 @@ class Lin:
         self.helper("scale_matrix", [rows, cols, p, ld, v])
 
     def swap_rows(self, n, ipiv, p, ld, back: bool) -> None:
-        """LAPACK's row interchanges ipiv on p: P^T p, or P p when `back`."""
-        self.helper("swap_rows", [n, ipiv, p, ld, ConstInt(T.i64, int(back))])
+        """LAPACK's row interchanges ipiv on the n x n p: P^T p, or P p when `back`."""
+        self.helper("swap_rows", [n, n, ipiv, p, ld, ConstInt(T.i64, int(back))])
 
 
 @dataclass(frozen=True)

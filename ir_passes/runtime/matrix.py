@@ -438,12 +438,14 @@ instances("svd_middle", grid("svd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr 
   %w = select i1 %diag, {T} %ond, {T} %off
   store {T} %w, ptr %po""", "%n", "%n"))
 
-# LAPACK's row interchanges (ipiv: n 1-based i32 row numbers) on the n columns of p (leading
+# LAPACK's row interchanges (ipiv: n 1-based i32 row numbers) on the `cols` columns of p (leading
 # dimension ld): applied in order (P^T p) when %back is 0, in reverse order (P p) when it is 1
 SWAP_ROWS = """
-define internal void @enzpy.swap_rows.{S}(i64 %n, ptr %ipiv, ptr %p, i64 %ld, i64 %back) {{
+define internal void @enzpy.swap_rows.{S}(i64 %n, i64 %cols, ptr %ipiv, ptr %p, i64 %ld, i64 %back) {{
 entry:
-  %empty = icmp sle i64 %n, 0
+  %norows = icmp sle i64 %n, 0
+  %nocols = icmp sle i64 %cols, 0
+  %empty = or i1 %norows, %nocols
   br i1 %empty, label %done, label %step
 step:
   %k = phi i64 [ 0, %entry ], [ %k1, %stepnext ]
@@ -469,7 +471,7 @@ col:
   store {T} %vr, ptr %qi
   store {T} %vi, ptr %qr
   %j1 = add i64 %j, 1
-  %cmore = icmp slt i64 %j1, %n
+  %cmore = icmp slt i64 %j1, %cols
   br i1 %cmore, label %col, label %stepnext
 stepnext:
   %k1 = add i64 %k, 1

@@ -11,6 +11,7 @@ T), each from the rows solved before, which b already holds."""
 from __future__ import annotations
 
 from . import fortran  # noqa: F401  (defines enzpy.trsm.<s>, called above the threshold)
+from . import matrix  # noqa: F401  (defines enzpy.swap_rows.<s>, getrs's interchanges)
 from .helpers import HELPERS
 
 SMALL_WORK = 16 * 16 * 16
@@ -121,55 +122,14 @@ own:
   %isn = icmp eq i8 %trans, 78
   br i1 %isn, label %plain, label %transposed
 plain:
-  call void @enzpy.swap_rows_of.{S}(i64 %n, i64 %nrhs, ptr %ipiv, ptr %b, i64 %ldb, i1 false)
+  call void @enzpy.swap_rows.{S}(i64 %n, i64 %nrhs, ptr %ipiv, ptr %b, i64 %ldb, i64 0)
   call void @enzpy.trsm_sized.{S}(i8 76, i8 76, i8 78, i8 85, {R})
   call void @enzpy.trsm_sized.{S}(i8 76, i8 85, i8 78, i8 78, {R})
   ret void
 transposed:
   call void @enzpy.trsm_sized.{S}(i8 76, i8 85, i8 84, i8 78, {R})
   call void @enzpy.trsm_sized.{S}(i8 76, i8 76, i8 84, i8 85, {R})
-  call void @enzpy.swap_rows_of.{S}(i64 %n, i64 %nrhs, ptr %ipiv, ptr %b, i64 %ldb, i1 true)
-  ret void
-}}
-
-; the interchanges of getrf's pivots (32-bit, from 1) on the n x cols matrix p: in order (P^T p),
-; or in reverse order when %back (P p)
-define internal void @enzpy.swap_rows_of.{S}(i64 %n, i64 %cols, ptr %ipiv, ptr %p, i64 %ld, i1 %back) {{
-entry:
-  %norows = icmp sle i64 %n, 0
-  %nocols = icmp sle i64 %cols, 0
-  %empty = or i1 %norows, %nocols
-  %last = sub i64 %n, 1
-  br i1 %empty, label %done, label %step
-step:
-  %k = phi i64 [ 0, %entry ], [ %k1, %stepnext ]
-  %revk = sub i64 %last, %k
-  %i = select i1 %back, i64 %revk, i64 %k
-  %pp = getelementptr i32, ptr %ipiv, i64 %i
-  %p32 = load i32, ptr %pp
-  %p1 = sext i32 %p32 to i64
-  %r = sub i64 %p1, 1
-  %same = icmp eq i64 %r, %i
-  br i1 %same, label %stepnext, label %col
-col:
-  %j = phi i64 [ 0, %step ], [ %j1, %col ]
-  %jo = mul i64 %j, %ld
-  %ai = add i64 %jo, %i
-  %ar = add i64 %jo, %r
-  %qi = getelementptr {T}, ptr %p, i64 %ai
-  %qr = getelementptr {T}, ptr %p, i64 %ar
-  %vi = load {T}, ptr %qi
-  %vr = load {T}, ptr %qr
-  store {T} %vr, ptr %qi
-  store {T} %vi, ptr %qr
-  %j1 = add i64 %j, 1
-  %cmore = icmp slt i64 %j1, %cols
-  br i1 %cmore, label %col, label %stepnext
-stepnext:
-  %k1 = add i64 %k, 1
-  %more = icmp slt i64 %k1, %n
-  br i1 %more, label %step, label %done
-done:
+  call void @enzpy.swap_rows.{S}(i64 %n, i64 %nrhs, ptr %ipiv, ptr %b, i64 %ldb, i64 1)
   ret void
 }}
 """
@@ -182,4 +142,4 @@ for _s, _t in (("f64", "double"), ("f32", "float")):
     _g = "i8 %trans, i64 %n, i64 %nrhs, ptr %a, i64 %lda, ptr %ipiv, ptr %b, i64 %ldb"
     _r = f"i64 %n, i64 %nrhs, {_t} 1.0, ptr %a, i64 %lda, ptr %b, i64 %ldb"
     HELPERS[f"enzpy.getrs_sized.{_s}"] = GETRS_SIZED.format(S=_s, T=_t, G=_g, R=_r, WORK=SMALL_WORK) \
-        + HELPERS[f"enzpy.trsm_sized.{_s}"] + HELPERS[f"enzpy.getrs.{_s}"]
+        + HELPERS[f"enzpy.trsm_sized.{_s}"] + HELPERS[f"enzpy.getrs.{_s}"] + HELPERS[f"enzpy.swap_rows.{_s}"]
