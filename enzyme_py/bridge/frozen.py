@@ -316,13 +316,37 @@ def register_attr(name):
     return name
 
 
-_used = weakref.WeakKeyDictionary()   # dispatcher -> argtypes that gradients were built for
+_used = weakref.WeakKeyDictionary()   # dispatcher -> {argtypes gradients were built for: values}
+_adopted = weakref.WeakKeyDictionary()   # dispatcher -> {argtypes: first overload, same values}
 _helper_values = weakref.WeakKeyDictionary()   # py_func -> [values read at each of its compiles]
 
 
 def note_use(dispatcher, argtypes) -> None:
-    """A gradient is built for `argtypes`: a later overload for them invalidates it."""
-    _used.setdefault(dispatcher, set()).add(tuple(argtypes))
+    """A gradient is built for `argtypes`: a later overload for them invalidates it, unless it
+    is the first one and compiled from the values the gradient's copy was compiled from now
+    (recorded here when the kernel has no overload for `argtypes` yet)."""
+    argtypes = tuple(argtypes)
+    uses = _used.setdefault(dispatcher, {})
+    if argtypes in uses:
+        return
+    values = None
+    if argtypes not in dispatcher.overloads and isinstance(dispatcher.py_func, pytypes.FunctionType):
+        try:
+            values = read(dispatcher.py_func)
+        except Exception:     # noqa: BLE001 - unreadable: any overload invalidates
+            values = None
+    uses[argtypes] = values
+
+
+def adopted(dispatcher, argtypes):
+    """The overload Numba compiled for `argtypes` after a gradient was built for them from the
+    same values (the gradient stays valid for it), or None."""
+    return _adopted.get(dispatcher, {}).get(tuple(argtypes))
+
+
+def _same_values(a, b) -> bool:
+    return a is not None and b is not None and a.keys() == b.keys() and \
+        all(same(a[p], b[p]) for p in a)
 
 
 def forget_gradients(dispatcher) -> None:
@@ -345,11 +369,18 @@ def install_hook():
 
     def add_overload(self, cres):
         args = tuple(cres.signature.args)
-        replaced = args in self.overloads or args in _used.get(self, ())
+        uses = _used.get(self, {})
+        replaced = args in self.overloads or args in uses
         try:
             values = read(self.py_func)
         except Exception:         # noqa: BLE001 - no snapshot: capture reads Numba's IR
             values = None
+        if replaced and args not in self.overloads and not _from_cache(cres) \
+                and _same_values(uses[args], values):
+            # The first overload, compiled from the values the gradients' copy was: the same
+            # code (an overload from Numba's cache may hold older values: not adopted).
+            replaced = False
+            _adopted.setdefault(self, {})[args] = cres
         original(self, cres)
         if values is not None and isinstance(self.py_func, pytypes.FunctionType):
             _helper_values.setdefault(self.py_func, []).append(values)

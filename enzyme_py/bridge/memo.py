@@ -13,7 +13,7 @@ import weakref
 
 from .capture import Captured, capture, resolve_overload
 from .cleanup import cleanup
-from .frozen import note_use
+from .frozen import adopted, note_use
 
 _ATTR = "_enzyme_py_captures"     # on the dispatcher: {argtypes: (generation, overload, Captured)}
 _lock = threading.Lock()
@@ -28,7 +28,8 @@ def captured(dispatcher, argtypes) -> Captured:
     _, original = resolve_overload(dispatcher, argtypes)
     memo = dispatcher.__dict__.get(_ATTR)
     hit = memo.get(argtypes) if memo is not None else None
-    if hit is not None and hit[0] == _generation[0] and hit[1] is original:
+    if hit is not None and hit[0] == _generation[0] and (
+            hit[1] is original or hit[1] is None and adopted(dispatcher, argtypes) is original):
         return hit[2]
     cap = capture(dispatcher, argtypes)
     # The copy's compile may have compiled the kernel itself (a recursive kernel): key the
