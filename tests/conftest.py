@@ -4,6 +4,9 @@
   the corpus helpers from test_kernels) whatever the import mode, and the repository root so
   they can import tools/ and benchmarks/ however pytest is started.
 - The header names the numba / llvmlite versions the run used.
+- Files run whole on one worker (pyproject.toml: `--dist loadfile`): a file's tests share the
+  kernels Numba and enzyme_py compile, which split across workers would be compiled twice.
+  The files that take longest are collected first, so that no long file starts last.
 """
 import os
 import sys
@@ -19,3 +22,18 @@ def pytest_report_header(config):
     import numba
     import numpy
     return f"numba {numba.__version__}, llvmlite {llvmlite.__version__}, numpy {numpy.__version__}"
+
+
+# The files that take longest on 2 workers, longest first (a file not listed comes after them,
+# in pytest's order). An out-of-date list costs balance, never a test.
+LONGEST_FIRST = (
+    "test_linalg_svd_qr.py", "test_fuzz.py", "test_linalg_blas.py", "test_numpy_coverage.py",
+    "test_linalg_lapack.py", "test_linalg_batched.py", "test_numpy_lists.py", "test_numpy_api.py",
+    "test_numpy_sets.py", "test_capture_same_symbol_in_two_modules.py", "test_disk_cache_kinds.py",
+    "test_deferred_rank1.py", "test_cuda_codegen.py", "test_parallel.py", "test_copies.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
