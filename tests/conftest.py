@@ -4,12 +4,15 @@
   the corpus helpers from test_kernels) whatever the import mode, and the repository root so
   they can import tools/ and benchmarks/ however pytest is started.
 - The header names the numba / llvmlite versions the run used.
-- Files run whole on one worker (pyproject.toml: `--dist loadfile`): a file's tests share the
+- Files run whole on one worker (pytest-xdist's file scheduling,
+  `pytest_xdist_make_scheduler` below): a file's tests share the
   kernels Numba and enzyme_py compile, which split across workers would be compiled twice.
   The files that take longest are collected first, so that no long file starts last.
 """
 import os
 import sys
+
+import pytest
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 for _path in (os.path.dirname(_HERE), _HERE):
@@ -37,3 +40,12 @@ LONGEST_FIRST = (
 def pytest_collection_modifyitems(session, config, items):
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
+
+
+@pytest.hookimpl(optionalhook=True)       # without pytest-xdist, not called
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's hook: with `-n`, send each file to one worker (as `--dist loadfile`)."""
+    if config.getoption("dist") != "load":
+        return None                       # an explicit --dist other than load is kept
+    from xdist.scheduler import LoadFileScheduling
+    return LoadFileScheduling(config, log)
