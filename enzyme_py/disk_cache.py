@@ -27,10 +27,7 @@ from numba.core.compiler import CompileResult
 from numba.core.environment import Environment
 from numba.core.registry import cpu_target
 
-from ir_passes.rules.blas import BLAS
-from ir_passes.rules.convention import success_codes
-from ir_passes.rules.effects import ALLOCATORS, FREES, REALLOCS, WRITES_NOTHING, ZEROED
-from ir_passes.rules.registry import RULES
+from ir_passes import rules_fingerprint
 
 from .bridge import nrt  # noqa: F401 - Numba's entries of the rule tables, part of the key
 from .bridge import frozen
@@ -96,11 +93,7 @@ def _library_version() -> bytes:
 
 def _rules_state() -> str:
     """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored)."""
-    rules = sorted((k, r.zero, r.inactive, r.zero_guard, len(r.partials)) for k, r in RULES.items()
-                   if not k.startswith("numba.dynamic.globals."))
-    return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, BLAS.items())),
-                 sorted(FREES.items()), sorted(REALLOCS.items()), sorted(ZEROED),
-                 sorted(WRITES_NOTHING), success_codes()))
+    return rules_fingerprint()
 
 
 def _overload_state(dispatcher, argtypes) -> bytes:

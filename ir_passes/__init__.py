@@ -32,8 +32,19 @@ from .transforms.forward.driver import forward_mode
 from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option
 from .transforms.reverse.checkpoint.schedule import unpooled as unpool_checkpoints
 from .transforms.reverse.driver import reverse_mode
+from .analysis.activity import ConstantMemoryError
+from .analysis.loops import reducible
+from .ir.parser import ParseError
+from .rules.fingerprint import rules_fingerprint
+from .rules.libdevice import SELECTED as LIBDEVICE_SELECTED
+from .runtime.helpers import register_helper
+from .transforms.common.early_loads import issue_loads_early
+from .transforms.gpu_kernel import GpuKernel, GpuLaunch, gpu_forward_kernel, gpu_reverse_kernel
 
-__all__ = ["tests_nan", "Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
+__all__ = ["tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError", "issue_loads_early",
+           "reducible", "register_helper", "rules_fingerprint", "GpuKernel", "GpuLaunch",
+           "gpu_forward_kernel", "gpu_reverse_kernel",
+           "Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
            "register_allocator", "register_dot", "register_external", "register_free",

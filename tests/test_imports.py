@@ -15,6 +15,7 @@ IR_PASSES = [
     [("ir_passes.transforms.common",)],
     [("ir_passes.transforms.prepare",)],
     [("ir_passes.transforms.reverse",), ("ir_passes.transforms.forward",)],
+    [("ir_passes.transforms.gpu_kernel",)],
     [("ir_passes.passes", "ir_passes.opt", "ir_passes")],
 ]
 ENZYME_PY = [
@@ -86,3 +87,11 @@ def test_target_neutral_parts_import_nothing_cpu_specific():
                                                                     "cleanup", "link", "nrt"):
                     bad.append(f"{name}: from {mod}")
     assert bad == []
+
+
+def test_enzyme_py_uses_only_the_public_functions_of_ir_passes():
+    """enzyme_py talks to ir_passes through the package's top level (ir_passes/__init__.py)."""
+    edges, _, _ = analyse()
+    deep = sorted(f"{a} -> {b}" for a, targets in edges.items() if a.startswith("enzyme_py")
+                  for b in targets if b.startswith("ir_passes."))
+    assert deep == []

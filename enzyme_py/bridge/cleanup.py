@@ -14,8 +14,7 @@ import re
 import llvmlite.binding as llvm
 from numba.core.registry import cpu_target
 
-from ir_passes import parse_module
-from ir_passes.analysis.loops import IrreducibleError, loop_info
+from ir_passes import parse_module, reducible
 
 from ..timings import stage
 
@@ -68,13 +67,7 @@ def _reducible(text: str) -> bool:
         module = parse_module(text)
     except Exception:          # noqa: BLE001 - the parser's error is reported later, where it is used
         return True
-    for fn in module.functions.values():
-        if not fn.is_declaration:
-            try:
-                loop_info(fn)
-            except IrreducibleError:
-                return False
-    return True
+    return reducible(module)
 
 
 _DEBUG_RECORD = re.compile(r"^[ \t]+#dbg_\w+\(.*\n", re.M)

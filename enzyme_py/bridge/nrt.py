@@ -19,8 +19,7 @@ from ir_passes import (register_alias, register_allocator, register_dot, registe
                        register_handle_realloc, register_heap, register_host_routine,
                        register_inactive, register_nrm2, register_orgqr, register_parallel_for,
                        register_potrf, register_refused, register_success_codes, register_syevd,
-                       register_writes_nothing)
-from ir_passes.runtime.helpers import HELPERS
+                       register_helper, register_writes_nothing)
 from llvmlite import binding as _binding
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
@@ -135,7 +134,7 @@ declare i32 @PyGILState_Ensure()
 declare void @PyErr_SetString(ptr, ptr)
 declare void @PyGILState_Release(i32)
 """
-HELPERS["enzpy.host_error"] = HELPERS["enzpy.host_error_pending"] = HOST_ERROR
+register_helper(("enzpy.host_error", "enzpy.host_error_pending"), HOST_ERROR)
 # the JIT resolves Python's functions but not its data: name the exception type's variable
 _binding.add_symbol("PyExc_RuntimeError",
                     ctypes.addressof(ctypes.c_void_p.in_dll(ctypes.pythonapi, "PyExc_RuntimeError")))

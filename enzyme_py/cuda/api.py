@@ -27,7 +27,7 @@ import inspect
 import numpy as np
 from numba import cuda
 
-from ir_passes import Activity, UnsupportedError
+from ir_passes import Activity, GpuLaunch, UnsupportedError
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, Forward, Reverse, as_annotation
@@ -35,7 +35,7 @@ from .capture import capture
 from .cleanup import cleanup
 from .codegen import ptx
 from .convention import arg_layouts
-from .kernel import Launch, forward_kernel, reverse_kernel
+from .kernel import forward_kernel, reverse_kernel
 from .launch import LoadedKernel, derivative_slots, parameters
 
 DEFAULT_CC = (8, 0)
@@ -200,13 +200,13 @@ def _name(dispatcher, kinds, mode) -> str:
 
 
 def _launch_of(config):
-    """(dispatcher, Launch) for `kernel[blocks, threads]`; a bare kernel is one-dimensional."""
+    """(dispatcher, GpuLaunch) for `kernel[blocks, threads]`; a bare kernel is one-dimensional."""
     if is_kernel(config):
-        return config, Launch()
+        return config, GpuLaunch()
     if not is_launch(config):
         raise TypeError(f"expected a numba-cuda kernel launch `kernel[blocks, threads]`, not "
                         f"{type(config).__name__}")
-    return config.dispatcher, Launch(_flat(config.griddim), _flat(config.blockdim))
+    return config.dispatcher, GpuLaunch(_flat(config.griddim), _flat(config.blockdim))
 
 
 def _flat(dim) -> bool:

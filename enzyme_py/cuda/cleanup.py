@@ -12,7 +12,7 @@ import re
 import llvmlite.binding as llvm
 
 from ir_passes import parse_module
-from ir_passes.analysis.loops import IrreducibleError, loop_info
+from ir_passes import reducible as ir_reducible
 
 from ..timings import stage
 
@@ -57,10 +57,4 @@ def _clean(text, fn_name, cc, level) -> str:
 
 def reducible(text: str) -> bool:
     """Does every defined function have reducible control flow (only natural loops)?"""
-    for fn in parse_module(text).functions.values():
-        if not fn.is_declaration:
-            try:
-                loop_info(fn)
-            except IrreducibleError:
-                return False
-    return True
+    return ir_reducible(parse_module(text))

@@ -19,10 +19,8 @@ import tempfile
 import llvmlite.binding as llvm
 from numba.cuda.cudadrv.libs import get_libdevice
 
-from ir_passes import UnsupportedError, parse_module, print_module
-from ir_passes.ir.parser import ParseError
-from ir_passes.transforms.common.early_loads import issue_loads_early
-from ir_passes.rules.libdevice import SELECTED
+from ir_passes import (LIBDEVICE_SELECTED, ParseError, UnsupportedError, issue_loads_early, parse_module,
+                       print_module)
 
 from ..timings import stage
 from .cleanup import target_machine
@@ -100,7 +98,7 @@ def _as_declaration(chunk: str) -> str:
 
 def _check_selectable(text) -> None:
     for m in _CALLED_FLOAT_INTRINSIC.finditer(text):
-        if m.group(1) not in SELECTED and m.group(1) not in ("fmuladd", "fma"):
+        if m.group(1) not in LIBDEVICE_SELECTED and m.group(1) not in ("fmuladd", "fma"):
             raise UnsupportedError(f"`llvm.{m.group(1)}.{m.group(2)}` cannot be compiled for the "
                                    "GPU (the NVPTX backend has no instruction for it)")
 

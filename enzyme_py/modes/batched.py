@@ -25,9 +25,8 @@ import numba
 import numpy as np
 from numba.core import types
 
-from ir_passes import (LIBC_HEAP, Activity, forward_mode, parse_module, print_module, reverse_mode,
+from ir_passes import (LIBC_HEAP, Activity, ConstantMemoryError, forward_mode, parse_module, print_module, reverse_mode,
                        tests_nan)
-from ir_passes.analysis.activity import ConstantMemoryError
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation

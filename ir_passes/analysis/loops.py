@@ -109,3 +109,15 @@ def print_loops(fn) -> str:
         names = sorted(b.name for b in lp.blocks)
         out.append(f"loop {lp.index} depth {lp.depth} header {lp.header.name}: {' '.join(names)}")
     return "\n".join(out)
+
+
+def reducible(module) -> bool:
+    """Does every defined function of `module` (an ir.Module) have reducible control flow (only
+    natural loops)? AD cannot reverse a loop with two entries."""
+    for fn in module.functions.values():
+        if not fn.is_declaration:
+            try:
+                loop_info(fn)
+            except IrreducibleError:
+                return False
+    return True

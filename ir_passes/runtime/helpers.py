@@ -133,6 +133,13 @@ HELPERS = {
 }
 
 
+def register_helper(names, text: str) -> None:
+    """A host's runtime helper: `text` (LLVM IR defining each of `names`) is merged into a module
+    that calls one of them."""
+    for name in ([names] if isinstance(names, str) else names):
+        HELPERS[name] = text
+
+
 def merge(module, text: str) -> None:
     """Add what module text `text` defines and declares (functions, globals) to `module`, each
     once: the runtime's helpers with globals of their own (block_sum.py, warp_add.py)."""

@@ -1,0 +1,258 @@
+"""A numba-cuda kernel's derivative as a kernel: shared arrays as parameters, AD, a wrapper.
+
+ir_passes differentiates a function and its parameters' memory. A kernel's shared arrays
+(globals in address space 3) are first made parameters of the kernel's function, which becomes a
+plain internal function (the *body*; `noalias`: shared memory is no other parameter's). Its
+gradient (or tangent function) is wrapped in a kernel that owns a shadow of each shared array,
+also in shared memory, zeroes it (every thread a part, then a barrier) and calls the body's
+gradient with the shared arrays and their shadows:
+
+    define ptx_kernel void @<name>(<kernel params>, <shadows>, <derivative outputs or tangents>)
+
+The body's gradient runs as many threads at once (`Threads`): the sharing analysis finds the
+global thread index (one-dimensional launches) and the thread index in the block (for shared
+memory); shadow updates other threads may make too are atomic or privatised per block
+(transforms/reverse/shadow_updates.py). Math rules call libdevice (`module.math_names`).
+The host gives the activity of the kernel's own parameters, its arrays' extents and the
+row-length parameter of each C-contiguous 2-D array.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..analysis.sharing import nvptx_iterations
+from ..errors import UnsupportedError
+from ..ir import types as T
+from ..ir.instructions import Instruction
+from ..ir.parser import Tokens, parse_module, parse_type
+from ..ir.printer import print_module
+from ..ir.values import Argument, Constant, ConstInt
+from ..options import Activity
+from ..rules import libdevice
+from ..runtime.heap import Heap
+from ..runtime.helpers import merge
+from .forward.driver import forward_mode
+from .reverse.driver import reverse_mode
+from .reverse.shadow_updates import Threads
+
+# CUDA's device-side malloc / free (the tape of loops whose trip count is not known in advance)
+DEVICE_HEAP = Heap("malloc", "free", None)
+BARRIER = "call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
+_SHARED = re.compile(r'^@("?[\w.$]+"?) = [^\n]*addrspace\(3\) global \[(\d+) x (\w+)\]')
+
+
+@dataclass(frozen=True)
+class SharedArray:
+    """A `cuda.shared.array`: its global, element type and count, and the body's parameter."""
+    symbol: str
+    element: T.Type
+    count: int
+    param: int
+
+
+@dataclass
+class GpuKernel:
+    """The module text with the kernel `name`, and what went into it."""
+    text: str
+    name: str
+    activity: list
+    shared: list
+    gradient: object = None           # ir_passes' Gradient (reverse mode): layout, updates
+    updates: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class GpuLaunch:
+    """What the gradient is specialised on: whether grid and block are one-dimensional (then
+    `cuda.grid(1)` is injective and the updates it indexes are private)."""
+    grid_1d: bool = True
+    block_1d: bool = True
+
+
+def gpu_reverse_kernel(text, fn_name, activity, name, extents, rows, launch=GpuLaunch(),
+                       cache="minimal", noalias=False, warp_add=False) -> GpuKernel:
+    """Add kernel `name`, the reverse-mode gradient of kernel `fn_name` (module `text`).
+    `activity`: one per parameter of the kernel; `extents`: {data param: Extent}; `rows`:
+    {data param: its row-length param} (C-contiguous 2-D arrays)."""
+    module, body, shared = _prepare(text, fn_name)
+    activity = list(activity) + [_shared_activity(s) for s in shared]
+    threads = Threads(_iterations(body, shared, rows, launch), block_sum="nvptx",
+                      warp_add=warp_add)
+    g = reverse_mode(module, fn_name, activity, name + ".body", cache=cache, noalias=noalias,
+                     counts=None, extents=extents, heap=DEVICE_HEAP,
+                     threads=threads, park=False)
+    n_kernel = len(activity) - len(shared)
+    dout = [k for k, a in enumerate(activity) if a == Activity.ACTIVE]
+    extra = [("ptr", f"dout.{k}") for k in dout]
+    _finish(module, body, shared, activity, n_kernel, name, extra)
+    return GpuKernel(print_module(module), name, activity, shared, g, list(g.updates.report))
+
+
+def gpu_forward_kernel(text, fn_name, activity, name, extents, noalias=False) -> GpuKernel:
+    """Add kernel `name`, the forward-mode tangent kernel of `fn_name` (one direction)."""
+    module, body, shared = _prepare(text, fn_name)
+    activity = list(activity) + [_shared_activity(s) for s in shared]
+    forward_mode(module, fn_name, activity, name + ".body", extents=extents,
+                 noalias_shadows=noalias)
+    n_kernel = len(activity) - len(shared)
+    extra = [(str(body.params[k].type), f"tangent.{k}") for k, a in enumerate(activity)
+             if a == Activity.ACTIVE]
+    _finish(module, body, shared, activity, n_kernel, name, extra)
+    return GpuKernel(print_module(module), name, activity, shared)
+
+
+def _iterations(body, shared, rows, launch):
+    """How the sharing analysis finds a thread (analysis/sharing.py): shared arrays are local to
+    a block; a C-contiguous 2-D array's rows are `shape[1]` items long."""
+    local = {id(body.params[s.param]) for s in shared}
+    rows = {id(body.params[data]): id(body.params[length]) for data, length in rows.items()}
+
+    def row_extent(root, value):
+        return value is not None and rows.get(id(root)) == id(value)
+
+    return lambda f: nvptx_iterations(f, launch.grid_1d, launch.block_1d,
+                                      lambda r: id(r) in local, row_extent)
+
+
+def _shared_activity(s) -> str:
+    return Activity.DUP if isinstance(s.element, T.FloatType) else Activity.CONST
+
+
+def _prepare(text, fn_name):
+    module = parse_module(text)
+    module.math_names = libdevice.spelling
+    body = module.functions[fn_name]
+    shared = shared_to_params(module, body)
+    body.prefix = "define internal"
+    module.items = [x for x in module.items if not (isinstance(x, str) and x.startswith("@llvm.used"))]
+    return module, body, shared
+
+
+def shared_to_params(module, fn) -> list:
+    """Make each shared array `fn` uses a parameter of its own (see the module docstring)."""
+    arrays = []
+    for item in module.items:
+        m = _SHARED.match(item) if isinstance(item, str) else None
+        if m is None:
+            continue
+        if int(m.group(2)) == 0 or " external " in item:
+            raise UnsupportedError("dynamic shared memory (`cuda.shared.array(0, ...)`)", item.strip(),
+                                   hint="Give the shared array a constant size.")
+        symbol = m.group(1)
+        arg = Argument(T.ptr, f"shared.{len(arrays)}", "noalias", len(fn.params))
+        fn.params.append(arg)
+        arrays.append(SharedArray(symbol, _element(m.group(3)), int(m.group(2)), arg.index))
+    if arrays:
+        _replace_shared_uses(fn, {a.symbol: fn.params[a.param] for a in arrays})
+    return arrays
+
+
+def _element(text) -> T.Type:
+    return parse_type(Tokens([text], 0))
+
+
+_CAST = "addrspacecast (ptr addrspace(3) @{} to ptr)"
+_GEP = re.compile(r"getelementptr (?:inbounds )?(?:nuw )?(?:nusw )?\((\w+), ptr addrspacecast "
+                  r"\(ptr addrspace\(3\) @(\S+) to ptr\), i64 (-?\d+)\)$")
+
+
+def _replace_shared_uses(fn, params) -> None:
+    """Uses of a shared array are `addrspacecast (... @smem to ptr)` constants, or constant geps
+    from one (`s[3]`); they become the parameter, or a gep from it at the function's entry."""
+    made = {}
+    for inst in list(fn.instructions()):
+        for k, op in enumerate(inst.ops):
+            if not isinstance(op, Constant) or "addrspace(3)" not in getattr(op, "text", ""):
+                continue
+            inst.ops[k] = _shared_value(fn, op.text, params, made, inst)
+
+
+def _shared_value(fn, text, params, made, inst):
+    for symbol, param in params.items():
+        if text == _CAST.format(symbol):
+            return param
+    m = _GEP.match(text)
+    if m is None or m.group(2) not in params:
+        raise UnsupportedError("a use of shared memory enzyme_py does not model", text,
+                               hint="Index shared arrays with integers (s[i]).")
+    if text not in made:
+        source = _element(m.group(1))
+        gep = Instruction("getelementptr", T.ptr, [params[m.group(2)], ConstInt(T.i64, int(m.group(3)))],
+                          name=f"shared.at.{len(made)}", source_type=source)
+        fn.entry.insert(0, gep)
+        made[text] = gep
+    return made[text]
+
+
+def _finish(module, body, shared, activity, n_kernel, name, extra) -> None:
+    """Add the wrapper kernel around `<name>.body` (see the module docstring)."""
+    kernel_params = body.params[:n_kernel]
+    dup_kernel = [k for k in range(n_kernel) if activity[k] == Activity.DUP]
+    # the body's `noalias` (disjoint arrays) holds for the kernel's own parameters too
+    grad = module.functions[f"{name}.body"]
+    attrs = {p.name: p for p in grad.params}
+    params = [f"{p.type} {_noalias(attrs.get(p.name))}%p{k}" for k, p in enumerate(kernel_params)]
+    params += [f"ptr {_noalias(attrs.get(kernel_params[k].name + '.shadow'))}%shadow.{k}"
+               for k in dup_kernel]
+    params += [f"{t} %{n}" for t, n in extra]
+    globals_, lines = [], ["entry:"]
+    if shared:
+        lines += _thread_position()
+    body_args = [f"{p.type} %p{k}" for k, p in enumerate(kernel_params)]
+    body_args += [f"ptr addrspacecast (ptr addrspace(3) @{s.symbol} to ptr)" for s in shared]
+    body_args += [f"ptr %shadow.{k}" for k in dup_kernel]
+    for j, s in enumerate(shared):
+        if activity[s.param] != Activity.DUP:
+            continue
+        sym = f'"{name}.shared.{j}"'
+        globals_.append(f"@{sym} = internal addrspace(3) global [{s.count} x {s.element}] undef, "
+                        f"align {max(T.size_of(s.element), 8)}")
+        ptr = f"addrspacecast (ptr addrspace(3) @{sym} to ptr)"
+        lines += _zero_loop(j, s, ptr)
+        body_args.append(f"ptr {ptr}")
+    if shared:
+        lines.append("  " + BARRIER)
+    body_args += [f"{t} %{n}" for t, n in extra]
+    lines.append(f'  call void @"{name}.body"({", ".join(body_args)})')
+    lines.append("  ret void")
+    text = "\n".join(globals_) + f'\ndefine ptx_kernel void @"{name}"({", ".join(params)}) {{\n' + \
+        "\n".join(lines) + "\n}\n"
+    merge(module, text + _declarations())
+
+
+def _noalias(param) -> str:
+    return "noalias " if param is not None and "noalias" in param.attrs.split() else ""
+
+
+def _thread_position() -> list:
+    regs = [f"  %{r}.{a} = call i32 @llvm.nvvm.read.ptx.sreg.{r}.{a}()" for r in ("tid", "ntid")
+            for a in "xyz"]
+    return regs + ["  %zy = mul i32 %tid.z, %ntid.y", "  %row = add i32 %zy, %tid.y",
+                   "  %rowx = mul i32 %row, %ntid.x", "  %t = add i32 %rowx, %tid.x",
+                   "  %nxy = mul i32 %ntid.x, %ntid.y", "  %n = mul i32 %nxy, %ntid.z"]
+
+
+def _zero_loop(j, s, ptr) -> list:
+    """Threads zero a shared shadow together: thread t zeroes t, t + n, t + 2n, ..."""
+    prev = "entry" if j == 0 else f"zero.{j - 1}.done"
+    return [f"  br label %zero.{j}",
+            f"zero.{j}:",
+            f"  %i.{j} = phi i32 [ %t, %{prev} ], [ %i.{j}.next, %zero.{j}.body ]",
+            f"  %more.{j} = icmp ult i32 %i.{j}, {s.count}",
+            f"  br i1 %more.{j}, label %zero.{j}.body, label %zero.{j}.done",
+            f"zero.{j}.body:",
+            f"  %at.{j} = getelementptr {s.element}, ptr {ptr}, i32 %i.{j}",
+            f"  store {s.element} {_zero(s.element)}, ptr %at.{j}",
+            f"  %i.{j}.next = add i32 %i.{j}, %n",
+            f"  br label %zero.{j}",
+            f"zero.{j}.done:"]
+
+
+def _zero(t) -> str:
+    return "0.0" if isinstance(t, T.FloatType) else "0"
+
+
+def _declarations() -> str:
+    decls = [f"declare i32 @llvm.nvvm.read.ptx.sreg.{r}.{a}()" for r in ("tid", "ntid") for a in "xyz"]
+    return "\n" + "\n".join(decls) + "\ndeclare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)\n"
