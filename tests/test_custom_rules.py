@@ -1,0 +1,216 @@
+"""Custom rules for @njit functions: custom_vjp, custom_jvp and inactive (docs/custom-rules.md)."""
+import numba
+import numpy as np
+import pytest
+
+import enzyme_py
+from enzyme_py import BatchDuplicated, Duplicated, Forward, autodiff, check_gradient
+
+
+# ---- a numerically stable log(exp(a) + exp(b)) with a reverse rule ----------------------------
+
+@enzyme_py.custom_vjp
+@numba.njit
+def logaddexp(a, b):
+    m = max(a, b)
+    return m + np.log(np.exp(a - m) + np.exp(b - m))
+
+
+@numba.njit
+def logaddexp_fwd(a, b):
+    y = logaddexp(a, b)
+    return y, (a, b, y)
+
+
+@numba.njit
+def logaddexp_bwd(res, g):
+    a, b, y = res
+    return g * np.exp(a - y), g * np.exp(b - y)
+
+
+logaddexp.defvjp(logaddexp_fwd, logaddexp_bwd)
+
+
+@numba.njit
+def smooth_max(x, y):   # deep: the kernel calls a helper that calls logaddexp
+    for i in range(x.shape[0]):
+        y[i] = x[i] * logaddexp(x[i], 2.0 * x[i])
+
+
+@numba.njit
+def smooth_max_outer(x, y):
+    smooth_max(x, y)
+
+
+def smooth_max_grad(x):
+    y = np.logaddexp(x, 2 * x)
+    pa, pb = np.exp(x - y), np.exp(2 * x - y)
+    return y + x * (pa + 2 * pb)
+
+
+def test_vjp_rule_reverse_matches_analytic_and_finite_differences():
+    x = np.linspace(-30.0, 30.0, 7)      # exp overflows nowhere: the rule is the stable one
+    dx = np.zeros(7)
+    autodiff(smooth_max_outer, Duplicated(x, dx), Duplicated(np.zeros(7), np.ones(7)))
+    assert np.allclose(dx, smooth_max_grad(x), rtol=1e-13)
+    assert check_gradient(smooth_max_outer, Duplicated(x, np.zeros(7)),
+                          Duplicated(np.zeros(7), np.ones(7))).passed
+
+
+def test_vjp_rule_forward_and_batched():
+    x = np.linspace(-2.0, 2.0, 5)
+    dy = np.zeros(5)
+    autodiff(smooth_max, Duplicated(x, np.ones(5)), Duplicated(np.zeros(5), dy), mode=Forward)
+    assert np.allclose(dy, smooth_max_grad(x), rtol=1e-13)
+    bdx = [np.zeros(5), np.zeros(5)]
+    autodiff(smooth_max, BatchDuplicated(x, bdx),
+             BatchDuplicated(np.zeros(5), [np.ones(5), 2 * np.ones(5)]))
+    assert np.allclose(bdx[0], smooth_max_grad(x), rtol=1e-13)
+    assert np.allclose(bdx[1], 2 * smooth_max_grad(x), rtol=1e-13)
+
+
+@numba.njit(parallel=True)
+def smooth_max_prange(x, y):
+    for i in numba.prange(x.shape[0]):
+        y[i] = x[i] * logaddexp(x[i], 2.0 * x[i])
+
+
+def test_vjp_rule_in_a_prange_loop():
+    x = np.linspace(-2.0, 2.0, 64)
+    dx = np.zeros(64)
+    autodiff(smooth_max_prange, Duplicated(x, dx), Duplicated(np.zeros(64), np.ones(64)))
+    assert np.allclose(dx, smooth_max_grad(x), rtol=1e-13)
+
+
+# ---- the same function with a tangent rule ------------------------------------------------------
+
+@enzyme_py.custom_jvp
+@numba.njit
+def softplus(x):
+    return max(x, 0.0) + np.log1p(np.exp(-abs(x)))
+
+
+@numba.njit
+def softplus_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return softplus(x), t / (1.0 + np.exp(-x))
+
+
+softplus.defjvp(softplus_jvp)
+
+
+@numba.njit
+def softplus_sum(x, s):
+    for i in range(x.shape[0]):
+        s[0] += softplus(x[i]) * softplus(x[i])
+
+
+def test_jvp_rule_in_both_modes():
+    x = np.linspace(-3.0, 3.0, 6)
+    sig, sp = 1 / (1 + np.exp(-x)), np.logaddexp(0, x)
+    dx = np.zeros(6)
+    autodiff(softplus_sum, Duplicated(x, dx), Duplicated(np.zeros(1), np.ones(1)))
+    assert np.allclose(dx, 2 * sp * sig, rtol=1e-13)
+    ds = np.zeros(1)
+    autodiff(softplus_sum, Duplicated(x, np.ones(6)), Duplicated(np.zeros(1), ds), mode=Forward)
+    assert np.isclose(ds[0], np.sum(2 * sp * sig), rtol=1e-13)
+
+
+# ---- a surrogate gradient: round with the identity's derivative ---------------------------------
+
+@enzyme_py.custom_vjp
+@numba.njit
+def ste_round(x):
+    return np.round(x)
+
+
+@numba.njit
+def ste_fwd(x):
+    return np.round(x), 0.0
+
+
+@numba.njit
+def ste_bwd(res, g):
+    return (g,)
+
+
+ste_round.defvjp(ste_fwd, ste_bwd)
+
+
+@numba.njit
+def quantize(w, y):
+    for i in range(w.shape[0]):
+        y[i] = 3.0 * ste_round(w[i] * 4.0)
+
+
+def test_straight_through_gradient_is_the_surrogate():
+    w = np.array([0.1, 0.33, -0.7, 1.2])
+    dw = np.zeros(4)
+    autodiff(quantize, Duplicated(w, dw), Duplicated(np.zeros(4), np.ones(4)))
+    assert np.array_equal(dw, np.full(4, 12.0))          # 3 * 1 * 4, not round's zero
+    # finite differences of the function as written see round's zero derivative
+    assert not check_gradient(quantize, Duplicated(w, np.zeros(4)),
+                              Duplicated(np.zeros(4), np.ones(4))).passed
+
+
+# ---- inactive: a random number source --------------------------------------------------------
+
+@enzyme_py.inactive
+@numba.njit
+def noise():
+    return np.random.uniform(0.5, 1.5)
+
+
+@numba.njit
+def seed(s):
+    np.random.seed(s)
+
+
+@numba.njit
+def noisy(x, y):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * x[i] * noise()
+
+
+def test_inactive_random_source_is_a_constant():
+    x = np.linspace(0.5, 2.0, 5)
+    seed(7)
+    expect = np.array([noise() for _ in range(5)])
+    seed(7)
+    dx = np.zeros(5)
+    autodiff(noisy, Duplicated(x, dx), Duplicated(np.zeros(5), np.ones(5)))
+    assert np.allclose(dx, 2 * x * expect, rtol=1e-14)
+
+
+# ---- rules are checked at their first use -------------------------------------------------------
+
+@enzyme_py.custom_vjp
+@numba.njit
+def wrong(a, b):
+    return a * b
+
+
+@numba.njit
+def wrong_fwd(a, b):
+    return a * b, (a, b)
+
+
+@numba.njit
+def wrong_bwd(res, g):
+    return (g * res[1],)      # one cotangent for two arguments
+
+
+wrong.defvjp(wrong_fwd, wrong_bwd)
+
+
+@numba.njit
+def uses_wrong(x, y):
+    for i in range(x.shape[0]):
+        y[i] = wrong(x[i], x[i])
+
+
+def test_rule_with_the_wrong_signature_is_refused_at_first_use():
+    with pytest.raises(TypeError, match=r"custom rule of `wrong\(float64, float64\)`: bwd must "
+                                        r"return one cotangent per argument \(2\)"):
+        autodiff(uses_wrong, Duplicated(np.ones(3), np.zeros(3)),
+                 Duplicated(np.zeros(3), np.ones(3)))
