@@ -8,6 +8,7 @@ user's rule, registered exactly like a C function's partials."""
 from __future__ import annotations
 
 import ctypes
+import hashlib
 from typing import Any, Sequence
 
 import numba
@@ -104,8 +105,14 @@ def _define(fn, kind: str, rule: tuple) -> None:
         if argtypes not in compiled:
             compiled[argtypes] = _compile(dispatcher, kind, rule, argtypes, restype)
         return compiled[argtypes][1]
-    rule_calls.register(fn, resolve)
+    rule_calls.register(fn, resolve, repr([kind] + [_code_token(r) for r in rule]))
     clear_cache()
+
+
+def _code_token(dispatcher) -> str:
+    """A digest of a rule function's code (its bytecode and constants)."""
+    code = dispatcher.py_func.__code__
+    return hashlib.sha256(code.co_code + repr(code.co_consts).encode()).hexdigest()[:16]
 
 
 def _compile(fn, kind, rule, argtypes, restype) -> tuple:

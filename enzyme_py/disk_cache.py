@@ -33,7 +33,7 @@ from ir_passes.rules.effects import ALLOCATORS, FREES, REALLOCS, WRITES_NOTHING,
 from ir_passes.rules.registry import RULES
 
 from .bridge import nrt  # noqa: F401 - Numba's entries of the rule tables, part of the key
-from .bridge import frozen
+from .bridge import frozen, rule_calls
 from .bridge.capture import callee_overloads, resolve_overload
 from .bridge.frozen import note_use
 from .bridge.link import bind_environments, define_counts, find_environment
@@ -95,12 +95,13 @@ def _library_version() -> bytes:
 
 
 def _rules_state() -> str:
-    """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored)."""
+    """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored),
+    and the custom rules of @njit functions by their code (bridge/rule_calls.py)."""
     rules = sorted((k, r.zero, r.inactive, r.zero_guard, len(r.partials)) for k, r in RULES.items()
                    if not k.startswith("numba.dynamic.globals."))
     return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, BLAS.items())),
                  sorted(FREES.items()), sorted(REALLOCS.items()), sorted(ZEROED),
-                 sorted(WRITES_NOTHING), success_codes()))
+                 sorted(WRITES_NOTHING), success_codes(), rule_calls.fingerprint()))
 
 
 def _overload_state(dispatcher, argtypes) -> bytes:

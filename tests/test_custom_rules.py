@@ -82,6 +82,25 @@ def test_vjp_rule_in_a_prange_loop():
     assert np.allclose(dx, smooth_max_grad(x), rtol=1e-13)
 
 
+@numba.njit
+def relax(u, steps):    # a time loop overwriting its state: checkpointed under a budget
+    for t in range(steps):
+        for i in range(u.shape[0]):
+            u[i] = logaddexp(u[i], -3.0) - 0.05
+
+
+def test_vjp_rule_in_a_checkpointed_time_loop():
+    u = np.linspace(-1.0, 1.0, 8)
+    grads = []
+    for memory in ("tape", "4096"):
+        du = np.ones(8)
+        autodiff(relax, Duplicated(u.copy(), du), 30, memory=memory)
+        grads.append(du)
+    assert np.abs(grads[0]).min() > 1e-4
+    assert np.allclose(grads[1], grads[0], rtol=1e-13)
+    assert check_gradient(relax, Duplicated(u.copy(), np.ones(8)), 30, memory="4096").passed
+
+
 # ---- the same function with a tangent rule ------------------------------------------------------
 
 @enzyme_py.custom_jvp
@@ -182,6 +201,50 @@ def test_inactive_random_source_is_a_constant():
     assert np.allclose(dx, 2 * x * expect, rtol=1e-14)
 
 
+# ---- what is refused ---------------------------------------------------------------------------
+
+def test_second_derivatives_through_a_rule_are_refused():
+    @numba.njit
+    def total(x):
+        s = 0.0
+        for i in range(x.shape[0]):
+            s += softplus(x[i]) ** 2
+        return s
+    with pytest.raises(enzyme_py.UnsupportedError, match="function pointer"):
+        enzyme_py.hessian_vector_product(total, np.linspace(-1.0, 1.0, 4), np.ones(4))
+
+
+@enzyme_py.custom_vjp
+@numba.njit
+def array_sum(x):
+    return x.sum()
+
+
+@numba.njit
+def array_sum_fwd(x):
+    return x.sum(), 0.0
+
+
+@numba.njit
+def array_sum_bwd(res, g):
+    return (g,)
+
+
+array_sum.defvjp(array_sum_fwd, array_sum_bwd)
+
+
+@numba.njit
+def uses_array_sum(x, y):
+    y[0] = array_sum(x)
+
+
+def test_rule_of_an_array_function_is_refused():
+    with pytest.raises(TypeError, match=r"custom rule of `array_sum` is for functions of float "
+                                        r"and integer scalars"):
+        autodiff(uses_array_sum, Duplicated(np.ones(3), np.zeros(3)),
+                 Duplicated(np.zeros(1), np.ones(1)))
+
+
 # ---- rules are checked at their first use -------------------------------------------------------
 
 @enzyme_py.custom_vjp
@@ -214,3 +277,34 @@ def test_rule_with_the_wrong_signature_is_refused_at_first_use():
                                         r"return one cotangent per argument \(2\)"):
         autodiff(uses_wrong, Duplicated(np.ones(3), np.zeros(3)),
                  Duplicated(np.zeros(3), np.ones(3)))
+
+
+# ---- the disk cache -----------------------------------------------------------------------------
+
+def test_rules_change_the_disk_cache_key_and_kernels_using_them_are_not_stored(tmp_path):
+    from enzyme_py import disk_cache
+    types = (numba.typeof(np.zeros(5)),) * 2
+    before = disk_cache.make_key("reverse", smooth_max, types, ())
+
+    @numba.njit
+    def halve(a):
+        return 0.5 * a
+
+    @numba.njit
+    def halve_fwd(a):
+        return 0.5 * a, 0.0
+
+    @numba.njit
+    def halve_bwd(res, g):
+        return (0.5 * g,)
+    enzyme_py.custom_vjp(halve).defvjp(halve_fwd, halve_bwd)
+    assert disk_cache.make_key("reverse", smooth_max, types, ()) != before
+
+    disk_cache.set_cache_dir(tmp_path)
+    try:
+        x = np.linspace(-1.0, 1.0, 5)
+        autodiff(smooth_max, Duplicated(x, np.zeros(5)), Duplicated(np.zeros(5), np.ones(5)))
+        assert "custom derivative" in disk_cache.refused[f"{__name__}.smooth_max-reverse"]
+        assert not any(p.is_file() for p in tmp_path.rglob("*"))
+    finally:
+        disk_cache.set_cache_dir(None)

@@ -14,20 +14,22 @@ from typing import Callable
 from numba.core import types
 
 _lock = threading.Lock()
-# id(dispatcher): (dispatcher, resolve); resolve(dispatcher, argtypes, restype) -> cfunc address
+# id(dispatcher): (dispatcher, resolve, token); resolve(dispatcher, argtypes, restype) -> cfunc
+# address; token: a text that changes when the rule's code does (the disk-cache key reads it)
 _RULED: dict = {}
 
 SCALARS = (types.Float, types.Integer)
 
 
-def register(dispatcher, resolve: Callable) -> None:
+def register(dispatcher, resolve: Callable, token: str) -> None:
     with _lock:
-        _RULED[id(dispatcher)] = (dispatcher, resolve)
+        _RULED[id(dispatcher)] = (dispatcher, resolve, token)
 
 
-def ruled() -> list:
-    """The dispatchers that carry a rule, in registration order."""
-    return [d for d, _ in _RULED.values()]
+def fingerprint() -> str:
+    """Every rule in force, by function and rule code (part of the disk-cache key)."""
+    return repr(sorted((f"{d.py_func.__module__}.{d.py_func.__qualname__}", token)
+                       for d, _, token in _RULED.values()))
 
 
 def llvm_type(t) -> str:
@@ -60,7 +62,7 @@ def _definition(text: str, name: str):
 def substitute(text: str) -> str:
     """`text` with every specialisation of a ruled function it defines replaced by a trampoline
     to its cfunc (the rule is compiled and checked here, at its first use)."""
-    for dispatcher, resolve in list(_RULED.values()):
+    for dispatcher, resolve, _ in list(_RULED.values()):
         for argtypes, cres in list(dispatcher.overloads.items()):
             m = _definition(text, cres.fndesc.mangled_name)
             if m is None:
