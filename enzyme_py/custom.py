@@ -64,11 +64,14 @@ def register_derivative(fn: Any, partials: Sequence | None = None, *, inactive: 
 # ---- rules for @njit functions ----------------------------------------------------------------
 
 def _dispatcher(fn, what: str):
-    if isinstance(fn, Dispatcher):
-        return fn
-    if callable(fn):
-        return numba.njit(fn)
-    raise TypeError(f"{what} takes an @njit function, not {type(fn).__name__}")
+    if not isinstance(fn, Dispatcher):
+        if not callable(fn):
+            raise TypeError(f"{what} takes an @njit function, not {type(fn).__name__}")
+        fn = numba.njit(fn)
+    if fn.targetoptions.get("inline", "never") != "never":
+        raise TypeError(f"{what}: `{fn.__name__}` is inlined by Numba (inline=...), so its calls "
+                        f"cannot be found in a kernel's code; drop the inline option")
+    return fn
 
 
 def custom_vjp(fn):

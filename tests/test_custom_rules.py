@@ -432,3 +432,12 @@ def test_surrogate_in_a_checkpointed_time_loop():
         du = np.ones(8)
         autodiff(relax_quantized, Duplicated(np.linspace(-1.0, 1.0, 8), du), 100, memory=memory)
         assert np.allclose(du, 0.9 ** 100, rtol=1e-12)    # 0.5 + 0.1 * 4 per step
+
+
+def test_a_function_numba_inlines_is_refused():
+    @numba.njit(inline="always")
+    def inlined(x):
+        return x
+
+    with pytest.raises(TypeError, match="inlined by Numba"):
+        enzyme_py.inactive(inlined)
