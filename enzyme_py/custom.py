@@ -102,11 +102,11 @@ def inactive(fn):
 
 
 def _define(fn, kind: str, rule: tuple) -> None:
-    compiled: dict = {}     # argtypes: (cfuncs kept alive, address of fn's copy)
+    compiled: dict = {}     # argtypes: (cfuncs kept alive, address of the ruled cfunc)
 
-    def resolve(dispatcher, argtypes, restype) -> int:
+    def resolve(dispatcher, argtypes, restype, address) -> int | None:
         if argtypes not in compiled:
-            compiled[argtypes] = _compile(dispatcher, kind, rule, argtypes, restype)
+            compiled[argtypes] = _compile(dispatcher, kind, rule, argtypes, restype, address)
         return compiled[argtypes][1]
     rule_calls.register(fn, resolve, repr([kind] + [_code_token(r) for r in rule]))
     clear_cache()
@@ -118,18 +118,20 @@ def _code_token(dispatcher) -> str:
     return hashlib.sha256(code.co_code + repr(code.co_consts).encode()).hexdigest()[:16]
 
 
-def _compile(fn, kind, rule, argtypes, restype) -> tuple:
-    """cfuncs of fn and of its partials for `argtypes`, with fn's rule registered for the copy."""
-    n = len(argtypes)
-    names = ", ".join(f"a{k}" for k in range(n))
-    value = _cfunc(restype, argtypes, f"return fn({names})", fn=fn)
-    floats = [k for k, t in enumerate(argtypes) if isinstance(t, types.Float)]
+def _compile(fn, kind, rule, argtypes, restype, address) -> tuple:
+    """Register the rule of fn's overload for `argtypes`, compiled at `address`: the overload's
+    calls are inactive; for a vjp or jvp, a cfunc passing fn's result through (its last
+    argument) carries the partials, cfuncs built from the rule. Returns (the cfuncs, the address
+    of the passing one or None)."""
+    register_external(callee_key(address), [], inactive_fn=True)
     if kind == "inactive":
-        register_external(callee_key(value.address), [], inactive_fn=True)
-        return [value], value.address
+        return [], None
     if not isinstance(restype, types.Float):
         raise TypeError(f"`{fn.__name__}{argtypes}` returns {restype}: a custom rule needs a "
                         f"float result (mark it enzyme_py.inactive instead)")
+    n = len(argtypes)
+    names = ", ".join(f"a{k}" for k in range(n))
+    floats = [k for k, t in enumerate(argtypes) if isinstance(t, types.Float)]
     if kind == "vjp":
         fwd, bwd = rule
         _check_vjp(fn, fwd, bwd, argtypes, restype, floats)
@@ -145,10 +147,12 @@ def _compile(fn, kind, rule, argtypes, restype) -> tuple:
             tangents = ", ".join((_one(t) if j == k else _zero(t)) for j, t in enumerate(argtypes))
             bodies[k] = f"return jvp(({names},), ({tangents},))[1]"
         env = {"jvp": jvp}
-    partials = {k: _cfunc(argtypes[k], argtypes, body, **env) for k, body in bodies.items()}
-    register_external(callee_key(value.address),
-                      [partials[k].address if k in partials else None for k in range(n)])
-    return [value, *partials.values()], value.address
+    inputs = (*argtypes, restype)      # the ruled call's arguments: fn's and fn's result
+    passing = _cfunc(restype, inputs, f"return a{n}")
+    partials = {k: _cfunc(argtypes[k], inputs, body, **env) for k, body in bodies.items()}
+    register_external(callee_key(passing.address),
+                      [partials[k].address if k in partials else None for k in range(n)] + [0])
+    return [passing, *partials.values()], passing.address
 
 
 def _one(t) -> str:

@@ -441,3 +441,39 @@ def test_a_function_numba_inlines_is_refused():
 
     with pytest.raises(TypeError, match="inlined by Numba"):
         enzyme_py.inactive(inlined)
+
+
+@enzyme_py.custom_vjp
+@numba.njit
+def checked_square(a):
+    if a < 0.0:
+        raise ValueError("negative input")
+    return a * a
+
+
+@numba.njit
+def checked_square_fwd(a):
+    return checked_square(a), a
+
+
+@numba.njit
+def checked_square_bwd(a, g):
+    return (2.0 * a * g,)
+
+
+checked_square.defvjp(checked_square_fwd, checked_square_bwd)
+
+
+@numba.njit
+def squares(x, y):
+    for i in range(x.shape[0]):
+        y[i] = checked_square(x[i])
+
+
+def test_an_exception_inside_a_ruled_function_reaches_the_caller():
+    x, dx = np.array([1.0, -1.0]), np.zeros(2)
+    with pytest.raises(ValueError, match="negative input"):
+        autodiff(squares, Duplicated(x, dx), Duplicated(np.zeros(2), np.ones(2)))
+    x, dx = np.array([1.0, 3.0]), np.zeros(2)
+    autodiff(squares, Duplicated(x, dx), Duplicated(np.zeros(2), np.ones(2)))
+    assert np.array_equal(dx, [2.0, 6.0])

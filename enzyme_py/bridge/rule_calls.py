@@ -2,10 +2,17 @@
 custom_jvp, inactive).
 
 Cleanup inlines every callee, so AD would see the function's body. In the captured module the
-body of each specialisation of a function with a rule is replaced by a call through a function
-pointer to a C-callable copy of it (a Numba cfunc of the same arguments), the way Numba calls a
-ctypes function: ir_passes recognises that call by the pointer's global
-(`numba.dynamic.globals.<address>`) and applies the rule registered for it (custom.py).
+body of each specialisation of a function with a rule is replaced before cleanup by two calls
+through function pointers, the way Numba calls a ctypes function (a load of a
+`numba.dynamic.globals.<address>` global, which ir_passes names the call by):
+
+    %st = call i32 %compiled(ptr %retptr, ptr %excinfo, args)  ; the overload itself: inactive
+    if %st != 0: return %st                                  ; its exceptions propagate
+    %y = call double %ruled(args, double %y0)   ; y0 read from %retptr; returns y0; partials: the rule's
+
+The first is the function's own compiled code (its value, its exceptions); the second, a
+cfunc returning its last argument, carries the rule (custom.py registers its partials with
+ir_passes). An `inactive` function needs only the first.
 """
 import re
 import threading
@@ -14,8 +21,9 @@ from typing import Callable
 from numba.core import types
 
 _lock = threading.Lock()
-# id(dispatcher): (dispatcher, resolve, token); resolve(dispatcher, argtypes, restype) -> cfunc
-# address; token: a text that changes when the rule's code does (the disk-cache key reads it)
+# id(dispatcher): (dispatcher, resolve, token). resolve(dispatcher, argtypes, restype, compiled)
+# registers the rules and returns the ruled cfunc's address (None: inactive); token: a text
+# that changes when the rule's code does (the disk-cache key reads it)
 _RULED: dict = {}
 
 SCALARS = (types.Float, types.Integer)
@@ -40,19 +48,33 @@ def llvm_type(t) -> str:
     raise TypeError(t)
 
 
-def trampoline(name: str, address: int, argtypes, restype) -> str:
-    """The definition of `name` (Numba's calling convention) as a call of the cfunc at `address`."""
+def _slot(address: int) -> str:
+    return f"numba.dynamic.globals.{address:x}"
+
+
+def trampoline(name: str, compiled: int, ruled: int | None, argtypes, restype) -> str:
+    """The definition of `name` (Numba's calling convention) as a call of its compiled code at
+    address `compiled`, whose result then passes through the ruled cfunc at `ruled` (if any)."""
     params = ", ".join(f"{llvm_type(t)} %a{k}" for k, t in enumerate(argtypes))
-    args = ", ".join(f"{llvm_type(t)} %a{k}" for k, t in enumerate(argtypes))
+    sep = ", " if params else ""
     ret = llvm_type(restype)
-    slot = f"numba.dynamic.globals.{address:x}"
-    return (f'@"{slot}" = linkonce global ptr inttoptr (i64 {address} to ptr)\n'
-            f'define linkonce_odr i32 @"{name}"(ptr noalias %retptr, ptr noalias %excinfo'
-            f'{", " if params else ""}{params}) {{\nentry:\n'
-            f'  %fn = load ptr, ptr @"{slot}"\n'
-            f'  %y = call {ret} %fn({args})\n'
-            f'  store {ret} %y, ptr %retptr\n'
-            f'  ret i32 0\n}}\n')
+    slots = [compiled] + ([ruled] if ruled is not None else [])
+    text = "".join(f'@"{_slot(a)}" = linkonce global ptr inttoptr (i64 {a} to ptr)\n'
+                   for a in slots)
+    text += (f'define linkonce_odr i32 @"{name}"(ptr noalias %retptr, ptr noalias %excinfo'
+             f'{sep}{params}) {{\nentry:\n'
+             f'  %fn = load ptr, ptr @"{_slot(compiled)}"\n'
+             f'  %st = call i32 %fn(ptr %retptr, ptr %excinfo{sep}{params})\n'
+             f'  %ok = icmp eq i32 %st, 0\n'
+             f'  br i1 %ok, label %done, label %raised\n'
+             f'raised:\n  ret i32 %st\n'
+             f'done:\n  %y0 = load {ret}, ptr %retptr\n')
+    y = "%y0"
+    if ruled is not None:
+        text += (f'  %rule = load ptr, ptr @"{_slot(ruled)}"\n'
+                 f'  %y = call {ret} %rule({params}{sep}{ret} %y0)\n')
+        y = "%y"
+    return text + f'  store {ret} {y}, ptr %retptr\n  ret i32 0\n}}\n'
 
 
 def _definition(text: str, name: str):
@@ -61,7 +83,7 @@ def _definition(text: str, name: str):
 
 def substitute(text: str) -> str:
     """`text` with every specialisation of a ruled function it defines replaced by a trampoline
-    to its cfunc (the rule is compiled and checked here, at its first use)."""
+    (the rule is compiled and checked here, at its first use)."""
     for dispatcher, resolve, _ in list(_RULED.values()):
         for argtypes, cres in list(dispatcher.overloads.items()):
             m = _definition(text, cres.fndesc.mangled_name)
@@ -72,7 +94,9 @@ def substitute(text: str) -> str:
                 raise TypeError(f"the custom rule of `{dispatcher.__name__}` is for functions of "
                                 f"float and integer scalars returning one; this call passes "
                                 f"({', '.join(map(str, argtypes))}) -> {restype}")
-            address = resolve(dispatcher, tuple(argtypes), restype)
-            text = (text[:m.start()] + trampoline(cres.fndesc.mangled_name, address, argtypes, restype)
+            name = cres.fndesc.mangled_name
+            compiled = cres.library.get_pointer_to_function(name)
+            ruled = resolve(dispatcher, tuple(argtypes), restype, compiled)
+            text = (text[:m.start()] + trampoline(name, compiled, ruled, argtypes, restype)
                     + text[m.end():])
     return text
