@@ -108,7 +108,8 @@ def _define(fn, kind: str, rule: tuple) -> None:
         if argtypes not in compiled:
             compiled[argtypes] = _compile(dispatcher, kind, rule, argtypes, restype, address)
         return compiled[argtypes][1]
-    rule_calls.register(fn, resolve, repr([kind] + [_code_token(r) for r in rule]))
+    rule_calls.register(fn, resolve, repr([kind] + [_code_token(r) for r in rule]),
+                        scalars=kind != "inactive")
     clear_cache()
 
 

@@ -292,6 +292,30 @@ def test_inactive_random_source_is_a_constant():
     assert np.allclose(dx, 2 * x * expect, rtol=1e-14)     # jitter(x) has no derivative
 
 
+@enzyme_py.inactive
+@numba.njit
+def counted(counts, v):     # an inactive function of an array: a call counter
+    counts[0] += 1
+    return 2.0 * v
+
+
+@numba.njit
+def uses_counted(x, y, counts):
+    for i in range(x.shape[0]):
+        y[i] = x[i] * counted(counts, x[i])
+
+
+def test_inactive_counter_of_an_array_runs_once_per_call():
+    x, counts = np.linspace(0.0, 1.0, 4), np.zeros(1, np.int64)
+    dx = np.zeros(4)
+    autodiff(uses_counted, Duplicated(x, dx), Duplicated(np.zeros(4), np.ones(4)), counts)
+    assert np.allclose(dx, 2 * x, rtol=1e-15) and counts[0] == 4     # as a plain call counts
+    dy = np.zeros(4)
+    autodiff(uses_counted, Duplicated(x, np.ones(4)), Duplicated(np.zeros(4), dy), counts,
+             mode=Forward)
+    assert np.allclose(dy, 2 * x, rtol=1e-15) and counts[0] == 8
+
+
 # ---- what is refused ---------------------------------------------------------------------------
 
 def test_second_derivatives_through_a_rule_are_refused():

@@ -29,15 +29,17 @@ _RULED: dict = {}
 SCALARS = (types.Float, types.Integer)
 
 
-def register(dispatcher, resolve: Callable, token: str) -> None:
+def register(dispatcher, resolve: Callable, token: str, scalars: bool = True) -> None:
+    """`scalars`: the rule is for functions of float and integer scalars returning one (an
+    inactive function takes and returns anything)."""
     with _lock:
-        _RULED[id(dispatcher)] = (dispatcher, resolve, token)
+        _RULED[id(dispatcher)] = (dispatcher, resolve, token, scalars)
 
 
 def fingerprint() -> str:
     """Every rule in force, by function and rule code (part of the disk-cache key)."""
     return repr(sorted((f"{d.py_func.__module__}.{d.py_func.__qualname__}", token)
-                       for d, _, token in _RULED.values()))
+                       for d, _, token, _ in _RULED.values()))
 
 
 def llvm_type(t) -> str:
@@ -77,6 +79,23 @@ def trampoline(name: str, compiled: int, ruled: int | None, argtypes, restype) -
     return text + f'  store {ret} {y}, ptr %retptr\n  ret i32 0\n}}\n'
 
 
+def forwarding(definition: str, compiled: int) -> str:
+    """`definition` (any signature) with its body replaced by a call of the compiled code at
+    `compiled` with the same arguments, returning its status."""
+    header = definition[:definition.index("{\n") + 2]
+    inner = header[header.index("(", header.index("@")) + 1:header.rindex(")")]
+    params, depth, start = [], 0, 0
+    for k, ch in enumerate(inner + ","):
+        depth += ch in "({[" and 1 or ch in ")}]" and -1 or 0
+        if ch == "," and depth == 0:
+            params.append(inner[start:k].split())
+            start = k + 1
+    args = ", ".join(f"{p[0]} {p[-1]}" for p in params)
+    return (f'@"{_slot(compiled)}" = linkonce global ptr inttoptr (i64 {compiled} to ptr)\n'
+            f'{header}entry.forward:\n  %fn.forward = load ptr, ptr @"{_slot(compiled)}"\n'
+            f'  %st.forward = call i32 %fn.forward({args})\n  ret i32 %st.forward\n}}\n')
+
+
 def _definition(text: str, name: str):
     return re.search(r'^define [^\n]*@"?' + re.escape(name) + r'"?\(.*?^}\n', text, re.M | re.S)
 
@@ -84,19 +103,20 @@ def _definition(text: str, name: str):
 def substitute(text: str) -> str:
     """`text` with every specialisation of a ruled function it defines replaced by a trampoline
     (the rule is compiled and checked here, at its first use)."""
-    for dispatcher, resolve, _ in list(_RULED.values()):
+    for dispatcher, resolve, _, scalars in list(_RULED.values()):
         for argtypes, cres in list(dispatcher.overloads.items()):
             m = _definition(text, cres.fndesc.mangled_name)
             if m is None:
                 continue
             restype = cres.signature.return_type
-            if not all(isinstance(t, SCALARS) for t in (*argtypes, restype)):
+            if scalars and not all(isinstance(t, SCALARS) for t in (*argtypes, restype)):
                 raise TypeError(f"the custom rule of `{dispatcher.__name__}` is for functions of "
                                 f"float and integer scalars returning one; this call passes "
                                 f"({', '.join(map(str, argtypes))}) -> {restype}")
             name = cres.fndesc.mangled_name
             compiled = cres.library.get_pointer_to_function(name)
             ruled = resolve(dispatcher, tuple(argtypes), restype, compiled)
-            text = (text[:m.start()] + trampoline(name, compiled, ruled, argtypes, restype)
-                    + text[m.end():])
+            body = (trampoline(name, compiled, ruled, argtypes, restype) if scalars
+                    else forwarding(m.group(0), compiled))
+            text = text[:m.start()] + body + text[m.end():]
     return text
