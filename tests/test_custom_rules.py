@@ -318,6 +318,22 @@ def test_inactive_counter_of_an_array_runs_once_per_call():
 
 # ---- what is refused ---------------------------------------------------------------------------
 
+@enzyme_py.inactive
+@numba.njit
+def fill(buf, v):
+    buf[:] = v
+
+
+@numba.njit
+def uses_fill(x, buf):
+    fill(buf, x[0])
+
+
+def test_inactive_function_writing_a_float_array_is_refused():
+    with pytest.raises(TypeError, match="inactive `fill` takes .* integer or boolean arrays only"):
+        autodiff(uses_fill, Duplicated(np.ones(3), np.zeros(3)), Duplicated(np.zeros(3), np.ones(3)))
+
+
 def test_second_derivatives_through_a_rule_are_refused():
     @numba.njit
     def total(x):

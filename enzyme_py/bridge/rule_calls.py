@@ -96,6 +96,17 @@ def forwarding(definition: str, compiled: int) -> str:
             f'  %st.forward = call i32 %fn.forward({args})\n  ret i32 %st.forward\n}}\n')
 
 
+def _constant_memory(t) -> bool:
+    """Is an argument of type t free of memory that can hold derivatives?"""
+    if isinstance(t, (types.Number, types.Boolean)):
+        return True
+    if isinstance(t, types.Array):
+        return isinstance(t.dtype, (types.Integer, types.Boolean))
+    if isinstance(t, types.BaseTuple):
+        return all(map(_constant_memory, t))
+    return False
+
+
 def _definition(text: str, name: str):
     return re.search(r'^define [^\n]*@"?' + re.escape(name) + r'"?\(.*?^}\n', text, re.M | re.S)
 
@@ -113,6 +124,11 @@ def substitute(text: str) -> str:
                 raise TypeError(f"the custom rule of `{dispatcher.__name__}` is for functions of "
                                 f"float and integer scalars returning one; this call passes "
                                 f"({', '.join(map(str, argtypes))}) -> {restype}")
+            if not scalars and not all(map(_constant_memory, argtypes)):
+                raise TypeError(f"inactive `{dispatcher.__name__}` takes "
+                                f"({', '.join(map(str, argtypes))}): an inactive function may "
+                                f"take scalars and integer or boolean arrays only (its writes to a "
+                                f"float array would carry no derivative)")
             name = cres.fndesc.mangled_name
             compiled = cres.library.get_pointer_to_function(name)
             ruled = resolve(dispatcher, tuple(argtypes), restype, compiled)
