@@ -203,6 +203,17 @@ def test_straight_through_gradient_is_the_surrogate():
                               Duplicated(np.zeros(4), np.ones(4))).passed
 
 
+@numba.njit
+def quantize_gradient_inside_njit(w, dw):
+    autodiff(quantize, Duplicated(w, dw), Duplicated(np.zeros(w.shape[0]), np.ones(w.shape[0])))
+
+
+def test_surrogate_through_autodiff_inside_njit():
+    dw = np.zeros(4)
+    quantize_gradient_inside_njit(np.linspace(0.0, 1.0, 4), dw)
+    assert np.array_equal(dw, np.full(4, 12.0))
+
+
 # ---- integer arguments, and a bare cotangent for a one-argument function ------------------------
 
 @enzyme_py.custom_vjp
