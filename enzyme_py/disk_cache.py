@@ -30,7 +30,7 @@ from numba.core.registry import cpu_target
 from ir_passes import rules_fingerprint
 
 from .bridge import nrt  # noqa: F401 - Numba's entries of the rule tables, part of the key
-from .bridge import frozen
+from .bridge import frozen, rule_calls
 from .bridge.capture import callee_overloads, resolve_overload
 from .bridge.frozen import note_use
 from .bridge.link import bind_environments, define_counts, find_environment
@@ -92,8 +92,9 @@ def _library_version() -> bytes:
 
 
 def _rules_state() -> str:
-    """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored)."""
-    return rules_fingerprint()
+    """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored),
+    and the custom rules of @njit functions by their code (bridge/rule_calls.py)."""
+    return repr((rules_fingerprint(), rule_calls.fingerprint()))
 
 
 def _overload_state(dispatcher, argtypes) -> bytes:

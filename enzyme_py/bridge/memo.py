@@ -14,6 +14,7 @@ import weakref
 from .capture import Captured, capture, resolve_overload
 from .cleanup import cleanup
 from .frozen import adopted, note_use
+from .rule_calls import substitute
 
 _ATTR = "_enzyme_py_captures"     # on the dispatcher: {argtypes: (generation, overload, Captured)}
 _lock = threading.Lock()
@@ -41,10 +42,11 @@ def captured(dispatcher, argtypes) -> Captured:
 
 
 def cleaned_text(cap: Captured) -> str:
-    """cleanup(cap.text, cap.fn_name), run once per Captured."""
+    """cleanup(cap.text, cap.fn_name), run once per Captured, after the functions with a
+    custom rule were replaced by calls to their C-callable copies (rule_calls.py)."""
     text = _cleaned.get(cap)
     if text is None:
-        text = cleanup(cap.text, cap.fn_name)
+        text = cleanup(substitute(cap.text), cap.fn_name)
         with _lock:
             _cleaned[cap] = text
     return text

@@ -411,8 +411,8 @@ class FunctionParser:
             fnty_text = f"{rt} " + ts.group()
         callee_tok = ts.peek()
         callee = self.value(ts, T.ptr)
-        if callee_tok.startswith("%") is False and not callee_tok.startswith("@"):
-            raise ParseError("unusual callee")
+        if not callee_tok.startswith(("%", "@")) and callee_tok not in CONSTEXPR_OPS:
+            raise ParseError("unusual callee")   # a C function at a fixed address is an inttoptr
         ts.expect("(")
         args, arg_attrs = [], []
         while not ts.accept(")"):

@@ -1,0 +1,138 @@
+"""Calls to @njit functions that carry a custom derivative rule (enzyme_py.custom_vjp,
+custom_jvp, inactive).
+
+Cleanup inlines every callee, so AD would see the function's body. In the captured module the
+body of each specialisation of a function with a rule is replaced before cleanup by two calls
+through function pointers, the way Numba calls a ctypes function (a load of a
+`numba.dynamic.globals.<address>` global, which ir_passes names the call by):
+
+    %st = call i32 %compiled(ptr %retptr, ptr %excinfo, args)  ; the overload itself: inactive
+    if %st != 0: return %st                                  ; its exceptions propagate
+    %y = call double %ruled(args, double %y0)   ; y0 read from %retptr; returns y0; partials: the rule's
+
+The first is the function's own compiled code (its value, its exceptions); the second, a
+cfunc returning its last argument, carries the rule (custom.py registers its partials with
+ir_passes). An `inactive` function needs only the first.
+"""
+import re
+import threading
+from typing import Callable
+
+from numba.core import types
+
+_lock = threading.Lock()
+# id(dispatcher): (dispatcher, resolve, token). resolve(dispatcher, argtypes, restype, compiled)
+# registers the rules and returns the ruled cfunc's address (None: inactive); token: a text
+# that changes when the rule's code does (the disk-cache key reads it)
+_RULED: dict = {}
+
+SCALARS = (types.Float, types.Integer)
+
+
+def register(dispatcher, resolve: Callable, token: str, scalars: bool = True) -> None:
+    """`scalars`: the rule is for functions of float and integer scalars returning one (an
+    inactive function takes and returns anything)."""
+    with _lock:
+        _RULED[id(dispatcher)] = (dispatcher, resolve, token, scalars)
+
+
+def fingerprint() -> str:
+    """Every rule in force, by function and rule code (part of the disk-cache key)."""
+    return repr(sorted((f"{d.py_func.__module__}.{d.py_func.__qualname__}", token)
+                       for d, _, token, _ in _RULED.values()))
+
+
+def llvm_type(t) -> str:
+    if isinstance(t, types.Float):
+        return "double" if t.bitwidth == 64 else "float"
+    if isinstance(t, types.Integer):
+        return f"i{t.bitwidth}"
+    raise TypeError(t)
+
+
+def _slot(address: int) -> str:
+    return f"numba.dynamic.globals.{address:x}"
+
+
+def trampoline(name: str, compiled: int, ruled: int | None, argtypes, restype) -> str:
+    """The definition of `name` (Numba's calling convention) as a call of its compiled code at
+    address `compiled`, whose result then passes through the ruled cfunc at `ruled` (if any)."""
+    params = ", ".join(f"{llvm_type(t)} %a{k}" for k, t in enumerate(argtypes))
+    sep = ", " if params else ""
+    ret = llvm_type(restype)
+    slots = [compiled] + ([ruled] if ruled is not None else [])
+    text = "".join(f'@"{_slot(a)}" = linkonce global ptr inttoptr (i64 {a} to ptr)\n'
+                   for a in slots)
+    text += (f'define linkonce_odr i32 @"{name}"(ptr noalias %retptr, ptr noalias %excinfo'
+             f'{sep}{params}) {{\nentry:\n'
+             f'  %fn = load ptr, ptr @"{_slot(compiled)}"\n'
+             f'  %st = call i32 %fn(ptr %retptr, ptr %excinfo{sep}{params})\n'
+             f'  %ok = icmp eq i32 %st, 0\n'
+             f'  br i1 %ok, label %done, label %raised\n'
+             f'raised:\n  ret i32 %st\n'
+             f'done:\n  %y0 = load {ret}, ptr %retptr\n')
+    y = "%y0"
+    if ruled is not None:
+        text += (f'  %rule = load ptr, ptr @"{_slot(ruled)}"\n'
+                 f'  %y = call {ret} %rule({params}{sep}{ret} %y0)\n')
+        y = "%y"
+    return text + f'  store {ret} {y}, ptr %retptr\n  ret i32 0\n}}\n'
+
+
+def forwarding(definition: str, compiled: int) -> str:
+    """`definition` (any signature) with its body replaced by a call of the compiled code at
+    `compiled` with the same arguments, returning its status."""
+    header = definition[:definition.index("{\n") + 2]
+    inner = header[header.index("(", header.index("@")) + 1:header.rindex(")")]
+    params, depth, start = [], 0, 0
+    for k, ch in enumerate(inner + ","):
+        depth += ch in "({[" and 1 or ch in ")}]" and -1 or 0
+        if ch == "," and depth == 0:
+            params.append(inner[start:k].split())
+            start = k + 1
+    args = ", ".join(f"{p[0]} {p[-1]}" for p in params)
+    return (f'@"{_slot(compiled)}" = linkonce global ptr inttoptr (i64 {compiled} to ptr)\n'
+            f'{header}entry.forward:\n  %fn.forward = load ptr, ptr @"{_slot(compiled)}"\n'
+            f'  %st.forward = call i32 %fn.forward({args})\n  ret i32 %st.forward\n}}\n')
+
+
+def _constant_memory(t) -> bool:
+    """Is an argument of type t free of memory that can hold derivatives?"""
+    if isinstance(t, (types.Number, types.Boolean)):
+        return True
+    if isinstance(t, types.Array):
+        return isinstance(t.dtype, (types.Integer, types.Boolean))
+    if isinstance(t, types.BaseTuple):
+        return all(map(_constant_memory, t))
+    return False
+
+
+def _definition(text: str, name: str):
+    return re.search(r'^define [^\n]*@"?' + re.escape(name) + r'"?\(.*?^}\n', text, re.M | re.S)
+
+
+def substitute(text: str) -> str:
+    """`text` with every specialisation of a ruled function it defines replaced by a trampoline
+    (the rule is compiled and checked here, at its first use)."""
+    for dispatcher, resolve, _, scalars in list(_RULED.values()):
+        for argtypes, cres in list(dispatcher.overloads.items()):
+            m = _definition(text, cres.fndesc.mangled_name)
+            if m is None:
+                continue
+            restype = cres.signature.return_type
+            if scalars and not all(isinstance(t, SCALARS) for t in (*argtypes, restype)):
+                raise TypeError(f"the custom rule of `{dispatcher.__name__}` is for functions of "
+                                f"float and integer scalars returning one; this call passes "
+                                f"({', '.join(map(str, argtypes))}) -> {restype}")
+            if not scalars and not all(map(_constant_memory, argtypes)):
+                raise TypeError(f"inactive `{dispatcher.__name__}` takes "
+                                f"({', '.join(map(str, argtypes))}): an inactive function may "
+                                f"take scalars and integer or boolean arrays only (its writes to a "
+                                f"float array would carry no derivative)")
+            name = cres.fndesc.mangled_name
+            compiled = cres.library.get_pointer_to_function(name)
+            ruled = resolve(dispatcher, tuple(argtypes), restype, compiled)
+            body = (trampoline(name, compiled, ruled, argtypes, restype) if scalars
+                    else forwarding(m.group(0), compiled))
+            text = text[:m.start()] + body + text[m.end():]
+    return text
