@@ -16,6 +16,8 @@ import weakref
 
 import numpy as np
 
+from ..bridge.frozen import as_dispatcher
+
 _ndarray = np.ndarray
 _lock = threading.Lock()
 _reruns = weakref.WeakKeyDictionary()    # dispatcher -> guarded reruns in this process
@@ -24,7 +26,7 @@ _reruns = weakref.WeakKeyDictionary()    # dispatcher -> guarded reruns in this 
 def reruns(kernel) -> int:
     """How many calls of `kernel`'s reverse-mode gradient were redone guarded in this process."""
     try:
-        return _reruns.get(kernel, 0)
+        return _reruns.get(as_dispatcher(kernel), 0)
     except TypeError:
         return 0
 
