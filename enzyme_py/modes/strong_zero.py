@@ -19,6 +19,7 @@ import numpy as np
 from ..bridge.frozen import as_dispatcher
 
 _ndarray = np.ndarray
+_IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
 _lock = threading.Lock()
 _reruns = weakref.WeakKeyDictionary()    # dispatcher -> guarded reruns in this process
 
@@ -31,9 +32,10 @@ def reruns(kernel) -> int:
         return 0
 
 
-def _snapshot(values, shadows, ndarray=_ndarray):
+def _snapshot(values, shadows, ndarray=_ndarray, immutable=_IMMUTABLE):
     """[(array, copy)] of every writeable array among `values` (tuples looked into) and
-    `shadows`."""
+    `shadows`; None when a value may hold other mutable memory (a typed list, a record), which
+    a rerun could not put back."""
     saved = []
     stack = list(values) + list(shadows)
     while stack:
@@ -44,6 +46,8 @@ def _snapshot(values, shadows, ndarray=_ndarray):
                 saved.append((v, v.copy()))
         elif t is tuple or isinstance(v, tuple):
             stack.extend(v)
+        elif not isinstance(v, immutable) or isinstance(v, np.void):
+            return None
     return saved
 
 
@@ -67,12 +71,12 @@ def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
 
 def call(kernel, run, guarded, values, shadows, seed, derivs_of=None):
     """`run(*values, *shadows, seed)`, redone by `guarded()(...)` (the guarded entry) when its
-    shadows or derivatives hold an inf or NaN. `derivs_of(result)`: the derivatives in `run`'s
-    result (default: the result itself)."""
+    shadows or derivatives hold an inf or NaN and every argument's memory could be put back.
+    `derivs_of(result)`: the derivatives in `run`'s result (default: the result itself)."""
     saved = _snapshot(values, shadows)
     result = run(*values, *shadows, seed)
     derivs = result if derivs_of is None else derivs_of(result)
-    if _finite(shadows, derivs):
+    if saved is None or _finite(shadows, derivs):
         return result
     for a, copy in saved:
         a[...] = copy
