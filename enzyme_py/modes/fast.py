@@ -217,7 +217,7 @@ def call(kernel, args, seed, cache):
     if entry is None:
         return None
     try:
-        derivs = strong_zero.call(kernel, entry.entry, entry.guarded, values, shadows, seed)
+        derivs = strong_zero.call(kernel, entry.entry, entry.guarded, values, shadows, (seed,))
     except OverflowError:      # an int its signature's int64 cannot hold: nothing has run
         return None
     entry.calls += 1
@@ -267,7 +267,7 @@ def _through_runner(kernel, tables, args, seed, cache, ndarray=_ndarray, kinds=_
         return None
     runner, entry = found
     try:
-        derivs = strong_zero.call(kernel, runner, entry.guarded, values, shadows, seed)
+        derivs = strong_zero.call(kernel, runner, entry.guarded, values, shadows, (seed,))
     except (GuardMiss, OverflowError):     # other memory; an int Numba types otherwise
         return None
     except TypeError as exc:           # Numba's dispatch: other types; nothing has run

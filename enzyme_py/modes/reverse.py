@@ -183,20 +183,20 @@ def reverse_call(kernel, args, seed, cache="auto", with_primal=False,
         g = prepare(kernel, args, cache, updates=updates, memory=memory, guarded=True)[0]
         return value_entry(g) if with_primal else g.entry
 
-    owner = _user_kernel(kernel)
+    owner = user_kernel(kernel)
     if with_primal:
         value, derivs = strong_zero.call(owner, value_entry(grad), guarded,
-                                         primal, shadows, float(seed), _second)
+                                         primal, shadows, (float(seed),), _second)
     else:
         derivs = strong_zero.call(owner, grad.entry, guarded, primal, shadows,
-                                  float(seed))
+                                  (float(seed),))
     result = [None] * len(args)
     for pos, d in zip(grad.spec.active_positions, derivs):
         result[pos] = d
     return tuple(result), value
 
 
-def _user_kernel(kernel):
+def user_kernel(kernel):
     """The dispatcher of the user's kernel (the one a generated call wrapper calls)."""
     dispatcher = as_dispatcher(kernel)
     return getattr(dispatcher.py_func, WRAPPED_KERNEL, dispatcher)

@@ -52,10 +52,7 @@ def _snapshot(values, shadows, ndarray=_ndarray, immutable=_IMMUTABLE):
 
 
 def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
-    for s in shadows:
-        if s.dtype.kind in "fc" and not np.isfinite(s).all():
-            return False
-    stack = list(derivs)
+    stack = list(shadows) + [derivs]
     while stack:
         d = stack.pop()
         if isinstance(d, ndarray):
@@ -69,12 +66,12 @@ def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
     return True
 
 
-def call(kernel, run, guarded, values, shadows, seed, derivs_of=None):
-    """`run(*values, *shadows, seed)`, redone by `guarded()(...)` (the guarded entry) when its
+def call(kernel, run, guarded, values, shadows, extra, derivs_of=None):
+    """`run(*values, *shadows, *extra)`, redone by `guarded()(...)` (the guarded entry) when its
     shadows or derivatives hold an inf or NaN and every argument's memory could be put back.
     `derivs_of(result)`: the derivatives in `run`'s result (default: the result itself)."""
     saved = _snapshot(values, shadows)
-    result = run(*values, *shadows, seed)
+    result = run(*values, *shadows, *extra)
     derivs = result if derivs_of is None else derivs_of(result)
     if saved is None or _finite(shadows, derivs):
         return result
@@ -85,4 +82,4 @@ def call(kernel, run, guarded, values, shadows, seed, derivs_of=None):
             _reruns[kernel] = _reruns.get(kernel, 0) + 1
         except TypeError:
             pass
-    return guarded()(*values, *shadows, seed)
+    return guarded()(*values, *shadows, *extra)

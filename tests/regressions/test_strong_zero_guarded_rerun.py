@@ -5,7 +5,7 @@ guarded (enzyme_py/modes/strong_zero.py). Before, these gave NaN where the deriv
 import numpy as np
 from numba import njit
 
-from enzyme_py import Active, Const, Duplicated, autodiff, explain, value_and_grad
+from enzyme_py import Active, Const, Duplicated, Forward, autodiff, explain, value_and_grad
 from enzyme_py.modes import strong_zero
 
 X = np.array([4.0, -1.0, 9.0])
@@ -94,3 +94,24 @@ def test_finite_gradient_is_not_redone():
     autodiff(plain_sum, Const(X), Duplicated(np.ones(3), dw))
     np.testing.assert_array_equal(dw, X)
     assert strong_zero.reruns(plain_sum) == 0
+
+
+@njit
+def decay(x, w):
+    return np.exp(-x[0] * w[0])
+
+
+def test_forward_zero_tangent_times_inf():
+    """d/dw exp(-x w) at w = inf is -x exp(-x w) = 0; x's zero tangent times w = inf was NaN."""
+    before = strong_zero.reruns(decay)
+    for _ in range(2):
+        x, w = np.array([2.0]), np.array([np.inf])
+        t = autodiff(decay, Duplicated(x, np.zeros(1)), Duplicated(w, np.ones(1)), mode=Forward)
+        assert t == 0.0
+    assert strong_zero.reruns(decay) == before + 2
+
+
+def test_forward_true_nan_stays():
+    t = autodiff(nan_product, Duplicated(np.array([4.0, -1.0]), np.ones(2)), Const(np.ones(2)),
+                 mode=Forward)
+    assert np.isnan(t)
