@@ -1,5 +1,6 @@
-"""The strong zero in reverse mode, optimistically: a zero adjoint times an inf or NaN partial
-counts as 0 (docs/semantics.md, "NaN and infinity: strong zeros").
+"""The strong zero of products, optimistically: a zero adjoint (reverse mode) or tangent
+(forward mode) times an inf or NaN partial counts as 0 (docs/semantics.md, "NaN and infinity:
+strong zeros").
 
 A gradient's products (fmul, fma) are guarded only in kernels that test a float for NaN or
 infinity (ir_passes rules/partials.py): a guard on every product costs 1.4x to 2.8x of a
