@@ -45,7 +45,7 @@ from ..annotations import Active, BatchDuplicated, Const, Duplicated, Duplicated
 from ..bridge.frozen import register_attr
 from .returns import UNSET
 from . import strong_zero
-from .reverse import compile_gradient, prepare
+from .reverse import compile_gradient, prepare, written_positions
 
 RUNNER_CALLS = 1000                 # fast calls of one structure before its runner is compiled
 TABLE = register_attr("_enzyme_py_fast_calls")     # dispatcher attribute: a Tables
@@ -78,11 +78,13 @@ class GuardMiss(Exception):
 class Entry:
     """A remembered gradient entry and where its derivatives go in the result: `nones`, the
     result when no argument is Active; `active`, the positions of the Active ones."""
-    __slots__ = ("entry", "active", "nones", "signature", "annotated", "calls", "guarded")
+    __slots__ = ("entry", "active", "nones", "signature", "annotated", "calls", "guarded",
+                 "written")
 
     def __init__(self, grad, annotated, guarded):
         self.entry = grad.entry
         self.guarded = guarded      # () -> the entry of the guarded variant (strong_zero.py)
+        self.written = written_positions(grad, len(annotated))
         self.active = tuple(grad.spec.active_positions)
         self.nones = (None,) * len(annotated)
         self.signature = grad.entry.signatures[0]
@@ -217,7 +219,8 @@ def call(kernel, args, seed, cache):
     if entry is None:
         return None
     try:
-        derivs = strong_zero.call(kernel, entry.entry, entry.guarded, values, shadows, (seed,))
+        derivs = strong_zero.call(kernel, entry.entry, entry.guarded, values, shadows, (seed,),
+                                  None, entry.written)
     except OverflowError:      # an int its signature's int64 cannot hold: nothing has run
         return None
     entry.calls += 1
@@ -267,7 +270,8 @@ def _through_runner(kernel, tables, args, seed, cache, ndarray=_ndarray, kinds=_
         return None
     runner, entry = found
     try:
-        derivs = strong_zero.call(kernel, runner, entry.guarded, values, shadows, (seed,))
+        derivs = strong_zero.call(kernel, runner, entry.guarded, values, shadows, (seed,), None,
+                                  entry.written)
     except (GuardMiss, OverflowError):     # other memory; an int Numba types otherwise
         return None
     except TypeError as exc:           # Numba's dispatch: other types; nothing has run

@@ -184,12 +184,13 @@ def reverse_call(kernel, args, seed, cache="auto", with_primal=False,
         return value_entry(g) if with_primal else g.entry
 
     owner = user_kernel(kernel)
+    written = written_positions(grad, len(primal))
     if with_primal:
         value, derivs = strong_zero.call(owner, value_entry(grad), guarded,
-                                         primal, shadows, (float(seed),), _second)
+                                         primal, shadows, (float(seed),), _second, written)
     else:
         derivs = strong_zero.call(owner, grad.entry, guarded, primal, shadows,
-                                  (float(seed),))
+                                  (float(seed),), None, written)
     result = [None] * len(args)
     for pos, d in zip(grad.spec.active_positions, derivs):
         result[pos] = d
@@ -200,6 +201,17 @@ def user_kernel(kernel):
     """The dispatcher of the user's kernel (the one a generated call wrapper calls)."""
     dispatcher = as_dispatcher(kernel)
     return getattr(dispatcher.py_func, WRAPPED_KERNEL, dispatcher)
+
+
+def written_positions(grad, count):
+    """The positions of the `count` arguments whose memory the kernel may write (ir_passes'
+    written_params, from the gradient's layout), or None when unknown."""
+    written = getattr(grad.layout, "written", None)
+    argtypes = grad.spec.argtypes
+    if written is None or len(argtypes) != count:
+        return None
+    return tuple(pos for pos, lay in enumerate(arg_layouts(argtypes))
+                 if not written.isdisjoint(lay.params))
 
 
 def _second(pair):

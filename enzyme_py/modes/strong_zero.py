@@ -5,7 +5,7 @@ strong zeros").
 A gradient's products (fmul, fma) are guarded only in kernels that test a float for NaN or
 infinity (ir_passes rules/partials.py): a guard on every product costs 1.4x to 2.8x of a
 gradient's time. So a call runs the unguarded gradient first, on a snapshot of what it may
-change (every shadow, the primal arrays it may write); when a shadow or a returned derivative
+change (every shadow, the primal arrays it may write: ir_passes' written_params); when a shadow or a returned derivative
 then holds an inf or NaN, the arrays are put back from the snapshot and the call is redone
 with the guarded variant (built on first need). The caller sees exactly the guarded result: a
 true inf or NaN derivative comes out of the guarded gradient too.
@@ -67,11 +67,12 @@ def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
     return True
 
 
-def call(kernel, run, guarded, values, shadows, extra, derivs_of=None):
+def call(kernel, run, guarded, values, shadows, extra, derivs_of=None, written=None):
     """`run(*values, *shadows, *extra)`, redone by `guarded()(...)` (the guarded entry) when its
     shadows or derivatives hold an inf or NaN and every argument's memory could be put back.
-    `derivs_of(result)`: the derivatives in `run`'s result (default: the result itself)."""
-    saved = _snapshot(values, shadows)
+    `derivs_of(result)`: the derivatives in `run`'s result (default: the result itself).
+    `written`: the positions of the values the kernel may write (None: any)."""
+    saved = _snapshot(values if written is None else [values[i] for i in written], shadows)
     result = run(*values, *shadows, *extra)
     derivs = result if derivs_of is None else derivs_of(result)
     if saved is None or _finite(shadows, derivs):

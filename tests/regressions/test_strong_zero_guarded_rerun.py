@@ -115,3 +115,18 @@ def test_forward_true_nan_stays():
     t = autodiff(nan_product, Duplicated(np.array([4.0, -1.0]), np.ones(2)), Const(np.ones(2)),
                  mode=Forward)
     assert np.isnan(t)
+
+
+@njit
+def counted(x, w, calls):
+    calls[0] += 1.0
+    return np.sum(np.where(x > 0, np.sqrt(x) * w, 0.0))
+
+
+def test_const_array_written_once():
+    """A Const array the kernel writes is in the snapshot: it ends as one plain call leaves it."""
+    for _ in range(6):     # the full path, the fast path, its runner
+        calls, dw = np.zeros(1), np.zeros(3)
+        autodiff(counted, Const(X), Duplicated(np.ones(3), dw), Const(calls))
+        assert calls[0] == 1.0
+        np.testing.assert_array_equal(dw, [2.0, 0.0, 3.0])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...analysis.tripcount import constant_trip_bound, exact_trip
+from ...analysis.written import written_params
 from ...errors import UnsupportedError
 from ...ir import types as T
 from ...ir.builder import MathBuilder
@@ -96,6 +97,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     if guard_products:
         module.facts[NAN_TESTS] = True
     tests_nan(module)     # on the input module, before any guard is emitted (rules/finite.py)
+    written = written_params(module.functions[fn_name])
     cache = cache_mode(cache)
     activity = activities(activity)
     if any(activity[i] is not Activity.DUP for i in no_need):
@@ -120,6 +122,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     g.layout = layout(g)
     g.layout.counts_symbol = g.counts_symbol
     g.layout.checkpoints = time_loops
+    g.layout.written = written
     combine(g, fwd, park)
     drop(fwd, g.unneeded)
     worklist = module.pending.setdefault(DERIVED, [])
