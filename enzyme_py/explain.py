@@ -16,6 +16,7 @@ from . import disk_cache
 from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from .arguments import copy_same_layout, is_cuda
 from .api import inspect
+from .modes import strong_zero
 from .bridge.cleanup import variable_names
 from .options import kernel_options
 
@@ -118,6 +119,7 @@ class Explanation:
     updates: list = field(default_factory=list)           # prange loops' shadow updates
     checkpointed: list = field(default_factory=list)     # Checkpointed time loops
     not_stored: str = ""            # why the disk cache (when on) does not keep this gradient
+    guarded_reruns: int = 0         # calls of this kernel redone guarded (modes/strong_zero.py)
 
     def __str__(self) -> str:
         lines = [f"explain({self.kernel})"]
@@ -151,6 +153,9 @@ class Explanation:
             lines.append(f"    {c}")
         if self.not_stored:
             lines.append(f"  disk cache: not stored: {self.not_stored}")
+        if self.guarded_reruns:
+            lines.append(f"  guarded reruns: {self.guarded_reruns} (calls whose derivatives came "
+                         "out inf or NaN, redone with every product under the strong zero)")
         return "\n".join(lines)
 
 
@@ -197,7 +202,7 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
     not_stored = (disk_cache.why_not(grad.verified) or "") if disk_cache.cache_dir() else ""
     return Explanation(name, tape, cached, active, dict(zip(layout.loops, counts)),
                        updates=list(layout.updates), checkpointed=loops, arena_bytes=int(arena_used),
-                       not_stored=not_stored)
+                       not_stored=not_stored, guarded_reruns=strong_zero.reruns(kernel))
 
 
 def checkpointed_loops(grad) -> list:

@@ -32,7 +32,8 @@ from .calls import Bound, Seeding, leaf_labels, unmask, wrapper
 from .forward import MAX_WIDTH
 from .forward import prepare as forward_prepare
 from .returns import UNSET, as_float_seed
-from .reverse import reverse_call
+from . import strong_zero
+from .reverse import reverse_call, user_kernel
 from .value_grad import forward_value_entry
 
 
@@ -289,9 +290,13 @@ def _call(target, args, keep_value):
     fwd, annotated, shadows, tangents = forward_prepare(target, args)
     primal = [a.value for a in annotated]
     flat = [s for lanes in shadows for s in lanes] + [t for lanes in tangents for t in lanes]
-    if keep_value:
-        return forward_value_entry(fwd)(*primal, *flat)
-    return fwd.entry(*primal, *flat)
+
+    def guarded():     # the variant with every product guarded (strong_zero.py)
+        g = forward_prepare(target, args, guarded=True)[0]
+        return forward_value_entry(g) if keep_value else g.entry
+
+    run = forward_value_entry(fwd) if keep_value else fwd.entry
+    return strong_zero.call(user_kernel(target), run, guarded, primal, flat, ())
 
 
 def _width(leaves) -> int:

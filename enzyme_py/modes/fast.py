@@ -44,7 +44,8 @@ from numba.core.dispatcher import Dispatcher
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from ..bridge.frozen import register_attr
 from .returns import UNSET
-from .reverse import compile_gradient
+from . import strong_zero
+from .reverse import compile_gradient, prepare, written_positions
 
 RUNNER_CALLS = 1000                 # fast calls of one structure before its runner is compiled
 TABLE = register_attr("_enzyme_py_fast_calls")     # dispatcher attribute: a Tables
@@ -77,10 +78,13 @@ class GuardMiss(Exception):
 class Entry:
     """A remembered gradient entry and where its derivatives go in the result: `nones`, the
     result when no argument is Active; `active`, the positions of the Active ones."""
-    __slots__ = ("entry", "active", "nones", "signature", "annotated", "calls")
+    __slots__ = ("entry", "active", "nones", "signature", "annotated", "calls", "guarded",
+                 "written")
 
-    def __init__(self, grad, annotated):
+    def __init__(self, grad, annotated, guarded):
         self.entry = grad.entry
+        self.guarded = guarded      # () -> the entry of the guarded variant (strong_zero.py)
+        self.written = written_positions(grad, len(annotated))
         self.active = tuple(grad.spec.active_positions)
         self.nones = (None,) * len(annotated)
         self.signature = grad.entry.signatures[0]
@@ -201,7 +205,7 @@ def call(kernel, args, seed, cache):
     elif type(seed) is not float:
         return None
     if tables.runners:
-        result = _through_runner(tables, args, seed, cache)
+        result = _through_runner(kernel, tables, args, seed, cache)
         if result is not None:
             return result
     try:
@@ -215,7 +219,8 @@ def call(kernel, args, seed, cache):
     if entry is None:
         return None
     try:
-        derivs = entry.entry(*values, *shadows, seed)
+        derivs = strong_zero.call(kernel, entry.entry, entry.guarded, values, shadows, (seed,),
+                                  None, entry.written)
     except OverflowError:      # an int its signature's int64 cannot hold: nothing has run
         return None
     entry.calls += 1
@@ -232,7 +237,7 @@ def _add_runner(tables, entry, cache):
         pass
 
 
-def _through_runner(tables, args, seed, cache, ndarray=_ndarray, kinds=_PLAIN_KINDS):
+def _through_runner(kernel, tables, args, seed, cache, ndarray=_ndarray, kinds=_PLAIN_KINDS):
     """The runner's result, or None. The runner's own dispatch sees Numba's fingerprints,
     which ignore byte order and alignment: arrays of other dtypes (_plain_dtype), shadows of
     another dtype than their array's, and unaligned arrays miss."""
@@ -265,7 +270,8 @@ def _through_runner(tables, args, seed, cache, ndarray=_ndarray, kinds=_PLAIN_KI
         return None
     runner, entry = found
     try:
-        derivs = runner(*values, *shadows, seed)
+        derivs = strong_zero.call(kernel, runner, entry.guarded, values, shadows, (seed,), None,
+                                  entry.written)
     except (GuardMiss, OverflowError):     # other memory; an int Numba types otherwise
         return None
     except TypeError as exc:           # Numba's dispatch: other types; nothing has run
@@ -294,7 +300,7 @@ def remember(kernel, args, cache) -> None:
             tables = Tables()
             setattr(kernel, TABLE, tables)
             _registered.add(kernel)
-        tables.by_key[parts[0]] = Entry(grad, annotated)
+        tables.by_key[parts[0]] = Entry(grad, annotated, _guarded(kernel, annotated, cache))
 
 
 @numba.njit(cache=True)
@@ -311,6 +317,15 @@ def _span(a):
         else:
             hi += reach
     return lo, hi + a.itemsize
+
+
+def _guarded(kernel, annotated, cache):
+    """A function building (on first call) the guarded variant's entry of a remembered call."""
+    ref = weakref.ref(kernel)
+
+    def guarded():
+        return prepare(ref(), annotated, cache, guarded=True)[0].entry
+    return guarded
 
 
 def build_runner(entry: Entry):

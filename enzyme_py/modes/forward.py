@@ -87,15 +87,17 @@ class CompiledForward:
 
 
 def forward_differentiate(text, fn_name, activity, out_name, width=1, noalias=False,
-                          extents=None, no_need=()) -> str:
+                          extents=None, no_need=(), guarded=False) -> str:
     """Run ir_passes' forward mode on module `text`; return the new module text.
 
     noalias: every array and shadow of the call is memory of its own (shadows get `noalias`).
     extents: convention.array_extents of the argument types (stand-in shadows for Const arrays).
-    no_need: parameter indices of DuplicatedNoNeed arrays' data pointers."""
+    no_need: parameter indices of DuplicatedNoNeed arrays' data pointers.
+    guarded: every tangent-times-primal product under the strong zero (strong_zero.py)."""
     module = parse_module(text)
     forward_mode(module, fn_name, list(activity), out_name, width=width, noalias_shadows=noalias,
-                 extents=extents, no_need=no_need, vector_library=host_library())
+                 extents=extents, no_need=no_need, vector_library=host_library(),
+                 nan_tests=True if guarded else None)
     return print_module(module)
 
 
@@ -171,16 +173,16 @@ def compile_forward(kernel, *args, keep_failure=False) -> CompiledForward:
     return prepare(kernel, args, keep_failure)[0]
 
 
-def prepare(kernel, args, keep_failure=False):
+def prepare(kernel, args, keep_failure=False, guarded=False):
     """Validate the arguments; return (cached or new CompiledForward, annotations, shadows,
-    tangents)."""
+    tangents). `guarded`: the variant with every product under the strong zero."""
     dispatcher = as_dispatcher(kernel)
     annotated, kinds, width, shadows, tangents = split_forward_args(args)
     if Activity.DUP in kinds:
         check_aliasing_lanes(annotated, shadows)
     disjoint = all_disjoint(annotated, shadows)
     no_need = tuple(i for i, a in enumerate(annotated) if isinstance(a, DuplicatedNoNeed))
-    key = (kinds, width, disjoint, no_need) + tuple(type_key(i, a.value)
+    key = (kinds, width, disjoint, no_need, guarded) + tuple(type_key(i, a.value)
                                                     for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
     fwd = per_kernel.get(key) if per_kernel is not None else None
@@ -192,7 +194,7 @@ def prepare(kernel, args, keep_failure=False):
                 argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
                 shadow_types = tuple(numba.typeof(s) for lanes in shadows for s in lanes)
                 fwd = build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
-                            disjoint, no_need)
+                            disjoint, no_need, guarded)
                 if fwd.error is None:
                     per_kernel[key] = fwd
     return fwd, annotated, shadows, tangents
@@ -219,13 +221,14 @@ def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1) -> Com
 
 
 def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
-          disjoint=False, no_need=()) -> CompiledForward:
+          disjoint=False, no_need=(), guarded=False) -> CompiledForward:
     """`shadow_types`: the Numba types of the shadows, flat (per Duplicated argument, its k).
-    `no_need`: positions of the DuplicatedNoNeed arguments."""
+    `no_need`: positions of the DuplicatedNoNeed arguments. `guarded`: every product under the
+    strong zero (strong_zero.py)."""
     tangent_types = (types.float64,) * (kinds.count(Activity.ACTIVE) * width)
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
         "forward", dispatcher, tuple(argtypes) + tuple(shadow_types) + tangent_types,
-        (kinds, width, disjoint, no_need), make_forward_entry,
+        (kinds, width, disjoint, no_need) + (("guarded",) if guarded else ()), make_forward_entry,
         argtypes)
     if slot is not None and slot.hit:
         return CompiledForward(**slot.hit)
@@ -237,11 +240,13 @@ def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
         name = forward_name(cap.fn_name, cap.argtypes, activity, width) + ("" if disjoint else "_alias")
         if no_need:
             name += "_noneed" + "_".join(map(str, no_need))
+        if guarded:
+            name += "_guarded"
         if slot is not None:
             name = slot.symbol("fwd")
         texts["generated"] = forward_differentiate(texts["cleaned"], cap.fn_name, activity, name, width,
                                                    disjoint, array_extents(cap.argtypes),
-                                                   data_params(cap.argtypes, no_need))
+                                                   data_params(cap.argtypes, no_need), guarded)
         texts["verified"] = prepare_module(texts["generated"], name)
         library = compile_library(texts["verified"], name, cap.environments)
         spec = ForwardSpec(cap.argtypes, cap.restype, kinds, width, name)

@@ -40,6 +40,7 @@ from ..bridge.convention import arg_layouts, array_extents, build_activity, data
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, define_counts, prepare_module
 from ..bridge.vector_math import host_library
+from . import strong_zero
 from .memory import auto_budget, cache_size
 from .value_grad import value_entry
 
@@ -112,12 +113,13 @@ class CompiledGradient:
 
 def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False,
                   layouts=None, extents=None, no_need=(), updates=ParallelUpdates.AUTO,
-                  memory=TAPE) -> str:
+                  memory=TAPE, guarded=False) -> str:
     """Run ir_passes' reverse mode on module `text`; return the new module text.
 
     `noalias`: the arrays of this call are disjoint. `layouts`, a dict, receives the tape layout.
     `no_need`: parameter indices of DuplicatedNoNeed arrays' data pointers. `memory`: an
-    ir_passes Memory (checkpoint/budget.py): the full tape, or time loops checkpointed."""
+    ir_passes Memory (checkpoint/budget.py): the full tape, or time loops checkpointed.
+    `guarded`: every adjoint-times-primal product under the strong zero (strong_zero.py)."""
     with timings.stage("parse"):
         module = parse_module(text)
     options = {} if cache == "auto" else {"cache": cache}
@@ -126,7 +128,7 @@ def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False
             g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
                              counts="declare", extents=extents, no_need=no_need,
                              vector_library=host_library(), parallel=updates, memory=memory,
-                             **options)
+                             guard_products=guarded, **options)
         if layouts is not None:
             layouts[out_name] = g.layout
     except TypeError as exc:
@@ -176,14 +178,44 @@ def reverse_call(kernel, args, seed, cache="auto", with_primal=False,
     shadows = [a.shadow for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
     value = None
+
+    def guarded():
+        g = prepare(kernel, args, cache, updates=updates, memory=memory, guarded=True)[0]
+        return value_entry(g) if with_primal else g.entry
+
+    owner = user_kernel(kernel)
+    written = written_positions(grad, len(primal))
     if with_primal:
-        value, derivs = value_entry(grad)(*primal, *shadows, float(seed))
+        value, derivs = strong_zero.call(owner, value_entry(grad), guarded,
+                                         primal, shadows, (float(seed),), _second, written)
     else:
-        derivs = grad.entry(*primal, *shadows, float(seed))
+        derivs = strong_zero.call(owner, grad.entry, guarded, primal, shadows,
+                                  (float(seed),), None, written)
     result = [None] * len(args)
     for pos, d in zip(grad.spec.active_positions, derivs):
         result[pos] = d
     return tuple(result), value
+
+
+def user_kernel(kernel):
+    """The dispatcher of the user's kernel (the one a generated call wrapper calls)."""
+    dispatcher = as_dispatcher(kernel)
+    return getattr(dispatcher.py_func, WRAPPED_KERNEL, dispatcher)
+
+
+def written_positions(grad, count):
+    """The positions of the `count` arguments whose memory the kernel may write (ir_passes'
+    written_params, from the gradient's layout), or None when unknown."""
+    written = getattr(grad.layout, "written", None)
+    argtypes = grad.spec.argtypes
+    if written is None or len(argtypes) != count:
+        return None
+    return tuple(pos for pos, lay in enumerate(arg_layouts(argtypes))
+                 if not written.isdisjoint(lay.params))
+
+
+def _second(pair):
+    return pair[1]
 
 
 def compile_gradient(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:
@@ -196,9 +228,11 @@ def inspect(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:
     return prepare(kernel, args, cache, keep_failure=True, memory=memory)[0]
 
 
-def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUTO, memory="tape"):
+def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUTO, memory="tape",
+            guarded=False):
     """Validate the arguments; return (cached or new CompiledGradient, annotations).
-    `memory`: "tape", "auto" or a budget such as "256MB" (docs/checkpointing.md)."""
+    `memory`: "tape", "auto" or a budget such as "256MB" (docs/checkpointing.md).
+    `guarded`: the variant with every product under the strong zero (strong_zero.py)."""
     memory = memory_option(memory, auto_budget(), cache_size())
     dispatcher = as_dispatcher(kernel)
     annotated = [as_annotation(a) for a in args]
@@ -207,7 +241,7 @@ def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUT
         check_aliasing(annotated)
     apart = disjoint_memory(annotated)
     no_need = tuple(i for i, a in enumerate(annotated) if isinstance(a, DuplicatedNoNeed))
-    key = (kinds, cache, apart, no_need, updates, memory) + tuple([type_key(i, a.value)
+    key = (kinds, cache, apart, no_need, updates, memory, guarded) + tuple([type_key(i, a.value)
                                                   for i, a in enumerate(annotated)])
     per_kernel = _gradients.get(dispatcher)
     grad = per_kernel.get(key) if per_kernel is not None else None
@@ -220,7 +254,7 @@ def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUT
                 shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
                                      if isinstance(a, (Duplicated, DuplicatedNoNeed)))
                 grad = build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-                             apart, no_need, updates, memory)
+                             apart, no_need, updates, memory, guarded)
                 if grad.error is None:
                     per_kernel[key] = grad
     return grad, annotated
@@ -286,13 +320,15 @@ def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=()) ->
 
 @timings.timed_build
 def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-          disjoint=False, no_need=(), updates=ParallelUpdates.AUTO, memory=TAPE) -> CompiledGradient:
+          disjoint=False, no_need=(), updates=ParallelUpdates.AUTO, memory=TAPE,
+          guarded=False) -> CompiledGradient:
     """Run the pipeline of docs/internals.md for one (kernel, signature, activity).
     `shadow_types`: the Numba types of the Duplicated arguments' shadows, in order.
     `no_need`: positions of the DuplicatedNoNeed arguments (their primal result is not needed).
     `updates`: how parallel loops add into shared shadows (rules.parallel.ParallelUpdates).
-    `memory`: an ir_passes Memory (the full tape, or checkpointed time loops)."""
-    options = (kinds, cache, disjoint, no_need) + \
+    `memory`: an ir_passes Memory (the full tape, or checkpointed time loops).
+    `guarded`: every product under the strong zero (strong_zero.py)."""
+    options = (kinds, cache, disjoint, no_need) + (("guarded",) if guarded else ()) + \
         (() if updates is ParallelUpdates.AUTO else (updates.value,)) + \
         ((str(memory), memory.key) if memory.checkpoints else ())
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
@@ -314,6 +350,8 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
             name += "_" + updates.value
         if memory.checkpoints:
             name += f"_ckpt{memory.key}"
+        if guarded:
+            name += "_guarded"
         if slot is not None:
             name = slot.symbol("grad")
         layouts = {}
@@ -322,7 +360,7 @@ def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
                 texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
                 array_extents(cap.argtypes), data_params(cap.argtypes, no_need),
                 **({} if updates is ParallelUpdates.AUTO else {"updates": updates}),
-                **({"memory": memory} if memory.checkpoints else {}))
+                **({"memory": memory} if memory.checkpoints else {}), guarded=guarded)
         except Exception as exc:
             raise in_python_terms(exc, dispatcher, cap.argtypes) from None
         define_counts(layouts.get(name))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...analysis.tripcount import constant_trip_bound, exact_trip
+from ...analysis.written import written_params
 from ...errors import UnsupportedError
 from ...ir import types as T
 from ...ir.builder import MathBuilder
@@ -19,7 +20,7 @@ from ...ir.instructions import Instruction
 from ...ir.module import Block, Function, Module
 from ...ir.values import Argument, Constant, ConstInt
 from ...options import Activity, CacheMode, activities, cache_mode
-from ...rules.finite import tests_nan
+from ...rules.finite import NAN_TESTS, tests_nan
 from ...rules.convention import success_codes as registered_success_codes
 from ...rules.parallel import ParallelUpdates
 from ...runtime import heap as _heap
@@ -61,7 +62,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  heap: _heap.Heap | None = None, no_need: Sequence[int] = (),
                  vector_library: VectorLibrary | None = None, threads: Threads | None = None,
                  park: bool = True, parallel: ParallelUpdates = ParallelUpdates.AUTO,
-                 memory: Memory = TAPE) -> Gradient:
+                 memory: Memory = TAPE, guard_products: bool = False) -> Gradient:
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
@@ -88,9 +89,15 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     update (rules.parallel.ParallelUpdates; transforms/reverse/parallel_private.py).
     memory: checkpoint.budget.Memory: TAPE keeps every loop's full tape; a budget outlines the
     time loops that qualify and reverses them from snapshots (checkpoint/, docs/checkpointing.md).
+    guard_products: guard every product of an adjoint and a primal value by the strong zero
+    (rules/partials.py), as in a module that tests a float for NaN; by default products are
+    guarded only in such modules.
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
+    if guard_products:
+        module.facts[NAN_TESTS] = True
     tests_nan(module)     # on the input module, before any guard is emitted (rules/finite.py)
+    written = written_params(module.functions[fn_name])
     cache = cache_mode(cache)
     activity = activities(activity)
     if any(activity[i] is not Activity.DUP for i in no_need):
@@ -115,6 +122,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     g.layout = layout(g)
     g.layout.counts_symbol = g.counts_symbol
     g.layout.checkpoints = time_loops
+    g.layout.written = written
     combine(g, fwd, park)
     drop(fwd, g.unneeded)
     worklist = module.pending.setdefault(DERIVED, [])

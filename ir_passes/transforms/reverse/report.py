@@ -30,6 +30,7 @@ class TapeLayout:
     active: list = field(default_factory=list)           # (instruction text, locations)
     updates: list = field(default_factory=list)          # parallel loops' shadow_updates.Update
     checkpoints: list = field(default_factory=list)      # checkpoint.outline.TimeLoop per loop
+    written: frozenset | None = None   # parameters the primal may write through (None: unknown)
 
     def slots(self) -> int:
         """Entries of counts_symbol: each taped loop's iterations, then the bytes each arena copy
