@@ -29,7 +29,8 @@ say) by the compile flags of the function being typed. The copy's flags differ f
 compile's only by what the copy adds for itself (debug info, no machine code, no wrappers), none
 of which an implementation inherits; so while the copy is typed and lowered, implementations
 are looked up (and built, if missing) under the flags a plain compile of the kernel has. The copy
-then calls the implementations a plain call runs, compiled once, not a second set.
+then calls the implementations a plain call runs, compiled once, not a second set. One compiled
+before the recorder was installed (no recorded text) is built again under the copy's flags.
 """
 import re
 import warnings
@@ -119,13 +120,53 @@ def _install_overload_lookup():
         if plain is None:
             return get_impl(self, args, kws)
         with ConfigStack().enter(plain.copy()):
-            return get_impl(self, args, kws)
+            found = get_impl(self, args, kws)
+        if _recorded(found[0]):
+            return found
+        # Compiled before the recorder was installed: build the copy's own, recorded one.
+        return get_impl(self, args, kws)
 
     _get_impl._enzyme_py_plain_flags = True
     cls._get_impl = _get_impl
 
 
 _install_overload_lookup()
+
+
+def _recorded(dispatcher) -> bool:
+    """Have all compiled overloads of `dispatcher` (None: none) recorded module texts?"""
+    for cres in getattr(dispatcher, "overloads", {}).values():
+        if any(getattr(lib, _RECORD_ATTR, None) is None for lib in iter_libraries(cres.library)):
+            return False
+    return True
+
+
+def _install_abi_size_memo():
+    """Remember LLVM types' ABI sizes (idempotent). The copy's debug info asks for the size of
+    every variable's type, and llvmlite answers each question by printing and parsing a module
+    (about 20 ms of a small kernel's build, for a dozen distinct types). Types that name an
+    identified struct are not remembered: their body could differ between modules."""
+    from numba.core.base import BaseContext
+    if getattr(BaseContext.get_abi_sizeof, "_enzyme_py_memo", False):
+        return
+    get_abi_sizeof = BaseContext.get_abi_sizeof
+    sizes = {}
+
+    def memo_abi_sizeof(self, ty):
+        text = str(ty)
+        if "%" in text:
+            return get_abi_sizeof(self, ty)
+        td = self.target_data
+        hit = sizes.get((id(td), text))
+        if hit is None or hit[0] is not td:
+            hit = sizes[(id(td), text)] = (td, get_abi_sizeof(self, ty))
+        return hit[1]
+
+    memo_abi_sizeof._enzyme_py_memo = True
+    BaseContext.get_abi_sizeof = memo_abi_sizeof
+
+
+_install_abi_size_memo()
 
 
 @dataclass(frozen=True, eq=False)

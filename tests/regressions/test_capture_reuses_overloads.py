@@ -11,6 +11,7 @@ from numba import njit
 from numba.extending import overload
 
 from enzyme_py import Duplicated, autodiff
+from enzyme_py.bridge.capture import forget_recorded_ir, iter_libraries
 
 BUILT = []
 
@@ -44,3 +45,26 @@ def test_plain_call_and_gradient_share_one_implementation():
     autodiff(kernel, Duplicated(x, dx))
     np.testing.assert_allclose(dx, 6 * x + np.cos(x), rtol=1e-12)
     assert len(BUILT) == built, "capture built the overload's implementation again"
+
+
+@njit
+def kernel_unrecorded(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += scaled_square(x[i]) * x[i]
+    return s
+
+
+def test_implementation_compiled_before_import_is_built_again_for_the_copy():
+    # as if the plain call had compiled before enzyme_py was imported: no recorded texts,
+    # so the copy builds (and records) its own implementation, as before the reuse
+    x = np.linspace(0.1, 1.0, 4)
+    kernel_unrecorded(x)
+    (cres,) = kernel_unrecorded.overloads.values()
+    for lib in iter_libraries(cres.library):
+        forget_recorded_ir(lib)
+    built = len(BUILT)
+    dx = np.zeros_like(x)
+    autodiff(kernel_unrecorded, Duplicated(x, dx))
+    np.testing.assert_allclose(dx, 9 * x * x, rtol=1e-12)
+    assert len(BUILT) == built + 1
