@@ -40,6 +40,7 @@ from typing import Any
 import llvmlite.binding as llvm
 import numba
 from numba.core import cgutils, codegen, compiler
+from numba.core.base import BaseContext
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core import types as numba_types
 from numba.core.errors import NumbaDebugInfoWarning, NumbaError
@@ -146,7 +147,6 @@ def _install_abi_size_memo():
     every variable's type, and llvmlite answers each question by printing and parsing a module
     (about 20 ms of a small kernel's build, for a dozen distinct types). Types that name an
     identified struct are not remembered: their body could differ between modules."""
-    from numba.core.base import BaseContext
     if getattr(BaseContext.get_abi_sizeof, "_enzyme_py_memo", False):
         return
     get_abi_sizeof = BaseContext.get_abi_sizeof
