@@ -1,8 +1,10 @@
 """`python -m benchmarks.build_profile [NAME ...] [--quick] [--cprofile N]`: the first gradient
 build of each kernel, stage by stage (enzyme_py/timings.py: capture, cleanup, parse, AD, print,
 verify, O3 + codegen, entry), with the disk cache off. `--cprofile N` adds the N functions with
-the most cumulative time of each build. Kernels: gauss_loglik, gmm, rnn_matmul (benchmarks/
-workloads) and kalman (cholesky, solve and @ in a time loop, defined here)."""
+the most cumulative time of each build. Kernels: small (a five-line loop, the size of most
+tests' kernels; built first, so its figure is a fresh process's first build), gauss_loglik, gmm,
+rnn_matmul (benchmarks/workloads) and kalman (cholesky, solve and @ in a time loop, defined
+here)."""
 import cProfile
 import io
 import os
@@ -19,7 +21,21 @@ from enzyme_py import timings  # noqa: E402
 
 from .harness import Arg, Instance  # noqa: E402
 
-NAMES = ("gauss_loglik", "gmm", "rnn_matmul", "kalman")
+NAMES = ("small", "gauss_loglik", "gmm", "rnn_matmul", "kalman")
+
+
+@njit
+def small(x, y):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += np.sin(x[i]) * y[i] + x[i] ** 2
+    return s
+
+
+def small_setup():
+    x = np.linspace(0.0, 1.0, 10)
+    return Instance(small, [Arg("dup", x, name="x"), Arg("const", np.ones(10), name="y")],
+                    note="n=10")
 
 
 @njit
@@ -59,6 +75,8 @@ def kalman_setup(quick=False, n=4, T=16):
 def instance(name, quick):
     if name == "kalman":
         return kalman_setup(quick=quick)
+    if name == "small":
+        return small_setup()
     import importlib
     return importlib.import_module(f"benchmarks.workloads.{name}").setup(quick=quick)
 

@@ -12,6 +12,7 @@ link the module texts), cleanup (parse, O2, print), parse / AD / print (ir_passe
 verify (prepare_module: parse, verify, print), O3 + codegen (Numba's codegen on the
 gradient module), entry (Numba compiles the @njit entry), total (the whole build).
 """
+import gc
 import os
 import sys
 import threading
@@ -97,12 +98,28 @@ def print_table(table, label="") -> None:
         print(format_table(table, label), file=sys.stderr, flush=True)
 
 
+@contextmanager
+def gc_paused():
+    """Hold Python's cyclic garbage collector off for the duration (the outermost one re-enables
+    it). A build allocates a few hundred thousand objects (Numba's IR, ir_passes' model), which
+    set off full collections that walk the whole heap: 5-10 % of a build, more in a process
+    holding many gradients. Its garbage is collected after the build."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def timed_build(build):
     """Decorate a build function `build(dispatcher, ...)` -> CompiledGradient: record its
     stages, print them (ENZYME_PY_TIMINGS=1) and keep them in the result's `timings`."""
     @wraps(build)
     def run(dispatcher, *args, **kwargs):
-        with record() as table:
+        with record() as table, gc_paused():
             grad = build(dispatcher, *args, **kwargs)
         func = getattr(dispatcher, "py_func", dispatcher)
         print_table(table, getattr(func, "__qualname__", ""))

@@ -1,4 +1,6 @@
 """Per-stage build timings (enzyme_py/timings.py) and the lowering-only capture."""
+import gc
+
 import numba
 import numpy as np
 from numba.core import types
@@ -55,3 +57,23 @@ def test_capture_lowers_the_copy_without_compiling_it():
     cap = capture(_sum_squares, (types.float64[::1],))
     assert not cap.dispatcher.overloads          # no machine code, no overload
     assert f"@{cap.fn_name}(" in cap.text and "!dbg" in cap.text
+
+
+def test_build_holds_the_garbage_collector_off_and_restores_it():
+    seen = []
+
+    @timings.timed_build
+    def build(dispatcher):
+        seen.append(gc.isenabled())
+        return dispatcher
+
+    assert gc.isenabled()
+    build(object())
+    assert seen == [False] and gc.isenabled()
+    gc.disable()            # the caller's own choice is kept
+    try:
+        with timings.gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -23,6 +23,14 @@ differentiated.
 
 A copy reads the global and closure values that the overload froze (bridge/frozen.py), not
 today's: it is the code a plain call runs even after a global was reassigned.
+
+Numba keys each `@overload` implementation it builds (np.linalg.solve for 2-d float64 arrays,
+say) by the compile flags of the function being typed. The copy's flags differ from a plain
+compile's only by what the copy adds for itself (debug info, no machine code, no wrappers), none
+of which an implementation inherits; so while the copy is typed and lowered, implementations
+are looked up (and built, if missing) under the flags a plain compile of the kernel has. The copy
+then calls the implementations a plain call runs, compiled once, not a second set. One compiled
+before the recorder was installed (no recorded text) is built again under the copy's flags.
 """
 import re
 import warnings
@@ -32,11 +40,14 @@ from typing import Any
 import llvmlite.binding as llvm
 import numba
 from numba.core import cgutils, codegen, compiler
+from numba.core.base import BaseContext
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core import types as numba_types
 from numba.core.errors import NumbaDebugInfoWarning, NumbaError
 from numba.core.registry import cpu_target
 from numba.core.runtime import rtsys
+from numba.core.targetconfig import ConfigStack
+from numba.core.typing import templates
 
 from ..timings import stage
 from .frozen import frozen_function
@@ -46,14 +57,27 @@ _RECORD_ONLY_ATTR = "_enzyme_py_record_only"   # a private copy's library: recor
 
 
 def _make_recording_class(base):
+    # Printing a module is slow (Python formatting): print it once when `base` adds modules
+    # the way Numba's CPU library does, not once to record and again to compile.
+    reuse_text = base.add_ir_module is codegen.CPUCodeLibrary.add_ir_module
+
     class RecordingCodeLibrary(base):
         """A code library that keeps the text of every module added to it."""
 
         def add_ir_module(self, ir_module):
-            self.__dict__.setdefault(_RECORD_ATTR, []).append(
-                cgutils.normalize_ir_text(str(ir_module)))
-            if not self.__dict__.get(_RECORD_ONLY_ATTR):
+            text = cgutils.normalize_ir_text(str(ir_module))
+            self.__dict__.setdefault(_RECORD_ATTR, []).append(text)
+            if self.__dict__.get(_RECORD_ONLY_ATTR):
+                return
+            if not reuse_text:
                 super().add_ir_module(ir_module)
+                return
+            # Numba's CPUCodeLibrary.add_ir_module, without printing the module again.
+            self._raise_if_finalized()
+            ll_module = llvm.parse_assembly(text)
+            ll_module.name = ir_module.name
+            ll_module.verify()
+            self.add_llvm_module(ll_module)
 
     return RecordingCodeLibrary
 
@@ -78,6 +102,71 @@ def install_recorder():
 
 
 install_recorder()
+
+# Copy flags -> the flags of a plain compile of the same kernel, while the copy is compiled.
+_PLAIN_FLAGS: list = []
+
+
+def _install_overload_lookup():
+    """Make @overload implementations be looked up under a copy's plain flags (idempotent)."""
+    cls = templates._OverloadFunctionTemplate
+    if getattr(cls._get_impl, "_enzyme_py_plain_flags", False):
+        return
+    get_impl = cls._get_impl
+
+    def _get_impl(self, args, kws):
+        top = ConfigStack.top_or_none()
+        plain = next((p for c, p in reversed(_PLAIN_FLAGS) if c == top), None) \
+            if top is not None and _PLAIN_FLAGS else None
+        if plain is None:
+            return get_impl(self, args, kws)
+        with ConfigStack().enter(plain.copy()):
+            found = get_impl(self, args, kws)
+        if _recorded(found[0]):
+            return found
+        # Compiled before the recorder was installed: build the copy's own, recorded one.
+        return get_impl(self, args, kws)
+
+    _get_impl._enzyme_py_plain_flags = True
+    cls._get_impl = _get_impl
+
+
+_install_overload_lookup()
+
+
+def _recorded(dispatcher) -> bool:
+    """Have all compiled overloads of `dispatcher` (None: none) recorded module texts?"""
+    for cres in getattr(dispatcher, "overloads", {}).values():
+        if any(getattr(lib, _RECORD_ATTR, None) is None for lib in iter_libraries(cres.library)):
+            return False
+    return True
+
+
+def _install_abi_size_memo():
+    """Remember LLVM types' ABI sizes (idempotent). The copy's debug info asks for the size of
+    every variable's type, and llvmlite answers each question by printing and parsing a module
+    (about 20 ms of a small kernel's build, for a dozen distinct types). Types that name an
+    identified struct are not remembered: their body could differ between modules."""
+    if getattr(BaseContext.get_abi_sizeof, "_enzyme_py_memo", False):
+        return
+    get_abi_sizeof = BaseContext.get_abi_sizeof
+    sizes = {}
+
+    def memo_abi_sizeof(self, ty):
+        text = str(ty)
+        if "%" in text:
+            return get_abi_sizeof(self, ty)
+        td = self.target_data
+        hit = sizes.get((id(td), text))
+        if hit is None or hit[0] is not td:
+            hit = sizes[(id(td), text)] = (td, get_abi_sizeof(self, ty))
+        return hit[1]
+
+    memo_abi_sizeof._enzyme_py_memo = True
+    BaseContext.get_abi_sizeof = memo_abi_sizeof
+
+
+_install_abi_size_memo()
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,9 +298,7 @@ def _compile_copy(kernel, argtypes, return_type=None):
     as usual, by their own dispatchers."""
     copy = numba.njit(**_copy_options(kernel))(frozen_function(kernel, argtypes))
     fcomp = copy._compiler
-    flags = compiler.Flags()
-    fcomp.targetdescr.options.parse_as_flags(flags, fcomp.targetoptions)
-    flags = fcomp._customize_flags(flags)
+    flags = _flags(fcomp)
     flags.no_compile = True
     library = cpu_target.target_context.codegen().create_library(
         f"enzyme_py.capture.{kernel.py_func.__qualname__}")
@@ -219,14 +306,25 @@ def _compile_copy(kernel, argtypes, return_type=None):
     with warnings.catch_warnings(), global_compiler_lock:
         # debug=True is our choice, not the user's: hide its complaints.
         warnings.simplefilter("ignore", NumbaDebugInfoWarning)
-        cres = compiler.compile_extra(
-            fcomp.targetdescr.typing_context, fcomp.targetdescr.target_context,
-            fcomp._get_implementation(tuple(argtypes), {}), args=tuple(argtypes),
-            return_type=return_type, flags=flags, locals=kernel.locals, library=library,
-            pipeline_class=fcomp.pipeline_class)
+        _PLAIN_FLAGS.append((flags, _flags(kernel._compiler)))
+        try:
+            cres = compiler.compile_extra(
+                fcomp.targetdescr.typing_context, fcomp.targetdescr.target_context,
+                fcomp._get_implementation(tuple(argtypes), {}), args=tuple(argtypes),
+                return_type=return_type, flags=flags, locals=kernel.locals, library=library,
+                pipeline_class=fcomp.pipeline_class)
+        finally:
+            _PLAIN_FLAGS.pop()
     if cres.typing_error is not None:
         raise cres.typing_error
     return copy, cres
+
+
+def _flags(fcomp):
+    """The compile flags `fcomp` (a dispatcher's compiler) gives a new overload."""
+    flags = compiler.Flags()
+    fcomp.targetdescr.options.parse_as_flags(flags, fcomp.targetoptions)
+    return fcomp._customize_flags(flags)
 
 
 def _cannot_compile(kernel, argtypes, exc) -> TypeError:
