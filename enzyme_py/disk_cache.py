@@ -92,9 +92,8 @@ def _library_version() -> bytes:
 
 
 def _rules_state() -> str:
-    """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored),
-    and the custom rules of @njit functions by their code (bridge/rule_calls.py)."""
-    return repr((rules_fingerprint(), rule_calls.fingerprint()))
+    """ir_passes' rule tables, minus rules keyed by an address (those kernels are never stored)."""
+    return rules_fingerprint(skip_prefix="numba.dynamic.globals.")
 
 
 def _overload_state(dispatcher, argtypes) -> bytes:
@@ -112,12 +111,14 @@ def _overload_state(dispatcher, argtypes) -> bytes:
     note_use(dispatcher, argtypes)
     h = hashlib.sha256(frozen.fingerprint(dispatcher, argtypes))
     h.update(repr(sorted(map(repr, getattr(dispatcher, "locals", {}).items()))).encode())
+    h.update(rule_calls.token(dispatcher).encode())      # custom rules: the kernel's and callees'
     if original is not None:
         h.update(repr(tuple(getattr(original.fndesc, "abi_tags", ()))).encode())
         callees = sorted(callee_overloads(original).values(),
                          key=lambda c: c[2].fndesc.mangled_name)
         for callee, sig, _ in callees:
             h.update(frozen.fingerprint(callee, sig))
+            h.update(rule_calls.token(callee).encode())
     return h.digest()
 
 

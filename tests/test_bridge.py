@@ -158,7 +158,7 @@ _BODIES = {"square": _square_body, "scaled_sum": _scaled_sum_body}
 
 
 def fake_differentiate(text, fn_name, activity, out_name, cache="minimal", noalias=False, *rest,
-                       layouts=None):
+                       layouts=None, **options):
     """Stands in for enzyme_py.modes.reverse.differentiate (ir_passes) in these tests."""
     for name, body in _BODIES.items():
         if f"{len(name)}{name}B" in fn_name:
@@ -426,8 +426,7 @@ def test_inspect_exposes_ir_texts(fake_ir_passes):
 
 
 def test_inspect_returns_failed_build_with_texts(monkeypatch):
-    def failing(text, fn_name, activity, out_name, cache="minimal", noalias=False, layouts=None,
-                extents=None, no_need=()):
+    def failing(text, fn_name, activity, out_name, *args, **options):
         raise enzyme_py.UnsupportedError("some construct", "  %x = frem double %a, %b")
 
     monkeypatch.setattr(reverse, "differentiate", failing)

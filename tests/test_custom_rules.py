@@ -424,9 +424,9 @@ def test_rule_with_the_wrong_signature_is_refused_at_first_use():
 # ---- the disk cache -----------------------------------------------------------------------------
 
 def test_rules_change_the_disk_cache_key_and_kernels_using_them_are_not_stored(tmp_path):
+    """A rule on a function the kernel calls changes the kernel's key; a rule on a function it
+    does not call leaves it (a worker process without that rule loads the same entry)."""
     from enzyme_py import disk_cache
-    types = (numba.typeof(np.zeros(5)),) * 2
-    before = disk_cache.make_key("reverse", smooth_max, types, ())
 
     @numba.njit
     def halve(a):
@@ -439,8 +439,22 @@ def test_rules_change_the_disk_cache_key_and_kernels_using_them_are_not_stored(t
     @numba.njit
     def halve_bwd(res, g):
         return (0.5 * g,)
+
+    @numba.njit
+    def twice(a):
+        return 2.0 * a
+
+    @numba.njit
+    def uses_halve(x, y):
+        for i in range(x.shape[0]):
+            y[i] = halve(x[i]) * x[i]
+
+    types = (numba.typeof(np.zeros(5)),) * 2
+    before = disk_cache.make_key("reverse", uses_halve, types, ())
+    enzyme_py.custom_vjp(twice).defvjp(halve_fwd, halve_bwd)
+    assert disk_cache.make_key("reverse", uses_halve, types, ()) == before
     enzyme_py.custom_vjp(halve).defvjp(halve_fwd, halve_bwd)
-    assert disk_cache.make_key("reverse", smooth_max, types, ()) != before
+    assert disk_cache.make_key("reverse", uses_halve, types, ()) != before
 
     disk_cache.set_cache_dir(tmp_path)
     try:

@@ -36,10 +36,11 @@ def register(dispatcher, resolve: Callable, token: str, scalars: bool = True) ->
         _RULED[id(dispatcher)] = (dispatcher, resolve, token, scalars)
 
 
-def fingerprint() -> str:
-    """Every rule in force, by function and rule code (part of the disk-cache key)."""
-    return repr(sorted((f"{d.py_func.__module__}.{d.py_func.__qualname__}", token)
-                       for d, _, token, _ in _RULED.values()))
+def token(dispatcher) -> str:
+    """The rule of `dispatcher` by its code ("" without one): the disk-cache key of a kernel that
+    calls it reads it, so a rule added, changed or removed changes the key."""
+    entry = _RULED.get(id(dispatcher))
+    return entry[2] if entry is not None and entry[0] is dispatcher else ""
 
 
 def llvm_type(t) -> str:

@@ -5,10 +5,11 @@ from .effects import ALLOCATORS, FREES, REALLOCS, WRITES_NOTHING, ZEROED
 from .registry import RULES
 
 
-def rules_fingerprint() -> str:
-    """The rule tables, minus rules keyed by an address (a host must not store their kernels)."""
+def rules_fingerprint(skip_prefix=None) -> str:
+    """The rule tables; rules whose name starts with `skip_prefix` left out (a host's rules for
+    functions at an address in this process, whose kernels it never stores)."""
     rules = sorted((k, r.zero, r.inactive, r.zero_guard, len(r.partials)) for k, r in RULES.items()
-                   if not k.startswith("numba.dynamic.globals."))
+                   if not (skip_prefix and k.startswith(skip_prefix)))
     return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, BLAS.items())),
                  sorted(FREES.items()), sorted(REALLOCS.items()), sorted(ZEROED),
                  sorted(WRITES_NOTHING), success_codes()))

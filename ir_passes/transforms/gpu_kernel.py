@@ -1,4 +1,4 @@
-"""A numba-cuda kernel's derivative as a kernel: shared arrays as parameters, AD, a wrapper.
+"""A GPU kernel's derivative as a kernel: shared arrays as parameters, AD, a wrapper.
 
 ir_passes differentiates a function and its parameters' memory. A kernel's shared arrays
 (globals in address space 3) are first made parameters of the kernel's function, which becomes a
