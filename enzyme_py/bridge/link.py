@@ -14,6 +14,7 @@ from numba.core.registry import cpu_target
 from numba.core.runtime import rtsys
 
 from ..timings import stage
+from .verify import parse_checked
 
 # LLVM's LoopLoadElimination, when it versions a loop under SCEV predicates, can leave a phi
 # that does not dominate its uses: O3 turned a valid gradient into invalid IR (fuzz seed
@@ -33,7 +34,7 @@ def prepare_module(text: str, grad_name: str) -> str:
     Returns the verified module text; `compile_library` reuses the parsed module when
     given that very text (docs/performance.md, compile time).
     """
-    module = llvm.parse_assembly(text)
+    module = parse_checked(text)
     found = False
     for fn in module.functions:
         if fn.name == grad_name:

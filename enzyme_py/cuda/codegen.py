@@ -22,6 +22,7 @@ from numba.cuda.cudadrv.libs import get_libdevice
 from ir_passes import (LIBDEVICE_SELECTED, ParseError, UnsupportedError, issue_loads_early, parse_module,
                        print_module)
 
+from ..bridge.verify import parse_checked
 from ..timings import stage
 from .cleanup import target_machine
 
@@ -38,8 +39,7 @@ def ptx(text: str, kernel: str, cc) -> str:
         if m.group(1).strip('"') != kernel:
             raise UnsupportedError(f"the module has a second kernel, `{m.group(1)}`")
     _check_selectable(text)
-    module = llvm.parse_assembly(text)
-    module.verify()
+    module = parse_checked(text)
     tm = target_machine(cc, opt=3)
     module.triple = "nvptx64-nvidia-cuda"
     module.data_layout = str(tm.target_data)
@@ -54,8 +54,7 @@ def ptx(text: str, kernel: str, cc) -> str:
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(tm, pto)
     pb.getModulePassManager().run(module, pb)
-    module = llvm.parse_assembly(early_loads(str(module), kernel))
-    module.verify()
+    module = parse_checked(early_loads(str(module), kernel))
     return tm.emit_assembly(module)
 
 

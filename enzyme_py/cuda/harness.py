@@ -27,6 +27,8 @@ import llvmlite.binding as llvm
 import numpy as np
 from numba.core import types
 
+from ..bridge.verify import parse_checked
+
 SREGS = [f"{r}.{a}" for r in ("tid", "ntid", "ctaid", "nctaid") for a in "xyz"] + ["laneid",
                                                                                     "warpsize"]
 _SREG = re.compile(r"@llvm\.nvvm\.read\.ptx\.sreg\.([\w.]+)\(\)")
@@ -167,9 +169,8 @@ class HostKernel:
         llvm.add_symbol("enzpy_host_barrier", ctypes.cast(self._callbacks[1], ctypes.c_void_p).value)
         self.text = host_text(text)
         self.has_barrier = "@enzpy.host.barrier(" in self.text.split("define internal void @enzpy.host.barrier")[0]
-        module = llvm.parse_assembly(self.text)
+        module = parse_checked(self.text)
         module.triple = llvm.get_process_triple()
-        module.verify()
         fn = module.get_function(name)
         self.param_types = [str(a.type) for a in fn.arguments]
         self.sizes = {g.name: _bytes(g) for g in module.global_variables

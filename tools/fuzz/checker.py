@@ -300,7 +300,7 @@ def _check(prog: Program, st: Settings) -> Outcome:
         return _check_call_forms(kern, ns, prog, st, rtol, eps)
     args = make_args(prog)
     try:
-        grad = compile_gradient(kern, *args)
+        grad = compile_gradient(kern, *args, memory=prog.memory)
     except UnsupportedError as exc:
         return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))), _short(exc))
     except NumbaError as exc:
@@ -314,7 +314,8 @@ def _check(prog: Program, st: Settings) -> Outcome:
     # 5. reverse mode against finite differences, primal arrays
     try:
         with np.errstate(all="ignore"):
-            rep = check_gradient(kern, *args, seed=prog.ret_seed, rtol=rtol, eps=eps)
+            rep = check_gradient(kern, *args, seed=prog.ret_seed, rtol=rtol, eps=eps,
+                                 memory=prog.memory)
     except Exception as exc:
         return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc), rules=rules)
     if not rep.passed:

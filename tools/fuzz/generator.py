@@ -53,6 +53,8 @@ class Config:
                                  # (parallel.py); the other knobs do not apply
     exits: bool = False          # loops with temporaries and early exits never, sometimes or
                                  # always taken, under the allocators' checks (exits.py)
+    memory: str = "tape"         # the gradient's memory= (a small budget checkpoints the loops
+                                 # over overwritten memory that qualify, docs/checkpointing.md)
 
 
 # named presets (`python -m tools.fuzz --profile NAME`)
@@ -74,6 +76,9 @@ PROFILES = {
     # per-iteration temporaries and early exits (i == stop, data tests; break, raise, return)
     # never, sometimes or always taken, workers under PYTHONMALLOC=debug MALLOC_CHECK_=3 (exits.py)
     "exits": Config(exits=True),
+    # the stress profile's kernels under a 1 KB memory budget: their time loops checkpointed
+    "checkpoint": Config(max_stmts=18, min_stmts=6, p_helpers=0.6, p_f32=0.4, p_recurrence=3.0,
+                         memory="1KB"),
 }
 
 
@@ -192,6 +197,7 @@ class Generator:
         prog = Program(self.seed, sizes, params, helpers, body, self.returns,
                        ret_seed=float(round(self.nr.uniform(0.5, 1.5), 4)) if self.chance(0.5) else 1.0)
         validate(prog)
+        prog.memory = cfg.memory
         if cfg.callers:       # a stream of its own: the other profiles' programs stay the same
             from .callers import draw_forms, return_seed
             draw_forms(prog, random.Random(self.seed ^ 0xCA11E25))

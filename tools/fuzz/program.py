@@ -317,6 +317,7 @@ class Program:
     returns: bool            # the kernel returns a float (final statement: Return)
     ret_seed: object = 1.0   # a float; with forms.ret, a seed of the return value's structure
     features: set = field(default_factory=set)
+    memory: str = "tape"     # the gradient's memory= (generator.Config.memory)
     forms: object = None     # callers.CallForms (profile "callers"): declarations and call
 
     def param(self, name) -> Optional[Param]:

@@ -35,6 +35,7 @@ from ....rules.parallel import launch_handle, lookup_parallel
 from ....rules.effects import (allocation_size, allocator_or_inactive, is_allocation, may_write,
                                writes_nothing)
 from ...common.extent import Extent
+from ...common.markers import drop_stray_markers
 from .step_local import is_addressing, step_local_blocks, through
 from ..trips import NONE, bound_steps
 from .version import STAT_FIELDS, add_choice, exact_steps, store_segment, trip_estimate
@@ -371,6 +372,7 @@ def _clone_body(module, fn, lp, step, params, live, carried, carry, exits, local
             c.cases = [(k, _edge(module, step, t, lp, bmap, leave, carried, vmap, carry, src, tails,
                                  seg)) for k, t in c.cases]
     step.blocks = [entry] + [bmap[id(x)] for x in order] + tails + list(leave.values())
+    drop_stray_markers(step)    # a marker of a block the step takes as a parameter (not its own)
 
 
 def _segment(b, header, carried, vmap, carry, nouts):
