@@ -20,6 +20,7 @@ from ...rules.effects import (allocation_size, handle_groups, handle_of, handle_
                               handle_size, is_handle)
 from ...runtime import heap
 from ...runtime.helpers import ensure
+from ..common.markers import is_marker
 from ..common.stand_in import stand_in_shadow
 from .calls import forward_call, fwd_field_address
 from .parallel_launch import forward_launch, launches, parallel_status
@@ -76,7 +77,7 @@ class ForwardSweep:
                 if inst.opcode == "call" and differentiated(g.act, inst):
                     self.vmap[inst] = forward_call(self, inst, blk)
                     continue
-                if inst.opcode == "call" and inst.callee_name.startswith("llvm.lifetime."):
+                if is_marker(inst):
                     continue  # only hints; they must name an alloca, which a clone may not keep
                 c = self.fb[blk].append(clone(inst))
                 self.vmap[inst] = c

@@ -23,9 +23,9 @@ from ....analysis.dominators import dominators
 from ....analysis.types import roots
 from ....ir.instructions import Instruction
 from ....ir.values import ConstInt
+from ...common.markers import is_marker
 
 ADDRESSING = ("getelementptr", "bitcast")
-MARKERS = ("llvm.lifetime.",)      # neither read nor write
 FILLS = ("llvm.memset.",)          # write their first operand
 
 
@@ -75,7 +75,7 @@ def _uses(a, users, fn, lp):
                 return None
             elif u.opcode == "store" and u.ops[0] is p:
                 escapes.append(u)
-            elif u.opcode == "call" and (u.callee_name or "").startswith(MARKERS):
+            elif is_marker(u):            # neither read nor write
                 continue
             elif u.opcode == "call" and (u.callee_name or "").startswith(FILLS) and u.ops[0] is p:
                 writes.append(u)
