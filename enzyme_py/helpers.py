@@ -26,6 +26,7 @@ from .api import autodiff, compile_gradient, refuse_structured_return
 from .arguments import copy_same_layout, zeros_like_layout
 from .bridge.frozen import as_dispatcher
 from .modes import bound as run
+from .modes import strong_zero
 from .modes.calls import bind, wrapper
 from .modes.forward import MAX_WIDTH, compile_forward
 from .modes.hvp import compile_hvp
@@ -422,7 +423,12 @@ def hessian_vector_product(f: Callable, x: Any, v: Any, *const: Any, memory: Any
     c = compile_hvp(target, x, *consts, width=len(vs), memory=memory)
     gx = zeros_like_layout(x)
     hvs = tuple(zeros_like_layout(x) for _ in vs)
-    c.entry(copy_same_layout(x), *consts, 1.0, gx, *[_filled(x, u) for u in vs], *hvs)
+
+    def guarded():     # the variant with every product guarded (modes/strong_zero.py)
+        return compile_hvp(target, x, *consts, width=len(vs), memory=memory, guarded=True).entry
+
+    strong_zero.call(as_dispatcher(target), c.entry, guarded, [copy_same_layout(x), *consts, 1.0],
+                     [gx, *[_filled(x, u) for u in vs], *hvs], (), derivs_of=lambda r: r[1])
     return hvs if many else hvs[0]
 
 

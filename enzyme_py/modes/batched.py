@@ -43,6 +43,7 @@ from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, prepare_module
 from ..bridge.vector_math import host_library
 from .forward import MAX_WIDTH
+from . import strong_zero
 from .hvp import fresh_tapes
 
 
@@ -73,16 +74,17 @@ class CompiledBatched:
 
 
 def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width,
-                   float_ret=False) -> tuple:
+                   float_ret=False, guarded=False) -> tuple:
     """(the gradient after O2, the module with forward mode over the gradient's seeds).
 
     %retptr is duplicated too when the kernel returns a float: the analysis may call the
-    primal return value varying (its tangents are zero), and its shadows are just k slots."""
+    primal return value varying (its tangents are zero), and its shadows are just k slots.
+    `guarded`: every product of the gradient under the strong zero (strong_zero.py)."""
     module = parse_module(cleaned)
     nan_tests = tests_nan(module)     # the primal's: the gradient's own guards read as tests
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
                  counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
-                 vector_library=host_library())
+                 vector_library=host_library(), guard_products=guarded)
     fresh_tapes(module)
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)
@@ -151,16 +153,16 @@ def compile_batched(kernel, *args):
     return _compile(kernel, *split_batched_args(args, 1.0)[:4])
 
 
-def _compile(kernel, annotated, kinds, width, lanes):
+def _compile(kernel, annotated, kinds, width, lanes, guarded=False):
     dispatcher = as_dispatcher(kernel)
     apart = disjoint(annotated) and lanes_apart(annotated, lanes)
-    key = (kinds, width, apart) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
+    key = (kinds, width, apart, guarded) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
     c = per_kernel.get(key) if per_kernel is not None else None
     if c is None:
         with _lock:
             try:
-                c = _build(dispatcher, annotated, kinds, width, lanes, apart)
+                c = _build(dispatcher, annotated, kinds, width, lanes, apart, guarded)
             except ConstantMemoryError:
                 # The disjoint gradient restores overwritten primal memory (a scratch array)
                 # from its tape in the reverse sweep, and forward mode over it takes the tape's
@@ -168,7 +170,7 @@ def _compile(kernel, annotated, kinds, width, lanes):
                 # The variant for aliased memory is correct for disjoint memory too.
                 if not apart:
                     raise
-                c = _build(dispatcher, annotated, kinds, width, lanes, False)
+                c = _build(dispatcher, annotated, kinds, width, lanes, False, guarded)
             _compiled.setdefault(dispatcher, {})[key] = c
     return c
 
@@ -180,19 +182,25 @@ def autodiff(kernel, *args, seed=1.0) -> tuple:
     c = _compile(kernel, annotated, kinds, width, lanes)
     values = [a.value for a in annotated]
     scratch = [zeros_like_layout(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
-    derivs = c.entry(*values, *scratch, *[s for ls in lanes for s in ls], *seeds)
+
+    def guarded():     # the variant with every product guarded (strong_zero.py)
+        return _compile(kernel, annotated, kinds, width, lanes, guarded=True).entry
+
+    derivs = strong_zero.call(as_dispatcher(kernel), c.entry, guarded, values,
+                              scratch + [s for ls in lanes for s in ls], seeds)
     out = [None] * len(args)
     for pos, d in zip(c.spec.active_positions, derivs):
         out[pos] = tuple(d)
     return tuple(out)
 
 
-def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatched:
+def _build(dispatcher, annotated, kinds, width, lanes, disjoint, guarded) -> CompiledBatched:
     argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
     dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
     signature = (tuple(argtypes) + tuple(dup_types)
                  + tuple(numba.typeof(s) for ls in lanes for s in ls) + (types.float64,) * width)
-    slot = disk_cache.open_slot("batched", dispatcher, signature, (kinds, width, disjoint),
+    slot = disk_cache.open_slot("batched", dispatcher, signature, (kinds, width, disjoint) +
+                                (("guarded",) if guarded else ()),
                                 _make_entry, argtypes)     # docs/caching.md
     if slot is not None and slot.hit:
         return CompiledBatched(**slot.hit)
@@ -200,13 +208,13 @@ def _build(dispatcher, annotated, kinds, width, lanes, disjoint) -> CompiledBatc
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     cleaned = cleaned_text(cap)
     tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), ",".join(kinds),
-                                 str(width), str(disjoint)]).encode()).hexdigest()[:20]
+                                 str(width), str(disjoint), str(guarded)]).encode()).hexdigest()[:20]
     grad_name, name = f"__enzyme_py_bgrad_{tag}", f"__enzyme_py_batched_{tag}"
     if slot is not None:
         grad_name, name = slot.symbol("bgrad"), slot.symbol("batched")
     gradient, generated = batched_module(cleaned, cap.fn_name, activity, grad_name, name,
                                          array_extents(cap.argtypes), disjoint, width,
-                                         returns_float(cap.restype))
+                                         returns_float(cap.restype), guarded)
     verified = prepare_module(generated, name)
     library = compile_library(verified, name, cap.environments)
     spec = BatchedSpec(cap.argtypes, cap.restype, kinds, width, name)

@@ -120,15 +120,16 @@ def fresh_tapes(module) -> None:
 
 
 def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width=1,
-               memory=TAPE) -> tuple:
+               memory=TAPE, guarded=False) -> tuple:
     """(the gradient module after O2, the module with the forward mode of the gradient).
     `memory`: the reverse gradient's (docs/checkpointing.md); forward mode then differentiates
-    its snapshots and recomputations as any other code (their frames fresh per call)."""
+    its snapshots and recomputations as any other code (their frames fresh per call).
+    `guarded`: every product of the gradient under the strong zero (strong_zero.py)."""
     module = parse_module(cleaned)
     nan_tests = tests_nan(module)     # the primal's: the gradient's own guards read as tests
     reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
                  counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
-                 vector_library=host_library(), memory=memory)
+                 vector_library=host_library(), memory=memory, guard_products=guarded)
     fresh_tapes(module)
     unpool_checkpoints(module)
     gradient = cleanup(print_module(module), grad_name)
@@ -144,9 +145,10 @@ _lock = threading.RLock()
 _compiled = register(weakref.WeakKeyDictionary())
 
 
-def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:
+def compile_hvp(kernel, x, *const, width=1, memory="tape", guarded=False) -> CompiledHVP:
     """Build (or fetch) the Hessian-vector product of kernel(x, *const) for k = `width` vectors;
-    `memory` as autodiff's: the reverse gradient it differentiates checkpoints time loops."""
+    `memory` as autodiff's: the reverse gradient it differentiates checkpoints time loops.
+    `guarded`: every product of the gradient under the strong zero (strong_zero.py)."""
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f":
         raise TypeError("hessian_vector_product needs x to be a float array")
     if not 1 <= width <= MAX_WIDTH:
@@ -155,7 +157,7 @@ def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:
     annotated = [Duplicated(x, x)] + [Const(getattr(c, "value", c)) for c in const]
     apart = disjoint(annotated)
     memory = memory_option(memory, auto_budget())
-    key = (width, apart, memory) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
+    key = (width, apart, memory, guarded) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
     per_kernel = _compiled.get(dispatcher)
     hit = per_kernel.get(key) if per_kernel is not None else None
     if hit is not None:
@@ -165,14 +167,15 @@ def compile_hvp(kernel, x, *const, width=1, memory="tape") -> CompiledHVP:
         xt = numba.typeof(x)
         entry_types = (types.float64, xt) + (xt,) * (2 * width)
         slot = disk_cache.open_slot("hvp", dispatcher, argtypes + entry_types,
-                                    (width, apart, memory.key), _make_entry)   # docs/caching.md
+                                    (width, apart, memory.key) + (("guarded",) if guarded else ()),
+                                    _make_entry)   # docs/caching.md
         out = CompiledHVP(**slot.hit) if slot is not None and slot.hit else \
-            _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot)
+            _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot, guarded)
         _compiled.setdefault(dispatcher, {})[key] = out
         return out
 
 
-def _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot) -> CompiledHVP:
+def _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot, guarded) -> CompiledHVP:
     cap = captured(dispatcher, argtypes)
     if not returns_float(cap.restype):
         raise TypeError(f"hessian_vector_product needs a kernel returning a float, not {cap.restype}")
@@ -180,12 +183,12 @@ def _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot)
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     cleaned = cleaned_text(cap)
     tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
-                                 str(apart), memory.key]).encode()).hexdigest()[:20]
+                                 str(apart), memory.key, str(guarded)]).encode()).hexdigest()[:20]
     grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
     if slot is not None:
         grad_name, name = slot.symbol("hgrad"), slot.symbol("hvp")
     gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
-                                     array_extents(cap.argtypes), apart, width, memory)
+                                     array_extents(cap.argtypes), apart, width, memory, guarded)
     verified = prepare_module(generated, name)
     library = compile_library(verified, name, cap.environments)
     spec = HVPSpec(cap.argtypes, cap.restype, width, name)
