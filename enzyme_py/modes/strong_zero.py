@@ -5,10 +5,12 @@ strong zeros").
 A gradient's products (fmul, fma) are guarded only in kernels that test a float for NaN or
 infinity (ir_passes rules/partials.py): a guard on every product costs 1.4x to 2.8x of a
 gradient's time. So a call runs the unguarded gradient first, on a snapshot of what it may
-change (every shadow, the primal arrays it may write: ir_passes' written_params); when a shadow or a returned derivative
-then holds an inf or NaN, the arrays are put back from the snapshot and the call is redone
-with the guarded variant (built on first need). The caller sees exactly the guarded result: a
-true inf or NaN derivative comes out of the guarded gradient too.
+change (every shadow, the primal arrays it may write: ir_passes' written_params); when a shadow or
+a returned derivative then holds an inf or NaN, the arrays are put back from the snapshot and
+the call is redone with the guarded variant (built on first need). A call whose writable
+arguments hold memory a snapshot cannot copy runs the guarded variant straight away. The
+caller sees exactly the guarded result: a true inf or NaN derivative comes out of the guarded
+gradient too.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ _reruns = weakref.WeakKeyDictionary()    # dispatcher -> guarded reruns in this 
 
 
 def reruns(kernel) -> int:
-    """How many calls of `kernel`'s reverse-mode gradient were redone guarded in this process."""
+    """How many calls of `kernel`'s gradient ran guarded in this process (redone, or guarded
+    straight away)."""
     try:
         return _reruns.get(as_dispatcher(kernel), 0)
     except TypeError:
@@ -69,19 +72,27 @@ def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
 
 def call(kernel, run, guarded, values, shadows, extra, derivs_of=None, written=None):
     """`run(*values, *shadows, *extra)`, redone by `guarded()(...)` (the guarded entry) when its
-    shadows or derivatives hold an inf or NaN and every argument's memory could be put back.
-    `derivs_of(result)`: the derivatives in `run`'s result (default: the result itself).
-    `written`: the positions of the values the kernel may write (None: any)."""
+    shadows or derivatives hold an inf or NaN. When an argument the kernel may write holds
+    memory that could not be put back (a typed list, a jitclass, a record), the guarded entry
+    runs straight away. `derivs_of(result)`: the derivatives in `run`'s result (default: the
+    result itself). `written`: the positions of the values the kernel may write (None: any)."""
     saved = _snapshot(values if written is None else [values[i] for i in written], shadows)
+    if saved is None:
+        _count(kernel)
+        return guarded()(*values, *shadows, *extra)
     result = run(*values, *shadows, *extra)
     derivs = result if derivs_of is None else derivs_of(result)
-    if saved is None or _finite(shadows, derivs):
+    if _finite(shadows, derivs):
         return result
     for a, copy in saved:
         a[...] = copy
+    _count(kernel)
+    return guarded()(*values, *shadows, *extra)
+
+
+def _count(kernel) -> None:
     with _lock:
         try:
             _reruns[kernel] = _reruns.get(kernel, 0) + 1
         except TypeError:
             pass
-    return guarded()(*values, *shadows, *extra)
