@@ -20,6 +20,7 @@ from .analysis.nonnegative import print_nonnegative
 from .analysis.sharing import Iterations, nvptx_iterations, print_sharing
 from .analysis.tripcount import print_tripcounts
 from .analysis.types import print_types
+from .analysis.written import print_written
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity
@@ -224,7 +225,7 @@ class Simplify:
 
 
 PRINTERS = ("dominators", "loops", "types", "branches", "tripcounts", "alias", "nonnegative",
-            "activity", "forward-activity", "availability", "sharing")
+            "activity", "forward-activity", "availability", "sharing", "written")
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,7 @@ class Printer:
                  "nonnegative": lambda f: print_nonnegative(f, self.nonnegative),
                  "activity": lambda f: print_activity(f, padded(self.activity, f)),
                  "forward-activity": lambda f: print_forward_activity(f, padded(self.activity, f)),
-                 "sharing": self._sharing}
+                 "sharing": self._sharing, "written": print_written}
         return table[self.what](f) + "\n"
 
     def _sharing(self, f) -> str:

@@ -52,6 +52,13 @@ def written_params(fn) -> frozenset | None:
     return frozenset(out)
 
 
+def print_written(fn) -> str:
+    """`written: %a, %c` (the parameters fn may write through), or `written: unknown`."""
+    ps = written_params(fn)
+    if ps is None:
+        return "written: unknown"
+    return "written: " + (", ".join(fn.params[i].ref() for i in sorted(ps)) or "none")
+
 
 def _local(r) -> bool:
     """An alloca, or memory (or the handle of memory) an allocator returned in this call."""
