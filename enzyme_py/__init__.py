@@ -12,7 +12,7 @@ from .annotations import (Active, BatchDuplicated, Const, Duplicated, Duplicated
                           ForwardWithPrimal, Reverse, ReverseWithPrimal)
 from .api import autodiff, clear_cache, compile_count, compile_gradient, inspect
 from .check import check_gradient
-from .custom import custom_jvp, custom_vjp, inactive, register_derivative
+from .custom import custom_jvp, custom_vjp, implicit, inactive, register_derivative
 from .disk_cache import set_cache_dir
 from .errors import InternalError, UnsupportedError
 from .explain import explain
@@ -24,7 +24,7 @@ __all__ = [
     "Const", "Active", "Duplicated", "DuplicatedNoNeed", "BatchDuplicated", "Reverse", "Forward",
     "ReverseWithPrimal", "ForwardWithPrimal",
     "UnsupportedError", "InternalError", "explain", "register_derivative", "set_cache_dir",
-    "custom_vjp", "custom_jvp", "inactive",
+    "custom_vjp", "custom_jvp", "inactive", "implicit",
     "gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product", "hessian",
     "differentiable", "gradient_entry", "forward_entry", "check_gradient",
 ]

@@ -101,6 +101,26 @@ def inactive(fn):
     return fn
 
 
+def implicit(residual):
+    """Decorator for an @njit solver `solve(*params) -> x` (float scalars) whose result solves
+    `residual(x, *params) == 0`: kernels that call the solver differentiate the solution by the
+    implicit function theorem, dx/dp_k = -(dg/dp_k) / (dg/dx) at the solver's x, with g's
+    partials from reverse mode of `residual`; the solver's iterations are not differentiated
+    (nothing of them is taped).
+
+        @enzyme_py.implicit(kepler_residual)      # E - e sin E - M
+        @numba.njit
+        def eccentric_anomaly(M, e): ...          # Newton's iterations
+    """
+    residual = _dispatcher(residual, "implicit")
+
+    def mark(fn):
+        fn = _dispatcher(fn, "implicit")
+        _define(fn, "implicit", (residual,))
+        return fn
+    return mark
+
+
 def _define(fn, kind: str, rule: tuple) -> None:
     compiled: dict = {}     # argtypes: (cfuncs kept alive, address of the ruled cfunc)
 
@@ -140,6 +160,11 @@ def _compile(fn, kind, rule, argtypes, restype, address) -> tuple:
         bodies = {k: f"r = fwd({names})[1]; return bwd(r, {_one(restype)})" + pick.format(k=k)
                   for k in floats}
         env = {"fwd": fwd, "bwd": bwd}
+    elif kind == "implicit":
+        (residual,) = rule
+        grad = _residual_gradient(fn, residual, argtypes, restype)
+        bodies = {k: f"d = grad(a{n}, {names}); return -d[{k + 1}] / d[0]" for k in floats}
+        env = {"grad": grad}
     else:
         (jvp,) = rule
         _check_jvp(fn, jvp, argtypes, restype)
@@ -154,6 +179,23 @@ def _compile(fn, kind, rule, argtypes, restype, address) -> tuple:
     register_external(callee_key(passing.address),
                       [partials[k].address if k in partials else None for k in range(n)] + [0])
     return [passing, *partials.values()], passing.address
+
+
+def _residual_gradient(fn, residual, argtypes, restype):
+    """An @njit `grad(x, *params)`: reverse mode of `residual` at (x, params), its float
+    arguments Active (the others Const)."""
+    rtype = _compiled_type(fn, residual, (restype, *argtypes), "the residual g(x, *params)")
+    if not isinstance(rtype, types.Float):
+        raise _rule_error(fn, argtypes, f"the residual must return a float, not {rtype}")
+    from .annotations import Active, Const
+    from .api import autodiff
+    names = ", ".join(f"a{k}" for k in range(len(argtypes)))
+    wrapped = ", ".join(f"{'Active' if isinstance(t, types.Float) else 'Const'}(a{k})"
+                        for k, t in enumerate(argtypes))
+    scope = {"autodiff": autodiff, "Active": Active, "Const": Const, "residual": residual}
+    exec(f"def grad(x, {names}):\n    return autodiff(residual, Active(x), {wrapped})\n",  # noqa: S102
+         scope)
+    return numba.njit(scope["grad"])
 
 
 def _one(t) -> str:
