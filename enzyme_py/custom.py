@@ -18,7 +18,8 @@ from numba.core.dispatcher import Dispatcher
 
 from ir_passes import register_external
 
-from .api import clear_cache
+from .annotations import Active, Const
+from .api import autodiff, clear_cache
 from .bridge import rule_calls
 
 
@@ -187,8 +188,6 @@ def _residual_gradient(fn, residual, argtypes, restype):
     rtype = _compiled_type(fn, residual, (restype, *argtypes), "the residual g(x, *params)")
     if not isinstance(rtype, types.Float):
         raise _rule_error(fn, argtypes, f"the residual must return a float, not {rtype}")
-    from .annotations import Active, Const
-    from .api import autodiff
     names = ", ".join(f"a{k}" for k in range(len(argtypes)))
     wrapped = ", ".join(f"{'Active' if isinstance(t, types.Float) else 'Const'}(a{k})"
                         for k, t in enumerate(argtypes))
