@@ -80,15 +80,17 @@ def check_active(where: str, value) -> None:
     check_float_dtype(where, np.asarray(value).dtype, "scalar")
 
 
-NUMBA_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+NUMBA_FLOATS = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.complex64),
+                np.dtype(np.complex128))
 
 
 def check_float_dtype(where: str, dtype, what: str) -> None:
-    """Numba compiles float32 and float64 only: name the dtype instead of a bare Numba error."""
+    """Numba compiles float32, float64, complex64 and complex128 only: name the dtype instead
+    of a bare Numba error."""
     if dtype not in NUMBA_FLOATS:
         raise TypeError(
-            f"{where}: a {dtype} {what} cannot be differentiated: Numba compiles float32 and "
-            f"float64 only; convert it first (x.astype(np.float64))")
+            f"{where}: a {dtype} {what} cannot be differentiated: Numba compiles float32, "
+            f"float64, complex64 and complex128 only; convert it first (x.astype(np.float64))")
 
 
 def check_byte_order(where: str, arr: np.ndarray) -> None:
@@ -104,7 +106,7 @@ def check_duplicated(where: str, value, shadow) -> None:
         raise TypeError(
             f"{where}: Duplicated is for float arrays, got "
             f"{type(value).__name__}; use Active(x) for a float scalar")
-    if value.dtype.kind != "f":
+    if value.dtype.kind not in "fc":
         raise TypeError(
             f"{where}: only float arrays can be differentiated, got dtype "
             f"{value.dtype}; mark it Const")
@@ -113,7 +115,7 @@ def check_duplicated(where: str, value, shadow) -> None:
         raise TypeError(
             f"{where}: the shadow must be a NumPy array, got "
             f"{type(shadow).__name__}; use np.zeros_like(x)")
-    if shadow.dtype.kind != "f":
+    if shadow.dtype.kind not in "fc":
         raise TypeError(
             f"{where}: the shadow must be a float array, got dtype {shadow.dtype}")
     # an empty array's strides are arbitrary (NumPy calls it C and F contiguous either way)

@@ -79,7 +79,17 @@ def default_rtol(dtype, rtol: float = 1e-6, fd_dtype=None) -> float:
 
 
 def _is_float_array(a) -> bool:
-    return isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.floating)
+    """A real or complex float array (a complex element is its real and imaginary parts)."""
+    return isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.inexact)
+
+
+def _pairs(a) -> np.ndarray:
+    """A complex array as float64 (real, imaginary) pairs along a last axis; a real one as
+    float64."""
+    a = np.asarray(a)
+    if a.dtype.kind == "c":
+        return np.stack([a.real, a.imag], axis=-1).astype(np.float64)
+    return np.asarray(a, np.float64)
 
 
 def _is_float_scalar(v) -> bool:
@@ -228,6 +238,8 @@ class _Call:
                     s = self.memory.view(self.memory.snapshot[self.memory.members[leaf.shadow][0]],
                                          leaf.shadow, writeable=True)
                     s[...] = gen.standard_normal(s.shape)
+                    if s.dtype.kind == "c":
+                        s.imag = gen.standard_normal(s.shape)
         self._pairs = self._seed_pairs()
 
     @property
@@ -268,7 +280,8 @@ class _Call:
         out = []
         for g, parts in by_group.items():
             locs = np.concatenate([p[0] for p in parts])
-            seeds = np.concatenate([np.asarray(p[1], np.float64) for p in parts])
+            seeds = np.concatenate([p[1] if p[1].dtype.kind == "c" else np.asarray(p[1], np.float64)
+                                    for p in parts])
             locs, first = np.unique(locs, return_index=True)
             out.append((g, locs, seeds[first]))
         return out
@@ -340,7 +353,7 @@ def _places(tree, n, path, out):
 def _precision(call: _Call) -> np.dtype:
     """The kernel's precision: the narrowest float dtype among its arrays, NumPy float scalars
     and return leaves (float64 when there is none)."""
-    found = [dt for dt in call.memory.groups if dt.kind == "f"]
+    found = [np.finfo(dt).dtype for dt in call.memory.groups if dt.kind in "fc"]
     found += [np.asarray(l.value).dtype for l in call.leaves
               if isinstance(l.value, np.floating)]
     for leaf in call.returns.leaves:
@@ -385,8 +398,8 @@ class _Objective:
     def __call__(self, arrays, bufs, scalars) -> float:
         ret = self.call.plain(self.call.values(arrays, scalars))
         terms = []
-        for g, locs, seeds in self.call._pairs:
-            terms.extend((seeds * np.asarray(bufs[g][locs], np.float64)).tolist())
+        for g, locs, seeds in self.call._pairs:     # complex: <s, v> = s.re v.re + s.im v.im
+            terms.extend((_pairs(seeds) * _pairs(bufs[g][locs])).ravel().tolist())
         terms.extend(return_terms(self.call.returns, ret, self.float_seed, self.return_seeds))
         self.magnitude = max(self.magnitude, math.fsum(abs(t) for t in terms))
         return math.fsum(terms)
@@ -424,19 +437,24 @@ def return_terms(returns, ret, float_seed, seeds) -> list:
 
 
 def _fd_locations(obj: _Objective, g, locs, h_rel):
-    """dL/d(location) for the locations `locs` of group buffer `g`."""
+    """dL/d(location) for the locations `locs` of group buffer `g`; for a complex buffer
+    dL/d(real part) + i dL/d(imaginary part), each by its own central difference."""
     base = obj.initial()[1][g]
-    grad = np.zeros(len(locs))
+    axes = (1.0, 1j) if base.dtype.kind == "c" else (1.0,)
+    grad = np.zeros(len(locs), np.complex128 if len(axes) == 2 else np.float64)
     for n, u in enumerate(locs):
-        v = float(base[u])
-        h = h_rel * max(1.0, abs(v))
-        vals, steps = [], []
-        for sign in (1.0, -1.0):
-            arrays, bufs, scalars = obj.initial()
-            bufs[g][u] = v + sign * h
-            steps.append(float(bufs[g][u]))  # the value actually stored (rounded to dtype)
-            vals.append(obj(arrays, bufs, scalars))
-        grad[n] = (vals[0] - vals[1]) / (steps[0] - steps[1])
+        for unit in axes:
+            v = base[u]
+            part = float(v.real if unit == 1.0 else v.imag)
+            h = h_rel * max(1.0, abs(part))
+            vals, steps = [], []
+            for sign in (1.0, -1.0):
+                arrays, bufs, scalars = obj.initial()
+                bufs[g][u] = v + sign * h * unit
+                stored = bufs[g][u]                  # the value actually stored (rounded)
+                steps.append(float(stored.real if unit == 1.0 else stored.imag))
+                vals.append(obj(arrays, bufs, scalars))
+            grad[n] += unit * (vals[0] - vals[1]) / (steps[0] - steps[1])
     return grad
 
 
@@ -492,8 +510,9 @@ def _finite_difference(obj: _Objective, h_rel):
             g = call.memory.members[leaf.member][0]
             locs = call.memory.locations(leaf.member)
             table = by_loc[g]
-            out.append(np.vectorize(table.__getitem__, otypes=[np.float64])(locs)
-                       if locs.size else np.zeros(locs.shape))
+            kind = np.complex128 if call.memory.groups[g].kind == "c" else np.float64
+            out.append(np.vectorize(table.__getitem__, otypes=[kind])(locs)
+                       if locs.size else np.zeros(locs.shape, kind))
         elif leaf.kind == "Active":
             out.append(_fd_scalar(obj, k, h_rel))
         else:
@@ -616,8 +635,7 @@ class GradientReport:
 
 
 def _compare(index, kind, ad, fd, rtol, atol, label="", path=(), noise=0.0) -> ArgReport:
-    ad_a = np.asarray(ad, dtype=np.float64)
-    fd_a = np.asarray(fd, dtype=np.float64)
+    ad_a, fd_a = _pairs(ad), _pairs(fd)
     if atol is None:
         scale = float(np.max(np.abs(fd_a))) if fd_a.size else 0.0
         atol = max(rtol * max(1.0, scale), noise)
@@ -629,7 +647,7 @@ def _compare(index, kind, ad, fd, rtol, atol, label="", path=(), noise=0.0) -> A
     max_rel = float(np.max(rel)) if rel.size else 0.0
     if err.size and np.isnan(err).any():
         max_abs = max_rel = float("nan")
-    return ArgReport(index, kind, ad if np.ndim(ad) == 0 and not isinstance(ad, np.ndarray) else ad_a,
+    return ArgReport(index, kind, ad if np.ndim(ad) == 0 and not isinstance(ad, np.ndarray) else np.asarray(ad),
                      fd, max_abs, max_rel, float(rtol), float(atol), ok, label, path)
 
 
@@ -694,7 +712,9 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
     for k, leaf in enumerate(call.leaves):
         if leaf.shadow is not None:
             shadow_after = ad_arrays[leaf.shadow]
-            report.args.append(_compare(leaf.index, leaf.kind, np.array(shadow_after, np.float64),
+            after = np.array(shadow_after, np.complex128 if shadow_after.dtype.kind == "c"
+                             else np.float64)
+            report.args.append(_compare(leaf.index, leaf.kind, after,
                                         fd[k], r, atol, leaf.label, leaf.path, noise))
         elif leaf.kind == "Active":
             got = _active_result(result, leaf, len(call.bound.plan.slots))
@@ -703,8 +723,7 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
         if leaf.member is not None and leaf.kind != "DuplicatedNoNeed":
             after_ad, after_plain = ad_arrays[leaf.member], plain_arrays[leaf.member]
             if not _same_primal(after_ad, after_plain):
-                diff = np.max(np.abs(np.asarray(after_ad, np.float64)
-                                     - np.asarray(after_plain, np.float64)))
+                diff = np.max(np.abs(_pairs(after_ad) - _pairs(after_plain)))
                 report.primal_mismatches.append(
                     f"argument {leaf.index} (`{leaf.label}`) after autodiff differs from a plain "
                     f"call (max abs diff {diff:.3e})")

@@ -84,9 +84,10 @@ def as_input(x: Any, where: str = "argument") -> Any:
     if isinstance(x, (bool, np.bool_, int, np.integer)):
         raise TypeError(f"{where} is an integer ({x!r}): integers carry no derivative; pass a "
                         f"float, or leave it out of argnums")
-    if _is_array(x) and x.dtype.kind != "f":
-        raise TypeError(f"{where} is an array of dtype {x.dtype}: only float arrays are "
-                        f"differentiated; pass x.astype(np.float64), or leave it out of argnums")
+    if _is_array(x) and x.dtype.kind not in "fc":
+        raise TypeError(f"{where} is an array of dtype {x.dtype}: only float (real or complex) "
+                        f"arrays are differentiated; pass x.astype(np.float64), or leave it out "
+                        f"of argnums")
     return x
 
 
@@ -296,6 +297,10 @@ def jacobian(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, mo
     many = isinstance(argnums, (tuple, list))
     nums = _argnums(argnums, len(args))
     args = tuple(as_input(a, f"argument {n}") if n in nums else a for n, a in enumerate(args))
+    for n in nums:
+        if _is_array(args[n]) and args[n].dtype.kind == "c":
+            raise TypeError(f"jacobian: argument {n} is complex; jacobian takes real arrays "
+                            f"(use vjp / jvp, or pass the real and imaginary parts)")
     for n in nums:
         if _kind(args[n], f"argument {n}") not in ("array", "float"):
             raise TypeError(f"jacobian: argument {n} must be a float array or a float; "

@@ -13,6 +13,7 @@ import weakref
 
 from .capture import Captured, capture, resolve_overload
 from .cleanup import cleanup
+from .complex_pow import substitute as complex_pow
 from .frozen import adopted, note_use
 from .rule_calls import substitute
 
@@ -43,10 +44,11 @@ def captured(dispatcher, argtypes) -> Captured:
 
 def cleaned_text(cap: Captured) -> str:
     """cleanup(cap.text, cap.fn_name), run once per Captured, after the functions with a
-    custom rule were replaced by calls to their C-callable copies (rule_calls.py)."""
+    custom rule were replaced by calls to their C-callable copies (rule_calls.py) and Numba's
+    complex power by its ruled form (complex_pow.py)."""
     text = _cleaned.get(cap)
     if text is None:
-        text = cleanup(substitute(cap.text), cap.fn_name)
+        text = cleanup(complex_pow(substitute(cap.text)), cap.fn_name)
         with _lock:
             _cleaned[cap] = text
     return text
