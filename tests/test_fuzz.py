@@ -430,3 +430,20 @@ def test_exits_slice_under_allocator_checks():
     summary = run_campaign(EXITS_N, SLICE_SEED, jobs=1, config=PROFILES["exits"], progress=False)
     assert summary.generated == EXITS_N
     assert not summary.failures and not summary.invalid, summary.format()
+
+
+# the complex profile (tools/fuzz/complex_data.py): complex arrays in both modes
+
+def test_complex_profile_draws_every_sink_and_checks_a_slice():
+    from tools.fuzz import complex_data
+    from tools.fuzz.generator import PROFILES
+    kernels = [generate(kernel_seed(SLICE_SEED, i), PROFILES["complex"]) for i in range(40)]
+    for k in kernels:
+        compile(k.source, "<complex>", "exec")
+    sources = "".join(k.source for k in kernels)
+    assert all(s in sources for s in ("out[i] = v", "s += 0.7", "z[i] = 0.5", "** w[i]",
+                                      "** 2.5", "for t in range("))
+    for k in kernels[:4]:
+        out = check_program(k, Settings())
+        assert out.status == PASS and out.forward == "checked", (k.source, out.detail)
+    assert isinstance(kernels[0], complex_data.ComplexKernel)

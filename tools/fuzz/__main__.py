@@ -52,9 +52,12 @@ def main(argv=None):
             print(parallel.render(prog))
         elif config.exits:
             print(prog.source + f"# stop={prog.stop} lo={prog.lo} n={prog.n} marker={prog.marker}")
+        elif config.complex_data:
+            print(prog.source + f"# n={prog.n} steps={prog.steps}")
         else:
             print(render(prog))
-        for p in prog.used_params() if config.parallel else [] if config.exits else prog.params:
+        own_source = config.exits or config.complex_data
+        for p in prog.used_params() if config.parallel else [] if own_source else prog.params:
             print(f"# {p.name}: {p.kind} {p.ann} {p.dtype} {p.layout} "
                   f"{'dims=' + str(p.dims) if hasattr(p, 'dims') else np.shape(p.value)}")
         if args.one is not None:

@@ -225,10 +225,13 @@ def check_program(prog: Program, settings: Optional[Settings] = None) -> Outcome
     """Check one program; never raises for anything the kernel or the AD does."""
     st = settings or Settings()
     t0 = time.perf_counter()
-    if not isinstance(prog, Program):       # the parallel and exits profiles' kernels
+    if not isinstance(prog, Program):       # the parallel, exits and complex profiles' kernels
+        from .complex_data import ComplexKernel, check_complex
         from .exits import ExitKernel, check_exits
         from .parallel import check_parallel
-        out = check_exits(prog, st) if isinstance(prog, ExitKernel) else check_parallel(prog, st)
+        check = check_exits if isinstance(prog, ExitKernel) else \
+            check_complex if isinstance(prog, ComplexKernel) else check_parallel
+        out = check(prog, st)
     else:
         out = _check(prog, st)
     out.seconds = time.perf_counter() - t0

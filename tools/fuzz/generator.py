@@ -55,6 +55,8 @@ class Config:
                                  # always taken, under the allocators' checks (exits.py)
     memory: str = "tape"         # the gradient's memory= (a small budget checkpoints the loops
                                  # over overwritten memory that qualify, docs/checkpointing.md)
+    complex_data: bool = False   # kernels on complex arrays, checked in both modes
+                                 # (complex_data.py); the other knobs do not apply
 
 
 # named presets (`python -m tools.fuzz --profile NAME`)
@@ -79,6 +81,9 @@ PROFILES = {
     # the stress profile's kernels under a 1 KB memory budget: their time loops checkpointed
     "checkpoint": Config(max_stmts=18, min_stmts=6, p_helpers=0.6, p_f32=0.4, p_recurrence=3.0,
                          memory="1KB"),
+    # complex arrays: holomorphic and non-holomorphic functions, numba_cpow, in-place updates
+    # and time loops, against finite differences along both parts and forward mode
+    "complex": Config(complex_data=True),
 }
 
 
@@ -791,11 +796,15 @@ def _walk(block):
 
 def generate(seed: int, config: Optional[Config] = None) -> Program:
     """The random program for `seed` (deterministic); a `parallel.ParKernel` for the parallel
-    profile, an `exits.ExitKernel` for the exits profile."""
+    profile, an `exits.ExitKernel` for the exits profile, a `complex_data.ComplexKernel` for the
+    complex profile."""
     if config is not None and config.parallel:
         from .parallel import generate_parallel
         return generate_parallel(seed)
     if config is not None and config.exits:
         from .exits import generate_exits
         return generate_exits(seed)
+    if config is not None and config.complex_data:
+        from .complex_data import generate_complex
+        return generate_complex(seed)
     return Generator(seed, config).program()
