@@ -40,3 +40,13 @@ MAKERS = {
 def make(names):
     """Fresh arrays for a kernel's parameters, e.g. make("xy")."""
     return [MAKERS[n]() for n in names]
+
+
+def make_complex(names):
+    """The same arrays with small imaginary parts (a tenth of the values' scale, so the
+    functions defined on part of the real line stay away from their branch cuts)."""
+    out = []
+    for k, a in enumerate(make(names)):
+        im = np.random.default_rng(100 + k).uniform(-0.1, 0.1, a.shape)
+        out.append(a + 1j * im * max(1.0, float(np.abs(a).max())))
+    return out

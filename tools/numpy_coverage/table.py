@@ -19,6 +19,12 @@ against central finite differences. Outcomes:
 - **numba**: the installed Numba does not compile the call;
 - **no derivative**: the output is boolean or integer, or does not depend on a float input.
 
+The **complex** column runs the same kernel on complex128 inputs (small imaginary parts; the
+returned value's real part plus 0.37 times its imaginary part) in both modes: the shadow of a
+complex element is dL/dRe + i dL/dIm (docs/semantics.md, "Complex numbers"), checked with
+central differences along both parts; **numba** there means Numba does not compile the call
+for complex inputs.
+
 Bit-twiddling ufuncs (integers only), datetime functions and `numpy.random` (samples) take no
 float to differentiate and are not listed, nor are the few listed functions that the installed
 Numba does not compile (tools/numpy_coverage/catalog.py names them).
@@ -43,25 +49,41 @@ def summary(results):
     return sum(r.passed for r in checked), len(checked)
 
 
+def complex_summary(results):
+    """(passed, compiled) over the entries Numba compiles for complex inputs."""
+    checked = [r.complex for r in results if r is not None and r.complex is not None
+               and r.complex.status != "numba"]
+    return sum(o.status == "pass" for o in checked), len(checked)
+
+
 def render(groups, results, versions):
     """`groups`: [(title, [entry])]; `results`: {id(entry): Result}."""
     passed, total = summary(results.values())
     pct = 100.0 * passed / total if total else 0.0
+    cpassed, ctotal = complex_summary(results.values())
+    cpct = 100.0 * cpassed / ctotal if ctotal else 0.0
     out = [HEADER,
            f"Run with {versions}.\n",
-           f"**{passed} of {total} functions with a derivative pass in both modes ({pct:.1f}%).**\n"]
+           f"**{passed} of {total} functions with a derivative pass in both modes ({pct:.1f}%).**\n",
+           f"**Complex inputs: {cpassed} of the {ctotal} that Numba compiles for complex128 pass "
+           f"in both modes ({cpct:.1f}%).**\n"]
     for title, entries in groups:
-        out += [f"## {title}\n", "| function | reverse | forward | note |", "|---|---|---|---|"]
+        out += [f"## {title}\n", "| function | reverse | forward | complex | note |",
+                "|---|---|---|---|---|"]
         for e in entries:
             r = results[id(e)]
             if not e.differentiable:
-                out.append(f"| `{e.name}` | no derivative | no derivative | {e.why} |")
+                out.append(f"| `{e.name}` | no derivative | no derivative | no derivative | {e.why} |")
                 continue
             notes = [f"{m}: {_esc(o.detail)}" for m, o in (("reverse", r.reverse), ("forward", r.forward))
                      if o.detail]
             if r.reverse.detail and r.reverse.detail == r.forward.detail:
                 notes = [_esc(r.reverse.detail)]
-            out.append(f"| `{e.name}` | {_cell(r.reverse)} | {_cell(r.forward)} | "
+            c = r.complex
+            if c is not None and c.detail and c.status != "numba" and c.detail != r.reverse.detail:
+                notes.append(f"complex: {_esc(c.detail)}")
+            cell = "-" if c is None else c.status if c.status in ("pass", "numba") else _cell(c)
+            out.append(f"| `{e.name}` | {_cell(r.reverse)} | {_cell(r.forward)} | {cell} | "
                        f"{'; '.join(notes)} |")
         out.append("")
     return "\n".join(out)
