@@ -37,11 +37,13 @@ from .analysis.loops import reducible
 from .ir.parser import ParseError
 from .rules.fingerprint import rules_fingerprint
 from .rules.libdevice import SELECTED as LIBDEVICE_SELECTED
+from .runtime.fresh_workspace import fresh_tapes, fresh_tapes_text
 from .runtime.helpers import register_helper
 from .transforms.common.early_loads import issue_loads_early
 from .transforms.gpu_kernel import GpuKernel, GpuLaunch, gpu_forward_kernel, gpu_reverse_kernel
 
-__all__ = ["tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError", "issue_loads_early",
+__all__ = ["fresh_tapes", "fresh_tapes_text",
+           "tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError", "issue_loads_early",
            "reducible", "register_helper", "rules_fingerprint", "GpuKernel", "GpuLaunch",
            "gpu_forward_kernel", "gpu_reverse_kernel",
            "Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",

@@ -51,6 +51,7 @@ from numba.core.typing import templates
 
 from ..timings import stage
 from .frozen import frozen_function
+from .nested import link_generated
 
 _RECORD_ATTR = "_enzyme_py_ir_texts"
 _RECORD_ONLY_ATTR = "_enzyme_py_record_only"   # a private copy's library: record, never compile
@@ -222,7 +223,7 @@ def capture(kernel, argtypes) -> Captured:
         check_same_specialization(kernel, cres, original)
     collector = _Collector()
     collector.add(cres)
-    module = link_texts(collector.texts)
+    module = link_texts(link_generated(collector.texts))
     return Captured(text=str(module), fn_name=cres.fndesc.mangled_name,
                     argtypes=tuple(cres.signature.args),
                     restype=cres.signature.return_type, dispatcher=copy,

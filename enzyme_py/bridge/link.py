@@ -14,6 +14,7 @@ from numba.core.registry import cpu_target
 from numba.core.runtime import rtsys
 
 from ..timings import stage
+from .nested import remember
 from .verify import parse_checked
 
 # LLVM's LoopLoadElimination, when it versions a loop under SCEV predicates, can leave a phi
@@ -86,6 +87,7 @@ def compile_library(text: str, name: str, environments=None):
         library.add_linking_library(rtsys.library)     # NRT_incref & co.
         library.finalize()
         _bind_environments(library, text, environments or {})
+    remember(name, text)      # a kernel that calls it may be differentiated (nested.py)
     return library
 
 

@@ -25,8 +25,8 @@ import numba
 import numpy as np
 from numba.core import types
 
-from ir_passes import (LIBC_HEAP, Activity, ConstantMemoryError, forward_mode, parse_module, print_module, reverse_mode,
-                       tests_nan)
+from ir_passes import (LIBC_HEAP, Activity, ConstantMemoryError, forward_mode, fresh_tapes, parse_module,
+                       print_module, reverse_mode, tests_nan)
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
@@ -44,7 +44,6 @@ from ..bridge.link import compile_library, prepare_module
 from ..bridge.vector_math import host_library
 from .forward import MAX_WIDTH
 from . import strong_zero
-from .hvp import fresh_tapes
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ For a kernel `f(x, *const)` returning a float, with x a float array:
 1. reverse mode makes the gradient G(x, ..., seed slot, gx): it runs f and adds seed * df/dx
    into gx (docs/internals.md);
 2. LLVM's O2 cleans G up (the tape frame becomes registers, the runtime helpers are inlined;
-   tape arrays are not kept between calls: see FRESH_TAPES);
+   tape arrays are not kept between calls: ir_passes' fresh_tapes);
 3. forward mode differentiates G itself, with x, %retptr, the seed slot and gx all duplicated:
    the shadow of x holds the direction v, and the shadow of gx leaves holding d(gx)/dx . v = H v.
    Forward mode handles everything the reverse sweep emits: the tape arrays (malloc / realloc /
@@ -31,7 +31,7 @@ import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
 
-from ir_passes import (LIBC_HEAP, TAPE, Activity, forward_mode, memory_option, parse_module, print_module,
+from ir_passes import (LIBC_HEAP, TAPE, Activity, forward_mode, fresh_tapes, memory_option, parse_module, print_module,
                        reverse_mode, tests_nan, unpool_checkpoints)
 
 from .. import disk_cache
@@ -67,56 +67,6 @@ class CompiledHVP:
     gradient: str = ""      # the reverse-mode gradient after O2: forward mode's input
     generated: str = ""
     library: Any = None     # the Numba code library holding it
-
-
-# The reverse gradient may park its tape arrays in a global workspace between calls
-# (ir_passes/transforms/reverse/tape.py, helpers enzpy.take / enzpy.park). Forward mode over it
-# needs the tapes in ordinary memory, so for Hessian-vector products those helpers are replaced
-# by versions that keep nothing: take starts from an empty frame, park frees the tape arrays (the
-# pointer fields of its `mask`).
-FRESH_TAPES = """
-define internal ptr @enzpy.take(ptr %slot, ptr %dst, i64 %n) {
-entry:
-  %bytes = mul i64 %n, 8
-  call void @llvm.memset.p0.i64(ptr %dst, i8 0, i64 %bytes, i1 false)
-  ret ptr null
-}
-
-define internal void @enzpy.park(ptr %slot, ptr %ws, ptr %src, i64 %n, i64 %mask) {
-entry:
-  %empty = icmp sle i64 %n, 0
-  br i1 %empty, label %done, label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
-  %bit = shl i64 1, %i
-  %m = and i64 %mask, %bit
-  %isptr = icmp ne i64 %m, 0
-  br i1 %isptr, label %release, label %next
-release:
-  %p = getelementptr ptr, ptr %src, i64 %i
-  %v = load ptr, ptr %p
-  call void @free(ptr %v)
-  br label %next
-next:
-  %i1 = add i64 %i, 1
-  %more = icmp slt i64 %i1, %n
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}
-
-declare void @free(ptr)
-declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
-"""
-
-
-def fresh_tapes(module) -> None:
-    """Replace the workspace helpers, when the gradient uses them (see FRESH_TAPES)."""
-    if not any(n in module.functions for n in ("enzpy.take", "enzpy.park")):
-        return
-    for fn in parse_module(FRESH_TAPES).functions.values():
-        if not fn.is_declaration or fn.name not in module.functions:
-            module.add_function(fn)
 
 
 def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width=1,
