@@ -48,3 +48,15 @@ def test_hello_and_lse_through_the_relay():
     assert [r["function"] for r in evaluated] == ["double", "primal", "gradient"]
     assert all(r["success"] and r["valid"] for r in evaluated)
     assert log.getvalue().count('"response"') == 8
+
+
+def test_saddle_and_particle_nested_ad_give_the_evals_values():
+    """GradBench's saddle and particle evals (nested AD: a gradient inside the objective a
+    gradient descent differentiates) expect these values from every tool and every mode pair."""
+    import numpy as np
+
+    from benchmarks.gradbench.tool import particle, saddle
+    out = saddle.SOLVERS["rf"](np.array([1.0, 1.0]))
+    np.testing.assert_allclose(out, [8.246324826140356e-06] * 4, rtol=1e-4)
+    w = particle.SOLVERS["rr"](np.array([0.0]))
+    np.testing.assert_allclose(w, 0.2071918746486116, rtol=1e-10)

@@ -27,11 +27,11 @@ def tool_command(gradbench, python, tool):
     """The command and working directory of a tool, as GradBench's Dockerfiles start them."""
     if tool == "enzyme_py":
         return [sys.executable, "-m", "benchmarks.gradbench.tool"], REPO
-    if tool in ("manual",):
+    if tool in ("manual", "finite"):    # GradBench's C++ tools: hand-written, finite differences
         return [python, "python/gradbench/gradbench/cpp.py", tool], gradbench
     if tool in ("jax", "pytorch"):
         return [python, f"python/gradbench/gradbench/tools/{tool}/run.py"], gradbench
-    raise SystemExit(f"unknown tool {tool!r}: enzyme_py, manual, jax or pytorch")
+    raise SystemExit(f"unknown tool {tool!r}: enzyme_py, manual, finite, jax or pytorch")
 
 
 def relay(eval_proc, tool_proc, log, echo=print):

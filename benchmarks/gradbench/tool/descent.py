@@ -1,0 +1,48 @@
+"""The gradient-descent solver of GradBench's saddle and particle evals (its C++ tools' gd.hpp),
+as @njit functions: `argmin(objective, gradient, x0, params, sign)` minimises
+sign * objective(x, params), `gradient(x, params, g)` filling g with the objective's gradient
+(sign -1: the argmax). The step starts at 1e-5, doubles after 10 accepted steps and halves
+after a rejected one; it stops when the gradient or the step is at most 1e-5.
+
+`inner_argmin` is the same solver as a second dispatcher, for the descent nested inside
+another's objective: Numba calls a dispatcher from code compiled while that dispatcher is
+compiling through an unresolved symbol, which a gradient cannot follow."""
+import numpy as np
+from numba import njit
+
+
+@njit
+def _norm(v):
+    return np.sqrt(np.sum(v * v))
+
+
+def _argmin(objective, gradient, x0, params, sign):
+    x = x0.copy()
+    fx = sign * objective(x, params)
+    gx = np.zeros_like(x)
+    gradient(x, params, gx)
+    gx *= sign
+    i, eta = 0, 1e-5
+    while True:
+        if _norm(gx) <= 1e-5:
+            return x
+        if i == 10:
+            eta *= 2.0
+            i = 0
+            continue
+        x_new = x - eta * gx
+        if _norm(x - x_new) <= 1e-5:
+            return x
+        fx_new = sign * objective(x_new, params)
+        if fx_new < fx:
+            x, fx = x_new, fx_new
+            gradient(x, params, gx)
+            gx *= sign
+            i += 1
+        else:
+            eta /= 2.0
+            i = 0
+
+
+argmin = njit(_argmin)
+inner_argmin = njit(_argmin)
