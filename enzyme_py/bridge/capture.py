@@ -412,10 +412,17 @@ class _Collector:
 
     def _add_unresolved(self, owners):
         """Recursive calls go through `.numba.unresolved$NAME` slots, not linking libraries:
-        add the libraries of those NAMEs too (cleanup turns the slots into direct calls)."""
+        add the libraries of those NAMEs too (cleanup turns the slots into direct calls).
+        A private copy names such a callee with the copy's compile flags in its ABI tag, while
+        the callee was compiled with its own: the slot is then renamed to the callee's name."""
         by_name = {c.fndesc.mangled_name: c for _, _, c in owners.values()}
+        by_stem = {_without_flags(n): c for n, c in by_name.items()}
         for name in sorted(set(_UNRESOLVED.findall("\n".join(self.texts)))):
             callee = by_name.get(name)
+            if callee is None and _without_flags(name) in by_stem:
+                callee = by_stem[_without_flags(name)]
+                old, new = f".numba.unresolved${name}", f".numba.unresolved${callee.fndesc.mangled_name}"
+                self.texts = [t.replace(old, new) for t in self.texts]
             if callee is not None and id(callee.library) not in self.seen:
                 self.add(callee)
 
@@ -425,13 +432,30 @@ class _Collector:
         self.add(cres, rename=(cres.fndesc.mangled_name, old.fndesc.mangled_name))
 
 
+_TAGS = re.compile(r"B(\d+)v\d+B(\d+)")
+
+
+def _without_flags(mangled: str) -> str:
+    """A Numba mangled name without its second ABI tag (the compile flags': `B<n><tag>` after
+    the `B<n>v<uid>` tag), so one function compiled with other flags has the same stem."""
+    m = _TAGS.search(mangled)
+    if m is None:
+        return mangled
+    start = m.start(2) - 1
+    return mangled[:start] + mangled[m.end(2) + int(m.group(2)):]
+
+
 def callee_overloads(cres) -> dict:
     """id(library) -> (dispatcher, argtypes, cres) of the @njit callees reachable
-    from `cres` through Numba's type maps."""
+    from `cres` through Numba's type maps. A call of a dispatcher that was compiling when the
+    caller was typed (the same solver at two levels of nested AD) is typed `RecursiveCall` and
+    made through an unresolved symbol: its dispatcher is followed too."""
     found, stack, visited = {}, [cres], set()
     while stack:
         typemap = getattr(stack.pop().fndesc, "typemap", None) or {}
         for ty in typemap.values():
+            if isinstance(ty, numba_types.RecursiveCall):
+                ty = ty.dispatcher_type
             if not isinstance(ty, numba_types.Dispatcher):
                 continue
             dispatcher = ty.dispatcher

@@ -2,11 +2,8 @@
 as @njit functions: `argmin(objective, gradient, x0, params, sign)` minimises
 sign * objective(x, params), `gradient(x, params, g)` filling g with the objective's gradient
 (sign -1: the argmax). The step starts at 1e-5, doubles after 10 accepted steps and halves
-after a rejected one; it stops when the gradient or the step is at most 1e-5.
-
-`inner_argmin` is the same solver as a second dispatcher, for the descent nested inside
-another's objective: Numba calls a dispatcher from code compiled while that dispatcher is
-compiling through an unresolved symbol, which a gradient cannot follow."""
+after a rejected one; it stops when the gradient or the step is at most 1e-5. saddle runs it at
+two levels: the inner descent inside the outer one's objective."""
 import numpy as np
 from numba import njit
 
@@ -16,7 +13,8 @@ def _norm(v):
     return np.sqrt(np.sum(v * v))
 
 
-def _argmin(objective, gradient, x0, params, sign):
+@njit
+def argmin(objective, gradient, x0, params, sign):
     x = x0.copy()
     fx = sign * objective(x, params)
     gx = np.zeros_like(x)
@@ -42,7 +40,3 @@ def _argmin(objective, gradient, x0, params, sign):
         else:
             eta /= 2.0
             i = 0
-
-
-argmin = njit(_argmin)
-inner_argmin = njit(_argmin)

@@ -7,7 +7,7 @@ from numba import njit
 
 from enzyme_py import Active, Const, Forward, autodiff
 
-from .descent import argmin, inner_argmin
+from .descent import argmin
 from .protocol import Function
 
 
@@ -38,14 +38,14 @@ def inner_gradient_f(p2, p1, g):
 @njit
 def max_r(p1x, p1y, sx, sy):
     p1 = np.array([p1x, p1y])
-    y = inner_argmin(inner_objective, inner_gradient_r, np.array([sx, sy]), p1, -1.0)
+    y = argmin(inner_objective, inner_gradient_r, np.array([sx, sy]), p1, -1.0)
     return inner_objective(y, p1)
 
 
 @njit
 def max_f(p1x, p1y, sx, sy):
     p1 = np.array([p1x, p1y])
-    y = inner_argmin(inner_objective, inner_gradient_f, np.array([sx, sy]), p1, -1.0)
+    y = argmin(inner_objective, inner_gradient_f, np.array([sx, sy]), p1, -1.0)
     return inner_objective(y, p1)
 
 
