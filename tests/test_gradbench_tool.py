@@ -60,3 +60,26 @@ def test_saddle_and_particle_nested_ad_give_the_evals_values():
     np.testing.assert_allclose(out, [8.246324826140356e-06] * 4, rtol=1e-4)
     w = particle.SOLVERS["rr"](np.array([0.0]))
     np.testing.assert_allclose(w, 0.2071918746486116, rtol=1e-10)
+
+
+def test_ba_sparse_jacobian_layout_and_values():
+    """The ba eval's sparse Jacobian (GradBench's SparseMat layout) against finite differences
+    of one observation's residuals and the weight error's derivative -2w."""
+    import numpy as np
+
+    from benchmarks.gradbench.tool import ba
+    from benchmarks.workloads.ba import BAInstance
+    raw = {"n": 3, "m": 4, "p": 5, "cam": [0.1, -0.2, 0.3, 1.0, 2.0, -3.0, 500.0, 2.0, 3.0, 1e-3, 1e-6],
+           "x": [0.5, -1.5, 8.0], "w": 0.8, "feat": [10.0, -20.0]}
+    args = ba.prepare(raw)
+    rows, cols, vals = ba.jacobian(*args)
+    assert rows.tolist() == [0, 15, 30, 45, 60, 75, 90, 105, 120, 135, 150, 151, 152, 153, 154, 155]
+    fd = BAInstance(args).fd_rows(4)                 # observation 4: camera 1, point 0
+    block = vals[4 * 30:5 * 30].reshape(2, 15)
+    np.testing.assert_allclose(block, fd, rtol=1e-5, atol=1e-7)
+    assert cols[4 * 30:4 * 30 + 11].tolist() == list(range(11, 22))
+    assert cols[4 * 30 + 11:4 * 30 + 14].tolist() == [33, 34, 35]
+    assert cols[4 * 30 + 14] == 3 * 11 + 4 * 3 + 4
+    np.testing.assert_allclose(vals[-5:], -2 * 0.8, rtol=1e-15)
+    out = ba.post_jacobian((rows, cols, vals))
+    assert len(out["vals"]) == 31 and out["rows"][-1] == 155 and out["cols"][-1] == 3 * 11 + 4 * 3 + 4
