@@ -83,3 +83,37 @@ def test_ba_sparse_jacobian_layout_and_values():
     np.testing.assert_allclose(vals[-5:], -2 * 0.8, rtol=1e-15)
     out = ba.post_jacobian((rows, cols, vals))
     assert len(out["vals"]) == 31 and out["rows"][-1] == 155 and out["cols"][-1] == 3 * 11 + 4 * 3 + 4
+
+
+def test_gmm_jacobian_against_finite_differences():
+    import numpy as np
+
+    from benchmarks.gradbench.tool import gmm
+    from enzyme_py import Const, Duplicated, check_gradient
+    rng = np.random.default_rng(3)
+    d, k, n = 3, 2, 5
+    args = (rng.normal(size=k), rng.uniform(size=(k, d)), rng.normal(size=(k, d)),
+            rng.normal(size=(k, d * (d - 1) // 2)), rng.normal(size=(n, d)), 1.0, 0)
+    grads = gmm.jacobian(*args)
+    report = check_gradient(gmm.objective, *[Duplicated(a.copy(), np.zeros_like(a)) for a in args[:4]],
+                            Const(args[4]), args[5], args[6])
+    assert report.passed, str(report)
+    for g, r in zip(grads, report.args):
+        np.testing.assert_allclose(g, r.ad, rtol=1e-12)
+
+
+def test_kmeans_direction_is_gradient_over_hessian_diagonal():
+    import numpy as np
+
+    from benchmarks.gradbench.tool import kmeans
+    rng = np.random.default_rng(4)
+    points = rng.random((40, 3))
+    centroids = points[-4:].copy()
+    nearest = np.argmin(((points[:, None, :] - centroids[None]) ** 2).sum(-1), axis=1)
+    grad = np.zeros_like(centroids)
+    count = np.zeros(4)
+    for i, c in enumerate(nearest):
+        grad[c] += -2 * (points[i] - centroids[c])
+        count[c] += 1
+    np.testing.assert_allclose(kmeans.direction(centroids, points), grad / (2 * count[:, None]),
+                               rtol=1e-12, atol=1e-15)
