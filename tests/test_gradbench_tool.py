@@ -117,3 +117,20 @@ def test_kmeans_direction_is_gradient_over_hessian_diagonal():
         count[c] += 1
     np.testing.assert_allclose(kmeans.direction(centroids, points), grad / (2 * count[:, None]),
                                rtol=1e-12, atol=1e-15)
+
+
+def test_ode_gradient_of_the_last_state():
+    """ode: y_{n-1} after s RK4 steps; its gradient against central differences."""
+    import numpy as np
+
+    from benchmarks.gradbench.tool import ode
+    x = np.random.default_rng(5).random(6)
+    g = ode.gradient(x, 3)
+    fd = np.empty(6)
+    for i in range(6):
+        h = 1e-6
+        xp, xm = x.copy(), x.copy()
+        xp[i] += h
+        xm[i] -= h
+        fd[i] = (ode.primal(xp, 3)[-1] - ode.primal(xm, 3)[-1]) / (2 * h)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
