@@ -134,3 +134,14 @@ def test_ode_gradient_of_the_last_state():
         xm[i] -= h
         fd[i] = (ode.primal(xp, 3)[-1] - ode.primal(xm, 3)[-1]) / (2 * h)
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_det_by_minors_recursive_gradient_is_the_adjugate():
+    import numpy as np
+
+    from benchmarks.gradbench.tool import det
+    A = np.random.default_rng(6).random(25)
+    M = A.reshape(5, 5)
+    np.testing.assert_allclose(det.determinant(A, 5), np.linalg.det(M), rtol=1e-12)
+    np.testing.assert_allclose(det.gradient(A, 5).reshape(5, 5),
+                               np.linalg.det(M) * np.linalg.inv(M).T, rtol=1e-10)
