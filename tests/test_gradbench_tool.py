@@ -145,3 +145,25 @@ def test_det_by_minors_recursive_gradient_is_the_adjugate():
     np.testing.assert_allclose(det.determinant(A, 5), np.linalg.det(M), rtol=1e-12)
     np.testing.assert_allclose(det.gradient(A, 5).reshape(5, 5),
                                np.linalg.det(M) * np.linalg.inv(M).T, rtol=1e-10)
+
+
+def test_lstm_jacobian_leaves_the_state_and_matches_finite_differences():
+    import numpy as np
+
+    from benchmarks.gradbench.tool import lstm
+    rng = np.random.default_rng(7)
+    main, extra, state = rng.random((2, 12)), rng.random((3, 3)), rng.random((2, 3))
+    seq = (rng.random((6, 3)) > 0.5).astype(np.float64)
+    before = state.copy()
+    g = lstm.jacobian(main, extra, state, seq)
+    np.testing.assert_array_equal(state, before)
+    flat = np.concatenate((main.ravel(), extra.ravel()))
+    fd = np.empty_like(flat)
+    for i in range(flat.size):
+        h = 1e-6
+        up, dn = flat.copy(), flat.copy()
+        up[i] += h
+        dn[i] -= h
+        f = [lstm.objective(v[:24].reshape(2, 12), v[24:].reshape(3, 3), state, seq) for v in (up, dn)]
+        fd[i] = (f[0] - f[1]) / (2 * h)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
