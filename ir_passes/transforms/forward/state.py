@@ -119,14 +119,18 @@ class ForwardMode:
         self.module.add_function(self.fn)
 
     def fill_phis(self) -> None:
+        """One incoming entry per edge into the phi's block, as LLVM requires: a switch with
+        several cases to one block has that many edges (and entries) from its block."""
         for new, phi, what, j in self.phis:
             blk = phi.block
             ops, blocks = [], []
             for v, src in zip(phi.ops, phi.blocks):
                 if src not in self.preds[blk] or self.bmap[src] in blocks:
                     continue
-                ops.append(self.incoming(v, phi, what, j))
-                blocks.append(self.bmap[src])
+                value = self.incoming(v, phi, what, j)
+                edges = self.bmap[src].successors().count(self.bmap[blk]) or 1
+                ops += [value] * edges
+                blocks += [self.bmap[src]] * edges
             new.ops, new.blocks = ops, blocks
 
     def incoming(self, v, phi, what, j):

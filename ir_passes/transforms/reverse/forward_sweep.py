@@ -229,7 +229,7 @@ class ForwardSweep:
     def which_pred(self, blk):
         """An i32 phi in the forward block saying which predecessor control came from."""
         preds = self.g.preds[blk]
-        phi = self.fb[blk].insert(0, clone_phi(preds))
+        phi = self.fb[blk].insert(0, clone_phi(preds, blk))
         phi.name = f"from.{blk.name}"
         self.clones.append((phi, None, ()))
         return phi
@@ -397,8 +397,15 @@ class ForwardSweep:
             self.success_exits.append((b.block, blk))
 
 
-def clone_phi(preds):
-    return Instruction("phi", T.i32, [ConstInt(T.i32, k) for k in range(len(preds))], blocks=list(preds))
+def clone_phi(preds, blk):
+    """An i32 phi in `blk`: predecessor k's index, once per edge from it (a switch with two
+    cases to `blk` is two edges, and LLVM wants an entry for each)."""
+    ops, blocks = [], []
+    for k, p in enumerate(preds):
+        edges = p.successors().count(blk) or 1
+        ops += [ConstInt(T.i32, k)] * edges
+        blocks += [p] * edges
+    return Instruction("phi", T.i32, ops, blocks=blocks)
 
 
 def _const_param_root(p):
