@@ -167,3 +167,38 @@ def test_lstm_jacobian_leaves_the_state_and_matches_finite_differences():
         f = [lstm.objective(v[:24].reshape(2, 12), v[24:].reshape(3, 3), state, seq) for v in (up, dn)]
         fd[i] = (f[0] - f[1]) / (2 * h)
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_ht_jacobian_columns_against_finite_differences():
+    """ht on a made-up 22-bone model (complicated variant): the Jacobian's `us` and pose
+    columns against central differences of the objective."""
+    import numpy as np
+
+    from benchmarks.gradbench.tool import ht
+    rng = np.random.default_rng(8)
+    nb, nv, npts = 22, 10, 4
+    rel = np.tile(np.eye(4), (nb, 1, 1))
+    rel[:, :3, 3] = rng.normal(size=(nb, 3))
+    inv = np.tile(np.eye(4), (nb, 1, 1))
+    inv[:, :3, 3] = rng.normal(size=(nb, 3))
+    base = np.vstack([rng.normal(size=(3, nv)), np.ones((1, nv))])
+    weights = rng.random((nb, nv))
+    weights /= weights.sum(axis=0)
+    parents = np.array([-1] + list(range(nb - 1)))
+    tri = rng.integers(0, nv, (6, 3))
+    theta, us = rng.normal(size=26) * 0.3, rng.random((npts, 2)) * 0.5
+    rest = (parents, rel, inv, base, weights, False, tri, rng.integers(0, 6, npts),
+            rng.normal(size=(npts, 3)))
+    J = ht.jacobian(theta, us, *rest)
+    assert J.shape == (3 * npts, 28)
+    h = 1e-6
+    for col in (0, 1, 2, 9, 27):
+        tp, tm, up, um = theta.copy(), theta.copy(), us.copy(), us.copy()
+        if col < 2:
+            up[:, col] += h
+            um[:, col] -= h
+        else:
+            tp[col - 2] += h
+            tm[col - 2] -= h
+        fd = (ht.objective(tp, up, *rest) - ht.objective(tm, um, *rest)) / (2 * h)
+        np.testing.assert_allclose(J[:, col], fd, rtol=1e-6, atol=1e-8)

@@ -6,9 +6,9 @@ minus points interpolated in the corresponding triangles by the parameters `us`.
 
 The Jacobian (rows: the 3 coordinates of each point; columns: in the complicated variant
 first the point's own two `us`, then the 26 pose parameters) comes from forward mode in two
-batched calls (width 16 and 12): the pose parameters' unit directions, and for the `us` the
-directions with every point's u0 (then u1) set, since each point's residuals depend only on its
-own `us`. Nothing is hand-written."""
+batched calls of one width (14: one compiled tangent function): the pose parameters' unit
+directions, and for the `us` the directions with every point's u0 (then u1) set, since each
+point's residuals depend only on its own `us`. Nothing is hand-written."""
 import math
 
 import numpy as np
@@ -161,8 +161,9 @@ def jacobian(theta, us, *rest):
         dt[k] = 1.0
         dirs.append((dt, np.zeros_like(us)))
     cols = []
-    for start in range(0, len(dirs), 16):
-        chunk = dirs[start:start + 16]
+    width = -(-len(dirs) // -(-len(dirs) // 16))     # equal chunks of at most 16
+    for start in range(0, len(dirs), width):
+        chunk = dirs[start:start + width]
         outs = tuple(np.zeros(n) for _ in chunk)
         autodiff(residuals, BatchDuplicated(theta.copy(), tuple(c[0] for c in chunk)),
                  BatchDuplicated(us.copy(), tuple(c[1] for c in chunk)), *[Const(a) for a in rest],
