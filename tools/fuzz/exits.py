@@ -9,6 +9,9 @@ only at a marker element far from the others), each by `break`, `raise ValueErro
 `return`. The Const values decide whether an exit is never taken (stop = -1 or past the end,
 lo <= 0, no marker), sometimes (the middle) or always (at once). A third of the kernels wrap
 the loop in an outer one. Tape room is sized from such exits (transforms/reverse/trips.py).
+About 30% also add to `s` a value chosen by `if stop == 3 or stop == 5: ... else: ...`, which
+LLVM turns into a switch with two cases to one block (two edges, a phi with two entries from one block: the kind of
+tests/regressions/test_forward_switch_two_cases_one_block.py).
 
 `Config(exits=True)` runs the campaign's workers with PYTHONMALLOC=debug and MALLOC_CHECK_=3
 (campaign.Pool), so heap corruption kills the worker ("died:<signal>", a failure) instead of
@@ -87,6 +90,8 @@ def generate_exits(seed: int) -> ExitKernel:
             if when != "never" and n > 0:
                 marker = 0 if when == "always" else n // 2
         exits.append((test, action, when, place))
+    # drawn last, so the earlier draws (and the kernels of earlier seeds) stay as they were
+    pair = rng.random() < 0.3       # `stop == 3 or stop == 5`: a switch, two cases to one block
     ind = "        " if not nested else "            "
     body = {"first": [], "after_temp": [], "last": []}
     for test, action, _, place in exits:
@@ -95,6 +100,9 @@ def generate_exits(seed: int) -> ExitKernel:
     lines.append(ind + TEMPS[temp].format(w=w, ind=ind))
     lines += [f"{ind}{s}" for s in body["after_temp"]]
     lines.append(f"{ind}s += t[0] * t[{w - 1}] + t[{w // 2}] * x[i] * c")
+    if pair:
+        lines.append(f"{ind}if stop == 3 or stop == 5:\n{ind}    v = x[i] * x[i]\n{ind}else:\n"
+                     f"{ind}    v = 2.0 * x[i]\n{ind}s += v * c")
     lines += [f"{ind}{s}" for s in body["last"]]
     m = f"x.shape[0] - {w}"
     outer = ["    for j in range(2):", "        c = j + 1.0"] if nested else ["    c = 1.0"]
