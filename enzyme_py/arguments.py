@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numba
 import numpy as np
 from numba.core.dispatcher import Dispatcher
+from numba.typed import List as TypedList
 
 from ir_passes import Activity
 
@@ -99,7 +100,14 @@ def check_byte_order(where: str, arr: np.ndarray) -> None:
             f"Numba kernel; convert it first (x.astype(x.dtype.newbyteorder('=')))")
 
 
+def is_typed_list(value) -> bool:
+    return isinstance(value, TypedList)
+
+
 def check_duplicated(where: str, value, shadow) -> None:
+    if is_typed_list(value):
+        check_list_shadow(where, value, shadow)
+        return
     if not isinstance(value, np.ndarray):
         raise TypeError(
             f"{where}: Duplicated is for float arrays, got "
@@ -127,10 +135,40 @@ def check_duplicated(where: str, value, shadow) -> None:
                          f"added into it, so it must be writeable")
 
 
+def check_list_shadow(where: str, value, shadow) -> None:
+    """A typed List of float arrays and its shadow: a typed List of the same type and length
+    whose items are the items' shadows (check_duplicated, item by item)."""
+    if not is_typed_list(shadow):
+        raise TypeError(f"{where}: the shadow of a typed List must be a typed List of the items' "
+                        f"shadows, got {type(shadow).__name__}; use "
+                        f"typed.List([np.zeros_like(a) for a in lst])")
+    if len(shadow) != len(value):
+        raise ValueError(f"{where}: the shadow list has {len(shadow)} items, the list "
+                         f"{len(value)}; give one shadow per item")
+    items = list(value)
+    for k, (v, s) in enumerate(zip(items, shadow)):
+        if not isinstance(v, np.ndarray):
+            raise TypeError(f"{where}: Duplicated is for typed Lists of float arrays; item {k} "
+                            f"is a {type(v).__name__}; mark the list Const")
+        check_duplicated(f"{where}[{k}]", v, s)
+    if items and numba.typeof(shadow) != numba.typeof(value):
+        raise TypeError(f"{where}: the shadow list's type {numba.typeof(shadow)} differs from "
+                        f"the list's {numba.typeof(value)}; build it the same way")
+
+
+def shadow_pairs(value, shadow) -> list:
+    """[(primal array, its shadow)] of a Duplicated argument: the array, or each item of a typed
+    List with the shadow list's item at the same index."""
+    if is_typed_list(value):
+        return list(zip(value, shadow))
+    return [(value, shadow)]
+
+
 def check_distinct_lanes(where: str, lanes) -> None:
     """k shadows of one argument (one per direction or seed) must not share memory."""
-    for n, s in enumerate(lanes):
-        for t in lanes[n + 1:]:
+    arrays = [x for lane in lanes for x in memory_of(lane) or ()]
+    for n, s in enumerate(arrays):
+        for t in arrays[n + 1:]:
             if np.may_share_memory(s, t):
                 raise ValueError(f"{where}: two of its shadows share memory; each direction needs "
                                  f"a shadow of its own")
@@ -143,13 +181,13 @@ _NO_MEMORY = (int, float, complex, bool, str, type(None), np.number, np.bool_, D
 
 def memory_of(value) -> Optional[list]:
     """The arrays through which `value` reaches memory (an ndarray or a subclass, the arrays in
-    a tuple, named tuple or list at any depth, a memoryview's or bytearray's buffer, a record's
-    bytes), [] for a value that holds none (a number, a string, a function), or None when it
-    cannot be determined (a jitclass instance, a typed container): then it may share memory with
-    anything."""
+    a tuple, named tuple, list or typed List at any depth, a memoryview's or bytearray's buffer,
+    a record's bytes), [] for a value that holds none (a number, a string, a function), or None
+    when it cannot be determined (a jitclass instance, a typed Dict): then it may share memory
+    with anything."""
     if isinstance(value, np.ndarray):
         return [value]
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, (tuple, list, TypedList)):
         out = []
         for v in value:
             part = memory_of(v)
@@ -179,21 +217,23 @@ def _memory(annotated) -> list:
 def check_aliasing(annotated) -> None:
     """Reject shadows that alias primal memory (arrays at any depth of any argument), and one
     memory with two shadows."""
-    dups = [(i, a) for i, a in enumerate(annotated)
-            if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    dups = [(i, v, s) for i, a in enumerate(annotated)
+            if isinstance(a, (Duplicated, DuplicatedNoNeed)) for v, s in shadow_pairs(a.value, a.shadow)]
     arrays = [(i, arr) for i, found in _memory(annotated) for arr in found or ()]
-    for i, d in dups:
+    for i, _, s in dups:
         for j, arr in arrays:
-            if np.may_share_memory(d.shadow, arr):
+            if np.may_share_memory(s, arr):
                 raise ValueError(
                     f"argument {i}: its shadow shares memory with the array of "
                     f"argument {j}; shadows need memory of their own")
-    for n, (i, a) in enumerate(dups):
-        for j, b in dups[n + 1:]:
-            if np.may_share_memory(a.value, b.value) and not same_shadow(a, b):
+    for n, (i, a, sa) in enumerate(dups):
+        for j, b, sb in dups[n + 1:]:
+            if np.may_share_memory(a, b) and not same_shadow(a, sa, b, sb):
                 raise ValueError(
                     f"arguments {i} and {j} are the same (or overlapping) "
-                    f"memory but have different shadows; pass the same shadow")
+                    f"memory but have different shadows; pass the same shadow"
+                    if i != j else f"argument {i}: two of its items are the same (or "
+                    f"overlapping) memory but have different shadows; pass the same shadow")
 
 
 def check_aliasing_lanes(annotated, shadows) -> None:
@@ -203,26 +243,27 @@ def check_aliasing_lanes(annotated, shadows) -> None:
     arrays = [(i, arr) for i, found in _memory(annotated) for arr in found or ()]
     dups = [(i, a) for i, a in enumerate(annotated) if not isinstance(a, (Const, Active))]
     for (i, _), lanes in zip(dups, shadows):
-        for s in lanes:
+        for s in [x for lane in lanes for x in memory_of(lane) or ()]:
             for j, arr in arrays:
                 if np.may_share_memory(s, arr):
                     raise ValueError(f"argument {i}: its shadow shares memory with the array of "
                                      f"argument {j}; shadows need memory of their own")
-    for n, ((i, a), la) in enumerate(zip(dups, shadows)):
-        for (j, b), lb in list(zip(dups, shadows))[n + 1:]:
-            if np.may_share_memory(a.value, b.value):
-                same = all(same_shadow(Duplicated(a.value, s), Duplicated(b.value, t))
-                           for s, t in zip(la, lb))
+    pairs = [(i, [shadow_pairs(a.value, s) for s in lanes]) for (i, a), lanes in zip(dups, shadows)]
+    items = [(i, v, [lane[k][1] for lane in lanes]) for i, lanes in pairs
+             for k, (v, _) in enumerate(lanes[0] if lanes else ())]
+    for n, (i, a, la) in enumerate(items):
+        for j, b, lb in items[n + 1:]:
+            if np.may_share_memory(a, b):
+                same = all(same_shadow(a, s, b, t) for s, t in zip(la, lb))
                 if not same:
                     raise ValueError(f"arguments {i} and {j} are the same (or overlapping) memory "
                                      f"but have different shadows; pass the same shadows")
 
 
-def same_shadow(a, b) -> bool:
-    """Whether overlapping primals a, b have shadows laid out like them."""
-    offset = b.value.ctypes.data - a.value.ctypes.data
-    return (b.shadow.ctypes.data - a.shadow.ctypes.data == offset
-            and np.may_share_memory(a.shadow, b.shadow))
+def same_shadow(a, sa, b, sb) -> bool:
+    """Whether overlapping primal arrays a, b have shadows sa, sb laid out like them."""
+    offset = b.ctypes.data - a.ctypes.data
+    return sb.ctypes.data - sa.ctypes.data == offset and np.may_share_memory(sa, sb)
 
 
 def distinct_memory(arrays) -> bool:
@@ -252,7 +293,8 @@ def disjoint(annotated) -> bool:
     arrays = argument_arrays(annotated)
     if arrays is None:
         return False
-    arrays += [a.shadow for a in annotated if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    arrays += [s for a in annotated if isinstance(a, (Duplicated, DuplicatedNoNeed))
+               for _, s in shadow_pairs(a.value, a.shadow)]
     return distinct_memory(arrays)
 
 

@@ -15,7 +15,8 @@ from .rules.convention import register_error_report, register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.finite import tests_nan
 from .rules.effects import (register_allocator, register_free, register_handle_realloc,
-                            register_realloc, register_refused, register_writes_nothing)
+                            register_pointer_getter, register_realloc, register_refused,
+                            register_writes_nothing)
 from .rules.lapack import register_gesv
 from .rules.lapack_lstsq import register_gelsd
 from .rules.lapack_lu import register_getrf, register_getri, register_potrf
@@ -52,6 +53,7 @@ __all__ = ["tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError
            "register_gesv", "register_getrf", "register_getri", "register_handle_realloc",
            "register_heap", "register_host_routine", "unpool_checkpoints",
            "register_inactive", "register_nrm2", "register_orgqr", "register_parallel_for",
-           "register_potrf", "register_realloc", "register_refused", "register_success_codes",
+           "register_pointer_getter", "register_potrf", "register_realloc", "register_refused",
+           "register_success_codes",
            "register_error_report",
            "register_syevd", "register_writes_nothing", "reverse_mode"]

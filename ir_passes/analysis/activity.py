@@ -27,7 +27,8 @@ from ..ir.values import Argument, Constant
 from ..options import Activity, activities
 from ..rules.blas import lookup_blas
 from ..rules.parallel import lookup_parallel, passed_pointers
-from ..rules.effects import allocation_size, element_dtor_arg, handle_groups, handle_of
+from ..rules.effects import (allocation_size, element_dtor_arg, getter_object, handle_groups,
+                             handle_of)
 from .types import kind, roots
 
 PROPAGATE = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "select", "phi",
@@ -144,8 +145,8 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True
-            if i.opcode == "load" and kind(i.type) == "ptr" and id(i.ops[0]) in act.shadowed \
-                    and id(i) not in act.shadowed:
+            if (i.opcode == "load" and kind(i.type) == "ptr" and id(i.ops[0]) in act.shadowed
+                    or id(getter_object(i)) in act.shadowed) and id(i) not in act.shadowed:
                 act.shadowed.add(id(i))
                 changed = True
             if i.opcode == "call" and lookup_blas(i.callee_name) is not None and \

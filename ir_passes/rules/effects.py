@@ -73,6 +73,28 @@ def is_math(name: str) -> bool:
     return rule is not None and not rule.inactive
 
 
+# --- pointer getters: calls that return a pointer an object holds (a container's item storage)
+
+POINTER_GETTERS: dict[str, int] = {}   # function -> index of its object argument
+
+
+def register_pointer_getter(name: str, arg: int = 0) -> None:
+    """`name(..., obj, ...)` returns a pointer that the object at argument `arg` holds (the item
+    storage of a container), like a load of a pointer field, and writes nothing. When the object
+    has a shadow (a container of shadows, laid out as the primal one), the result's shadow is
+    the same call on the object's shadow."""
+    POINTER_GETTERS[name] = arg
+    register_writes_nothing(name)
+
+
+def getter_object(inst):
+    """The object argument of a pointer getter's call, or None when inst is not one."""
+    if inst.opcode != "call":
+        return None
+    k = POINTER_GETTERS.get(inst.callee_name or "")
+    return inst.ops[k] if k is not None and k < len(inst.ops) else None
+
+
 # --- calls refused with a reason the host gives (a library routine without a derivative rule)
 
 REFUSED: dict[str, str] = {}

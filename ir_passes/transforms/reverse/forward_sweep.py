@@ -16,8 +16,8 @@ from ...ir.edit import emit_at
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...rules.blas import INPUT, lookup_blas
-from ...rules.effects import (allocation_size, handle_groups, handle_of, handle_realloc_size,
-                              handle_size, is_handle)
+from ...rules.effects import (POINTER_GETTERS, allocation_size, getter_object, handle_groups,
+                              handle_of, handle_realloc_size, handle_size, is_handle)
 from ...runtime import heap
 from ...runtime.helpers import ensure
 from ..common.markers import is_marker
@@ -30,6 +30,15 @@ from .trips import NONE, ROOM, bound_steps, grows
 
 SHADOW_POSITIONS = {"getelementptr": (0,), "bitcast": (0,), "addrspacecast": (0,), "select": (1, 2),
                     "load": (0,)}
+
+
+def shadow_positions(inst) -> tuple:
+    """The operands of a shadowed pointer's twin that are shadows (the rest are primal)."""
+    if inst.opcode == "phi":
+        return tuple(range(len(inst.ops)))
+    if inst.opcode == "call":     # a pointer getter's call on the shadow object
+        return (POINTER_GETTERS[inst.callee_name],)
+    return SHADOW_POSITIONS[inst.opcode]
 
 
 def clone(inst, name_suffix=""):
@@ -90,11 +99,11 @@ class ForwardSweep:
                     self.shadow_pointer_store(inst, blk)
                 if inst.opcode == "alloca" and g.act.has_shadow(inst):
                     self.smap[inst] = self.shadow_alloca(inst, blk)
-                elif inst.opcode == "call" and g.act.has_shadow(inst):
+                elif inst.opcode == "call" and g.act.has_shadow(inst) and getter_object(inst) is None:
                     self.smap[inst] = self.shadow_allocation(inst, blk)
                 elif g.act.has_shadow(inst):
                     s = self.fb[blk].append(clone(inst, ".shadow"))
-                    pos = tuple(range(len(inst.ops))) if inst.opcode == "phi" else SHADOW_POSITIONS[inst.opcode]
+                    pos = shadow_positions(inst)
                     self.smap[inst] = s
                     self.clones.append((s, inst, pos))
         # shadow twins of phis must sit with the phis
