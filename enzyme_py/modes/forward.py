@@ -29,7 +29,7 @@ from ir_passes import Activity, forward_mode, parse_module, print_module
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, DuplicatedNoNeed, as_annotation
 from ..arguments import (argument_arrays, check_active, check_aliasing_lanes, check_distinct_lanes,
-                         check_duplicated, distinct_memory, type_key, typeof)
+                         check_duplicated, distinct_memory, memory_of, type_key, typeof)
 from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.frozen import register
@@ -204,7 +204,8 @@ def all_disjoint(annotated, shadows) -> bool:
     """Are all arrays and shadows of this call distinct memory? Then the variant whose shadows
     are `noalias` is used (LLVM keeps tangents in registers across stores)."""
     arrays = argument_arrays(annotated)
-    return arrays is not None and distinct_memory(arrays + [s for lanes in shadows for s in lanes])
+    return arrays is not None and distinct_memory(
+        arrays + [x for lanes in shadows for s in lanes for x in memory_of(s)])
 
 
 def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1) -> CompiledForward:

@@ -1,5 +1,6 @@
 """Tangents of memory instructions. Forward mode overwrites shadows where the primal writes.
 
+- a pointer getter's call (rules/effects.py): the same call on the object's shadow;
 - `v = load p`: tangent(v) = load shadow(p) (a pointer loaded from memory holding shadowed
   pointers: its shadow is loaded from the shadow memory);
 - `store v, p` into shadowed memory: store tangent(v) into shadow(p) (zero when v has none; the
@@ -17,6 +18,7 @@ from ...analysis.types import kind
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Constant, ConstInt
+from ...rules.effects import POINTER_GETTERS
 from .owned_items import in_destructed, item_shadows
 
 
@@ -50,6 +52,15 @@ def pointer_op(fm, inst) -> None:
     base = fm.shadow(inst.ops[0], inst)
     fm.smap[id(inst)] = [fm.clone(inst, [base[j]] + c.ops[1:], fm.suffix(inst, "shadow", j))
                          for j in range(fm.width)]
+
+
+def pointer_getter(fm, inst) -> None:
+    """A pointer a shadowed object holds (rules/effects.py): the same call on each shadow object."""
+    c = fm.emit_primal(inst)
+    k = POINTER_GETTERS[inst.callee_name]
+    obj = fm.shadow(inst.ops[k], inst)
+    fm.smap[id(inst)] = [fm.clone(inst, c.ops[:k] + [obj[j]] + c.ops[k + 1:],
+                                  fm.suffix(inst, "shadow", j)) for j in range(fm.width)]
 
 
 def load(fm, inst) -> None:
