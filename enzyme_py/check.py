@@ -36,8 +36,10 @@ from typing import Any, Callable, List, Optional
 
 import numpy as np
 from numba.core import types
+from numba.typed import List as TypedList
 
 from . import api
+from .arguments import is_typed_list
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
 from .bridge.frozen import as_dispatcher
 from .modes.bound import regroup_values
@@ -184,6 +186,8 @@ class _Leaf:
     value: Any = None      # a scalar's value
     member: Optional[int] = None    # the memory member of its array
     shadow: Optional[int] = None    # the memory member of its shadow
+    pos: int = 0           # its place among the call's leaves
+    items: Optional[list] = None    # a typed List's items: a _Leaf each (member, shadow)
 
 
 class _Call:
@@ -202,13 +206,16 @@ class _Call:
                 raise TypeError(f"check_gradient: argument `{labels[k]}` is BatchDuplicated; "
                                 "check one lane at a time with Duplicated")
             index, path = where[k]
-            leaf = _Leaf(index, labels[k], path, type(ann).__name__)
-            if isinstance(ann.value, np.ndarray):
+            leaf = _Leaf(index, labels[k], path, type(ann).__name__, pos=k)
+            if is_typed_list(ann.value) and (isinstance(ann, (Duplicated, DuplicatedNoNeed)) or
+                                             all(isinstance(v, np.ndarray) for v in ann.value)):
+                leaf.items = _list_items(leaf, ann, arrays)
+            elif isinstance(ann.value, np.ndarray):
                 leaf.member = len(arrays)
                 arrays.append(ann.value)
             else:
                 leaf.value = ann.value
-            if isinstance(ann, (Duplicated, DuplicatedNoNeed)):
+            if isinstance(ann, (Duplicated, DuplicatedNoNeed)) and leaf.items is None:
                 if not _is_float_array(ann.value):
                     raise TypeError(f"check_gradient: argument `{labels[k]}` is {leaf.kind} "
                                     "but its value is not a float NumPy array")
@@ -219,11 +226,13 @@ class _Call:
                 raise TypeError(f"check_gradient: argument `{labels[k]}` is Active but its "
                                 "value is not a float scalar")
             self.leaves.append(leaf)
+        # the leaves checked: a typed List's items in its place
+        self.checked = [i for leaf in self.leaves for i in (leaf.items or [leaf])]
         self.memory = _Memory(arrays)
         self._refuse_const_aliases()
         if rng is not None:
             gen = np.random.default_rng(rng)
-            for leaf in self.leaves:
+            for leaf in self.checked:
                 if leaf.shadow is not None:
                     s = self.memory.view(self.memory.snapshot[self.memory.members[leaf.shadow][0]],
                                          leaf.shadow, writeable=True)
@@ -238,7 +247,7 @@ class _Call:
         """A Const array sharing memory with a Duplicated one: the contract drops what flows
         through the Const reads, which no finite difference can leave out."""
         group = {}
-        for leaf in self.leaves:
+        for leaf in self.checked:
             if leaf.member is not None and leaf.kind != "Active":
                 g = self.memory.members[leaf.member][0]
                 group.setdefault(g, []).append(leaf)
@@ -257,7 +266,7 @@ class _Call:
         """Per memory group of Duplicated arrays: (unique element locations, their seeds as
         float64), each location once whichever arguments reach it."""
         by_group = {}
-        for leaf in self.leaves:
+        for leaf in self.checked:
             if leaf.shadow is None or leaf.member is None:
                 continue
             g = self.memory.members[leaf.member][0]
@@ -276,7 +285,8 @@ class _Call:
     def values(self, arrays, scalars=None):
         """The value of each leaf: its array among `arrays`, else its scalar."""
         scalars = scalars or {}
-        return [arrays[l.member] if l.member is not None else scalars.get(k, l.value)
+        return [TypedList([arrays[i.member] for i in l.items]) if l.items is not None else
+                arrays[l.member] if l.member is not None else scalars.get(k, l.value)
                 for k, l in enumerate(self.leaves)]
 
     def split(self, per_leaf):
@@ -294,7 +304,8 @@ class _Call:
     def annotated(self, arrays):
         """The user's call on these arrays, annotated as given: (positional, keyword)."""
         values = self.values(arrays)
-        shadows = [arrays[l.shadow] if l.shadow is not None else None for l in self.leaves]
+        shadows = [TypedList([arrays[i.shadow] for i in l.items]) if l.items is not None else
+                   arrays[l.shadow] if l.shadow is not None else None for l in self.leaves]
         plain_v, kw_v = self.split(values)
         plain_s, kw_s = self.split(shadows)
         out, n = [], 0
@@ -308,6 +319,28 @@ class _Call:
         """The kernel's return value on these leaf values."""
         pos, kw = self.split(values)
         return self.kernel(*pos, **kw)
+
+
+def _list_items(leaf, ann, arrays) -> list:
+    """The item leaves of a typed List argument, its arrays (and their shadows) appended to
+    `arrays`."""
+    if isinstance(ann, DuplicatedNoNeed):
+        raise TypeError(f"check_gradient: argument `{leaf.label}` is a typed List: "
+                        "DuplicatedNoNeed takes arrays only")
+    shadows = list(ann.shadow) if isinstance(ann, Duplicated) else None
+    items = []
+    for k, v in enumerate(ann.value):
+        if not isinstance(v, np.ndarray):
+            raise TypeError(f"check_gradient: argument `{leaf.label}` is a typed List whose item "
+                            f"{k} is not a NumPy array")
+        item = _Leaf(leaf.index, f"{leaf.label}[{k}]", leaf.path + (k,), leaf.kind, pos=leaf.pos,
+                     member=len(arrays))
+        arrays.append(v)
+        if shadows is not None:
+            item.shadow = len(arrays)
+            arrays.append(shadows[k])
+        items.append(item)
+    return items
 
 
 def _annotate(kind, value, shadow):
@@ -487,7 +520,7 @@ def _finite_difference(obj: _Objective, h_rel):
     for g, locs, _ in call._pairs:
         by_loc[g] = dict(zip(locs.tolist(), _fd_locations(obj, g, locs, h_rel)))
     out = []
-    for k, leaf in enumerate(call.leaves):
+    for leaf in call.checked:
         if leaf.shadow is not None:
             g = call.memory.members[leaf.member][0]
             locs = call.memory.locations(leaf.member)
@@ -495,7 +528,7 @@ def _finite_difference(obj: _Objective, h_rel):
             out.append(np.vectorize(table.__getitem__, otypes=[np.float64])(locs)
                        if locs.size else np.zeros(locs.shape))
         elif leaf.kind == "Active":
-            out.append(_fd_scalar(obj, k, h_rel))
+            out.append(_fd_scalar(obj, leaf.pos, h_rel))
         else:
             out.append(None)
     return out
@@ -691,7 +724,7 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
     report = GradientReport(name, ad_seed, ad_result=result)
     r = default_rtol(precision, rtol, fd_dtype)
     noise = obj.noise(_step(call, eps, fd_dtype))
-    for k, leaf in enumerate(call.leaves):
+    for k, leaf in enumerate(call.checked):
         if leaf.shadow is not None:
             shadow_after = ad_arrays[leaf.shadow]
             report.args.append(_compare(leaf.index, leaf.kind, np.array(shadow_after, np.float64),

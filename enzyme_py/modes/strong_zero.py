@@ -16,6 +16,7 @@ import threading
 import weakref
 
 import numpy as np
+from numba.typed import List as TypedList
 
 from ..bridge.frozen import as_dispatcher
 
@@ -34,9 +35,9 @@ def reruns(kernel) -> int:
 
 
 def _snapshot(values, shadows, ndarray=_ndarray, immutable=_IMMUTABLE):
-    """[(array, copy)] of every writeable array among `values` (tuples looked into) and
-    `shadows`; None when a value may hold other mutable memory (a typed list, a record), which
-    a rerun could not put back."""
+    """[(array, copy)] of every writeable array among `values` (tuples and typed Lists looked
+    into) and `shadows`; None when a value may hold other mutable memory (a record, a typed
+    List of other items), which a rerun could not put back."""
     saved = []
     stack = list(values) + list(shadows)
     while stack:
@@ -45,7 +46,7 @@ def _snapshot(values, shadows, ndarray=_ndarray, immutable=_IMMUTABLE):
         if t is ndarray or isinstance(v, ndarray):
             if v.flags.writeable and v.size:
                 saved.append((v, v.copy()))
-        elif t is tuple or isinstance(v, tuple):
+        elif t is tuple or isinstance(v, (tuple, TypedList)):
             stack.extend(v)
         elif not isinstance(v, immutable) or isinstance(v, np.void):
             return None
@@ -59,7 +60,7 @@ def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
         if isinstance(d, ndarray):
             if d.dtype.kind in "fc" and not np.isfinite(d).all():
                 return False
-        elif isinstance(d, tuple):
+        elif isinstance(d, (tuple, TypedList)):
             stack.extend(d)
         elif isinstance(d, (float, complex, np.floating, np.complexfloating)) \
                 and not np.isfinite(d):
