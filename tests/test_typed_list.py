@@ -1,0 +1,126 @@
+"""numba.typed.List arguments holding float arrays: Duplicated(lst, shadow_lst), the shadow a
+typed List of the items' shadows (docs/semantics.md, "Annotations"). Reverse and forward mode
+against finite differences and the analytic derivative; the refusals of bad shadow lists."""
+import numpy as np
+import pytest
+from numba import njit, typed
+
+from enzyme_py import Active, Const, Duplicated, Forward, autodiff, check_gradient
+
+LENGTHS = (3, 5, 4)
+
+
+@njit
+def pairwise(series, out):
+    for i in range(len(series)):
+        s = series[i]
+        acc = 0.0
+        for t in range(s.size):
+            acc += s[t] * s[t]
+        out[i] = acc
+
+
+@njit
+def weighted(series, w, out):
+    for i in range(len(series)):
+        s = series[i]
+        acc = 0.0
+        for t in range(s.size):
+            acc += w * np.sin(s[t]) * s[t]
+        out[i] = acc * w
+
+
+def series(seed=0, lengths=LENGTHS):
+    rng = np.random.default_rng(seed)
+    return typed.List([rng.standard_normal(n) for n in lengths])
+
+
+def zeros_like(lst):
+    return typed.List([np.zeros_like(a) for a in lst])
+
+
+def test_reverse_against_finite_differences_and_analytic():
+    lst = series()
+    report = check_gradient(pairwise, Duplicated(lst, zeros_like(lst)),
+                            Duplicated(np.zeros(3), np.zeros(3)), rng=1)
+    assert report.passed, report
+    shadow = zeros_like(lst)
+    out, dout = np.zeros(3), np.array([1.0, -2.0, 0.5])
+    autodiff(pairwise, Duplicated(lst, shadow), Duplicated(out, dout))
+    for k, (s, a) in enumerate(zip(shadow, lst)):
+        np.testing.assert_allclose(s, 2 * a * [1.0, -2.0, 0.5][k], rtol=1e-14)
+    np.testing.assert_allclose(out, [a @ a for a in lst], rtol=1e-14)
+    np.testing.assert_array_equal(dout, 0.0)      # overwritten: consumed
+
+
+def test_reverse_with_an_active_weight():
+    lst, w = series(2), 0.7
+    report = check_gradient(weighted, Duplicated(lst, zeros_like(lst)), Active(w),
+                            Duplicated(np.zeros(3), np.zeros(3)), rng=3)
+    assert report.passed, report
+    shadow = zeros_like(lst)
+    dw = autodiff(weighted, Duplicated(lst, shadow), Active(w),
+                  Duplicated(np.zeros(3), np.ones(3)))[1]
+    assert dw == pytest.approx(sum(2 * w * (np.sin(a) * a).sum() for a in lst), rel=1e-13)
+    for s, a in zip(shadow, lst):
+        np.testing.assert_allclose(s, w * w * (np.cos(a) * a + np.sin(a)), rtol=1e-13)
+
+
+def test_forward_mode_tangents():
+    lst, tangents = series(4), series(5)
+    out, dout = np.zeros(3), np.zeros(3)
+    autodiff(pairwise, Duplicated(lst, tangents), Duplicated(out, dout), mode=Forward)
+    np.testing.assert_allclose(dout, [2 * a @ t for a, t in zip(lst, tangents)], rtol=1e-14)
+
+
+def test_one_array_twice_in_the_list_with_one_shadow():
+    a = np.array([1.0, 2.0, 3.0])
+    da = np.zeros(3)
+    autodiff(pairwise, Duplicated(typed.List([a, a]), typed.List([da, da])),
+             Duplicated(np.zeros(2), np.ones(2)))
+    np.testing.assert_allclose(da, 4 * a)
+
+
+def test_const_list_still_differentiates_the_other_arguments():
+    lst = series(6)
+    w = autodiff(weighted, Const(lst), Active(0.3), Duplicated(np.zeros(3), np.ones(3)))[1]
+    assert w == pytest.approx(sum(2 * 0.3 * (np.sin(a) * a).sum() for a in lst), rel=1e-13)
+
+
+def _call(shadow, lst=None):
+    lst = series() if lst is None else lst
+    autodiff(pairwise, Duplicated(lst, shadow), Duplicated(np.zeros(3), np.ones(3)))
+
+
+@pytest.mark.parametrize("make, error, words", [
+    (lambda lst: typed.List([np.zeros(3), np.zeros(5)]), ValueError, "has 2 items, the list 3"),
+    (lambda lst: [np.zeros_like(a) for a in lst], TypeError, "must be a typed List"),
+    (lambda lst: typed.List([np.zeros(3), np.zeros(4), np.zeros(4)]), ValueError, "shape"),
+    (lambda lst: typed.List([np.zeros(n, np.float32) for n in LENGTHS]), ValueError, "dtype"),
+    (lambda lst: typed.List([lst[0], np.zeros(5), np.zeros(4)]), ValueError, "shares memory"),
+])
+def test_bad_shadow_lists_are_refused(make, error, words):
+    lst = series()
+    before = [a.copy() for a in lst]
+    with pytest.raises(error, match=words):
+        _call(make(lst), lst)
+    for a, b in zip(lst, before):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_integer_items_are_refused():
+    ints = typed.List([np.arange(3), np.arange(2)])
+    with pytest.raises(TypeError, match="only float arrays"):
+        autodiff(pairwise, Duplicated(ints, typed.List([np.arange(3), np.arange(2)])),
+                 Duplicated(np.zeros(2), np.ones(2)))
+
+
+def test_one_memory_with_two_shadows_is_refused():
+    a = np.ones(3)
+    with pytest.raises(ValueError, match="two of its items"):
+        _call(typed.List([np.zeros(3), np.zeros(3)]), typed.List([a, a]))
+
+
+def test_active_on_a_typed_list_is_refused():
+    with pytest.raises(TypeError, match="typed List"):
+        autodiff(pairwise, Active(series()), Duplicated(np.zeros(3), np.ones(3)))
