@@ -3,7 +3,7 @@ typed List of the items' shadows (docs/semantics.md, "Annotations"). Reverse and
 against finite differences and the analytic derivative; the refusals of bad shadow lists."""
 import numpy as np
 import pytest
-from numba import njit, typed
+from numba import njit, prange, typed
 
 from enzyme_py import Active, Const, Duplicated, Forward, autodiff, check_gradient
 
@@ -28,6 +28,16 @@ def weighted(series, w, out):
         for t in range(s.size):
             acc += w * np.sin(s[t]) * s[t]
         out[i] = acc * w
+
+
+@njit(parallel=True)
+def pairwise_parallel(series, out):
+    for i in prange(len(series)):
+        s = series[i]
+        acc = 0.0
+        for t in range(s.size):
+            acc += s[t] * s[t]
+        out[i] = acc
 
 
 def series(seed=0, lengths=LENGTHS):
@@ -70,6 +80,22 @@ def test_forward_mode_tangents():
     lst, tangents = series(4), series(5)
     out, dout = np.zeros(3), np.zeros(3)
     autodiff(pairwise, Duplicated(lst, tangents), Duplicated(out, dout), mode=Forward)
+    np.testing.assert_allclose(dout, [2 * a @ t for a, t in zip(lst, tangents)], rtol=1e-14)
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaTypeSafetyWarning")
+def test_parallel_loop_over_the_items_in_both_modes():
+    lst = series(7, (3, 5, 4, 6))
+    report = check_gradient(pairwise_parallel, Duplicated(lst, zeros_like(lst)),
+                            Duplicated(np.zeros(4), np.zeros(4)), rng=8)
+    assert report.passed, report
+    shadow = zeros_like(lst)
+    autodiff(pairwise_parallel, Duplicated(lst, shadow), Duplicated(np.zeros(4), np.ones(4)))
+    for s, a in zip(shadow, lst):
+        np.testing.assert_allclose(s, 2 * a, rtol=1e-14)
+    tangents, dout = series(9, (3, 5, 4, 6)), np.zeros(4)
+    autodiff(pairwise_parallel, Duplicated(lst, tangents), Duplicated(np.zeros(4), dout),
+             mode=Forward)
     np.testing.assert_allclose(dout, [2 * a @ t for a, t in zip(lst, tangents)], rtol=1e-14)
 
 
