@@ -6,6 +6,7 @@ import pytest
 from numba import njit, prange, typed
 
 from enzyme_py import Active, Const, Duplicated, Forward, autodiff, check_gradient
+from enzyme_py.modes.strong_zero import reruns
 
 LENGTHS = (3, 5, 4)
 
@@ -37,6 +38,18 @@ def pairwise_parallel(series, out):
         acc = 0.0
         for t in range(s.size):
             acc += s[t] * s[t]
+        out[i] = acc
+
+
+@njit
+def roots(series, w, out):
+    for i in range(len(series)):
+        s = series[i]
+        acc = 0.0
+        for t in range(s.size):
+            x = s[t]
+            r = np.sqrt(x) * w
+            acc += r if x > 0 else 0.0
         out[i] = acc
 
 
@@ -97,6 +110,17 @@ def test_parallel_loop_over_the_items_in_both_modes():
     autodiff(pairwise_parallel, Duplicated(lst, tangents), Duplicated(np.zeros(4), dout),
              mode=Forward)
     np.testing.assert_allclose(dout, [2 * a @ t for a, t in zip(lst, tangents)], rtol=1e-14)
+
+
+def test_strong_zero_rerun_puts_the_list_items_back():
+    lst = typed.List([np.array([4.0, -1.0]), np.array([-2.0, 9.0, 1.0])])
+    shadow = zeros_like(lst)
+    before = reruns(roots)
+    dw = autodiff(roots, Duplicated(lst, shadow), Active(2.0), Duplicated(np.zeros(2), np.ones(2)))[1]
+    assert reruns(roots) == before + 1        # the unguarded sqrt(-1) * 0 gave NaN
+    assert dw == 6.0
+    np.testing.assert_allclose(shadow[0], [0.5, 0.0])
+    np.testing.assert_allclose(shadow[1], [0.0, 1 / 3, 1.0])
 
 
 def test_one_array_twice_in_the_list_with_one_shadow():
