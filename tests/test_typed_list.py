@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from numba import njit, prange, typed
 
-from enzyme_py import Active, Const, Duplicated, Forward, autodiff, check_gradient
+from enzyme_py import Active, Const, Duplicated, Forward, UnsupportedError, autodiff, check_gradient
 from enzyme_py.modes.strong_zero import reruns
 
 LENGTHS = (3, 5, 4)
@@ -174,3 +174,36 @@ def test_one_memory_with_two_shadows_is_refused():
 def test_active_on_a_typed_list_is_refused():
     with pytest.raises(TypeError, match="typed List"):
         autodiff(pairwise, Active(series()), Duplicated(np.zeros(3), np.ones(3)))
+
+
+@njit
+def mixed(a, c, out):
+    series = typed.List()
+    series.append(a)
+    series.append(c)
+    for i in range(len(series)):
+        s = series[i]
+        acc = 0.0
+        for t in range(s.size):
+            acc += s[t] * s[t]
+        out[i] = acc
+
+
+@njit
+def float_list(a, out):
+    vals = typed.List()
+    for t in range(a.size):
+        vals.append(a[t] * 2.0)
+    acc = 0.0
+    for t in range(len(vals)):
+        acc += vals[t] * vals[t]
+    out[0] = acc
+
+
+def test_a_list_built_in_the_kernel_is_refused_when_it_cannot_be_shadowed():
+    with pytest.raises(UnsupportedError, match="receives an item without derivatives") as info:
+        autodiff(mixed, Duplicated(np.ones(3), np.zeros(3)), Const(np.ones(2)),
+                 Duplicated(np.zeros(2), np.ones(2)))
+    assert info.value.location[0] == __file__
+    with pytest.raises(UnsupportedError, match="a list of floats built in the kernel"):
+        autodiff(float_list, Duplicated(np.ones(3), np.zeros(3)), Duplicated(np.zeros(1), np.ones(1)))

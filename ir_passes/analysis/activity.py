@@ -27,8 +27,8 @@ from ..ir.values import Argument, Constant
 from ..options import Activity, activities
 from ..rules.blas import lookup_blas
 from ..rules.parallel import lookup_parallel, passed_pointers
-from ..rules.effects import (allocation_size, element_dtor_arg, getter_object, handle_groups,
-                             handle_of)
+from ..rules.effects import (allocation_size, copy_in_operands, element_dtor_arg, getter_object,
+                             handle_groups, handle_of)
 from .types import kind, roots
 
 PROPAGATE = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "select", "phi",
@@ -156,6 +156,12 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True
+            pair = copy_in_operands(i)
+            if pair is not None and id(pair[1]) in act.shadowed:
+                for r in _container_slots(pair[0]):
+                    if id(r) not in act.shadowed:
+                        act.shadowed.add(id(r))
+                        changed = True
             if i.opcode == "call" and lookup_parallel(i.callee_name) is not None:
                 changed |= _launch_shadows(i, insts, act)
             for r in _local_memory_reached(i, act):
@@ -220,6 +226,16 @@ def _local_memory_reached(i, act: ActivityInfo) -> list:
     if kind(v.type) == "ptr" and id(p) in act.shadowed:
         return [r for r in _alloca_roots(v) if r.opcode == "call"]
     return []
+
+
+def _container_slots(obj) -> list:
+    """An object that receives shadowed items (rules/effects.py, register_copy_in), and the local
+    memory its pointer is loaded from (the slot its constructor filled): they get shadows."""
+    out = [obj]
+    for r in roots(obj):
+        if isinstance(r, Instruction) and r.opcode == "load":
+            out += [r] + _alloca_roots(r.ops[0])
+    return out
 
 
 def _const_memory(p, act: ActivityInfo) -> bool:
