@@ -8,6 +8,8 @@ from numba import njit, prange, typed
 from enzyme_py import Active, Const, Duplicated, Forward, UnsupportedError, autodiff, check_gradient
 from enzyme_py.modes.strong_zero import reruns
 
+from nrt_stats import unfreed
+
 LENGTHS = (3, 5, 4)
 
 
@@ -207,3 +209,32 @@ def test_a_list_built_in_the_kernel_is_refused_when_it_cannot_be_shadowed():
     assert info.value.location[0] == __file__
     with pytest.raises(UnsupportedError, match="a list of floats built in the kernel"):
         autodiff(float_list, Duplicated(np.ones(3), np.zeros(3)), Duplicated(np.zeros(1), np.ones(1)))
+
+
+@njit
+def built(a, b, out):
+    series = typed.List()
+    series.append(a)
+    series.append(b)
+    for i in range(len(series)):
+        s = series[i]
+        acc = 0.0
+        for t in range(s.size):
+            acc += s[t] * s[t]
+        out[i] = acc
+
+
+def test_lists_built_in_the_kernel_in_forward_mode():
+    rng = np.random.default_rng(11)
+    a, b, ta, tb = (rng.standard_normal(n) for n in (3, 5, 3, 5))
+    dout = np.zeros(2)
+
+    def call():
+        autodiff(built, Duplicated(a, ta), Duplicated(b, tb), Duplicated(np.zeros(2), dout),
+                 mode=Forward)
+    call()
+    np.testing.assert_allclose(dout, [2 * a @ ta, 2 * b @ tb], rtol=1e-14)
+    assert unfreed(call) == (0, 0)
+    d = np.zeros(1)          # a list of floats: the tangents are copied into the shadow list
+    autodiff(float_list, Duplicated(a, ta), Duplicated(np.zeros(1), d), mode=Forward)
+    np.testing.assert_allclose(d, [8 * a @ ta], rtol=1e-14)
