@@ -238,3 +238,78 @@ def test_lists_built_in_the_kernel_in_forward_mode():
     d = np.zeros(1)          # a list of floats: the tangents are copied into the shadow list
     autodiff(float_list, Duplicated(a, ta), Duplicated(np.zeros(1), d), mode=Forward)
     np.testing.assert_allclose(d, [8 * a @ ta], rtol=1e-14)
+
+
+@njit
+def dtw(a, b):
+    n, m = a.size, b.size
+    D = np.full((n + 1, m + 1), np.inf)
+    D[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            c = (a[i - 1] - b[j - 1]) ** 2
+            D[i, j] = c + min(D[i - 1, j], D[i, j - 1], D[i - 1, j - 1])
+    return D[n, m]
+
+
+@njit
+def pairwise_dtw(series, out):
+    k = 0
+    for i in range(len(series)):
+        for j in range(i + 1, len(series)):
+            out[k] = dtw(series[i], series[j])
+            k += 1
+
+
+@njit
+def split_dtw(x, bounds, out):
+    series = typed.List()
+    for i in range(bounds.size - 1):
+        series.append(x[bounds[i]:bounds[i + 1]])
+    pairwise_dtw(series, out)
+
+
+@njit(parallel=True)
+def split_norms_parallel(x, bounds, out):
+    series = typed.List()
+    for i in range(bounds.size - 1):
+        series.append(x[bounds[i]:bounds[i + 1]])
+    for i in prange(len(series)):
+        s = series[i]
+        acc = 0.0
+        for t in range(s.size):
+            acc += s[t] * s[t]
+        out[i] = acc
+
+
+def test_pairwise_time_warp_distance_over_unequal_series():
+    lst = series(12, (4, 6, 5))
+    report = check_gradient(pairwise_dtw, Duplicated(lst, zeros_like(lst)),
+                            Duplicated(np.zeros(3), np.zeros(3)), rng=13)
+    assert report.passed, report
+    rng = np.random.default_rng(14)
+    x, t, bounds = rng.standard_normal(15), rng.standard_normal(15), np.array([0, 4, 10, 15])
+    report = check_gradient(split_dtw, Duplicated(x, np.zeros(15)), bounds,
+                            Duplicated(np.zeros(3), np.zeros(3)), rng=15)
+    assert report.passed, report
+    tangent = np.zeros(3)
+    autodiff(split_dtw, Duplicated(x, t), bounds, Duplicated(np.zeros(3), tangent), mode=Forward)
+    for k in range(3):         # forward mode's J t against reverse mode's rows of J
+        row, seed = np.zeros(15), np.zeros(3)
+        seed[k] = 1.0
+        autodiff(split_dtw, Duplicated(x, row), bounds, Duplicated(np.zeros(3), seed))
+        assert tangent[k] == pytest.approx(row @ t, rel=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaTypeSafetyWarning")
+def test_parallel_loop_over_a_list_built_in_the_kernel():
+    rng = np.random.default_rng(16)
+    x, t, bounds = rng.standard_normal(15), rng.standard_normal(15), np.array([0, 4, 10, 15])
+    report = check_gradient(split_norms_parallel, Duplicated(x, np.zeros(15)), bounds,
+                            Duplicated(np.zeros(3), np.zeros(3)), rng=17)
+    assert report.passed, report
+    tangent = np.zeros(3)
+    autodiff(split_norms_parallel, Duplicated(x, t), bounds, Duplicated(np.zeros(3), tangent),
+             mode=Forward)
+    parts = [slice(bounds[i], bounds[i + 1]) for i in range(3)]
+    np.testing.assert_allclose(tangent, [2 * x[p] @ t[p] for p in parts], rtol=1e-13)
