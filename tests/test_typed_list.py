@@ -313,3 +313,28 @@ def test_parallel_loop_over_a_list_built_in_the_kernel():
              mode=Forward)
     parts = [slice(bounds[i], bounds[i + 1]) for i in range(3)]
     np.testing.assert_allclose(tangent, [2 * x[p] @ t[p] for p in parts], rtol=1e-13)
+
+
+@njit
+def overwrite_items(series, out):
+    for i in range(len(series)):
+        s = series[i]
+        for t in range(s.size):
+            s[t] = np.sin(s[t]) * 2.0
+        acc = 0.0
+        for t in range(s.size):
+            acc += s[t] * s[t]
+        out[i] = acc
+
+
+def test_items_written_in_place():
+    lst = series(18, (3, 5))
+    report = check_gradient(overwrite_items, Duplicated(lst, zeros_like(lst)),
+                            Duplicated(np.zeros(2), np.zeros(2)), rng=19)
+    assert report.passed and not report.primal_mismatches, report
+    start = [a.copy() for a in lst]
+    shadow = typed.List([np.ones(3), np.ones(5)])     # seeds on the final items
+    autodiff(overwrite_items, Duplicated(lst, shadow), Duplicated(np.zeros(2), np.ones(2)))
+    for s, a0, a in zip(shadow, start, lst):
+        np.testing.assert_allclose(a, 2 * np.sin(a0), rtol=1e-15)
+        np.testing.assert_allclose(s, (1 + 2 * a) * 2 * np.cos(a0), rtol=1e-13)

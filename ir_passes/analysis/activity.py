@@ -145,8 +145,9 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True
+            obj = getter_object(i)
             if (i.opcode == "load" and kind(i.type) == "ptr" and id(i.ops[0]) in act.shadowed
-                    or id(getter_object(i)) in act.shadowed) and id(i) not in act.shadowed:
+                    or obj is not None and id(obj) in act.shadowed) and id(i) not in act.shadowed:
                 act.shadowed.add(id(i))
                 changed = True
             if i.opcode == "call" and lookup_blas(i.callee_name) is not None and \
