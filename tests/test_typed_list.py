@@ -338,3 +338,29 @@ def test_items_written_in_place():
     for s, a0, a in zip(shadow, start, lst):
         np.testing.assert_allclose(a, 2 * np.sin(a0), rtol=1e-15)
         np.testing.assert_allclose(s, (1 + 2 * a) * 2 * np.cos(a0), rtol=1e-13)
+
+
+@njit
+def reverse_inside(lst, shadow, out, dout):
+    autodiff(pairwise, Duplicated(lst, shadow), Duplicated(out, dout))
+
+
+@njit
+def forward_inside(lst, tangents, out, dout):
+    autodiff(pairwise, Duplicated(lst, tangents), Duplicated(out, dout), mode=Forward)
+
+
+def test_autodiff_inside_njit_code():
+    lst = series(20)
+    shadow = zeros_like(lst)
+    reverse_inside(lst, shadow, np.zeros(3), np.ones(3))
+    for s, a in zip(shadow, lst):
+        np.testing.assert_allclose(s, 2 * a, rtol=1e-14)
+    tangents, dout = series(21), np.zeros(3)
+    forward_inside(lst, tangents, np.zeros(3), dout)
+    np.testing.assert_allclose(dout, [2 * a @ t for a, t in zip(lst, tangents)], rtol=1e-14)
+    with pytest.raises(ValueError, match="length differs"):
+        reverse_inside(lst, typed.List([np.zeros(3)]), np.zeros(3), np.ones(3))
+    with pytest.raises(ValueError, match="shape or strides differ"):
+        reverse_inside(lst, typed.List([np.zeros(3), np.zeros(5), np.zeros(5)]), np.zeros(3),
+                       np.ones(3))
