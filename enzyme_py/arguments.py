@@ -150,7 +150,7 @@ def check_list_shadow(where: str, value, shadow) -> None:
         if not isinstance(v, np.ndarray):
             raise TypeError(f"{where}: Duplicated is for typed Lists of float arrays; item {k} "
                             f"is a {type(v).__name__}; mark the list Const")
-        check_duplicated(f"{where}[{k}]", v, s)
+        check_duplicated(f"{where}, item {k}", v, s)
     if items and numba.typeof(shadow) != numba.typeof(value):
         raise TypeError(f"{where}: the shadow list's type {numba.typeof(shadow)} differs from "
                         f"the list's {numba.typeof(value)}; build it the same way")
