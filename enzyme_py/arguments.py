@@ -104,6 +104,20 @@ def is_typed_list(value) -> bool:
     return isinstance(value, TypedList)
 
 
+@numba.njit
+def _items(lst):
+    out = []
+    for k in range(len(lst)):
+        out.append(lst[k])
+    return out
+
+
+def list_items(lst) -> list:
+    """A typed List's items as a Python list: one compiled call (iterating from Python costs a
+    call per item, about 30 times as much for lists of arrays)."""
+    return _items(lst) if len(lst) else []
+
+
 def check_duplicated(where: str, value, shadow) -> None:
     if is_typed_list(value):
         check_list_shadow(where, value, shadow)
@@ -145,8 +159,8 @@ def check_list_shadow(where: str, value, shadow) -> None:
     if len(shadow) != len(value):
         raise ValueError(f"{where}: the shadow list has {len(shadow)} items, the list "
                          f"{len(value)}; give one shadow per item")
-    items = list(value)
-    for k, (v, s) in enumerate(zip(items, shadow)):
+    items = list_items(value)
+    for k, (v, s) in enumerate(zip(items, list_items(shadow))):
         if not isinstance(v, np.ndarray):
             raise TypeError(f"{where}: Duplicated is for typed Lists of float arrays; item {k} "
                             f"is a {type(v).__name__}; mark the list Const")
@@ -160,7 +174,7 @@ def shadow_pairs(value, shadow) -> list:
     """[(primal array, its shadow)] of a Duplicated argument: the array, or each item of a typed
     List with the shadow list's item at the same index."""
     if is_typed_list(value):
-        return list(zip(value, shadow))
+        return list(zip(list_items(value), list_items(shadow)))
     return [(value, shadow)]
 
 
@@ -189,7 +203,7 @@ def memory_of(value) -> Optional[list]:
         return [value]
     if isinstance(value, (tuple, list, TypedList)):
         out = []
-        for v in value:
+        for v in list_items(value) if isinstance(value, TypedList) else value:
             part = memory_of(v)
             if part is None:
                 return None
@@ -220,16 +234,15 @@ def check_aliasing(annotated) -> None:
     dups = [(i, v, s) for i, a in enumerate(annotated)
             if isinstance(a, (Duplicated, DuplicatedNoNeed)) for v, s in shadow_pairs(a.value, a.shadow)]
     arrays = [(i, arr) for i, found in _memory(annotated) for arr in found or ()]
-    for i, _, s in dups:
-        for j, arr in arrays:
-            if np.may_share_memory(s, arr):
-                raise ValueError(
-                    f"argument {i}: its shadow shares memory with the array of "
-                    f"argument {j}; shadows need memory of their own")
-    for n, (i, a, sa) in enumerate(dups):
-        for j, b, sb in dups[n + 1:]:
-            if np.may_share_memory(a, b) and not same_shadow(a, sa, b, sb):
-                raise ValueError(
+    hit = first_overlap([s for _, _, s in dups], [arr for _, arr in arrays])
+    if hit is not None:
+        raise ValueError(
+            f"argument {dups[hit[0]][0]}: its shadow shares memory with the array of "
+            f"argument {arrays[hit[1]][0]}; shadows need memory of their own")
+    for n, m in overlapping_pairs([a for _, a, _ in dups]):
+        (i, a, sa), (j, b, sb) = dups[n], dups[m]
+        if not same_shadow(a, sa, b, sb):
+            raise ValueError(
                     f"arguments {i} and {j} are the same (or overlapping) "
                     f"memory but have different shadows; pass the same shadow"
                     if i != j else f"argument {i}: two of its items are the same (or "
@@ -242,22 +255,20 @@ def check_aliasing_lanes(annotated, shadows) -> None:
     shadows."""
     arrays = [(i, arr) for i, found in _memory(annotated) for arr in found or ()]
     dups = [(i, a) for i, a in enumerate(annotated) if not isinstance(a, (Const, Active))]
-    for (i, _), lanes in zip(dups, shadows):
-        for s in [x for lane in lanes for x in memory_of(lane) or ()]:
-            for j, arr in arrays:
-                if np.may_share_memory(s, arr):
-                    raise ValueError(f"argument {i}: its shadow shares memory with the array of "
-                                     f"argument {j}; shadows need memory of their own")
+    owned = [(i, x) for (i, _), lanes in zip(dups, shadows) for lane in lanes
+             for x in memory_of(lane) or ()]
+    hit = first_overlap([x for _, x in owned], [arr for _, arr in arrays])
+    if hit is not None:
+        raise ValueError(f"argument {owned[hit[0]][0]}: its shadow shares memory with the array "
+                         f"of argument {arrays[hit[1]][0]}; shadows need memory of their own")
     pairs = [(i, [shadow_pairs(a.value, s) for s in lanes]) for (i, a), lanes in zip(dups, shadows)]
     items = [(i, v, [lane[k][1] for lane in lanes]) for i, lanes in pairs
              for k, (v, _) in enumerate(lanes[0] if lanes else ())]
-    for n, (i, a, la) in enumerate(items):
-        for j, b, lb in items[n + 1:]:
-            if np.may_share_memory(a, b):
-                same = all(same_shadow(a, s, b, t) for s, t in zip(la, lb))
-                if not same:
-                    raise ValueError(f"arguments {i} and {j} are the same (or overlapping) memory "
-                                     f"but have different shadows; pass the same shadows")
+    for n, m in overlapping_pairs([a for _, a, _ in items]):
+        (i, a, la), (j, b, lb) = items[n], items[m]
+        if not all(same_shadow(a, s, b, t) for s, t in zip(la, lb)):
+            raise ValueError(f"arguments {i} and {j} are the same (or overlapping) memory "
+                             f"but have different shadows; pass the same shadows")
 
 
 def same_shadow(a, sa, b, sb) -> bool:
@@ -268,11 +279,41 @@ def same_shadow(a, sa, b, sb) -> bool:
 
 def distinct_memory(arrays) -> bool:
     """Do no two of `arrays` share memory?"""
-    for n, x in enumerate(arrays):
-        for y in arrays[n + 1:]:
-            if np.may_share_memory(x, y):
-                return False
-    return True
+    return not overlapping_pairs(arrays, first=True)
+
+
+def _span(a) -> tuple:
+    """[lo, hi) bytes that array `a` reaches: what np.may_share_memory compares."""
+    lo = hi = a.ctypes.data
+    for n, st in zip(a.shape, a.strides):
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return lo, hi + a.itemsize
+
+
+def overlapping_pairs(arrays, first: bool = False) -> list:
+    """The pairs (k, l), k < l, of `arrays` that may share memory (np.may_share_memory: their
+    byte ranges overlap; an empty array shares none), in order; with `first`, at most one. A sweep
+    over the sorted ranges: a list of many arrays costs n log n, not n^2."""
+    spans = sorted((*_span(a), k) for k, a in enumerate(arrays) if a.size)
+    out, open_ = [], []
+    for lo, hi, k in spans:
+        open_ = [(h, m) for h, m in open_ if h > lo]
+        for _, m in open_:
+            out.append((min(k, m), max(k, m)))
+            if first:
+                return out
+        open_.append((hi, k))
+    return sorted(out)
+
+
+def first_overlap(xs, ys):
+    """The first (k, l) in order with xs[k] and ys[l] sharing memory, or None."""
+    pairs = [(k, m - len(xs)) for k, m in overlapping_pairs(list(xs) + list(ys))
+             if k < len(xs) <= m]
+    return min(pairs) if pairs else None
 
 
 def argument_arrays(annotated) -> Optional[list]:

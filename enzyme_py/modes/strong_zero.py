@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 from numba.typed import List as TypedList
 
+from ..arguments import list_items
 from ..bridge.frozen import as_dispatcher
 
 _ndarray = np.ndarray
@@ -46,8 +47,10 @@ def _snapshot(values, shadows, ndarray=_ndarray, immutable=_IMMUTABLE):
         if t is ndarray or isinstance(v, ndarray):
             if v.flags.writeable and v.size:
                 saved.append((v, v.copy()))
-        elif t is tuple or isinstance(v, (tuple, TypedList)):
+        elif t is tuple or isinstance(v, tuple):
             stack.extend(v)
+        elif isinstance(v, TypedList):
+            stack.extend(list_items(v))
         elif not isinstance(v, immutable) or isinstance(v, np.void):
             return None
     return saved
@@ -60,8 +63,10 @@ def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
         if isinstance(d, ndarray):
             if d.dtype.kind in "fc" and not np.isfinite(d).all():
                 return False
-        elif isinstance(d, (tuple, TypedList)):
+        elif isinstance(d, tuple):
             stack.extend(d)
+        elif isinstance(d, TypedList):
+            stack.extend(list_items(d))
         elif isinstance(d, (float, complex, np.floating, np.complexfloating)) \
                 and not np.isfinite(d):
             return False
