@@ -389,3 +389,13 @@ def copy_same_layout(a: np.ndarray) -> np.ndarray:
     view = np.lib.stride_tricks.as_strided(buf[-lo // a.itemsize:], a.shape, a.strides)
     view[...] = a
     return view
+
+
+def copy_value(v):
+    """A copy of an array (copy_same_layout) or of a typed List's arrays; other values as they
+    are."""
+    if isinstance(v, np.ndarray):
+        return copy_same_layout(v)
+    if is_typed_list(v) and len(v):
+        return TypedList([copy_value(x) for x in list_items(v)])
+    return v

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from numba import njit, prange, typed
 
-from enzyme_py import Active, Const, Duplicated, Forward, UnsupportedError, autodiff, check_gradient
+from enzyme_py import (Active, Const, Duplicated, Forward, UnsupportedError, autodiff, check_gradient,
+                       explain)
 from enzyme_py.modes.strong_zero import reruns
 
 from nrt_stats import unfreed
@@ -364,3 +365,14 @@ def test_autodiff_inside_njit_code():
     with pytest.raises(ValueError, match="shape or strides differ"):
         reverse_inside(lst, typed.List([np.zeros(3), np.zeros(5), np.zeros(5)]), np.zeros(3),
                        np.ones(3))
+
+
+def test_explain_runs_on_copies_of_the_lists():
+    lst = series(22)
+    shadow = typed.List([np.ones_like(a) for a in lst])
+    before = [a.copy() for a in lst]
+    text = str(explain(overwrite_items, Duplicated(lst, shadow), Duplicated(np.zeros(3), np.ones(3))))
+    assert "s = series[i]" in text
+    for a, b, s in zip(lst, before, shadow):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(s, 1.0)
