@@ -15,7 +15,7 @@ from .rules.convention import register_error_report, register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.finite import tests_nan
 from .rules.effects import (register_allocator, register_constructor, register_copy_in,
-                            register_free, register_handle_realloc,
+                            register_copy_out, register_free, register_handle_realloc,
                             register_pointer_getter, register_realloc, register_refused,
                             register_writes_nothing)
 from .rules.lapack import register_gesv
@@ -49,7 +49,8 @@ __all__ = ["tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError
            "Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
-           "register_allocator", "register_constructor", "register_copy_in", "register_dot",
+           "register_allocator", "register_constructor", "register_copy_in", "register_copy_out",
+           "register_dot",
            "register_external", "register_free",
            "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd",
            "register_gesv", "register_getrf", "register_getri", "register_handle_realloc",

@@ -18,7 +18,8 @@ from ir_passes import (register_alias, register_allocator, register_dot, registe
                        register_gesdd, register_gesv, register_getrf, register_getri,
                        register_handle_realloc, register_heap, register_host_routine,
                        register_inactive, register_nrm2, register_orgqr, register_parallel_for,
-                       register_constructor, register_copy_in, register_pointer_getter,
+                       register_constructor, register_copy_in, register_copy_out,
+                       register_pointer_getter,
                        register_potrf, register_refused, register_success_codes, register_syevd,
                        register_helper, register_writes_nothing)
 from llvmlite import binding as _binding
@@ -53,6 +54,9 @@ register_pointer_getter("numba_list_base_ptr", arg=0)
 register_constructor("numba_list_new", out_arg=0, free="numba_list_free")
 register_copy_in("numba_list_append", obj_arg=0, item_arg=1)
 register_inactive("numba_list_set_method_table")
+# numba.typed.Dict: a lookup copies the value found for a key out (its shadow dict holds the
+# values' shadows under the same keys)
+register_copy_out("numba_dict_lookup", obj_arg=0, out_arg=3)
 register_allocator("NRT_MemInfo_alloc_dtor", size_arg=0, data="NRT_MemInfo_data_fast",
                    retain="NRT_incref", release="NRT_decref")
 

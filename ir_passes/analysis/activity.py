@@ -27,7 +27,8 @@ from ..ir.values import Argument, Constant
 from ..options import Activity, activities
 from ..rules.blas import lookup_blas
 from ..rules.parallel import lookup_parallel, passed_pointers
-from ..rules.effects import (allocation_size, copy_in_operands, element_dtor_arg, getter_object,
+from ..rules.effects import (allocation_size, copy_in_operands, copy_out_operands, element_dtor_arg,
+                             getter_object,
                              handle_groups, handle_of)
 from .types import kind, roots
 
@@ -160,6 +161,12 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
             pair = copy_in_operands(i)
             if pair is not None and id(pair[1]) in act.shadowed:
                 for r in _container_slots(pair[0]):
+                    if id(r) not in act.shadowed:
+                        act.shadowed.add(id(r))
+                        changed = True
+            pair = copy_out_operands(i)
+            if pair is not None and id(pair[0]) in act.shadowed:
+                for r in _alloca_roots(pair[1]):
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True

@@ -123,6 +123,25 @@ def register_copy_in(name: str, obj_arg: int = 0, item_arg: int = 1) -> None:
     COPIES_IN[name] = (obj_arg, item_arg)
 
 
+COPIES_OUT: dict[str, tuple[int, int]] = {}  # function -> (object arg, out arg)
+
+
+def register_copy_out(name: str, obj_arg: int = 0, out_arg: int = 1) -> None:
+    """`name(obj, ..., out)` copies one of the object's items into the memory its argument
+    `out_arg` points to (a container's lookup by key; the other arguments choose the item). From
+    a shadowed object, the same call copies the shadow object's item at that place into out's
+    shadow. Items holding floats themselves are refused in reverse mode."""
+    COPIES_OUT[name] = (obj_arg, out_arg)
+
+
+def copy_out_operands(inst):
+    """(object, out) of a copy-out call, or None."""
+    if inst.opcode != "call":
+        return None
+    k = COPIES_OUT.get(inst.callee_name or "")
+    return (inst.ops[k[0]], inst.ops[k[1]]) if k is not None else None
+
+
 def copy_in_operands(inst):
     """(object, item) of a copy-in call, or None."""
     if inst.opcode != "call":

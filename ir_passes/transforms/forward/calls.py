@@ -21,7 +21,8 @@ from ...ir.instructions import Instruction
 from ...ir.values import Global
 from ...options import Activity
 from ...rules.blas import lookup_blas
-from ...rules.effects import (FREES, constructor_out, copy_in_operands, getter_object,
+from ...rules.effects import (FREES, constructor_out, copy_in_operands, copy_out_operands,
+                              getter_object,
                               realloc_operand, refusal)
 from ...rules.registry import lookup
 from ...analysis.activity import call_activity
@@ -50,7 +51,8 @@ def visit_call(fm, inst) -> None:
         memory.pointer_getter(fm, inst)
         return
     if constructor_out(inst) is not None and fm.has_shadow(constructor_out(inst)) or \
-            copy_in_operands(inst) is not None and fm.has_shadow(copy_in_operands(inst)[0]):
+            copy_in_operands(inst) is not None and fm.has_shadow(copy_in_operands(inst)[0]) or \
+            copy_out_operands(inst) is not None and fm.has_shadow(copy_out_operands(inst)[0]):
         memory.container_call(fm, inst)
         return
     if fm.has_shadow(inst) or (realloc_operand(inst) is not None and fm.has_shadow(realloc_operand(inst))):

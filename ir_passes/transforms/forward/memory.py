@@ -19,7 +19,7 @@ from ...analysis.types import kind
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Constant, ConstInt
-from ...rules.effects import COPIES_IN, CONSTRUCTORS, POINTER_GETTERS, constructor_out
+from ...rules.effects import COPIES_IN, COPIES_OUT, CONSTRUCTORS, POINTER_GETTERS, constructor_out
 from .owned_items import in_destructed, item_shadows
 
 
@@ -73,6 +73,8 @@ def container_call(fm, inst) -> None:
     c = fm.emit_primal(inst)
     if constructor_out(inst) is not None:
         positions = (CONSTRUCTORS[inst.callee_name].out_arg,)
+    elif inst.callee_name in COPIES_OUT:
+        positions = COPIES_OUT[inst.callee_name]
     else:
         positions = COPIES_IN[inst.callee_name]
         if not fm.has_shadow(inst.ops[positions[1]]):

@@ -16,8 +16,8 @@ from ...ir.edit import emit_at
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...rules.blas import INPUT, lookup_blas
-from ...rules.effects import (CONSTRUCTORS, POINTER_GETTERS, allocation_size, constructor_out,
-                              copy_in_operands, getter_object, handle_groups,
+from ...rules.effects import (CONSTRUCTORS, COPIES_OUT, POINTER_GETTERS, allocation_size,
+                              constructor_out, copy_in_operands, copy_out_operands, getter_object, handle_groups,
                               handle_of, handle_realloc_size, handle_size, is_handle)
 from ...runtime import heap
 from ...runtime.helpers import ensure
@@ -103,6 +103,9 @@ class ForwardSweep:
                 pair = copy_in_operands(inst)
                 if pair is not None and g.act.has_shadow(pair[0]):
                     self.shadow_copy_in(inst, pair, blk)
+                pair = copy_out_operands(inst)
+                if pair is not None and g.act.has_shadow(pair[0]):
+                    self.shadow_copy_out(inst, blk)
                 if inst.opcode == "alloca" and g.act.has_shadow(inst):
                     self.smap[inst] = self.shadow_alloca(inst, blk)
                 elif inst.opcode == "call" and g.act.has_shadow(inst) and getter_object(inst) is None:
@@ -153,6 +156,13 @@ class ForwardSweep:
         twin = clone(inst, ".shadow")
         self.fb[blk].append(twin)
         self.clones.append((twin, inst, (inst.ops.index(obj), inst.ops.index(item))))
+
+    def shadow_copy_out(self, inst, blk) -> None:
+        """An item copied out of a shadowed object: the shadow object's item goes to out's
+        shadow (the same call, on the shadows)."""
+        twin = clone(inst, ".shadow")
+        self.fb[blk].append(twin)
+        self.clones.append((twin, inst, COPIES_OUT[inst.callee_name]))
 
     def shadow_alloca(self, inst, blk):
         """The shadow of a local alloca: a zeroed field of the frame, alive in both sweeps."""
