@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numba
 import numpy as np
 from numba.core.dispatcher import Dispatcher
+from numba.typed import Dict as TypedDict
 from numba.typed import List as TypedList
 
 from ir_passes import Activity
@@ -104,6 +105,10 @@ def is_typed_list(value) -> bool:
     return isinstance(value, TypedList)
 
 
+def is_typed_dict(value) -> bool:
+    return isinstance(value, TypedDict)
+
+
 @numba.njit
 def _items(lst):
     out = []
@@ -121,6 +126,9 @@ def list_items(lst) -> list:
 def check_duplicated(where: str, value, shadow) -> None:
     if is_typed_list(value):
         check_list_shadow(where, value, shadow)
+        return
+    if is_typed_dict(value):
+        check_dict_shadow(where, value, shadow)
         return
     if not isinstance(value, np.ndarray):
         raise TypeError(
@@ -170,11 +178,32 @@ def check_list_shadow(where: str, value, shadow) -> None:
                         f"the list's {numba.typeof(value)}; build it the same way")
 
 
+def check_dict_shadow(where: str, value, shadow) -> None:
+    """A typed Dict of float arrays and its shadow: a typed Dict of the same type and keys whose
+    values are the values' shadows (check_duplicated, key by key)."""
+    if not is_typed_dict(shadow):
+        raise TypeError(f"{where}: the shadow of a typed Dict must be a typed Dict of the values' "
+                        f"shadows under the same keys, got {type(shadow).__name__}")
+    if set(shadow.keys()) != set(value.keys()):
+        raise ValueError(f"{where}: the shadow dict's keys differ from the dict's; give one "
+                         f"shadow per key")
+    for k, v in value.items():
+        if not isinstance(v, np.ndarray):
+            raise TypeError(f"{where}: Duplicated is for typed Dicts of float arrays; the value "
+                            f"of {k!r} is a {type(v).__name__}; mark the dict Const")
+        check_duplicated(f"{where}, key {k!r}", v, shadow[k])
+    if len(value) and numba.typeof(shadow) != numba.typeof(value):
+        raise TypeError(f"{where}: the shadow dict's type {numba.typeof(shadow)} differs from "
+                        f"the dict's {numba.typeof(value)}; build it the same way")
+
+
 def shadow_pairs(value, shadow) -> list:
     """[(primal array, its shadow)] of a Duplicated argument: the array, or each item of a typed
     List with the shadow list's item at the same index."""
     if is_typed_list(value):
         return list(zip(list_items(value), list_items(shadow)))
+    if is_typed_dict(value):
+        return [(v, shadow[k]) for k, v in value.items()]
     return [(value, shadow)]
 
 
@@ -195,15 +224,17 @@ _NO_MEMORY = (int, float, complex, bool, str, type(None), np.number, np.bool_, D
 
 def memory_of(value) -> Optional[list]:
     """The arrays through which `value` reaches memory (an ndarray or a subclass, the arrays in
-    a tuple, named tuple, list or typed List at any depth, a memoryview's or bytearray's buffer,
-    a record's bytes), [] for a value that holds none (a number, a string, a function), or None
-    when it cannot be determined (a jitclass instance, a typed Dict): then it may share memory
-    with anything."""
+    a tuple, named tuple, list, typed List or typed Dict's values at any depth, a memoryview's or
+    bytearray's buffer, a record's bytes), [] for a value that holds none (a number, a string, a
+    function), or None when it cannot be determined (a jitclass instance): then it may share
+    memory with anything."""
     if isinstance(value, np.ndarray):
         return [value]
-    if isinstance(value, (tuple, list, TypedList)):
+    if isinstance(value, (tuple, list, TypedList, TypedDict)):
         out = []
-        for v in list_items(value) if isinstance(value, TypedList) else value:
+        items = list_items(value) if isinstance(value, TypedList) else \
+            list(value.values()) if isinstance(value, TypedDict) else value
+        for v in items:
             part = memory_of(v)
             if part is None:
                 return None
@@ -392,10 +423,16 @@ def copy_same_layout(a: np.ndarray) -> np.ndarray:
 
 
 def copy_value(v):
-    """A copy of an array (copy_same_layout) or of a typed List's arrays; other values as they
-    are."""
+    """A copy of an array (copy_same_layout) or of a typed List's or Dict's arrays; other values
+    as they are."""
     if isinstance(v, np.ndarray):
         return copy_same_layout(v)
     if is_typed_list(v) and len(v):
         return TypedList([copy_value(x) for x in list_items(v)])
+    if is_typed_dict(v):
+        ty = numba.typeof(v)
+        out = TypedDict.empty(ty.key_type, ty.value_type)
+        for k, x in v.items():
+            out[k] = copy_value(x)
+        return out
     return v

@@ -10,6 +10,8 @@ from numba.extending import intrinsic
 
 from .convention import returns_float
 
+CONTAINERS = (types.ListType, types.DictType)
+
 
 def type_names(numba_types) -> str:
     """`float64, array(float64, 1d, C)`: for messages."""
@@ -55,23 +57,23 @@ def array_data(context, builder, ty, value):
 
 def shadow_pointer(context, builder, ty, value):
     """The pointer a shadow of Numba type `ty` passes to a generated function: an array's data,
-    a typed List's list object (its items are the shadows of the primal list's items)."""
-    if isinstance(ty, types.ListType):
+    a typed List's or Dict's object (its items are the shadows of the primal's items)."""
+    if isinstance(ty, CONTAINERS):
         return context.make_helper(builder, ty, value=value).data
     return array_data(context, builder, ty, value)
 
 
 def check_shadow_type(pos: int, primal, shadow) -> None:
     """TypingError unless `shadow` can be the shadow of an argument of type `primal`: an array
-    of its dtype and ndim, or a typed List of the same type."""
-    if isinstance(primal, types.ListType):
+    of its dtype and ndim, or a typed List or Dict of the same type."""
+    if isinstance(primal, CONTAINERS):
         ok = shadow == primal
     else:
         ok = isinstance(shadow, types.Array) and (shadow.dtype, shadow.ndim) == \
             (primal.dtype, primal.ndim)
     if not ok:
         raise TypingError(f"the shadow of argument {pos} must be "
-                          f"{'a typed List' if isinstance(primal, types.ListType) else 'an array'}"
+                          f"{'a typed container' if isinstance(primal, CONTAINERS) else 'an array'}"
                           f" like {primal}, not {shadow}")
 
 

@@ -17,7 +17,7 @@ from numba.core.datamodel.packer import _flatten
 from ir_passes import Extent
 
 
-SHADOWED = (types.Array, types.ListType)   # the arguments that can have a shadow
+SHADOWED = (types.Array, types.ListType, types.DictType)   # the arguments that can have a shadow
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,8 @@ class ArgLayout:
     """Where one Numba argument lives among the LLVM parameters.
 
     `params`: its LLVM parameter indices, in order. `data`: the index of its
-    data pointer when it is an array (of the list object's pointer for a typed List), else None.
+    data pointer when it is an array (of the container's pointer for a typed List or Dict), else
+    None.
     """
     params: tuple
     data: Optional[int] = None

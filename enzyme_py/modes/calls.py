@@ -45,7 +45,7 @@ from numba.core.errors import NumbaError
 
 from ..annotations import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed,
                            as_annotation)
-from ..arguments import check_aliasing, check_annotation, is_typed_list
+from ..arguments import check_aliasing, check_annotation, is_typed_dict, is_typed_list
 from ..bridge.restype import return_type
 from ..bridge.frozen import register
 from .returns import ARRAY, ReturnPlan, ShapeMismatch, is_optional_float, leaf_kind
@@ -256,11 +256,11 @@ def _refuse_unsupported(label, ann) -> None:
         return
     what = type(ann).__name__
     value = ann.value
-    if is_typed_list(value):
+    if is_typed_list(value) or is_typed_dict(value):
         if type(ann) is not Duplicated:
-            raise TypeError(f"argument `{label}`: {what} on a typed List: a typed List of float "
-                            f"arrays is differentiated as Duplicated(lst, shadow_lst), the shadow "
-                            f"a typed List of the items' shadows")
+            raise TypeError(f"argument `{label}`: {what} on a typed List or Dict: a typed List or "
+                            f"Dict of float arrays is differentiated as Duplicated(c, shadow_c), "
+                            f"the shadow a container of the items' shadows")
         return
     if getattr(type(value), "_numba_type_", None) is not None or \
             type(type(value)).__name__ == "JitClassType":
