@@ -34,12 +34,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional
 
+import numba
 import numpy as np
 from numba.core import types
+from numba.typed import Dict as TypedDict
 from numba.typed import List as TypedList
 
 from . import api
-from .arguments import is_typed_list
+from .arguments import is_typed_dict, is_typed_list
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
 from .bridge.frozen import as_dispatcher
 from .modes.bound import regroup_values
@@ -187,7 +189,9 @@ class _Leaf:
     member: Optional[int] = None    # the memory member of its array
     shadow: Optional[int] = None    # the memory member of its shadow
     pos: int = 0           # its place among the call's leaves
-    items: Optional[list] = None    # a typed List's items: a _Leaf each (member, shadow)
+    items: Optional[list] = None    # a typed List's items (a typed Dict's values): a _Leaf each
+    keys: Optional[list] = None     # a typed Dict's keys, in the order of `items`
+    container: Any = None           # the typed List or Dict, to make copies like it
 
 
 class _Call:
@@ -207,8 +211,7 @@ class _Call:
                                 "check one lane at a time with Duplicated")
             index, path = where[k]
             leaf = _Leaf(index, labels[k], path, type(ann).__name__, pos=k)
-            if is_typed_list(ann.value) and (isinstance(ann, (Duplicated, DuplicatedNoNeed)) or
-                                             all(isinstance(v, np.ndarray) for v in ann.value)):
+            if _expanded(ann):
                 leaf.items = _list_items(leaf, ann, arrays)
             elif isinstance(ann.value, np.ndarray):
                 leaf.member = len(arrays)
@@ -285,7 +288,7 @@ class _Call:
     def values(self, arrays, scalars=None):
         """The value of each leaf: its array among `arrays`, else its scalar."""
         scalars = scalars or {}
-        return [TypedList([arrays[i.member] for i in l.items]) if l.items is not None else
+        return [_rebuild(l, [arrays[i.member] for i in l.items]) if l.items is not None else
                 arrays[l.member] if l.member is not None else scalars.get(k, l.value)
                 for k, l in enumerate(self.leaves)]
 
@@ -304,7 +307,7 @@ class _Call:
     def annotated(self, arrays):
         """The user's call on these arrays, annotated as given: (positional, keyword)."""
         values = self.values(arrays)
-        shadows = [TypedList([arrays[i.shadow] for i in l.items]) if l.items is not None else
+        shadows = [_rebuild(l, [arrays[i.shadow] for i in l.items]) if l.items is not None else
                    arrays[l.shadow] if l.shadow is not None else None for l in self.leaves]
         plain_v, kw_v = self.split(values)
         plain_s, kw_s = self.split(shadows)
@@ -321,20 +324,49 @@ class _Call:
         return self.kernel(*pos, **kw)
 
 
+def _expanded(ann) -> bool:
+    """A typed List or Dict checked item by item: differentiated, or holding arrays only."""
+    v = ann.value
+    if is_typed_dict(v):
+        return isinstance(ann, (Duplicated, DuplicatedNoNeed)) or \
+            all(isinstance(x, np.ndarray) for x in v.values())
+    return is_typed_list(v) and (isinstance(ann, (Duplicated, DuplicatedNoNeed)) or
+                                 all(isinstance(x, np.ndarray) for x in v))
+
+
+def _rebuild(leaf, arrays):
+    """A typed List or Dict like the leaf's container, holding `arrays`."""
+    if leaf.keys is None:
+        return TypedList(arrays)
+    ty = numba.typeof(leaf.container)
+    out = TypedDict.empty(ty.key_type, ty.value_type)
+    for k, a in zip(leaf.keys, arrays):
+        out[k] = a
+    return out
+
+
 def _list_items(leaf, ann, arrays) -> list:
-    """The item leaves of a typed List argument, its arrays (and their shadows) appended to
-    `arrays`."""
+    """The item leaves of a typed List (or Dict: its values) argument, its arrays (and their
+    shadows) appended to `arrays`."""
     if isinstance(ann, DuplicatedNoNeed):
-        raise TypeError(f"check_gradient: argument `{leaf.label}` is a typed List: "
+        raise TypeError(f"check_gradient: argument `{leaf.label}` is a typed container: "
                         "DuplicatedNoNeed takes arrays only")
-    shadows = list(ann.shadow) if isinstance(ann, Duplicated) else None
+    leaf.container = ann.value
+    if is_typed_dict(ann.value):
+        leaf.keys = list(ann.value.keys())
+        values = [ann.value[k] for k in leaf.keys]
+        shadows = [ann.shadow[k] for k in leaf.keys] if isinstance(ann, Duplicated) else None
+    else:
+        values = list(ann.value)
+        shadows = list(ann.shadow) if isinstance(ann, Duplicated) else None
     items = []
-    for k, v in enumerate(ann.value):
+    for k, v in enumerate(values):
         if not isinstance(v, np.ndarray):
-            raise TypeError(f"check_gradient: argument `{leaf.label}` is a typed List whose item "
-                            f"{k} is not a NumPy array")
-        item = _Leaf(leaf.index, f"{leaf.label}[{k}]", leaf.path + (k,), leaf.kind, pos=leaf.pos,
-                     member=len(arrays))
+            raise TypeError(f"check_gradient: argument `{leaf.label}` is a typed container whose "
+                            f"item {k} is not a NumPy array")
+        name = leaf.keys[k] if leaf.keys is not None else k
+        item = _Leaf(leaf.index, f"{leaf.label}[{name!r}]", leaf.path + (name,), leaf.kind,
+                     pos=leaf.pos, member=len(arrays))
         arrays.append(v)
         if shadows is not None:
             item.shadow = len(arrays)

@@ -16,6 +16,7 @@ import threading
 import weakref
 
 import numpy as np
+from numba.typed import Dict as TypedDict
 from numba.typed import List as TypedList
 
 from ..arguments import list_items
@@ -36,9 +37,9 @@ def reruns(kernel) -> int:
 
 
 def _snapshot(values, shadows, ndarray=_ndarray, immutable=_IMMUTABLE):
-    """[(array, copy)] of every writeable array among `values` (tuples and typed Lists looked
-    into) and `shadows`; None when a value may hold other mutable memory (a record, a typed
-    List of other items), which a rerun could not put back."""
+    """[(array, copy)] of every writeable array among `values` (tuples, typed Lists and Dicts
+    looked into) and `shadows`; None when a value may hold other mutable memory (a record, a typed
+    container of other items), which a rerun could not put back."""
     saved = []
     stack = list(values) + list(shadows)
     while stack:
@@ -51,6 +52,8 @@ def _snapshot(values, shadows, ndarray=_ndarray, immutable=_IMMUTABLE):
             stack.extend(v)
         elif isinstance(v, TypedList):
             stack.extend(list_items(v))
+        elif isinstance(v, TypedDict):
+            stack.extend(v.values())
         elif not isinstance(v, immutable) or isinstance(v, np.void):
             return None
     return saved
@@ -67,6 +70,8 @@ def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
             stack.extend(d)
         elif isinstance(d, TypedList):
             stack.extend(list_items(d))
+        elif isinstance(d, TypedDict):
+            stack.extend(d.values())
         elif isinstance(d, (float, complex, np.floating, np.complexfloating)) \
                 and not np.isfinite(d):
             return False
