@@ -9,6 +9,8 @@ from typing import Any, Optional
 import numba
 import numpy as np
 from numba.core.dispatcher import Dispatcher
+from numba.typed import Dict as TypedDict
+from numba.typed import List as TypedList
 
 from ir_passes import Activity
 
@@ -101,7 +103,35 @@ def check_byte_order(where: str, arr: np.ndarray) -> None:
             f"Numba kernel; convert it first (x.astype(x.dtype.newbyteorder('=')))")
 
 
+def is_typed_list(value) -> bool:
+    return isinstance(value, TypedList)
+
+
+def is_typed_dict(value) -> bool:
+    return isinstance(value, TypedDict)
+
+
+@numba.njit
+def _items(lst):
+    out = []
+    for k in range(len(lst)):
+        out.append(lst[k])
+    return out
+
+
+def list_items(lst) -> list:
+    """A typed List's items as a Python list: one compiled call (iterating from Python costs a
+    call per item, about 30 times as much for lists of arrays)."""
+    return _items(lst) if len(lst) else []
+
+
 def check_duplicated(where: str, value, shadow) -> None:
+    if is_typed_list(value):
+        check_list_shadow(where, value, shadow)
+        return
+    if is_typed_dict(value):
+        check_dict_shadow(where, value, shadow)
+        return
     if not isinstance(value, np.ndarray):
         raise TypeError(
             f"{where}: Duplicated is for float arrays, got "
@@ -129,10 +159,61 @@ def check_duplicated(where: str, value, shadow) -> None:
                          f"added into it, so it must be writeable")
 
 
+def check_list_shadow(where: str, value, shadow) -> None:
+    """A typed List of float arrays and its shadow: a typed List of the same type and length
+    whose items are the items' shadows (check_duplicated, item by item)."""
+    if not is_typed_list(shadow):
+        raise TypeError(f"{where}: the shadow of a typed List must be a typed List of the items' "
+                        f"shadows, got {type(shadow).__name__}; use "
+                        f"typed.List([np.zeros_like(a) for a in lst])")
+    if len(shadow) != len(value):
+        raise ValueError(f"{where}: the shadow list has {len(shadow)} items, the list "
+                         f"{len(value)}; give one shadow per item")
+    items = list_items(value)
+    for k, (v, s) in enumerate(zip(items, list_items(shadow))):
+        if not isinstance(v, np.ndarray):
+            raise TypeError(f"{where}: Duplicated is for typed Lists of float arrays; item {k} "
+                            f"is a {type(v).__name__}; mark the list Const")
+        check_duplicated(f"{where}, item {k}", v, s)
+    if items and numba.typeof(shadow) != numba.typeof(value):
+        raise TypeError(f"{where}: the shadow list's type {numba.typeof(shadow)} differs from "
+                        f"the list's {numba.typeof(value)}; build it the same way")
+
+
+def check_dict_shadow(where: str, value, shadow) -> None:
+    """A typed Dict of float arrays and its shadow: a typed Dict of the same type and keys whose
+    values are the values' shadows (check_duplicated, key by key)."""
+    if not is_typed_dict(shadow):
+        raise TypeError(f"{where}: the shadow of a typed Dict must be a typed Dict of the values' "
+                        f"shadows under the same keys, got {type(shadow).__name__}")
+    if set(shadow.keys()) != set(value.keys()):
+        raise ValueError(f"{where}: the shadow dict's keys differ from the dict's; give one "
+                         f"shadow per key")
+    for k, v in value.items():
+        if not isinstance(v, np.ndarray):
+            raise TypeError(f"{where}: Duplicated is for typed Dicts of float arrays; the value "
+                            f"of {k!r} is a {type(v).__name__}; mark the dict Const")
+        check_duplicated(f"{where}, key {k!r}", v, shadow[k])
+    if len(value) and numba.typeof(shadow) != numba.typeof(value):
+        raise TypeError(f"{where}: the shadow dict's type {numba.typeof(shadow)} differs from "
+                        f"the dict's {numba.typeof(value)}; build it the same way")
+
+
+def shadow_pairs(value, shadow) -> list:
+    """[(primal array, its shadow)] of a Duplicated argument: the array, or each item of a typed
+    List with the shadow list's item at the same index."""
+    if is_typed_list(value):
+        return list(zip(list_items(value), list_items(shadow)))
+    if is_typed_dict(value):
+        return [(v, shadow[k]) for k, v in value.items()]
+    return [(value, shadow)]
+
+
 def check_distinct_lanes(where: str, lanes) -> None:
     """k shadows of one argument (one per direction or seed) must not share memory."""
-    for n, s in enumerate(lanes):
-        for t in lanes[n + 1:]:
+    arrays = [x for lane in lanes for x in memory_of(lane) or ()]
+    for n, s in enumerate(arrays):
+        for t in arrays[n + 1:]:
             if np.may_share_memory(s, t):
                 raise ValueError(f"{where}: two of its shadows share memory; each direction needs "
                                  f"a shadow of its own")
@@ -145,15 +226,17 @@ _NO_MEMORY = (int, float, complex, bool, str, type(None), np.number, np.bool_, D
 
 def memory_of(value) -> Optional[list]:
     """The arrays through which `value` reaches memory (an ndarray or a subclass, the arrays in
-    a tuple, named tuple or list at any depth, a memoryview's or bytearray's buffer, a record's
-    bytes), [] for a value that holds none (a number, a string, a function), or None when it
-    cannot be determined (a jitclass instance, a typed container): then it may share memory with
-    anything."""
+    a tuple, named tuple, list, typed List or typed Dict's values at any depth, a memoryview's or
+    bytearray's buffer, a record's bytes), [] for a value that holds none (a number, a string, a
+    function), or None when it cannot be determined (a jitclass instance): then it may share
+    memory with anything."""
     if isinstance(value, np.ndarray):
         return [value]
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, (tuple, list, TypedList, TypedDict)):
         out = []
-        for v in value:
+        items = list_items(value) if isinstance(value, TypedList) else \
+            list(value.values()) if isinstance(value, TypedDict) else value
+        for v in items:
             part = memory_of(v)
             if part is None:
                 return None
@@ -181,21 +264,22 @@ def _memory(annotated) -> list:
 def check_aliasing(annotated) -> None:
     """Reject shadows that alias primal memory (arrays at any depth of any argument), and one
     memory with two shadows."""
-    dups = [(i, a) for i, a in enumerate(annotated)
-            if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    dups = [(i, v, s) for i, a in enumerate(annotated)
+            if isinstance(a, (Duplicated, DuplicatedNoNeed)) for v, s in shadow_pairs(a.value, a.shadow)]
     arrays = [(i, arr) for i, found in _memory(annotated) for arr in found or ()]
-    for i, d in dups:
-        for j, arr in arrays:
-            if np.may_share_memory(d.shadow, arr):
-                raise ValueError(
-                    f"argument {i}: its shadow shares memory with the array of "
-                    f"argument {j}; shadows need memory of their own")
-    for n, (i, a) in enumerate(dups):
-        for j, b in dups[n + 1:]:
-            if np.may_share_memory(a.value, b.value) and not same_shadow(a, b):
-                raise ValueError(
+    hit = first_overlap([s for _, _, s in dups], [arr for _, arr in arrays])
+    if hit is not None:
+        raise ValueError(
+            f"argument {dups[hit[0]][0]}: its shadow shares memory with the array of "
+            f"argument {arrays[hit[1]][0]}; shadows need memory of their own")
+    for n, m in overlapping_pairs([a for _, a, _ in dups]):
+        (i, a, sa), (j, b, sb) = dups[n], dups[m]
+        if not same_shadow(a, sa, b, sb):
+            raise ValueError(
                     f"arguments {i} and {j} are the same (or overlapping) "
-                    f"memory but have different shadows; pass the same shadow")
+                    f"memory but have different shadows; pass the same shadow"
+                    if i != j else f"argument {i}: two of its items are the same (or "
+                    f"overlapping) memory but have different shadows; pass the same shadow")
 
 
 def check_aliasing_lanes(annotated, shadows) -> None:
@@ -204,36 +288,65 @@ def check_aliasing_lanes(annotated, shadows) -> None:
     shadows."""
     arrays = [(i, arr) for i, found in _memory(annotated) for arr in found or ()]
     dups = [(i, a) for i, a in enumerate(annotated) if not isinstance(a, (Const, Active))]
-    for (i, _), lanes in zip(dups, shadows):
-        for s in lanes:
-            for j, arr in arrays:
-                if np.may_share_memory(s, arr):
-                    raise ValueError(f"argument {i}: its shadow shares memory with the array of "
-                                     f"argument {j}; shadows need memory of their own")
-    for n, ((i, a), la) in enumerate(zip(dups, shadows)):
-        for (j, b), lb in list(zip(dups, shadows))[n + 1:]:
-            if np.may_share_memory(a.value, b.value):
-                same = all(same_shadow(Duplicated(a.value, s), Duplicated(b.value, t))
-                           for s, t in zip(la, lb))
-                if not same:
-                    raise ValueError(f"arguments {i} and {j} are the same (or overlapping) memory "
-                                     f"but have different shadows; pass the same shadows")
+    owned = [(i, x) for (i, _), lanes in zip(dups, shadows) for lane in lanes
+             for x in memory_of(lane) or ()]
+    hit = first_overlap([x for _, x in owned], [arr for _, arr in arrays])
+    if hit is not None:
+        raise ValueError(f"argument {owned[hit[0]][0]}: its shadow shares memory with the array "
+                         f"of argument {arrays[hit[1]][0]}; shadows need memory of their own")
+    pairs = [(i, [shadow_pairs(a.value, s) for s in lanes]) for (i, a), lanes in zip(dups, shadows)]
+    items = [(i, v, [lane[k][1] for lane in lanes]) for i, lanes in pairs
+             for k, (v, _) in enumerate(lanes[0] if lanes else ())]
+    for n, m in overlapping_pairs([a for _, a, _ in items]):
+        (i, a, la), (j, b, lb) = items[n], items[m]
+        if not all(same_shadow(a, s, b, t) for s, t in zip(la, lb)):
+            raise ValueError(f"arguments {i} and {j} are the same (or overlapping) memory "
+                             f"but have different shadows; pass the same shadows")
 
 
-def same_shadow(a, b) -> bool:
-    """Whether overlapping primals a, b have shadows laid out like them."""
-    offset = b.value.ctypes.data - a.value.ctypes.data
-    return (b.shadow.ctypes.data - a.shadow.ctypes.data == offset
-            and np.may_share_memory(a.shadow, b.shadow))
+def same_shadow(a, sa, b, sb) -> bool:
+    """Whether overlapping primal arrays a, b have shadows sa, sb laid out like them."""
+    offset = b.ctypes.data - a.ctypes.data
+    return sb.ctypes.data - sa.ctypes.data == offset and np.may_share_memory(sa, sb)
 
 
 def distinct_memory(arrays) -> bool:
     """Do no two of `arrays` share memory?"""
-    for n, x in enumerate(arrays):
-        for y in arrays[n + 1:]:
-            if np.may_share_memory(x, y):
-                return False
-    return True
+    return not overlapping_pairs(arrays, first=True)
+
+
+def _span(a) -> tuple:
+    """[lo, hi) bytes that array `a` reaches: what np.may_share_memory compares."""
+    lo = hi = a.ctypes.data
+    for n, st in zip(a.shape, a.strides):
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return lo, hi + a.itemsize
+
+
+def overlapping_pairs(arrays, first: bool = False) -> list:
+    """The pairs (k, l), k < l, of `arrays` that may share memory (np.may_share_memory: their
+    byte ranges overlap; an empty array shares none), in order; with `first`, at most one. A sweep
+    over the sorted ranges: a list of many arrays costs n log n, not n^2."""
+    spans = sorted((*_span(a), k) for k, a in enumerate(arrays) if a.size)
+    out, open_ = [], []
+    for lo, hi, k in spans:
+        open_ = [(h, m) for h, m in open_ if h > lo]
+        for _, m in open_:
+            out.append((min(k, m), max(k, m)))
+            if first:
+                return out
+        open_.append((hi, k))
+    return sorted(out)
+
+
+def first_overlap(xs, ys):
+    """The first (k, l) in order with xs[k] and ys[l] sharing memory, or None."""
+    pairs = [(k, m - len(xs)) for k, m in overlapping_pairs(list(xs) + list(ys))
+             if k < len(xs) <= m]
+    return min(pairs) if pairs else None
 
 
 def argument_arrays(annotated) -> Optional[list]:
@@ -254,7 +367,8 @@ def disjoint(annotated) -> bool:
     arrays = argument_arrays(annotated)
     if arrays is None:
         return False
-    arrays += [a.shadow for a in annotated if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    arrays += [s for a in annotated if isinstance(a, (Duplicated, DuplicatedNoNeed))
+               for _, s in shadow_pairs(a.value, a.shadow)]
     return distinct_memory(arrays)
 
 
@@ -308,3 +422,19 @@ def copy_same_layout(a: np.ndarray) -> np.ndarray:
     view = np.lib.stride_tricks.as_strided(buf[-lo // a.itemsize:], a.shape, a.strides)
     view[...] = a
     return view
+
+
+def copy_value(v):
+    """A copy of an array (copy_same_layout) or of a typed List's or Dict's arrays; other values
+    as they are."""
+    if isinstance(v, np.ndarray):
+        return copy_same_layout(v)
+    if is_typed_list(v) and len(v):
+        return TypedList([copy_value(x) for x in list_items(v)])
+    if is_typed_dict(v):
+        ty = numba.typeof(v)
+        out = TypedDict.empty(ty.key_type, ty.value_type)
+        for k, x in v.items():
+            out[k] = copy_value(x)
+        return out
+    return v

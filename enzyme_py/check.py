@@ -34,10 +34,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional
 
+import numba
 import numpy as np
 from numba.core import types
+from numba.typed import Dict as TypedDict
+from numba.typed import List as TypedList
 
 from . import api
+from .arguments import is_typed_dict, is_typed_list
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
 from .bridge.frozen import as_dispatcher
 from .modes.bound import regroup_values
@@ -194,6 +198,10 @@ class _Leaf:
     value: Any = None      # a scalar's value
     member: Optional[int] = None    # the memory member of its array
     shadow: Optional[int] = None    # the memory member of its shadow
+    pos: int = 0           # its place among the call's leaves
+    items: Optional[list] = None    # a typed List's items (a typed Dict's values): a _Leaf each
+    keys: Optional[list] = None     # a typed Dict's keys, in the order of `items`
+    container: Any = None           # the typed List or Dict, to make copies like it
 
 
 class _Call:
@@ -212,13 +220,15 @@ class _Call:
                 raise TypeError(f"check_gradient: argument `{labels[k]}` is BatchDuplicated; "
                                 "check one lane at a time with Duplicated")
             index, path = where[k]
-            leaf = _Leaf(index, labels[k], path, type(ann).__name__)
-            if isinstance(ann.value, np.ndarray):
+            leaf = _Leaf(index, labels[k], path, type(ann).__name__, pos=k)
+            if _expanded(ann):
+                leaf.items = _list_items(leaf, ann, arrays)
+            elif isinstance(ann.value, np.ndarray):
                 leaf.member = len(arrays)
                 arrays.append(ann.value)
             else:
                 leaf.value = ann.value
-            if isinstance(ann, (Duplicated, DuplicatedNoNeed)):
+            if isinstance(ann, (Duplicated, DuplicatedNoNeed)) and leaf.items is None:
                 if not _is_float_array(ann.value):
                     raise TypeError(f"check_gradient: argument `{labels[k]}` is {leaf.kind} "
                                     "but its value is not a float NumPy array")
@@ -229,11 +239,13 @@ class _Call:
                 raise TypeError(f"check_gradient: argument `{labels[k]}` is Active but its "
                                 "value is not a float scalar")
             self.leaves.append(leaf)
+        # the leaves checked: a typed List's items in its place
+        self.checked = [i for leaf in self.leaves for i in (leaf.items or [leaf])]
         self.memory = _Memory(arrays)
         self._refuse_const_aliases()
         if rng is not None:
             gen = np.random.default_rng(rng)
-            for leaf in self.leaves:
+            for leaf in self.checked:
                 if leaf.shadow is not None:
                     s = self.memory.view(self.memory.snapshot[self.memory.members[leaf.shadow][0]],
                                          leaf.shadow, writeable=True)
@@ -250,7 +262,7 @@ class _Call:
         """A Const array sharing memory with a Duplicated one: the contract drops what flows
         through the Const reads, which no finite difference can leave out."""
         group = {}
-        for leaf in self.leaves:
+        for leaf in self.checked:
             if leaf.member is not None and leaf.kind != "Active":
                 g = self.memory.members[leaf.member][0]
                 group.setdefault(g, []).append(leaf)
@@ -269,7 +281,7 @@ class _Call:
         """Per memory group of Duplicated arrays: (unique element locations, their seeds as
         float64), each location once whichever arguments reach it."""
         by_group = {}
-        for leaf in self.leaves:
+        for leaf in self.checked:
             if leaf.shadow is None or leaf.member is None:
                 continue
             g = self.memory.members[leaf.member][0]
@@ -289,7 +301,8 @@ class _Call:
     def values(self, arrays, scalars=None):
         """The value of each leaf: its array among `arrays`, else its scalar."""
         scalars = scalars or {}
-        return [arrays[l.member] if l.member is not None else scalars.get(k, l.value)
+        return [_rebuild(l, [arrays[i.member] for i in l.items]) if l.items is not None else
+                arrays[l.member] if l.member is not None else scalars.get(k, l.value)
                 for k, l in enumerate(self.leaves)]
 
     def split(self, per_leaf):
@@ -307,7 +320,8 @@ class _Call:
     def annotated(self, arrays):
         """The user's call on these arrays, annotated as given: (positional, keyword)."""
         values = self.values(arrays)
-        shadows = [arrays[l.shadow] if l.shadow is not None else None for l in self.leaves]
+        shadows = [_rebuild(l, [arrays[i.shadow] for i in l.items]) if l.items is not None else
+                   arrays[l.shadow] if l.shadow is not None else None for l in self.leaves]
         plain_v, kw_v = self.split(values)
         plain_s, kw_s = self.split(shadows)
         out, n = [], 0
@@ -321,6 +335,57 @@ class _Call:
         """The kernel's return value on these leaf values."""
         pos, kw = self.split(values)
         return self.kernel(*pos, **kw)
+
+
+def _expanded(ann) -> bool:
+    """A typed List or Dict checked item by item: differentiated, or holding arrays only."""
+    v = ann.value
+    if is_typed_dict(v):
+        return isinstance(ann, (Duplicated, DuplicatedNoNeed)) or \
+            all(isinstance(x, np.ndarray) for x in v.values())
+    return is_typed_list(v) and (isinstance(ann, (Duplicated, DuplicatedNoNeed)) or
+                                 all(isinstance(x, np.ndarray) for x in v))
+
+
+def _rebuild(leaf, arrays):
+    """A typed List or Dict like the leaf's container, holding `arrays`."""
+    if leaf.keys is None:
+        return TypedList(arrays)
+    ty = numba.typeof(leaf.container)
+    out = TypedDict.empty(ty.key_type, ty.value_type)
+    for k, a in zip(leaf.keys, arrays):
+        out[k] = a
+    return out
+
+
+def _list_items(leaf, ann, arrays) -> list:
+    """The item leaves of a typed List (or Dict: its values) argument, its arrays (and their
+    shadows) appended to `arrays`."""
+    if isinstance(ann, DuplicatedNoNeed):
+        raise TypeError(f"check_gradient: argument `{leaf.label}` is a typed container: "
+                        "DuplicatedNoNeed takes arrays only")
+    leaf.container = ann.value
+    if is_typed_dict(ann.value):
+        leaf.keys = list(ann.value.keys())
+        values = [ann.value[k] for k in leaf.keys]
+        shadows = [ann.shadow[k] for k in leaf.keys] if isinstance(ann, Duplicated) else None
+    else:
+        values = list(ann.value)
+        shadows = list(ann.shadow) if isinstance(ann, Duplicated) else None
+    items = []
+    for k, v in enumerate(values):
+        if not isinstance(v, np.ndarray):
+            raise TypeError(f"check_gradient: argument `{leaf.label}` is a typed container whose "
+                            f"item {k} is not a NumPy array")
+        name = leaf.keys[k] if leaf.keys is not None else k
+        item = _Leaf(leaf.index, f"{leaf.label}[{name!r}]", leaf.path + (name,), leaf.kind,
+                     pos=leaf.pos, member=len(arrays))
+        arrays.append(v)
+        if shadows is not None:
+            item.shadow = len(arrays)
+            arrays.append(shadows[k])
+        items.append(item)
+    return items
 
 
 def _annotate(kind, value, shadow):
@@ -505,7 +570,7 @@ def _finite_difference(obj: _Objective, h_rel):
     for g, locs, _ in call._pairs:
         by_loc[g] = dict(zip(locs.tolist(), _fd_locations(obj, g, locs, h_rel)))
     out = []
-    for k, leaf in enumerate(call.leaves):
+    for leaf in call.checked:
         if leaf.shadow is not None:
             g = call.memory.members[leaf.member][0]
             locs = call.memory.locations(leaf.member)
@@ -514,7 +579,7 @@ def _finite_difference(obj: _Objective, h_rel):
             out.append(np.vectorize(table.__getitem__, otypes=[kind])(locs)
                        if locs.size else np.zeros(locs.shape, kind))
         elif leaf.kind == "Active":
-            out.append(_fd_scalar(obj, k, h_rel))
+            out.append(_fd_scalar(obj, leaf.pos, h_rel))
         else:
             out.append(None)
     return out
@@ -709,7 +774,7 @@ def check_gradient(kernel: Callable, *args: Any, seed: Any = UNSET, rtol: float 
     report = GradientReport(name, ad_seed, ad_result=result)
     r = default_rtol(precision, rtol, fd_dtype)
     noise = obj.noise(_step(call, eps, fd_dtype))
-    for k, leaf in enumerate(call.leaves):
+    for k, leaf in enumerate(call.checked):
         if leaf.shadow is not None:
             shadow_after = ad_arrays[leaf.shadow]
             after = np.array(shadow_after, np.complex128 if shadow_after.dtype.kind == "c"

@@ -10,11 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import llvmlite.binding as llvm
-import numpy as np
 
 from . import disk_cache
 from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
-from .arguments import copy_same_layout, is_cuda
+from .arguments import copy_value, is_cuda
 from .api import inspect
 from .modes import strong_zero
 from .bridge.cleanup import variable_names
@@ -259,9 +258,8 @@ def run_on_copies(grad, args, seed, layout) -> list:
     if not layout.counts_symbol and not layout.checkpoints:
         return []
     annotated = [as_annotation(a) for a in args]
-    primal = [copy_same_layout(a.value) if isinstance(a.value, np.ndarray) else a.value
-              for a in annotated]
-    shadows = [copy_same_layout(a.shadow) for a in annotated
+    primal = [copy_value(a.value) for a in annotated]
+    shadows = [copy_value(a.shadow) for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
     grad.entry(*primal, *shadows, float(seed))
     if not layout.counts_symbol:

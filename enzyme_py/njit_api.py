@@ -6,8 +6,9 @@ is typed by building (or fetching) the gradient for the argument types at compil
 then costs one call of the gradient. Annotations made in Python can also be passed to @njit code.
 
 The gradient assumes nothing about how the arrays overlap (the variant `autodiff` picks for
-aliased arrays). Shapes and strides of shadows are checked when the call runs; shadows must not
-share memory with the primal arrays (Python's `autodiff` checks that, @njit code does not).
+aliased arrays). Shapes and strides of shadows are checked when the call runs (a typed List's shadow list: its
+length and each item's); shadows must not share memory with the primal arrays (Python's
+`autodiff` checks that, @njit code does not).
 """
 import inspect as _inspect
 
@@ -204,6 +205,17 @@ def _kinds(anns, mode):
             if mode is Forward and ann.extra is None:
                 raise TypingError(f"{where}: in forward mode Active(x, dx) carries a tangent")
             out.append((Activity.ACTIVE, ann.value, ann.extra))
+        elif isinstance(ann.value, types.ListType):
+            v, s = ann.value, ann.extra
+            item = v.item_type
+            if ann.kind != "Duplicated" or not isinstance(item, types.Array) or \
+                    not isinstance(item.dtype, types.Float) or not item.mutable:
+                raise TypingError(f"{where}: a typed List is differentiated as Duplicated(lst, "
+                                  f"shadow_lst), its items writeable float arrays, not {ann.kind} "
+                                  f"of {v}")
+            if s != v:
+                raise TypingError(f"{where}: the shadow must be a typed List like {v}, not {s}")
+            out.append((Activity.DUP, v, s))
         else:
             v, s = ann.value, ann.extra
             if not isinstance(v, types.Array) or not isinstance(v.dtype, types.Float):
@@ -225,7 +237,8 @@ def _plan(dispatcher, anns, mode, seed):
     names = [f"a{i}" for i in range(len(anns))]
     value = [f"{n}.value" if isinstance(a, AnnotationType) else n for n, a in zip(names, anns)]
     shadows = [f"{n}.shadow" for n, (k, _, _) in zip(names, kinds) if k is Activity.DUP]
-    checks = [_check(i, n) for i, (n, (k, _, _)) in enumerate(zip(names, kinds)) if k is Activity.DUP]
+    checks = [(_check_list if isinstance(t, types.ListType) else _check)(i, n)
+              for i, (n, (k, t, _)) in enumerate(zip(names, kinds)) if k is Activity.DUP]
     if mode is Forward:
         _refuse_structured(dispatcher, argtypes)
         fwd = forward_for_types(dispatcher, argtypes, shadow_types, tuple(k for k, _, _ in kinds))
@@ -287,3 +300,17 @@ def _check(pos, name):
             f"{name}.value.strides != {name}.shadow.strides:\n"
             f"        raise ValueError('{where}: the shadow\\'s shape or strides differ from the "
             f"array\\'s; use np.zeros_like(x)')")
+
+
+def _check_list(pos, name):
+    """A typed List's shadow list: as long, each item shaped and strided as its item. (That no
+    shadow shares memory with an item is the caller's promise, as for arrays.)"""
+    where = f"autodiff argument {pos + 1}"
+    v, s = f"{name}.value", f"{name}.shadow"
+    return (f"if len({v}) != len({s}):\n"
+            f"        raise ValueError('{where}: the shadow list\\'s length differs from the "
+            f"list\\'s; give one shadow per item')\n"
+            f"    for k in range(len({v})):\n"
+            f"        if {v}[k].shape != {s}[k].shape or {v}[k].strides != {s}[k].strides:\n"
+            f"            raise ValueError('{where}: a shadow item\\'s shape or strides differ "
+            f"from its item\\'s; use np.zeros_like(item)')")

@@ -14,8 +14,10 @@ from .rules.blas import (register_dot, register_gemm, register_gemv, register_ho
 from .rules.convention import register_error_report, register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.finite import tests_nan
-from .rules.effects import (register_allocator, register_free, register_handle_realloc,
-                            register_realloc, register_refused, register_writes_nothing)
+from .rules.effects import (register_allocator, register_constructor, register_copy_in,
+                            register_copy_out, register_free, register_handle_realloc,
+                            register_pointer_getter, register_realloc, register_refused,
+                            register_writes_nothing)
 from .rules.lapack import register_gesv
 from .rules.lapack_lstsq import register_gelsd
 from .rules.lapack_lu import register_getrf, register_getri, register_potrf
@@ -49,11 +51,14 @@ __all__ = ["fresh_tapes", "fresh_tapes_text",
            "Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
-           "register_allocator", "register_dot", "register_external", "register_free",
+           "register_allocator", "register_constructor", "register_copy_in", "register_copy_out",
+           "register_dot",
+           "register_external", "register_free",
            "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd",
            "register_gesv", "register_getrf", "register_getri", "register_handle_realloc",
            "register_heap", "register_host_routine", "unpool_checkpoints",
            "register_inactive", "register_nrm2", "register_orgqr", "register_parallel_for",
-           "register_potrf", "register_realloc", "register_refused", "register_success_codes",
+           "register_pointer_getter", "register_potrf", "register_realloc", "register_refused",
+           "register_success_codes",
            "register_error_report",
            "register_syevd", "register_writes_nothing", "reverse_mode"]

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from llvmlite import ir
 from numba.core import cgutils, types
+from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
 from .convention import returns_float
+
+CONTAINERS = (types.ListType, types.DictType)
 
 
 def type_names(numba_types) -> str:
@@ -50,6 +53,28 @@ def float_slot(context, builder, ty, value=0.0):
 def array_data(context, builder, ty, value):
     """The data pointer of array `value` of Numba type `ty`."""
     return context.make_array(ty)(context, builder, value=value).data
+
+
+def shadow_pointer(context, builder, ty, value):
+    """The pointer a shadow of Numba type `ty` passes to a generated function: an array's data,
+    a typed List's or Dict's object (its items are the shadows of the primal's items)."""
+    if isinstance(ty, CONTAINERS):
+        return context.make_helper(builder, ty, value=value).data
+    return array_data(context, builder, ty, value)
+
+
+def check_shadow_type(pos: int, primal, shadow) -> None:
+    """TypingError unless `shadow` can be the shadow of an argument of type `primal`: an array
+    of its dtype and ndim, or a typed List or Dict of the same type."""
+    if isinstance(primal, CONTAINERS):
+        ok = shadow == primal
+    else:
+        ok = isinstance(shadow, types.Array) and (shadow.dtype, shadow.ndim) == \
+            (primal.dtype, primal.ndim)
+    if not ok:
+        raise TypingError(f"the shadow of argument {pos} must be "
+                          f"{'a typed container' if isinstance(primal, CONTAINERS) else 'an array'}"
+                          f" like {primal}, not {shadow}")
 
 
 @intrinsic

@@ -17,12 +17,16 @@ from numba.core.datamodel.packer import _flatten
 from ir_passes import Extent
 
 
+SHADOWED = (types.Array, types.ListType, types.DictType)   # the arguments that can have a shadow
+
+
 @dataclass(frozen=True)
 class ArgLayout:
     """Where one Numba argument lives among the LLVM parameters.
 
     `params`: its LLVM parameter indices, in order. `data`: the index of its
-    data pointer when it is an array, else None.
+    data pointer when it is an array (of the container's pointer for a typed List or Dict), else
+    None.
     """
     params: tuple
     data: Optional[int] = None
@@ -47,7 +51,7 @@ def arg_layouts(argtypes, context, first: int) -> list:
     for ty in argtypes:
         dm = dmm.lookup(ty)
         n = width(dm.get_argument_type())
-        data = field_offset(dm, "data", index) if isinstance(ty, types.Array) else None
+        data = field_offset(dm, "data", index) if isinstance(ty, SHADOWED) else None
         layouts.append(ArgLayout(tuple(range(index, index + n)), data))
         index += n
     return layouts

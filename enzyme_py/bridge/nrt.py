@@ -18,6 +18,8 @@ from ir_passes import (register_alias, register_allocator, register_dot, registe
                        register_gesdd, register_gesv, register_getrf, register_getri,
                        register_handle_realloc, register_heap, register_host_routine,
                        register_inactive, register_nrm2, register_orgqr, register_parallel_for,
+                       register_constructor, register_copy_in, register_copy_out,
+                       register_pointer_getter,
                        register_potrf, register_refused, register_success_codes, register_syevd,
                        register_helper, register_writes_nothing)
 from llvmlite import binding as _binding
@@ -40,6 +42,23 @@ for _data in ("NRT_MemInfo_data_fast", "NRT_MemInfo_data"):
     register_allocator("NRT_MemInfo_new_varsize_dtor", size_arg=0, data=_data, retain="NRT_incref",
                        release="NRT_decref", element_dtor=1)
 register_handle_realloc("NRT_MemInfo_varsize_realloc", handle_arg=0, size_arg=1)
+
+# numba.typed.List (numba/cext/listobject.c): the size's address and the item storage of a list
+# only read it; a shadow list (a list of the items' shadows) holds its items where the primal does
+register_inactive("numba_list_size_address")
+register_writes_nothing("numba_list_size_address")
+register_pointer_getter("numba_list_base_ptr", arg=0)
+# a list built in a kernel: numba_list_new(&lp, item_size, allocated) makes it (released by
+# numba_list_free), append copies the item's bytes in; the method table (the items' reference
+# counts) is the primal's business; the list's handle is a meminfo holding the list's pointer
+register_constructor("numba_list_new", out_arg=0, free="numba_list_free")
+register_copy_in("numba_list_append", obj_arg=0, item_arg=1)
+register_inactive("numba_list_set_method_table")
+# numba.typed.Dict: a lookup copies the value found for a key out (its shadow dict holds the
+# values' shadows under the same keys)
+register_copy_out("numba_dict_lookup", obj_arg=0, out_arg=3)
+register_allocator("NRT_MemInfo_alloc_dtor", size_arg=0, data="NRT_MemInfo_data_fast",
+                   retain="NRT_incref", release="NRT_decref")
 
 # raw buffers (array copies that may overlap use one): the call returns the data pointer
 register_allocator("NRT_Allocate", size_arg=0)

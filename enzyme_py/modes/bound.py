@@ -26,7 +26,7 @@ from numba.core import types
 from ir_passes import ParallelUpdates
 
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
-from ..arguments import check_annotation
+from ..arguments import check_annotation, memory_of
 from .batched import autodiff as batched_autodiff
 from .calls import Bound, Seeding, leaf_labels, unmask, wrapper
 from .forward import MAX_WIDTH
@@ -48,10 +48,11 @@ _SHADOWED = (Duplicated, DuplicatedNoNeed)
 
 
 def _shadows_of(leaves) -> list:
+    """The shadow arrays of the leaves (a shadow list's items each)."""
     out = []
     for a in leaves:
         if isinstance(a, _SHADOWED):
-            out.append(a.shadow)
+            out.extend(memory_of(a.shadow) or ())
         elif isinstance(a, BatchDuplicated):
             out.extend(a.shadows)
     return out

@@ -25,7 +25,8 @@ differentiable arrays) are never stored into the wrapper's return slot (Const me
 wrapper returns nothing, or the value with those leaves masked (see `Seeding`).
 
 jitclass instances can be passed as Const; annotating one Duplicated or Active is a TypeError
-naming what to do. Lists annotated Duplicated or Active are a TypeError too (NumPy arrays are
+naming what to do. A typed List of float arrays can be Duplicated (its shadow a typed List of the
+items' shadows), nothing else but Const. Lists annotated Duplicated or Active are a TypeError too (NumPy arrays are
 needed for shadows); `helpers` converts lists it receives as plain inputs.
 """
 from __future__ import annotations
@@ -44,7 +45,7 @@ from numba.core.errors import NumbaError
 
 from ..annotations import (Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed,
                            as_annotation)
-from ..arguments import check_aliasing, check_annotation
+from ..arguments import check_aliasing, check_annotation, is_typed_dict, is_typed_list
 from ..bridge.restype import return_type
 from ..bridge.frozen import register
 from .returns import ARRAY, ReturnPlan, ShapeMismatch, is_optional_float, leaf_kind
@@ -255,6 +256,12 @@ def _refuse_unsupported(label, ann) -> None:
         return
     what = type(ann).__name__
     value = ann.value
+    if is_typed_list(value) or is_typed_dict(value):
+        if type(ann) is not Duplicated:
+            raise TypeError(f"argument `{label}`: {what} on a typed List or Dict: a typed List or "
+                            f"Dict of float arrays is differentiated as Duplicated(c, shadow_c), "
+                            f"the shadow a container of the items' shadows")
+        return
     if getattr(type(value), "_numba_type_", None) is not None or \
             type(type(value)).__name__ == "JitClassType":
         raise TypeError(

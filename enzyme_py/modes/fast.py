@@ -133,8 +133,10 @@ def split(args, cache, fingerprint=compute_fingerprint, ndarray=_ndarray, owner=
         if t is Duplicated or t is DuplicatedNoNeed:
             v = a.value
             s = a.shadow
+            if type(v) is not ndarray or type(s) is not ndarray:
+                return None
             dt = v.dtype
-            if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not dt \
+            if s.dtype is not dt \
                     or not dt.isnative or dt.kind not in kinds \
                     or v.shape != s.shape or v.strides != s.strides or not s.flags.writeable:
                 return None
@@ -250,8 +252,10 @@ def _through_runner(kernel, tables, args, seed, cache, ndarray=_ndarray, kinds=_
         if t is Duplicated or t is DuplicatedNoNeed:
             v = a.value
             s = a.shadow
+            if type(v) is not ndarray or type(s) is not ndarray:
+                return None
             dt = v.dtype
-            if type(v) is not ndarray or type(s) is not ndarray or s.dtype is not dt \
+            if s.dtype is not dt \
                     or not dt.isnative or dt.kind not in kinds or not v.flags.aligned \
                     or not s.flags.aligned:
                 return None

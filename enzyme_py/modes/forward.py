@@ -29,13 +29,13 @@ from ir_passes import Activity, forward_mode, parse_module, print_module
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, DuplicatedNoNeed, as_annotation
 from ..arguments import (argument_arrays, check_active, check_aliasing_lanes, check_distinct_lanes,
-                         check_duplicated, distinct_memory, type_key, typeof)
+                         check_duplicated, distinct_memory, memory_of, type_key, typeof)
 from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.frozen import register
 from ..bridge.memo import captured, cleaned_text
-from ..bridge.codegen import (array_data, call_generated, float_slot, raise_status,
-                              release_return_value, status_type, type_names)
+from ..bridge.codegen import (call_generated, check_shadow_type, float_slot, raise_status,
+                              release_return_value, shadow_pointer, status_type, type_names)
 from ..bridge.convention import array_extents, build_activity, data_params, returns_float
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, prepare_module
@@ -204,7 +204,8 @@ def all_disjoint(annotated, shadows) -> bool:
     """Are all arrays and shadows of this call distinct memory? Then the variant whose shadows
     are `noalias` is used (LLVM keeps tangents in registers across stores)."""
     arrays = argument_arrays(annotated)
-    return arrays is not None and distinct_memory(arrays + [s for lanes in shadows for s in lanes])
+    return arrays is not None and distinct_memory(
+        arrays + [x for lanes in shadows for s in lanes for x in memory_of(s)])
 
 
 def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1) -> CompiledForward:
@@ -292,9 +293,7 @@ def make_forward_call(spec: ForwardSpec, library, keep_value=False):
                 f"with enzyme_py.forward_entry")
         lanes = [i for i in spec.dup_positions for _ in range(spec.width)]
         for i, sty in zip(lanes, shadows):
-            pty = spec.argtypes[i]
-            if not isinstance(sty, types.Array) or (sty.dtype, sty.ndim) != (pty.dtype, pty.ndim):
-                raise TypingError(f"the shadow of argument {i} must be an array like {pty}, not {sty}")
+            check_shadow_type(i, spec.argtypes[i], sty)
         for t in tangents:
             if not isinstance(t, (types.Float, types.Integer)):
                 raise TypingError(f"a tangent must be a float, not {t}")
@@ -309,7 +308,7 @@ def _codegen(spec: ForwardSpec, library, keep_value=False):
         nshadows = len(spec.dup_positions) * w
         vt = spec.value_type
         slots = [float_slot(context, builder, vt) for _ in range(w)] if returns_float(spec.restype) else []
-        pointers = slots + [array_data(context, builder, sty, llargs[nargs + k])
+        pointers = slots + [shadow_pointer(context, builder, sty, llargs[nargs + k])
                             for k, sty in enumerate(sig.args[nargs:nargs + nshadows])]
         lanes = [i for i in spec.active_positions for _ in range(w)]
         values = [context.cast(builder, v, sty, spec.argtypes[i])

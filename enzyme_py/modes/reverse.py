@@ -35,7 +35,8 @@ from ..arguments import disjoint as disjoint_memory
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.frozen import register
 from ..bridge.memo import captured, cleaned_text, forget_all
-from ..bridge.codegen import raise_status, release_return_value, type_names
+from ..bridge.codegen import (check_shadow_type, raise_status, release_return_value,
+                              shadow_pointer, type_names)
 from ..bridge.convention import arg_layouts, array_extents, build_activity, data_params, returns_float
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, define_counts, prepare_module
@@ -410,11 +411,7 @@ def make_gradient_call(spec: GradientSpec):
                 f"({type_names(spec.argtypes)}), not ({type_names(primal)}); build one "
                 f"for these types with enzyme_py.compile_gradient")
         for i, sty in zip(spec.dup_positions, shadows):
-            pty = spec.argtypes[i]
-            if not isinstance(sty, types.Array) or \
-                    (sty.dtype, sty.ndim) != (pty.dtype, pty.ndim):
-                raise TypingError(f"the shadow of argument {i} must be an array "
-                                  f"like {pty}, not {sty}")
+            check_shadow_type(i, spec.argtypes[i], sty)
         if not isinstance(seed, (types.Float, types.Integer)):
             raise TypingError(f"the seed must be a float, not {seed}")
         return out_type(*args), _codegen(spec)
@@ -464,8 +461,7 @@ def _shadow_pointers(context, builder, spec, sig, llargs, retptr):
         builder.store(seed, slot)
         pointers.append(slot)
     for k, sty in enumerate(sig.args[nargs:-1]):
-        ary = context.make_array(sty)(context, builder, value=llargs[nargs + k])
-        pointers.append(ary.data)
+        pointers.append(shadow_pointer(context, builder, sty, llargs[nargs + k]))
     return pointers
 
 

@@ -18,7 +18,10 @@ import threading
 import weakref
 
 import numpy as np
+from numba.typed import Dict as TypedDict
+from numba.typed import List as TypedList
 
+from ..arguments import list_items
 from ..bridge.frozen import as_dispatcher
 
 _ndarray = np.ndarray
@@ -37,9 +40,10 @@ def reruns(kernel) -> int:
 
 
 def _snapshot(values, shadows, ndarray=_ndarray, immutable=_IMMUTABLE):
-    """[(array, copy)] of every writeable array among `values` (tuples looked into) and
-    `shadows`; None when a value may hold other mutable memory (a typed list, a record), which
-    a rerun could not put back."""
+    """[(object, copy)] of every writeable array among `values` (tuples, typed Lists and Dicts
+    looked into) and `shadows`, and of each typed List's and Dict's items (the kernel may append,
+    pop or insert); None when a value may hold other mutable memory (a record, a typed container
+    of other items), which a rerun could not put back."""
     saved = []
     stack = list(values) + list(shadows)
     while stack:
@@ -50,9 +54,30 @@ def _snapshot(values, shadows, ndarray=_ndarray, immutable=_IMMUTABLE):
                 saved.append((v, v.copy()))
         elif t is tuple or isinstance(v, tuple):
             stack.extend(v)
+        elif isinstance(v, TypedList):
+            items = list_items(v)
+            saved.append((v, items))
+            stack.extend(items)
+        elif isinstance(v, TypedDict):
+            saved.append((v, dict(v)))
+            stack.extend(v.values())
         elif not isinstance(v, immutable) or isinstance(v, np.void):
             return None
     return saved
+
+
+def _restore(saved) -> None:
+    """Put back what _snapshot saved: containers' items first, then the arrays' contents."""
+    for obj, copy in saved:
+        if isinstance(obj, TypedList):
+            obj.clear()
+            obj.extend(copy)
+        elif isinstance(obj, TypedDict):
+            obj.clear()
+            obj.update(copy)
+    for obj, copy in saved:
+        if isinstance(obj, _ndarray):
+            obj[...] = copy
 
 
 def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
@@ -64,6 +89,10 @@ def _finite(shadows, derivs, ndarray=_ndarray) -> bool:
                 return False
         elif isinstance(d, tuple):
             stack.extend(d)
+        elif isinstance(d, TypedList):
+            stack.extend(list_items(d))
+        elif isinstance(d, TypedDict):
+            stack.extend(d.values())
         elif isinstance(d, (float, complex, np.floating, np.complexfloating)) \
                 and not np.isfinite(d):
             return False
@@ -84,8 +113,7 @@ def call(kernel, run, guarded, values, shadows, extra, derivs_of=None, written=N
     derivs = result if derivs_of is None else derivs_of(result)
     if _finite(shadows, derivs):
         return result
-    for a, copy in saved:
-        a[...] = copy
+    _restore(saved)
     _count(kernel)
     return guarded()(*values, *shadows, *extra)
 

@@ -16,7 +16,7 @@ import threading
 
 from numba.core import types
 
-from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
+from ..bridge.codegen import call_generated, float_slot, raise_status, shadow_pointer, status_type
 from ..bridge.convention import returns_float
 from ..bridge.entry import make_entry, make_intrinsic
 from .forward import make_forward_call
@@ -54,7 +54,7 @@ def _make_call(spec, library):
         if returns_float(rt):     # the seed slot is %retptr's shadow (reverse.py)
             seed = [float_slot(context, builder, rt)]
             builder.store(context.cast(builder, llargs[-1], sig.args[-1], rt), seed[0])
-        shadows = [array_data(context, builder, t, v) for t, v in zip(sig.args[nargs:-1], llargs[nargs:-1])]
+        shadows = [shadow_pointer(context, builder, t, v) for t, v in zip(sig.args[nargs:-1], llargs[nargs:-1])]
         outs = [float_slot(context, builder, spec.argtypes[i]) for i in spec.active_positions]
         retptr, code, exc = call_generated(context, builder, spec.name, spec.argtypes, rt,
                                            llargs[:nargs], seed + shadows + outs, library)

@@ -27,7 +27,9 @@ from ..ir.values import Argument, Constant
 from ..options import Activity, activities
 from ..rules.blas import lookup_blas
 from ..rules.parallel import lookup_parallel, passed_pointers
-from ..rules.effects import allocation_size, element_dtor_arg, handle_groups, handle_of
+from ..rules.effects import (allocation_size, copy_in_operands, copy_out_operands, element_dtor_arg,
+                             getter_object,
+                             handle_groups, handle_of)
 from .types import kind, roots
 
 PROPAGATE = {"fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fpext", "fptrunc", "select", "phi",
@@ -144,14 +146,27 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True
-            if i.opcode == "load" and kind(i.type) == "ptr" and id(i.ops[0]) in act.shadowed \
-                    and id(i) not in act.shadowed:
+            obj = getter_object(i)
+            if (i.opcode == "load" and kind(i.type) == "ptr" and id(i.ops[0]) in act.shadowed
+                    or obj is not None and id(obj) in act.shadowed) and id(i) not in act.shadowed:
                 act.shadowed.add(id(i))
                 changed = True
             if i.opcode == "call" and lookup_blas(i.callee_name) is not None and \
                     any(id(o) in act.shadowed for o in i.ops):
                 outs = lookup_blas(i.callee_name).shadowed(i)
                 for r in [r for o in outs for r in _alloca_roots(o)]:
+                    if id(r) not in act.shadowed:
+                        act.shadowed.add(id(r))
+                        changed = True
+            pair = copy_in_operands(i)
+            if pair is not None and id(pair[1]) in act.shadowed:
+                for r in _container_slots(pair[0]):
+                    if id(r) not in act.shadowed:
+                        act.shadowed.add(id(r))
+                        changed = True
+            pair = copy_out_operands(i)
+            if pair is not None and id(pair[0]) in act.shadowed:
+                for r in _alloca_roots(pair[1]):
                     if id(r) not in act.shadowed:
                         act.shadowed.add(id(r))
                         changed = True
@@ -219,6 +234,16 @@ def _local_memory_reached(i, act: ActivityInfo) -> list:
     if kind(v.type) == "ptr" and id(p) in act.shadowed:
         return [r for r in _alloca_roots(v) if r.opcode == "call"]
     return []
+
+
+def _container_slots(obj) -> list:
+    """An object that receives shadowed items (rules/effects.py, register_copy_in), and the local
+    memory its pointer is loaded from (the slot its constructor filled): they get shadows."""
+    out = [obj]
+    for r in roots(obj):
+        if isinstance(r, Instruction) and r.opcode == "load":
+            out += [r] + _alloca_roots(r.ops[0])
+    return out
 
 
 def _const_memory(p, act: ActivityInfo) -> bool:

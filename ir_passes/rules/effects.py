@@ -73,6 +73,89 @@ def is_math(name: str) -> bool:
     return rule is not None and not rule.inactive
 
 
+# --- pointer getters: calls that return a pointer an object holds (a container's item storage)
+
+POINTER_GETTERS: dict[str, int] = {}   # function -> index of its object argument
+
+
+def register_pointer_getter(name: str, arg: int = 0) -> None:
+    """`name(..., obj, ...)` returns a pointer that the object at argument `arg` holds (the item
+    storage of a container), like a load of a pointer field, and writes nothing. When the object
+    has a shadow (a container of shadows, laid out as the primal one), the result's shadow is
+    the same call on the object's shadow."""
+    POINTER_GETTERS[name] = arg
+    register_writes_nothing(name)
+
+
+def getter_object(inst):
+    """The object argument of a pointer getter's call, or None when inst is not one."""
+    if inst.opcode != "call":
+        return None
+    k = POINTER_GETTERS.get(inst.callee_name or "")
+    return inst.ops[k] if k is not None and k < len(inst.ops) else None
+
+
+# --- containers a function builds: a constructor, and calls that copy an item into one
+
+@dataclass(frozen=True)
+class Constructor:
+    name: str       # `name(..., out, ...)` stores a new object's pointer into *out
+    out_arg: int
+    free: str       # `free(obj)` releases an object
+
+
+CONSTRUCTORS: dict[str, Constructor] = {}
+COPIES_IN: dict[str, tuple[int, int]] = {}   # function -> (object arg, item arg)
+
+
+def register_constructor(name: str, out_arg: int, free: str) -> None:
+    """`name` makes a new object (a container) and stores its pointer into its argument `out_arg`;
+    `free(obj)` releases one. When differentiable data goes into the object, reverse mode makes a
+    shadow object with the same call into out's shadow, and frees it when the gradient ends."""
+    CONSTRUCTORS[name] = Constructor(name, out_arg, free)
+
+
+def register_copy_in(name: str, obj_arg: int = 0, item_arg: int = 1) -> None:
+    """`name(obj, item)` copies the item that its argument `item_arg` points to into the object
+    (a container's append). An item holding pointers with shadows makes the object shadowed: the
+    same call copies the item's shadow into the shadow object. Items holding floats themselves
+    are refused (their adjoints would have to move back out of the container)."""
+    COPIES_IN[name] = (obj_arg, item_arg)
+
+
+COPIES_OUT: dict[str, tuple[int, int]] = {}  # function -> (object arg, out arg)
+
+
+def register_copy_out(name: str, obj_arg: int = 0, out_arg: int = 1) -> None:
+    """`name(obj, ..., out)` copies one of the object's items into the memory its argument
+    `out_arg` points to (a container's lookup by key; the other arguments choose the item). From
+    a shadowed object, the same call copies the shadow object's item at that place into out's
+    shadow. Items holding floats themselves are refused in reverse mode."""
+    COPIES_OUT[name] = (obj_arg, out_arg)
+
+
+def copy_out_operands(inst):
+    """(object, out) of a copy-out call, or None."""
+    if inst.opcode != "call":
+        return None
+    k = COPIES_OUT.get(inst.callee_name or "")
+    return (inst.ops[k[0]], inst.ops[k[1]]) if k is not None else None
+
+
+def copy_in_operands(inst):
+    """(object, item) of a copy-in call, or None."""
+    if inst.opcode != "call":
+        return None
+    k = COPIES_IN.get(inst.callee_name or "")
+    return (inst.ops[k[0]], inst.ops[k[1]]) if k is not None else None
+
+
+def constructor_out(inst):
+    """The out operand of a constructor's call, or None."""
+    c = CONSTRUCTORS.get(inst.callee_name or "") if inst.opcode == "call" else None
+    return inst.ops[c.out_arg] if c is not None else None
+
+
 # --- calls refused with a reason the host gives (a library routine without a derivative rule)
 
 REFUSED: dict[str, str] = {}

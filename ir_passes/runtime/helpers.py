@@ -124,6 +124,49 @@ declare ptr @realloc(ptr, i64)
 declare void @free(ptr)
 """
 
+# The shadow objects of one call that a host's function releases (rules/effects.py, constructors):
+# a list like the allocations', each object released with @{F} (null: the constructor failed).
+OBJECT_LIST = """
+define internal void @enzpy.release_objects.{F}(ptr %list) {{
+entry:
+  %data = load ptr, ptr %list
+  %cntp = getelementptr i8, ptr %list, i64 8
+  %cnt = load i64, ptr %cntp
+  %none = icmp sle i64 %cnt, 0
+  br i1 %none, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %slot = getelementptr ptr, ptr %data, i64 %i
+  %p = load ptr, ptr %slot
+  %made = icmp ne ptr %p, null
+  br i1 %made, label %release, label %next
+release:
+  call void @{F}(ptr %p)
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %cnt
+  br i1 %more, label %loop, label %done
+done:
+  call void @free(ptr %data)
+  store ptr null, ptr %list
+  store i64 0, ptr %cntp
+  ret void
+}}
+
+declare void @{F}(ptr)
+declare void @free(ptr)
+"""
+
+
+def release_objects(module, free: str) -> str:
+    """The name of the helper releasing a list of objects with `free`, added to the module."""
+    name = f"enzpy.release_objects.{free}"
+    HELPERS.setdefault(name, OBJECT_LIST.format(F=free))
+    ensure(module, name)
+    return name
+
+
 HELPERS = {
     "enzpy.push_allocation": ALLOCATION_LIST,
     "enzpy.free_allocations": ALLOCATION_LIST,

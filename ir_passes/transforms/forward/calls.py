@@ -21,7 +21,9 @@ from ...ir.instructions import Instruction
 from ...ir.values import Global
 from ...options import Activity
 from ...rules.blas import lookup_blas
-from ...rules.effects import FREES, realloc_operand, refusal
+from ...rules.effects import (FREES, constructor_out, copy_in_operands, copy_out_operands,
+                              getter_object,
+                              realloc_operand, refusal)
 from ...rules.registry import lookup
 from ...analysis.activity import call_activity
 from . import allocations, memory
@@ -44,6 +46,14 @@ def visit_call(fm, inst) -> None:
         return
     if id(inst) in fm.handles:
         allocations.handle(fm, inst)
+        return
+    if getter_object(inst) is not None and fm.has_shadow(inst):
+        memory.pointer_getter(fm, inst)
+        return
+    if constructor_out(inst) is not None and fm.has_shadow(constructor_out(inst)) or \
+            copy_in_operands(inst) is not None and fm.has_shadow(copy_in_operands(inst)[0]) or \
+            copy_out_operands(inst) is not None and fm.has_shadow(copy_out_operands(inst)[0]):
+        memory.container_call(fm, inst)
         return
     if fm.has_shadow(inst) or (realloc_operand(inst) is not None and fm.has_shadow(realloc_operand(inst))):
         allocations.allocation(fm, inst)

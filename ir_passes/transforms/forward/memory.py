@@ -1,5 +1,7 @@
 """Tangents of memory instructions. Forward mode overwrites shadows where the primal writes.
 
+- a pointer getter's call (rules/effects.py): the same call on the object's shadow; a
+  container's constructor and copy-in calls: the same calls on the shadows;
 - `v = load p`: tangent(v) = load shadow(p) (a pointer loaded from memory holding shadowed
   pointers: its shadow is loaded from the shadow memory);
 - `store v, p` into shadowed memory: store tangent(v) into shadow(p) (zero when v has none; the
@@ -17,6 +19,7 @@ from ...analysis.types import kind
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Constant, ConstInt
+from ...rules.effects import COPIES_IN, COPIES_OUT, CONSTRUCTORS, POINTER_GETTERS, constructor_out
 from .owned_items import in_destructed, item_shadows
 
 
@@ -50,6 +53,37 @@ def pointer_op(fm, inst) -> None:
     base = fm.shadow(inst.ops[0], inst)
     fm.smap[id(inst)] = [fm.clone(inst, [base[j]] + c.ops[1:], fm.suffix(inst, "shadow", j))
                          for j in range(fm.width)]
+
+
+def pointer_getter(fm, inst) -> None:
+    """A pointer a shadowed object holds (rules/effects.py): the same call on each shadow object."""
+    c = fm.emit_primal(inst)
+    k = POINTER_GETTERS[inst.callee_name]
+    obj = fm.shadow(inst.ops[k], inst)
+    fm.smap[id(inst)] = [fm.clone(inst, c.ops[:k] + [obj[j]] + c.ops[k + 1:],
+                                  fm.suffix(inst, "shadow", j)) for j in range(fm.width)]
+
+
+def container_call(fm, inst) -> None:
+    """A constructor whose object receives differentiable items, or an item copied into such an
+    object (rules/effects.py): the same call on the shadows (a shadow object made in out's
+    shadow; the item's shadow, tangents included, copied into the shadow object). The shadow
+    object lives as the primal does: the host's handle holding it has a shadow handle, released
+    with the primal's."""
+    c = fm.emit_primal(inst)
+    if constructor_out(inst) is not None:
+        positions = (CONSTRUCTORS[inst.callee_name].out_arg,)
+    elif inst.callee_name in COPIES_OUT:
+        positions = COPIES_OUT[inst.callee_name]
+    else:
+        positions = COPIES_IN[inst.callee_name]
+        if not fm.has_shadow(inst.ops[positions[1]]):
+            raise fm.unsupported("a container holding differentiable data receives an item "
+                                 "without derivatives (pass that array as Duplicated too)", inst)
+    shadows = {k: fm.shadow(inst.ops[k], inst) for k in positions}
+    for j in range(fm.width):
+        ops = [shadows[k][j] if k in shadows else o for k, o in enumerate(c.ops)]
+        fm.clone(inst, ops, fm.suffix(inst, "shadow", j))
 
 
 def load(fm, inst) -> None:

@@ -16,8 +16,9 @@ from ...ir.edit import emit_at
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...rules.blas import INPUT, lookup_blas
-from ...rules.effects import (allocation_size, handle_groups, handle_of, handle_realloc_size,
-                              handle_size, is_handle)
+from ...rules.effects import (CONSTRUCTORS, COPIES_OUT, POINTER_GETTERS, allocation_size,
+                              constructor_out, copy_in_operands, copy_out_operands, getter_object, handle_groups,
+                              handle_of, handle_realloc_size, handle_size, is_handle)
 from ...runtime import heap
 from ...runtime.helpers import ensure
 from ..common.markers import is_marker
@@ -30,6 +31,15 @@ from .trips import NONE, ROOM, bound_steps, grows
 
 SHADOW_POSITIONS = {"getelementptr": (0,), "bitcast": (0,), "addrspacecast": (0,), "select": (1, 2),
                     "load": (0,)}
+
+
+def shadow_positions(inst) -> tuple:
+    """The operands of a shadowed pointer's twin that are shadows (the rest are primal)."""
+    if inst.opcode == "phi":
+        return tuple(range(len(inst.ops)))
+    if inst.opcode == "call":     # a pointer getter's call on the shadow object
+        return (POINTER_GETTERS[inst.callee_name],)
+    return SHADOW_POSITIONS[inst.opcode]
 
 
 def clone(inst, name_suffix=""):
@@ -88,13 +98,21 @@ class ForwardSweep:
                     retain(g, MathBuilder(g.module, self.fb[blk]), inst, c)
                 if inst.opcode == "store" and inst.ops[0].type.is_ptr and g.act.has_shadow(inst.ops[1]):
                     self.shadow_pointer_store(inst, blk)
+                if constructor_out(inst) is not None and g.act.has_shadow(constructor_out(inst)):
+                    self.shadow_object(inst, blk)
+                pair = copy_in_operands(inst)
+                if pair is not None and g.act.has_shadow(pair[0]):
+                    self.shadow_copy_in(inst, pair, blk)
+                pair = copy_out_operands(inst)
+                if pair is not None and g.act.has_shadow(pair[0]):
+                    self.shadow_copy_out(inst, blk)
                 if inst.opcode == "alloca" and g.act.has_shadow(inst):
                     self.smap[inst] = self.shadow_alloca(inst, blk)
-                elif inst.opcode == "call" and g.act.has_shadow(inst):
+                elif inst.opcode == "call" and g.act.has_shadow(inst) and getter_object(inst) is None:
                     self.smap[inst] = self.shadow_allocation(inst, blk)
                 elif g.act.has_shadow(inst):
                     s = self.fb[blk].append(clone(inst, ".shadow"))
-                    pos = tuple(range(len(inst.ops))) if inst.opcode == "phi" else SHADOW_POSITIONS[inst.opcode]
+                    pos = shadow_positions(inst)
                     self.smap[inst] = s
                     self.clones.append((s, inst, pos))
         # shadow twins of phis must sit with the phis
@@ -110,6 +128,41 @@ class ForwardSweep:
         pos = (0, 1) if self.g.act.has_shadow(inst.ops[0]) else (1,)
         self.fb[blk].append(s)
         self.clones.append((s, inst, pos))
+
+    def shadow_object(self, inst, blk) -> None:
+        """A constructor whose object receives differentiable items: the same call makes the
+        shadow object in out's shadow, which is listed for release when the gradient ends."""
+        c = CONSTRUCTORS[inst.callee_name]
+        twin = clone(inst, ".shadow")
+        self.fb[blk].append(twin)
+        self.clones.append((twin, inst, (c.out_arg,)))
+        # an object the constructor failed to make is null: the release function must take it
+        obj = Instruction("load", T.ptr, [inst.ops[c.out_arg]], name=f"{inst.name or 'new'}.object",
+                          align=8)
+        self.fb[blk].append(obj)
+        self.clones.append((obj, None, (0,)))
+        ensure(self.g.module, "enzpy.push_allocation")
+        lst = fwd_field_address(self, blk, self.g.tape.object_list(c.free))
+        self.emit(blk, Instruction("call", T.void, [lst, obj], callee=Global(T.ptr, "enzpy.push_allocation"),
+                                   arg_attrs=["", ""]))
+
+    def shadow_copy_in(self, inst, pair, blk) -> None:
+        """An item copied into a shadowed object: its shadow goes into the shadow object."""
+        obj, item = pair
+        if not self.g.act.has_shadow(item):
+            raise UnsupportedError("a container holding differentiable data receives an item "
+                                   "without derivatives (pass that array as Duplicated too)",
+                                   self.g.describe(inst), self.g.locate(inst))
+        twin = clone(inst, ".shadow")
+        self.fb[blk].append(twin)
+        self.clones.append((twin, inst, (inst.ops.index(obj), inst.ops.index(item))))
+
+    def shadow_copy_out(self, inst, blk) -> None:
+        """An item copied out of a shadowed object: the shadow object's item goes to out's
+        shadow (the same call, on the shadows)."""
+        twin = clone(inst, ".shadow")
+        self.fb[blk].append(twin)
+        self.clones.append((twin, inst, COPIES_OUT[inst.callee_name]))
 
     def shadow_alloca(self, inst, blk):
         """The shadow of a local alloca: a zeroed field of the frame, alive in both sweeps."""

@@ -5,7 +5,7 @@ from ...analysis.activity import differentiated
 from ...analysis.types import kind
 from ...ir.builder import RuleBuilder
 from ...rules.blas import lookup_blas
-from ...rules.effects import refusal
+from ...rules.effects import constructor_out, copy_in_operands, copy_out_operands, refusal
 from ...rules.partials import Operands, contribution
 from ...rules.registry import lookup
 from ..common.atomics import reverse_atomic
@@ -65,6 +65,20 @@ def reverse_call(g, inst, block, b) -> None:
     blas = lookup_blas(inst.callee_name)
     if blas is not None:
         blas.reverse(g, inst, block, b)
+        return
+    if constructor_out(inst) is not None:
+        return       # the shadow object is released when the gradient ends
+    pair = copy_in_operands(inst)
+    if pair is not None and g.act.has_shadow(pair[0]):
+        if g.types.float_type_behind(pair[1]) is not None:
+            raise g.unsupported("floats copied into a container that receives differentiable "
+                                "data (a list of floats built in the kernel)", inst)
+        return       # pointers with shadows only: adjoints go through them
+    pair = copy_out_operands(inst)
+    if pair is not None and g.act.has_shadow(pair[0]):
+        if g.types.float_type_behind(pair[1]) is not None:
+            raise g.unsupported("floats copied out of a container that holds differentiable "
+                                "data (a dict of floats)", inst)
         return
     name = inst.callee_name
     if name.startswith(("llvm.memset", "llvm.memcpy", "llvm.memmove")):

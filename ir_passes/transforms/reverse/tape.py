@@ -35,7 +35,7 @@ from ...ir.instructions import Instruction
 from ...ir.module import Block, Function
 from ...ir.values import ConstInt, Global, Placeholder
 from ...runtime import heap
-from ...runtime.helpers import ensure
+from ...runtime.helpers import ensure, release_objects
 from .retain import release_all
 
 INITIAL_CAPACITY = 16
@@ -93,6 +93,8 @@ class Tape:
     arena: tuple | None = None    # rules/blas.py's saved inputs: (buffer, capacity, used) fields
     arena_sizes: dict = field(default_factory=dict)   # saved input's key -> i64 Field: its bytes this call
     on_release: list = field(default_factory=list)    # f(b, failed): more to do where the call releases
+    objects: dict = field(default_factory=dict)   # a host's release function -> Field: a list of
+    #                                               the shadow objects this call made
     kept_in_frame: bool = False   # a split frame kept between calls: its arrays are not freed
 
     @property
@@ -216,6 +218,19 @@ class Tape:
                                                  ConstInt(T.i8, 0), ConstInt(T.i64, 24),
                                                  ConstInt(T.i1, 0)])
         return self.allocations
+
+    def object_list(self, free: str) -> Field:
+        """The frame's list of shadow objects released with `free` (a shadow container), made
+        on first need; released where the call releases."""
+        if free not in self.objects:
+            f = self.objects[free] = self.new_field(T.ArrayType(24, T.i8))
+            b = self.init_builder
+            b.call("llvm.memset.p0.i64", T.void, [self.frame.address(b, f), ConstInt(T.i8, 0),
+                                                 ConstInt(T.i64, 24), ConstInt(T.i1, 0)])
+            name = release_objects(self.gradient.module, free)
+            self.on_release.append(
+                lambda b, failed: b.call(name, T.void, [self.frame.address(b, f)]))
+        return self.objects[free]
 
     def free_all(self, b: Builder, failed: bool = False) -> None:
         """Release what this call allocated (a marker: the code depends on entries made later).
