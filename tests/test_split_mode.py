@@ -1,0 +1,150 @@
+"""Split reverse mode: augmented_forward once, reverse from the tape any number of times."""
+import gc
+import threading
+
+import numpy as np
+import pytest
+from numba import njit
+
+from enzyme_py import Active, Duplicated, augmented_forward, autodiff, reverse
+
+
+@njit
+def wave(x, y, a, count):
+    count[0] += 1
+    for i in range(x.shape[0]):
+        y[i] = np.sin(x[i]) * a
+    return a * x.sum()
+
+
+@njit
+def heat(u, tmp, steps, c):
+    n = u.shape[0]
+    for _ in range(steps):
+        for i in range(1, n - 1):
+            tmp[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, n - 1):
+            u[i] = tmp[i] * (1.0 + 0.1 * np.tanh(tmp[i]))
+
+
+def _heat_loss(u0, steps, c, w):
+    u = u0.copy()
+    heat(u, np.zeros_like(u), steps, c)
+    return float(w @ u)
+
+
+def test_elementwise_against_analytic():
+    x, a = np.linspace(0.1, 1.0, 7), 1.5
+    y, dx, dy, count = np.zeros(7), np.zeros(7), np.full(7, 0.5), np.zeros(1, np.int64)
+    value, tape = augmented_forward(wave, Duplicated(x, dx), Duplicated(y, dy), Active(a), count)
+    assert value == pytest.approx(a * x.sum())
+    assert np.allclose(y, np.sin(x) * a)
+    derivs = reverse(tape, seed=2.0)
+    assert np.allclose(dx, a * np.cos(x) * 0.5 + 2.0 * a)
+    assert derivs[2] == pytest.approx(np.sin(x).sum() * 0.5 + 2.0 * x.sum())
+    assert derivs[0] is None and np.all(dy == 0.0)   # y is overwritten: its shadow is consumed
+
+
+def test_reverse_twice_with_other_seeds_matches_autodiff_and_runs_the_kernel_once():
+    x0, a = np.linspace(-1.0, 2.0, 9), 0.7
+    count = np.zeros(1, np.int64)
+    x, y, dx, dy = x0.copy(), np.zeros(9), np.zeros(9), np.zeros(9)
+    _, tape = augmented_forward(wave, Duplicated(x, dx), Duplicated(y, dy), Active(a), count)
+    rng = np.random.default_rng(0)
+    for seed in (1.0, -3.0):
+        w = rng.normal(size=9)
+        dx[:] = 0.0
+        dy[:] = w
+        got = reverse(tape, seed=seed)
+        ex, ey, edx = x0.copy(), np.zeros(9), np.zeros(9)
+        want = autodiff(wave, Duplicated(ex, edx), Duplicated(ey, w.copy()), Active(a),
+                        np.zeros(1, np.int64), seed=seed)
+        assert np.array_equal(dx, edx)
+        assert got[2] == want[2]
+    assert count[0] == 1
+
+
+def test_heat_time_loop_against_finite_differences():
+    n, steps, c = 12, 20, 0.2
+    u0 = np.sin(np.linspace(0.0, 3.0, n)) + 0.5
+    w = np.cos(np.arange(n))
+    u, tmp, du, dtmp = u0.copy(), np.zeros(n), w.copy(), np.zeros(n)
+    _, tape = augmented_forward(heat, Duplicated(u, du), Duplicated(tmp, dtmp), steps, Active(c))
+    u[:] = -7.0          # the reverse sweep reads no primal memory
+    dc = reverse(tape)[3]
+    eps = 1e-6
+    fd = np.array([(_heat_loss(u0 + eps * e, steps, c, w) - _heat_loss(u0 - eps * e, steps, c, w))
+                   / (2 * eps) for e in np.eye(n)])
+    assert np.allclose(du, fd, rtol=1e-6, atol=1e-8)
+    fd_c = (_heat_loss(u0, steps, c + eps, w) - _heat_loss(u0, steps, c - eps, w)) / (2 * eps)
+    assert dc == pytest.approx(fd_c, rel=1e-6)
+    du[:] = w            # a second sweep from the same tape gives the same gradient
+    dtmp[:] = 0.0
+    assert reverse(tape)[3] == dc
+    assert np.allclose(du, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_linear_heat_against_analytic():
+    @njit
+    def step(u, tmp, steps, c):
+        n = u.shape[0]
+        for _ in range(steps):
+            for i in range(1, n - 1):
+                tmp[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+            for i in range(1, n - 1):
+                u[i] = tmp[i]
+    n, steps, c = 8, 5, 0.25
+    A = np.eye(n)
+    for i in range(1, n - 1):
+        A[i, i - 1:i + 2] += c * np.array([1.0, -2.0, 1.0])
+    w = np.arange(n, dtype=float)
+    u, du = np.ones(n), w.copy()
+    _, tape = augmented_forward(step, Duplicated(u, du), Duplicated(np.zeros(n), np.zeros(n)),
+                                steps, c)
+    reverse(tape)
+    assert np.allclose(du, np.linalg.matrix_power(A.T, steps) @ w)
+
+
+def test_tape_is_freed_with_the_object_and_reports_its_size():
+    sizes = []
+    for n in (10, 1000):
+        x, y = np.linspace(0, 1, n), np.zeros(n)
+        _, tape = augmented_forward(wave, Duplicated(x, np.zeros(n)), Duplicated(y, np.ones(n)),
+                                    Active(1.0), np.zeros(1, np.int64))
+        sizes.append(tape.nbytes)
+        finalizer = tape._finalizer
+        del tape
+        gc.collect()
+        assert not finalizer.alive
+    assert sizes[1] >= sizes[0] + 990 * 8      # sin(x[i]) per iteration, at least
+    _, tape = augmented_forward(wave, Duplicated(x, np.zeros(n)), Duplicated(y, np.ones(n)),
+                                Active(1.0), np.zeros(1, np.int64))
+    tape.free()
+    assert tape.freed and tape.nbytes == 0
+    with pytest.raises(ValueError, match="freed"):
+        reverse(tape)
+
+
+def test_reverse_from_another_thread():
+    x, dx = np.linspace(0, 1, 5), np.zeros(5)
+    _, tape = augmented_forward(wave, Duplicated(x, dx), Duplicated(np.zeros(5), np.ones(5)),
+                                Active(2.0), np.zeros(1, np.int64))
+    out = []
+    t = threading.Thread(target=lambda: out.append(reverse(tape)))
+    t.start()
+    t.join()
+    assert out[0][2] == pytest.approx(np.sin(x).sum() + x.sum())
+    assert np.allclose(dx, 2.0 * np.cos(x) + 2.0)
+
+
+def test_bad_calls():
+    @njit
+    def returns_array(x):
+        return x * 2.0
+    x = np.ones(3)
+    with pytest.raises(NotImplementedError, match="output array"):
+        augmented_forward(returns_array, Duplicated(x, np.zeros(3)))
+    with pytest.raises(TypeError, match="one positional argument per parameter"):
+        augmented_forward(wave, Duplicated(x, np.zeros(3)))
+    with pytest.raises(TypeError, match="Tape"):
+        reverse(object())
