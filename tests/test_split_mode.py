@@ -148,3 +148,51 @@ def test_bad_calls():
         augmented_forward(wave, Duplicated(x, np.zeros(3)))
     with pytest.raises(TypeError, match="Tape"):
         reverse(object())
+
+
+@njit
+def smooth(x, out, k):
+    t = np.zeros(x.shape[0])
+    for _ in range(k):
+        for i in range(x.shape[0]):
+            t[i] += np.exp(-x[i]) * x[i]
+    s = np.empty(x.shape[0])
+    s[:] = t * t
+    for i in range(x.shape[0]):
+        out[i] = s[i] + t[i]
+    if out[0] > 1e6:
+        raise ValueError("too large")
+    return s.sum()
+
+
+def test_temporaries_repeated_sweeps_and_no_leak():
+    from tests.nrt_stats import unfreed
+    x0 = np.linspace(0.2, 2.0, 6)
+    x, out, dx, dout = x0.copy(), np.zeros(6), np.zeros(6), np.zeros(6)
+    _, tape = augmented_forward(smooth, Duplicated(x, dx), Duplicated(out, dout), 3)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        w, seed = rng.normal(size=6), rng.normal()
+        dx[:] = 0.0
+        dout[:] = w
+        reverse(tape, seed=seed)
+        edx = np.zeros(6)
+        autodiff(smooth, Duplicated(x0.copy(), edx), Duplicated(np.zeros(6), w.copy()), 3, seed=seed)
+        assert np.allclose(dx, edx, rtol=1e-14, atol=0)
+    t = 3 * np.exp(-x0) * x0
+    dt = 3 * np.exp(-x0) * (1 - x0)
+    assert np.allclose(dx, (w * (2 * t + 1) + seed * 2 * t) * dt)
+
+    def cycle():
+        a = augmented_forward(smooth, Duplicated(x0.copy(), np.zeros(6)),
+                              Duplicated(np.zeros(6), np.ones(6)), 3)[1]
+        reverse(a)
+        reverse(a)
+    assert unfreed(cycle, 10) == (0, 0)
+
+
+def test_kernel_error_propagates_and_leaves_shadows():
+    x, dx, dout = np.full(3, -20.0), np.full(3, 5.0), np.full(3, 2.0)
+    with pytest.raises(ValueError, match="too large"):
+        augmented_forward(smooth, Duplicated(x, dx), Duplicated(np.zeros(3), dout), 1)
+    assert np.all(dx == 5.0) and np.all(dout == 2.0)
