@@ -196,3 +196,24 @@ def test_kernel_error_propagates_and_leaves_shadows():
     with pytest.raises(ValueError, match="too large"):
         augmented_forward(smooth, Duplicated(x, dx), Duplicated(np.zeros(3), dout), 1)
     assert np.all(dx == 5.0) and np.all(dout == 2.0)
+
+
+def test_vjp_with_out_runs_the_kernel_once(monkeypatch):
+    from enzyme_py import helpers, vjp
+    calls = []
+    monkeypatch.setattr(helpers, "_autodiff", lambda *a, **k: calls.append("autodiff"))
+    real = helpers.augmented_forward
+    monkeypatch.setattr(helpers, "augmented_forward", lambda *a: calls.append("fwd") or real(*a))
+
+    @njit
+    def layer(x, y, a, count):
+        for i in range(x.shape[0]):
+            y[i] = np.tanh(a * x[i])
+    x = np.linspace(-1, 1, 5)
+    y, pullback = vjp(layer, x, 2.0, 0, out=np.zeros(5), argnums=(0, 1))
+    assert np.allclose(y, np.tanh(2.0 * x))
+    for w in (np.ones(5), np.arange(5.0)):
+        gx, ga = pullback(w)
+        sech2 = 1.0 - np.tanh(2.0 * x) ** 2
+        assert np.allclose(gx, w * sech2 * 2.0) and ga == pytest.approx(np.sum(w * sech2 * x))
+    assert calls == ["fwd"]

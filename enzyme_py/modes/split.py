@@ -126,7 +126,21 @@ def reverse(tape: Tape, seed: float = 1.0) -> tuple:
     return tape.reverse(seed)
 
 
+def takes(kernel, args) -> bool:
+    """Whether split mode takes this call: one positional argument per kernel parameter, and
+    Duplicated arguments that are arrays (not tuples)."""
+    params = _inspect.signature(as_dispatcher(kernel).py_func).parameters.values()
+    return all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) and \
+        len(params) == len(args) and not any(
+            isinstance(a, (Duplicated, DuplicatedNoNeed)) and isinstance(a.shadow, tuple)
+            for a in args)
+
+
 def _check_call(dispatcher, args) -> None:
+    if any(isinstance(a, (Duplicated, DuplicatedNoNeed)) and isinstance(a.shadow, tuple)
+           for a in args):
+        raise NotImplementedError("split mode takes Duplicated arrays, not tuples of them: "
+                                  "pass each array as an argument of its own")
     params = _inspect.signature(dispatcher.py_func).parameters.values()
     if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or \
             len(params) != len(args):
