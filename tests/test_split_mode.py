@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from enzyme_py import Active, Duplicated, augmented_forward, autodiff, reverse
+from enzyme_py import Active, Duplicated, augmented_forward, autodiff, explain, reverse
 
 
 @njit
@@ -105,24 +105,25 @@ def test_linear_heat_against_analytic():
     assert np.allclose(du, np.linalg.matrix_power(A.T, steps) @ w)
 
 
+def _wave_tape(n):
+    x, y = np.linspace(0, 1, n), np.zeros(n)
+    return augmented_forward(wave, Duplicated(x, np.zeros(n)), Duplicated(y, np.ones(n)),
+                             Active(1.0), np.zeros(1, np.int64))[1]
+
+
 def test_tape_is_freed_with_the_object_and_reports_its_size():
-    sizes = []
-    for n in (10, 1000):
-        x, y = np.linspace(0, 1, n), np.zeros(n)
-        _, tape = augmented_forward(wave, Duplicated(x, np.zeros(n)), Duplicated(y, np.ones(n)),
-                                    Active(1.0), np.zeros(1, np.int64))
-        sizes.append(tape.nbytes)
-        finalizer = tape._finalizer
-        del tape
-        gc.collect()
-        assert not finalizer.alive
-    assert sizes[1] >= sizes[0] + 990 * 8      # sin(x[i]) per iteration, at least
-    _, tape = augmented_forward(wave, Duplicated(x, np.zeros(n)), Duplicated(y, np.ones(n)),
-                                Active(1.0), np.zeros(1, np.int64))
-    tape.free()
-    assert tape.freed and tape.nbytes == 0
+    small, big = _wave_tape(10), _wave_tape(1000)
+    assert big.nbytes >= small.nbytes + 990 * 8      # sin(x[i]) per iteration, at least
+    text = str(explain(big))
+    assert f"tape: {big.nbytes} bytes" in text and "sin" in text
+    finalizer = small._finalizer
+    del small
+    gc.collect()
+    assert not finalizer.alive
+    big.free()
+    assert big.freed and big.nbytes == 0
     with pytest.raises(ValueError, match="freed"):
-        reverse(tape)
+        reverse(big)
 
 
 def test_reverse_from_another_thread():

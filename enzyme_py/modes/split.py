@@ -77,6 +77,11 @@ class Tape:
             self._finalizer()
 
     @property
+    def layout(self):
+        """ir_passes' TapeLayout: what the tape holds, and why (`explain`)."""
+        return self._split.layout
+
+    @property
     def nbytes(self) -> int:
         """Bytes the tape holds: its frame and the arrays behind it, at their capacity."""
         with self._lock:
