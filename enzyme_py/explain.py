@@ -213,7 +213,7 @@ def _tape_explanation(tape) -> Explanation:
     layout = tape.layout
     cached = [_cached(c, {}) for c in layout.cached if c.loop is not None]
     active = [(user_line(locs), text) for text, locs in layout.active]
-    return Explanation(tape.kernel_name, tape.nbytes, cached, active)
+    return Explanation(tape.kernel_name, tape.nbytes, cached, active, tape.iterations())
 
 
 def checkpointed_loops(grad) -> list:

@@ -116,6 +116,7 @@ def test_tape_is_freed_with_the_object_and_reports_its_size():
     assert big.nbytes >= small.nbytes + 990 * 8      # sin(x[i]) per iteration, at least
     text = str(explain(big))
     assert f"tape: {big.nbytes} bytes" in text and "sin" in text
+    assert set(big.iterations().values()) == {1000} and "1000 iterations" in text
     finalizer = small._finalizer
     del small
     gc.collect()

@@ -92,6 +92,14 @@ class Tape:
                 ctypes.c_int64.from_address(self._frame + off).value * per
                 for off, per in layout.held)
 
+    def iterations(self) -> dict:
+        """{loop: iterations the forward sweep taped} (explain)."""
+        with self._lock:
+            if self.freed:
+                return {}
+            return {lp: ctypes.c_int64.from_address(self._frame + off).value
+                    for lp, off in self._split.layout.counters.items()}
+
     def reverse(self, seed: float = 1.0) -> tuple:
         """The reverse sweep: the derivative of each Active argument (None elsewhere); the
         shadows given to `augmented_forward` are updated as `autodiff` updates them. `seed`

@@ -68,6 +68,9 @@ def entry_points(g, name: str, aug_name: str, sweep_name: str) -> None:
     for lp, f in g.tape.capacity.items():
         if not g.tape.fixed_capacity(lp):
             g.layout.held.append((f.offset, g.tape.bytes_per_iteration(lp)))
+    for lp in g.loops.loops:
+        if g.tape.loop_entries(lp):
+            g.layout.counters[lp.index] = g.tape.counter(lp).offset
     ptrs = [f for f in g.tape.buffers if f.type == T.ptr]
     caps = [f for f in g.tape.buffers if f.type != T.ptr]
     g.layout.held += [(c.offset, 1) for c in caps[:len(ptrs)]]
