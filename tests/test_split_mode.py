@@ -4,9 +4,10 @@ import threading
 
 import numpy as np
 import pytest
-from numba import njit
+from numba import njit, prange
 
-from enzyme_py import Active, Duplicated, augmented_forward, autodiff, explain, reverse
+from enzyme_py import (Active, Duplicated, UnsupportedError, augmented_forward, autodiff, explain,
+                       reverse)
 
 
 @njit
@@ -219,3 +220,32 @@ def test_vjp_with_out_runs_the_kernel_once(monkeypatch):
         sech2 = 1.0 - np.tanh(2.0 * x) ** 2
         assert np.allclose(gx, w * sech2 * 2.0) and ga == pytest.approx(np.sum(w * sech2 * x))
     assert calls == ["fwd"]
+
+
+@njit
+def dense(W, x, y):
+    y[:] = np.tanh(W @ x)
+    return np.dot(y, y)
+
+
+def test_matrix_kernel_with_primal_changed_after_forward():
+    rng = np.random.default_rng(0)
+    W0, x0 = rng.normal(size=(4, 3)), rng.normal(size=3)
+    W, x, dW, dx, dy = W0.copy(), x0.copy(), np.zeros((4, 3)), np.zeros(3), np.ones(4)
+    _, tape = augmented_forward(dense, Duplicated(W, dW), Duplicated(x, dx),
+                                Duplicated(np.zeros(4), dy))
+    W[:] = 0.0
+    x[:] = 0.0
+    reverse(tape, seed=0.5)
+    t = np.tanh(W0 @ x0)
+    g = (1.0 + 0.5 * 2 * t) * (1 - t ** 2)          # dL/d(W x)
+    assert np.allclose(dW, np.outer(g, x0)) and np.allclose(dx, W0.T @ g)
+    with pytest.raises(UnsupportedError, match="parallel loops"):
+        augmented_forward(par, Duplicated(np.ones(4), np.zeros(4)),
+                          Duplicated(np.zeros(4), np.ones(4)))
+
+
+@njit(parallel=True)
+def par(x, y):
+    for i in prange(x.shape[0]):
+        y[i] = np.sin(x[i])
