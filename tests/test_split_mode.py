@@ -140,6 +140,21 @@ def test_reverse_from_another_thread():
     assert np.allclose(dx, 2.0 * np.cos(x) + 2.0)
 
 
+def test_integer_return_is_returned_and_not_differentiated():
+    @njit
+    def count_positive(x, y):
+        k = 0
+        for i in range(x.shape[0]):
+            y[i] = x[i] * x[i]
+            k += x[i] > 0
+        return k
+    x, dx = np.array([-1.0, 2.0, 3.0]), np.zeros(3)
+    k, tape = augmented_forward(count_positive, Duplicated(x, dx), Duplicated(np.zeros(3), np.ones(3)))
+    assert k == 2
+    reverse(tape)
+    assert np.array_equal(dx, 2 * x)
+
+
 def test_bad_calls():
     @njit
     def returns_array(x):

@@ -176,9 +176,11 @@ def compiled_split(dispatcher, annotated, kinds) -> CompiledSplit:
 
 def build(dispatcher, argtypes, shadow_types, kinds) -> CompiledSplit:
     cap = captured(dispatcher, argtypes)
-    if not (returns_float(cap.restype) or cap.restype == types.none):
+    if not (returns_float(cap.restype) or cap.restype == types.none or
+            isinstance(cap.restype, (types.Integer, types.Boolean))):
         raise NotImplementedError(
-            f"split mode takes a kernel returning a float or nothing, not {cap.restype}: "
+            f"split mode takes a kernel returning a float, an integer or nothing, not "
+            f"{cap.restype}: "
             f"write the result into an output array passed as Duplicated")
     activity = build_activity(cap.argtypes, cap.restype, kinds)
     name = gradient_name(cap.fn_name, cap.argtypes, activity) + "_split"
