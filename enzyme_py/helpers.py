@@ -25,6 +25,7 @@ from .annotations import Active, BatchDuplicated, Const, Duplicated, Forward, Fo
 from .api import autodiff, compile_gradient, refuse_structured_return
 from .arguments import copy_same_layout, zeros_like_layout
 from .bridge.frozen import as_dispatcher
+from .errors import UnsupportedError
 from .modes import bound as run
 from .modes.calls import bind, wrapper
 from .modes.forward import MAX_WIDTH, compile_forward
@@ -286,7 +287,10 @@ def _split_pullback(f, args, nums, out, many):
     anns.insert(1, Duplicated(y, dy))
     if not takes(f, anns):
         return None
-    _, tape = augmented_forward(f, *anns)
+    try:
+        _, tape = augmented_forward(f, *anns)
+    except (UnsupportedError, NotImplementedError):     # prange, recursion: reverse mode per call
+        return None
     shadows = [a.shadow for a in anns if isinstance(a, Duplicated) and a.shadow is not dy]
 
     def pullback(w):

@@ -264,3 +264,11 @@ def test_matrix_kernel_with_primal_changed_after_forward():
 def par(x, y):
     for i in prange(x.shape[0]):
         y[i] = np.sin(x[i])
+
+
+def test_vjp_with_out_of_a_parallel_kernel_falls_back_to_reverse_mode():
+    from enzyme_py import vjp
+    x = np.linspace(0.0, 1.0, 4)
+    y, pullback = vjp(par, x, out=np.zeros(4))
+    assert np.allclose(y, np.sin(x))
+    assert np.allclose(pullback(np.arange(4.0)), np.arange(4.0) * np.cos(x))
