@@ -16,6 +16,7 @@ from .custom import custom_jvp, custom_vjp, implicit, inactive, register_derivat
 from .disk_cache import set_cache_dir
 from .errors import InternalError, UnsupportedError
 from .explain import explain
+from .modes.split import Tape, augmented_forward, reverse
 from .helpers import (differentiable, forward_entry, gradient, gradient_entry, hessian,
                       hessian_vector_product, jacobian, jvp, value_and_grad, vjp)
 
@@ -27,4 +28,5 @@ __all__ = [
     "custom_vjp", "custom_jvp", "inactive", "implicit",
     "gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product", "hessian",
     "differentiable", "gradient_entry", "forward_entry", "check_gradient",
+    "augmented_forward", "reverse", "Tape",
 ]

@@ -16,6 +16,7 @@ from .annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from .arguments import copy_value, is_cuda
 from .api import inspect
 from .modes import strong_zero
+from .modes.split import Tape
 from .bridge.cleanup import variable_names
 from .options import kernel_options
 
@@ -178,7 +179,10 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
     steps, snapshots and recomputation (docs/checkpointing.md).
     A CUDA kernel (`kernel[blocks, threads]`) gets enzyme_py.cuda's explanation: how each shadow
     update is made (plain, atomic, privatised per block), and what the tape holds.
+    A split mode Tape (`explain(tape)`) gets what it caches and the bytes it holds now.
     """
+    if isinstance(kernel, Tape):
+        return _tape_explanation(kernel)
     if is_cuda(kernel):
         from .cuda.api import explain as cuda_explain   # the optional `cuda` extra
         return cuda_explain(kernel, *args, cache=cache)
@@ -202,6 +206,13 @@ def explain(kernel: Callable, *args: Any, cache: str = "auto", seed: float = 1.0
     return Explanation(name, tape, cached, active, dict(zip(layout.loops, counts)),
                        updates=list(layout.updates), checkpointed=loops, arena_bytes=int(arena_used),
                        not_stored=not_stored, guarded_reruns=strong_zero.reruns(kernel))
+
+
+def _tape_explanation(tape) -> Explanation:
+    layout = tape.layout
+    cached = [_cached(c, {}) for c in layout.cached if c.loop is not None]
+    active = [(user_line(locs), text) for text, locs in layout.active]
+    return Explanation(tape.kernel_name, tape.nbytes, cached, active, tape.iterations())
 
 
 def checkpointed_loops(grad) -> list:

@@ -25,11 +25,13 @@ from .annotations import Active, BatchDuplicated, Const, Duplicated, Forward, Fo
 from .api import autodiff, compile_gradient, refuse_structured_return
 from .arguments import copy_same_layout, zeros_like_layout
 from .bridge.frozen import as_dispatcher
+from .errors import UnsupportedError
 from .modes import bound as run
 from .modes import strong_zero
 from .modes.calls import bind, wrapper
 from .modes.forward import MAX_WIDTH, compile_forward
 from .modes.hvp import compile_hvp
+from .modes.split import augmented_forward, takes
 from .options import AUTODIFF_OPTIONS, kernel_options, unchecked
 
 __all__ = ["gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product",
@@ -244,7 +246,10 @@ def vjp(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, argnums
     a seed of the value's structure (a float, an array of its shape, a tuple). With `out`: the
     kernel is f(x, out, *const), value is the output array, pullback(w) takes an array like out.
     The derivative is w.r.t. args[argnums] of args = (x, *const) (a tuple of them for a tuple
-    `argnums`). Every pullback call runs on copies of the initial arguments."""
+    `argnums`). With `out`, the kernel runs once, through split mode's augmented forward sweep,
+    and every pullback call runs the reverse sweep from its tape (modes/split.py; a call split
+    mode does not take, with keywords or tuples, runs the kernel on copies of the initial arguments
+    per pullback). Without `out`, every pullback call runs on copies of the initial arguments."""
     args = (x,) + tuple(const)
     many = isinstance(argnums, (tuple, list))
     nums = _argnums(argnums, len(args))
@@ -260,6 +265,9 @@ def vjp(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, argnums
             anns, readers = _annotate(_copies(args), nums)
             return _pick(readers, _autodiff(f, *anns, seed=w, **kwargs), many)
         return value, pullback
+    split = None if kwargs else _split_pullback(f, args, nums, out, many)
+    if split is not None:
+        return split
     out0 = np.array(out, copy=True)
     y = np.array(out, copy=True)
     f(*_copies(args[:1]), y, *_copies(args[1:]), **kwargs)
@@ -271,6 +279,31 @@ def vjp(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, argnums
         result = _autodiff(f, *anns, **kwargs)
         return _pick(readers, result[:1] + result[2:], many)
     return y, pullback_out
+
+
+def _split_pullback(f, args, nums, out, many):
+    """vjp with `out` by split mode: the kernel runs once (augmented_forward, on copies) and each
+    pullback runs the reverse sweep from its tape. None when split mode does not take the call."""
+    anns, readers = _annotate(_copies(args), nums)
+    y, dy = copy_same_layout(np.asarray(out)), zeros_like_layout(np.asarray(out))
+    anns.insert(1, Duplicated(y, dy))
+    if not takes(f, anns):
+        return None
+    try:
+        _, tape = augmented_forward(f, *anns)
+    except (UnsupportedError, NotImplementedError):     # prange, recursion: reverse mode per call
+        return None
+    shadows = [a.shadow for a in anns if isinstance(a, Duplicated) and a.shadow is not dy]
+
+    def pullback(w):
+        for s in shadows:
+            s[...] = 0.0
+        dy[...] = np.asarray(w, dtype=out.dtype).reshape(out.shape)
+        result = tape.reverse()
+        grads = tuple(np.copy(g) if isinstance(g, np.ndarray) else g
+                      for g in (r(result[:1] + result[2:]) for r in readers))
+        return grads if many else grads[0]
+    return y, pullback
 
 
 def _copies(args):

@@ -91,10 +91,14 @@ class ReverseMode:
                                          "every return), e.g. 0,-2", ints)
     threads: str = option("", "nvptx: the function is a CUDA kernel's body, run by many threads "
                           "(transforms/reverse/shadow_updates.py)", str, ("", "nvptx"))
+    split: bool = option(False, "add out.aug.0, out.rev and out.free: a tape kept for reverse "
+                         "sweeps run any number of times (transforms/reverse/public_split.py)")
 
     def apply(self, module) -> str | None:
         fn = self.fn or first_definition(module)
         codes = {} if self.success_codes is None else {"success_codes": self.success_codes}
+        if self.split:
+            codes.update(split_entries=True, counts=None)
         if self.threads == "nvptx":
             module.math_names = spelling
             codes.update(park=False, counts=None,

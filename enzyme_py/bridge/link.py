@@ -26,8 +26,9 @@ llvm.set_option("", "-loop-load-elimination-scev-check-threshold=0")
 
 
 @stage("verify")
-def prepare_module(text: str, grad_name: str) -> str:
-    """Give every defined function but `grad_name` (and its `.release`) internal linkage; verify.
+def prepare_module(text: str, grad_name: str, keep: tuple = ()) -> str:
+    """Give every defined function but `grad_name` (its `.release`, and those in `keep`)
+    internal linkage; verify.
 
     Internal helpers cannot clash with the same functions in other libraries. Functions and
     globals left unreferenced (the primal kernel, helpers inlined into the gradient) are
@@ -40,7 +41,8 @@ def prepare_module(text: str, grad_name: str) -> str:
     for fn in module.functions:
         if fn.name == grad_name:
             found = not fn.is_declaration
-        elif not fn.is_declaration and fn.name != grad_name + ".release":   # reverse/tape.py
+        elif not fn.is_declaration and fn.name != grad_name + ".release" \
+                and fn.name not in keep:      # reverse/tape.py's release, split entries
             fn.linkage = llvm.Linkage.internal
     if not found:
         raise ValueError(f"the generated module does not define @{grad_name}")

@@ -44,6 +44,7 @@ from .gradient import Gradient, Sweep
 from .parallel_launch import PENDING as PARALLEL
 from .parallel_launch import UPDATES, chain_releases, per_thread_workspace, reported
 from .parallel_private import check_deterministic
+from . import public_split
 from .recurrence import fill as fill_recurrences
 from .report import layout, record_counts
 from .restore import emit_undos, put_back, snapshot
@@ -62,7 +63,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  heap: _heap.Heap | None = None, no_need: Sequence[int] = (),
                  vector_library: VectorLibrary | None = None, threads: Threads | None = None,
                  park: bool = True, parallel: ParallelUpdates = ParallelUpdates.AUTO,
-                 memory: Memory = TAPE, guard_products: bool = False) -> Gradient:
+                 memory: Memory = TAPE, guard_products: bool = False,
+                 split_entries: bool = False) -> Gradient:
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
@@ -92,6 +94,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     guard_products: guard every product of an adjoint and a primal value by the strong zero
     (rules/partials.py), as in a module that tests a float for NaN; by default products are
     guarded only in such modules.
+    split_entries: add `<out_name>.aug`, `.rev` and `.free` instead of one function: the forward
+    sweep keeps its tape for reverse sweeps run any number of times (public_split.py).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     if guard_products:
@@ -106,6 +110,9 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         success_codes = registered_success_codes()
     module.heap = heap if heap is not None else _heap.registered()
     module.facts[UPDATES] = ParallelUpdates(parallel)
+    if split_entries:
+        return _public_split(module, fn_name, activity, out_name, cache, success_codes, extents,
+                             vector_library, written, memory, threads)
     time_loops = outline_time_loops(module, fn_name, extents or {}, memory.budget,
                                     out_name if counts else "",
                                     versioned=memory.auto, noalias=noalias,
@@ -143,6 +150,26 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         split(gs, fs, rs, aug, rev_name)
     g.layout.updates = derive_parallel_bodies(module, cache, success_codes)
     chain_releases(module, out_name)
+    use_vector_variants(module, vector_library)
+    return g
+
+
+def _public_split(module, fn_name, activity, out_name, cache, success_codes, extents,
+                  vector_library, written, memory, threads) -> Gradient:
+    if memory.checkpoints or threads is not None:
+        raise UnsupportedError("split mode keeps the whole tape: no memory budget, no threads")
+    g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, False, success_codes,
+                             True, extents)
+    g.splice(rev.put_back_marker, lambda b: None)
+    public_split.check(g)
+    if module.pending.get(DERIVED) or module.pending.get(PARALLEL):
+        raise UnsupportedError("split mode: the kernel calls a function that is not inlined or "
+                               "runs a parallel loop; use autodiff")
+    g.layout = layout(g)
+    g.layout.written = written
+    public_split.keep_tape(g, rev)
+    split(g, fwd, rev, out_name + ".aug.0", out_name + ".sweep")
+    public_split.entry_points(g, out_name, out_name + ".aug.0", out_name + ".sweep")
     use_vector_variants(module, vector_library)
     return g
 

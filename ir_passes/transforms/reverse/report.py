@@ -31,6 +31,9 @@ class TapeLayout:
     updates: list = field(default_factory=list)          # parallel loops' shadow_updates.Update
     checkpoints: list = field(default_factory=list)      # checkpoint.outline.TimeLoop per loop
     written: frozenset | None = None   # parameters the primal may write through (None: unknown)
+    frame_bytes: int = 0      # a split gradient's frame (driver.public_split)
+    held: list = field(default_factory=list)   # (frame offset of an i64 capacity, bytes per unit)
+    counters: dict = field(default_factory=dict)   # loop index -> frame offset of its counter
 
     def slots(self) -> int:
         """Entries of counts_symbol: each taped loop's iterations, then the bytes each arena copy

@@ -1,0 +1,292 @@
+"""Split reverse mode (Enzyme.jl's ReverseSplitWithPrimal): the forward sweep once, the reverse
+sweep later, from a tape, as often as wanted.
+
+    value, tape = augmented_forward(kernel, Duplicated(x, dx), Duplicated(y, dy), Active(a))
+    derivs = reverse(tape, seed=1.0)     # the tuple autodiff returns; shadows as autodiff leaves
+
+ir_passes builds the gradient as three functions (transforms/reverse/public_split.py): `.aug`
+runs the kernel and fills the tape, `.rev` runs the reverse sweep from it without changing it,
+`.free` releases it. The reverse sweep reads no primal memory (every value it needs is on the
+tape), so the caller may change the primal arrays after the forward call. It reads and writes
+the shadow arrays given to `augmented_forward`: put the seeds there (and zeros where a plain
+gradient is wanted) before each `reverse`.
+"""
+from __future__ import annotations
+
+import ctypes
+import inspect as _inspect
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+from llvmlite import ir
+from numba.core import cgutils, types
+
+from ir_passes import Activity, parse_module, print_module, reverse_mode
+
+from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
+from ..arguments import check_aliasing, type_key, typeof, validate
+from ..bridge import nrt  # noqa: F401 - Numba's allocators and status codes for ir_passes
+from ..bridge.codegen import array_data, float_slot, raise_status, status_type
+from ..bridge.convention import array_extents, build_activity, returns_float
+from ..bridge.entry import make_entry, make_intrinsic
+from ..bridge.frozen import as_dispatcher, register
+from ..bridge.link import compile_library, prepare_module
+from ..bridge.memo import captured, cleaned_text
+from ..bridge.vector_math import host_library
+
+from .reverse import GradientSpec, gradient_name
+
+_lock = threading.RLock()
+_built = register(weakref.WeakKeyDictionary())   # dispatcher -> {key: CompiledSplit}
+
+
+@dataclass(frozen=True)
+class CompiledSplit:
+    """The three @njit entries of a split gradient: `aug(*args, *shadows) -> (value, frame)`,
+    `rev(*args, *shadows, seed, frame) -> derivatives`, `free(frame)`; `layout` is ir_passes'
+    TapeLayout (its `frame_bytes` and `held` give a tape's size)."""
+    spec: GradientSpec
+    aug: Any
+    rev: Any
+    free: Any
+    layout: Any
+    library: Any
+
+
+class Tape:
+    """What `augmented_forward` kept for the reverse sweep. It owns its memory: freed when the
+    object is collected (or by `free()`). `reverse` may run from any thread (one at a time)."""
+
+    def __init__(self, split, frame, primal, shadows, positions, kernel_name):
+        self._split, self._frame = split, frame
+        self._primal, self._shadows = tuple(primal), tuple(shadows)
+        self._positions, self.kernel_name = positions, kernel_name
+        self._lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, split.free, frame)
+
+    @property
+    def freed(self) -> bool:
+        return not self._finalizer.alive
+
+    def free(self) -> None:
+        """Release the tape now (a later `reverse` raises ValueError)."""
+        with self._lock:
+            self._finalizer()
+
+    @property
+    def layout(self):
+        """ir_passes' TapeLayout: what the tape holds, and why (`explain`)."""
+        return self._split.layout
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the tape holds: its frame and the arrays behind it, at their capacity."""
+        with self._lock:
+            if self.freed:
+                return 0
+            layout = self._split.layout
+            return layout.frame_bytes + sum(
+                ctypes.c_int64.from_address(self._frame + off).value * per
+                for off, per in layout.held)
+
+    def iterations(self) -> dict:
+        """{loop: iterations the forward sweep taped} (explain)."""
+        with self._lock:
+            if self.freed:
+                return {}
+            return {lp: ctypes.c_int64.from_address(self._frame + off).value
+                    for lp, off in self._split.layout.counters.items()}
+
+    def reverse(self, seed: float = 1.0) -> tuple:
+        """The reverse sweep: the derivative of each Active argument (None elsewhere); the
+        shadows given to `augmented_forward` are updated as `autodiff` updates them. `seed`
+        seeds a float return value."""
+        with self._lock:
+            if self.freed:
+                raise ValueError("this tape has been freed")
+            derivs = self._split.rev(*self._primal, *self._shadows, float(seed), self._frame)
+        result = [None] * self._positions[0]
+        for pos, d in zip(self._positions[1], derivs):
+            result[pos] = d
+        return tuple(result)
+
+
+def augmented_forward(kernel, *args) -> tuple:
+    """Run the kernel once, through the augmented forward sweep: (its return value, a Tape).
+    Arguments are annotated as for `autodiff`, positionally, one per kernel parameter."""
+    dispatcher = as_dispatcher(kernel)
+    _check_call(dispatcher, args)
+    annotated = [as_annotation(a) for a in args]
+    kinds = tuple(validate(i, a) for i, a in enumerate(annotated))
+    if Activity.DUP in kinds:
+        check_aliasing(annotated)
+    split = compiled_split(dispatcher, annotated, kinds)
+    primal = [a.value for a in annotated]
+    shadows = [a.shadow for a in annotated if isinstance(a, (Duplicated, DuplicatedNoNeed))]
+    value, frame = split.aug(*primal, *shadows)
+    tape = Tape(split, frame, primal, shadows, (len(args), split.spec.active_positions),
+                getattr(dispatcher, "__name__", "kernel"))
+    return value, tape
+
+
+def reverse(tape: Tape, seed: float = 1.0) -> tuple:
+    """The reverse sweep from `tape` (Tape.reverse)."""
+    if not isinstance(tape, Tape):
+        raise TypeError(f"reverse takes the Tape augmented_forward returned, not {type(tape).__name__}")
+    return tape.reverse(seed)
+
+
+def takes(kernel, args) -> bool:
+    """Whether split mode takes this call: one positional argument per kernel parameter, and
+    Duplicated arguments that are arrays (not tuples)."""
+    params = _inspect.signature(as_dispatcher(kernel).py_func).parameters.values()
+    return all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) and \
+        len(params) == len(args) and not any(
+            isinstance(a, (Duplicated, DuplicatedNoNeed)) and isinstance(a.shadow, tuple)
+            for a in args)
+
+
+def _check_call(dispatcher, args) -> None:
+    if any(isinstance(a, (Duplicated, DuplicatedNoNeed)) and isinstance(a.shadow, tuple)
+           for a in args):
+        raise NotImplementedError("split mode takes Duplicated arrays, not tuples of them: "
+                                  "pass each array as an argument of its own")
+    params = _inspect.signature(dispatcher.py_func).parameters.values()
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or \
+            len(params) != len(args):
+        raise TypeError(f"augmented_forward takes one positional argument per parameter of "
+                        f"the kernel ({len(params)}), not {len(args)}")
+
+
+def compiled_split(dispatcher, annotated, kinds) -> CompiledSplit:
+    key = kinds + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
+    with _lock:
+        per_kernel = _built.setdefault(dispatcher, {})
+        split = per_kernel.get(key)
+        if split is None:
+            argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
+            shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
+                                 if isinstance(a, (Duplicated, DuplicatedNoNeed)))
+            split = per_kernel[key] = build(dispatcher, argtypes, shadow_types, kinds)
+    return split
+
+
+def build(dispatcher, argtypes, shadow_types, kinds) -> CompiledSplit:
+    cap = captured(dispatcher, argtypes)
+    if not (returns_float(cap.restype) or cap.restype == types.none or
+            isinstance(cap.restype, (types.Integer, types.Boolean))):
+        raise NotImplementedError(
+            f"split mode takes a kernel returning a float, an integer or nothing, not "
+            f"{cap.restype}: "
+            f"write the result into an output array passed as Duplicated")
+    activity = build_activity(cap.argtypes, cap.restype, kinds)
+    name = gradient_name(cap.fn_name, cap.argtypes, activity) + "_split"
+    module = parse_module(cleaned_text(cap))
+    g = reverse_mode(module, cap.fn_name, list(activity), name, counts=None,
+                     extents=array_extents(cap.argtypes), vector_library=host_library(),
+                     split_entries=True)
+    verified = prepare_module(print_module(module), name + ".aug.0",
+                              keep=(name + ".rev", name + ".free"))
+    library = compile_library(verified, name, cap.environments)
+    spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
+    aug, rev, free = _entries(spec, library)
+    aug.compile(cap.argtypes + shadow_types)
+    rev.compile(cap.argtypes + shadow_types + (numba.float64, numba.uintp))
+    free.compile((numba.uintp,))
+    return CompiledSplit(spec, aug, rev, free, g.layout, library)
+
+
+# ---- the entries ------------------------------------------------------------------------------
+
+def _names(spec, extra):
+    return [f"a{i}" for i in range(len(spec.argtypes))] + [f"s{i}" for i in spec.dup_positions] + extra
+
+
+def _call(context, builder, spec, library, symbol, primal_args, extra, ret):
+    """Call `symbol` with Numba's convention for the primal arguments, then `extra`."""
+    primal_fnty = context.call_conv.get_function_type(spec.restype, list(spec.argtypes))
+    retptr = cgutils.alloca_once(builder, primal_fnty.args[0].pointee)
+    builder.store(cgutils.get_null_value(retptr.type.pointee), retptr)
+    excinfo = cgutils.alloca_once(builder, primal_fnty.args[1].pointee)
+    builder.store(cgutils.get_null_value(excinfo.type.pointee), excinfo)
+    flat = list(context.get_arg_packer(spec.argtypes).as_arguments(builder, primal_args))
+    fnty = ir.FunctionType(ret, list(primal_fnty.args) + [v.type for v in extra])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, symbol)
+    code = builder.call(fn, [retptr, excinfo] + flat + list(extra))
+    context.active_code_library.add_linking_library(library)
+    return retptr, code, builder.bitcast(builder.load(excinfo), cgutils.voidptr_t)
+
+
+def _shadows(context, builder, spec, sig, llargs, seed=None):
+    """%retptr's shadow (the seed slot of a float return), then the arrays' data pointers."""
+    nargs, k = len(spec.argtypes), len(spec.dup_positions)
+    out = []
+    if returns_float(spec.restype):
+        slot = float_slot(context, builder, spec.restype)
+        if seed is not None:
+            builder.store(context.cast(builder, seed, types.float64, spec.restype), slot)
+        out.append(slot)
+    return out + [array_data(context, builder, t, v)
+                  for t, v in zip(sig.args[nargs:nargs + k], llargs[nargs:nargs + k])]
+
+
+def _entries(spec, library):
+    nargs = len(spec.argtypes)
+    frame_t = types.uintp
+    i64 = ir.IntType(64)
+
+    def aug_typer(args):
+        out = status_type(types.Tuple([spec.restype, frame_t]))
+        return out(*args), aug_codegen
+
+    def aug_codegen(context, builder, sig, llargs):
+        slot = cgutils.alloca_once(builder, cgutils.voidptr_t)
+        builder.store(cgutils.get_null_value(cgutils.voidptr_t), slot)
+        retptr, code, exc = _call(context, builder, spec, library, spec.name + ".aug.0", llargs[:nargs],
+                                  _shadows(context, builder, spec, sig, llargs) + [slot],
+                                  ir.IntType(32))
+        value = context.get_returned_value(builder, spec.restype, builder.load(retptr))
+        frame = builder.ptrtoint(builder.load(slot), i64)
+        result = context.make_tuple(builder, sig.return_type.types[2], [value, frame])
+        return context.make_tuple(builder, sig.return_type, [code, exc, result])
+
+    derivs = types.Tuple([spec.argtypes[i] for i in spec.active_positions])
+
+    def rev_typer(args):
+        return status_type(derivs)(*args), rev_codegen
+
+    def rev_codegen(context, builder, sig, llargs):
+        seed, frame = llargs[-2], llargs[-1]
+        shadows = _shadows(context, builder, spec, sig, llargs, seed)
+        outs = [float_slot(context, builder, spec.argtypes[i]) for i in spec.active_positions]
+        frame_ptr = builder.inttoptr(frame, cgutils.voidptr_t)
+        _call(context, builder, spec, library, spec.name + ".rev", llargs[:nargs],
+              shadows + outs + [frame_ptr], ir.VoidType())
+        ds = context.make_tuple(builder, derivs, [builder.load(o) for o in outs])
+        zero = context.get_constant(types.int32, 0)
+        null = cgutils.get_null_value(cgutils.voidptr_t)
+        return context.make_tuple(builder, sig.return_type, [zero, null, ds])
+
+    def free_typer(args):
+        return types.none(*args), free_codegen
+
+    def free_codegen(context, builder, sig, llargs):
+        fnty = ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, spec.name + ".free")
+        builder.call(fn, [builder.inttoptr(llargs[0], cgutils.voidptr_t)])
+        context.active_code_library.add_linking_library(library)
+        return context.get_dummy_value()
+
+    aug = make_entry(make_intrinsic("split_aug", _names(spec, []), aug_typer, f"aug {spec.name}"),
+                     _names(spec, []), f"split forward {spec.name}", raise_status)
+    rev = make_entry(make_intrinsic("split_rev", _names(spec, ["seed", "frame"]), rev_typer,
+                                    f"rev {spec.name}"),
+                     _names(spec, ["seed", "frame"]), f"split reverse {spec.name}", raise_status)
+    free_call = make_intrinsic("split_free", ["frame"], free_typer, f"free {spec.name}")
+    scope = {"call": free_call}
+    exec("def free(frame):\n    call(frame)\n", scope)
+    free = numba.njit(nogil=True)(scope["free"])
+    return aug, rev, free

@@ -1,0 +1,37 @@
+; Split entries: y[i] = x[i] * x[i]. The forward leaves its frame in *frame_out (x[i] taped:
+; a split reverse reads no primal memory); `grad.rev` runs the reverse sweep on a copy of the
+; frame (its loop counter is stepped back there) and frees nothing; `grad.free` frees the tape.
+; RUN: %opt -p reverse-mode --fn f --activity dup,dup,const --noalias --split %s | %filecheck %s
+
+define void @f(ptr %x, ptr %y, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %loop ]
+  %px = getelementptr double, ptr %x, i64 %i
+  %a = load double, ptr %px, align 8
+  %m = fmul double %a, %a
+  %py = getelementptr double, ptr %y, i64 %i
+  store double %m, ptr %py, align 8
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %loop, label %exit
+exit:
+  ret void
+}
+
+; CHECK-LABEL: define void @grad.aug.0(ptr %x, ptr %y, i64 %n, ptr %x.shadow, ptr %y.shadow, ptr %frame.out)
+; CHECK: call ptr @malloc
+; CHECK: call ptr @realloc
+; CHECK: store ptr %{{.*}}, ptr %frame.out
+; CHECK-LABEL: define internal void @grad.sweep(
+; CHECK-NOT: call void @free
+; CHECK: ret void
+; CHECK-LABEL: define internal void @grad.free.0(ptr %frame)
+; CHECK: call void @free
+; CHECK-LABEL: define void @grad.rev(
+; CHECK: %frame.copy = alloca
+; CHECK: call void @llvm.memcpy.p0.p0.i64(ptr %frame.copy, ptr %frame,
+; CHECK: call void @grad.sweep(
+; CHECK-LABEL: define void @grad.free(ptr %frame)
+; CHECK: call void @grad.free.0(ptr %frame)
