@@ -35,6 +35,17 @@ def thread_product(x):
 
 
 @njit
+def power(x, n):
+    return 1.0 if n == 0 else x * power(x, n - 1)
+
+
+@njit(parallel=True)
+def par_power(x, y):
+    for i in prange(x.shape[0]):
+        y[i] = power(x[i], 3)
+
+
+@njit
 def softplus_squares(x):
     s = 0.0
     for i in range(x.shape[0]):
@@ -81,6 +92,8 @@ CATALOGUE = {
     "deterministic atomic updates": lambda: autodiff(
         K.pull_column, Duplicated(_state(), np.ones((40, 2))),
         Const(np.random.default_rng(2).integers(0, 40, 40)), deterministic=True),
+    "recursive call in a parallel loop": lambda: autodiff(
+        par_power, Duplicated(_x(8), np.zeros(8)), Duplicated(np.zeros(8), np.ones(8))),
     "external function reverse": lambda: autodiff(uses_atan, *atan_args()),
     "external function forward": lambda: autodiff(
         uses_atan, Duplicated(np.linspace(0.2, 0.9, 4), np.ones(4)),
