@@ -491,7 +491,8 @@ def return_terms(returns, ret, float_seed, seeds) -> list:
         for i in leaf.path:
             v = v[i]
         if leaf.kind == FLOAT:
-            out.append(s * float(v))
+            if v is not None:       # an Optional float that is None: no term
+                out.append(s * float(v))
         else:
             v = np.asarray(v)
             if v.shape != s.shape:

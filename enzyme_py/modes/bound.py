@@ -31,7 +31,7 @@ from .batched import autodiff as batched_autodiff
 from .calls import Bound, Seeding, leaf_labels, unmask, wrapper
 from .forward import MAX_WIDTH
 from .forward import prepare as forward_prepare
-from .returns import UNSET, as_float_seed
+from .returns import UNSET, as_float_seed, is_optional_float
 from . import strong_zero
 from .reverse import reverse_call, user_kernel
 from .value_grad import forward_value_entry
@@ -85,8 +85,8 @@ def target_and_args(bound: Bound, per_leaf, lanes=1, with_primal=False):
     elif seeded:
         extra.append(BatchDuplicated(np.zeros(lanes),
                                      tuple(np.eye(1, lanes, j)[0] for j in range(lanes))))
-    if result == "masked":
-        n = len(returns.floats)
+    if result == "masked":      # the float leaves' values, then their Optional marks
+        n = 2 * len(returns.floats)
         extra.append(Duplicated(np.zeros(n), np.zeros(n)))
     return wrapper(plan, seeding), list(bound.leaves) + extra, len(bound.leaves), seeding
 
@@ -125,8 +125,9 @@ def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdate
         check_leaves(bound)
     flat, value = reverse_call(target, args, float_seed, cache, with_primal, updates, memory)
     if seeding is not None and seeding.result == "masked":
-        vals = args[-1].value
-        value = unmask(value, {l.path: float(v) for l, v in zip(returns.floats, vals)})
+        vals, n = args[-1].value, len(returns.floats)
+        value = unmask(value, {l.path: _leaf_value(l, vals[k], vals[n + k])
+                               for k, l in enumerate(returns.floats)})
     return to_user_order(bound, flat, nleaves), value
 
 
@@ -152,6 +153,8 @@ def lane_seeds(returns, seed, width):
         return tuple(float(x) for x in lanes), []
     if returns.kind == "none" or seed is None:
         return (1.0,) * width, []
+    if seed is UNSET and is_optional_float(returns.restype):
+        seed = [UNSET] * width      # a lone Optional float: 1.0 in every lane
     if not isinstance(seed, (tuple, list)) or len(seed) != width:
         raise TypeError(f"seed: with BatchDuplicated ({width} lanes) and a kernel returning "
                         f"{returns.restype}, seed must be a list of {width} seeds, one per lane, "
@@ -191,7 +194,7 @@ def batched(bound: Bound, seed, width=None):
 
 def _chunked_reverse(bound: Bound, seed, width):
     returns = bound.plan.returns
-    if returns.kind == "structured" and seed is not None:
+    if returns.kind == "structured" and seed is not None and seed is not UNSET:
         if not isinstance(seed, (tuple, list)) or len(seed) != width:
             raise TypeError(f"seed: {width} lanes need a list of {width} seeds")
     elif returns.kind == "float" and isinstance(seed, (tuple, list)) and len(seed) != width:
@@ -277,7 +280,8 @@ def forward(bound: Bound, with_primal=False, shapes=None):
     value, ts = _call(target, args, with_primal and result != "none")
     if with_primal and result == "masked":      # the outputs hold the leaves' values
         value = unmask(value, {l.path: o.value if isinstance(l.type, types.Array)
-                               else float(o.value[0]) for l, o in zip(returns.leaves, outs)})
+                               else _leaf_value(l, o.value[0], o.value[-1]) for l, o in
+                               zip(returns.leaves, outs)})
     if returns.kind == "float":
         tangent = tuple(ts) if batched else ts[0]
     elif returns.kind == "none":
@@ -318,10 +322,17 @@ def _batched(leaves) -> bool:
                (isinstance(a, Active) and isinstance(a.tangent, (tuple, list))) for a in leaves)
 
 
+def _leaf_value(leaf, value, mark):
+    """A float leaf's value from its output; an Optional leaf's is None unless marked."""
+    return None if is_optional_float(leaf.type) and not mark else float(value)
+
+
 def _output(leaf, shape, width, batched):
+    """The output a forward wrapper copies a leaf into: for a float its value at [0], and for an
+    Optional float 1.0 at [1] when it is a float (not None)."""
     ty = leaf.type.dtype if isinstance(leaf.type, types.Array) else leaf.type
     dtype = np.dtype(getattr(ty, "type", ty).name)      # Optional(float): its float
-    shape = tuple(shape) if shape is not None else (1,)
+    shape = tuple(shape) if shape is not None else (2,) if is_optional_float(leaf.type) else (1,)
     out = np.zeros(shape, dtype)
     if batched:
         return BatchDuplicated(out, tuple(np.zeros(shape, dtype) for _ in range(width)))
@@ -333,7 +344,8 @@ def _structured_tangents(returns, outs, width, batched):
         by_path = {}
         for leaf, out in zip(returns.leaves, outs):
             t = out.shadows[j] if isinstance(out, BatchDuplicated) else out.shadow
-            by_path[leaf.path] = t if isinstance(leaf.type, types.Array) else float(t[0])
+            by_path[leaf.path] = t if isinstance(leaf.type, types.Array) else \
+                _leaf_value(leaf, t[0], out.value[-1])
         return _assemble(returns.restype, by_path, ())
     if not batched:
         return lane(0)

@@ -441,7 +441,8 @@ class Seeding:
     `mode`: None (nothing), "reverse" (the seeded leaves' `Σ seed·leaf` into `__acc[j]`, one
     entry per lane) or "forward" (each leaf of `leaves` copied into an output `__out<n>`).
     `result`: "value" (return the kernel's value), "none" (return nothing), or "masked": the
-    value with its float leaves replaced by 0.0, those leaves written to `__vals` instead; in
+    value with its float leaves replaced by 0.0, those leaves written to `__vals` instead
+    (`_masked_values`; an Optional leaf's output also marks whether it was a float); in
     forward mode its float arrays are replaced too, the outputs holding copies of all of them.
     Active floats (and, in forward mode, differentiable arrays) must not be stored into the
     return slot, which is Const memory for a non-float return."""
@@ -498,7 +499,7 @@ def _make_wrapper(plan, seeding):
         floats = [l for l in ReturnPlan.of(plan.returns.restype).leaves
                   if not isinstance(l.type, types.Array)]
         if seeding.mode != "forward":
-            body += [f"__vals[{n}] = {_leaf_expr(l.path)}" for n, l in enumerate(floats)]
+            body += _masked_values(floats)
         arrays = seeding.mode == "forward"
         body.append(f"return {_masked(plan.returns.restype, (), scope, arrays)}")
     name = f"{kernel.py_func.__name__}__enzyme_py_call"
@@ -525,12 +526,28 @@ def _masked(ty, path, scope, arrays) -> str:
         name = f"__rcls{sum(k.startswith('__rcls') for k in scope)}"
         scope[name] = cls
         return f"{name}({', '.join(items)})"
-    masked = isinstance(ty, types.Float) or (arrays and leaf_kind(ty) == ARRAY)
+    masked = isinstance(ty, types.Float) or is_optional_float(ty) or \
+        (arrays and leaf_kind(ty) == ARRAY)
     return "0.0" if masked else _leaf_expr(path)
 
 
+def _masked_values(floats) -> list:
+    """`__vals[n]` = the n-th float leaf; an Optional one sets `__vals[len(floats) + n]` to 1.0
+    when it is a float (not None)."""
+    lines = []
+    for n, leaf in enumerate(floats):
+        v = _leaf_expr(leaf.path)
+        if is_optional_float(leaf.type):
+            lines += [f"__o = {v}", "if __o is not None:", f"    __vals[{n}] = __o",
+                      f"    __vals[{len(floats) + n}] = 1.0"]
+        else:
+            lines.append(f"__vals[{n}] = {v}")
+    return lines
+
+
 def unmask(value, floats):
-    """Put the float leaves (`floats`: path -> value) back into a masked return value."""
+    """Put the float leaves (`floats`: path -> value, None for an Optional leaf that was None)
+    back into a masked return value."""
     def put(v, path):
         if path in floats:
             return floats[path]
@@ -569,8 +586,9 @@ def _forward_outputs(live) -> list:
     lines = []
     for n, leaf in enumerate(live):
         v = _leaf_expr(leaf.path)
-        if is_optional_float(leaf.type):
-            lines += [f"__o = {v}", "if __o is not None:", f"    __out{n}[0] = __o"]
+        if is_optional_float(leaf.type):      # __out[1] = 1.0 marks a float (not None)
+            lines += [f"__o = {v}", "if __o is not None:", f"    __out{n}[0] = __o",
+                      f"    __out{n}[1] = 1.0"]
             continue
         if not isinstance(leaf.type, types.Array):
             lines.append(f"__out{n}[0] = {v}")

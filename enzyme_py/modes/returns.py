@@ -7,10 +7,11 @@ structure. Integer, boolean and None leaves (and integer arrays) carry no deriva
 None. A seed of None anywhere means a zero seed: that leaf is left out of L; `seed=None` leaves
 the whole return out.
 
-An Optional(float) leaf (a value that is a float or None) is seeded like a float: the seed
-applies when the call returns a float there and is ignored when it returns None (and a float
-seed for a leaf typed None, as Numba types it when the call always returns None there, is
-ignored too).
+An Optional(float) leaf (a value that is a float or None) is seeded like a float (a lone one by
+1.0 by default): the seed applies when the call returns a float there and is ignored when it
+returns None (and a float seed for a leaf typed None, as Numba types it when the call always
+returns None there, is ignored too). Its tangent in forward mode is None when the call returned
+None there.
 
 Complex numbers, records, lists, dicts and other objects cannot be seeded: a kernel returning one
 gets a TypeError unless its seed is None. A float, an array or a tuple return is never dropped
@@ -116,12 +117,6 @@ class ReturnPlan:
             return "value"
         if not with_primal:
             return "none"
-        optional = [l for l in self.floats if is_optional_float(l.type)]
-        if optional:
-            l = optional[0]
-            raise NotImplementedError(
-                f"the primal value of a return holding {l.type} ({l.where()}) cannot be "
-                f"returned with the derivatives: use mode=Reverse and call the kernel for it")
         if self.unseedable:
             l = self.unseedable[0]
             raise NotImplementedError(
@@ -151,6 +146,8 @@ class ReturnPlan:
             return (1.0 if seed is UNSET else as_float_seed(seed, "the return value"),)
         if self.kind == "none":
             return ()
+        if seed is UNSET and is_optional_float(self.restype):
+            return (1.0,)           # a lone Optional float is seeded like a float
         if seed is UNSET:
             raise TypeError(self._missing())
         if type(seed) is np.ndarray and isinstance(self.restype, types.Array):

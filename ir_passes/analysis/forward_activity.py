@@ -36,7 +36,9 @@ from .types import kind, roots
 RETURNS = "returns varying"   # this analysis's memo in module.facts
 
 
-def forward_activity(fn, activity, module=None, describe=None) -> ActivityInfo:
+def forward_activity(fn, activity, module=None, describe=None, locate=None) -> ActivityInfo:
+    """Activity for forward mode; a refusal names an instruction by `describe` and its source
+    (file, line) by `locate`."""
     act = activity_analysis(fn, activity, module)   # act.ptr_holders: ids of roots whose memory
     insts = list(fn.instructions())                 # holds pointers with shadows
     failing = failing_blocks(fn)
@@ -44,7 +46,7 @@ def forward_activity(fn, activity, module=None, describe=None) -> ActivityInfo:
     act.shadowed -= dropped     # no shadow allocations, no tangents on a path that fails
     act.varying -= dropped
     insts = [i for i in insts if i.block not in failing]
-    while _extend(insts, act, describe or (lambda i: i.opcode)):
+    while _extend(insts, act, describe or (lambda i: i.opcode), locate or (lambda i: None)):
         propagate_forward(insts, act)
     return act
 
@@ -55,8 +57,8 @@ def _local_root(r) -> bool:
 
 
 class _Extender:
-    def __init__(self, act, describe, groups=None):
-        self.act, self.describe, self.changed = act, describe, False
+    def __init__(self, act, describe, groups=None, locate=lambda i: None):
+        self.act, self.describe, self.locate, self.changed = act, describe, locate, False
         self.groups = groups or {}   # rules/effects.handle_groups: the calls yielding one handle's data
         self.journal = None     # (set, id) added since soft_require began, to undo on failure
 
@@ -85,7 +87,8 @@ class _Extender:
             if self.journal is not None:
                 return      # soft: a parameter merged with shadowed memory gets a stand-in shadow
             raise UnsupportedError("a pointer into differentiable memory is stored into memory that "
-                                   "has no shadow (a Const argument)", self.describe(inst), None,
+                                   "has no shadow (a Const argument)", self.describe(inst),
+                                   self.locate(inst),
                                    "Pass that array as Duplicated(array, shadow).")
         op = v.opcode if isinstance(v, Instruction) else None
         if _local_root(v):
@@ -106,7 +109,8 @@ class _Extender:
             self.require(realloc_operand(v), inst)
         else:
             raise UnsupportedError(f"a pointer into differentiable memory comes from `{op}`",
-                                   self.describe(v) if op else v.ref())
+                                   self.describe(v) if op else v.ref(),
+                                   self.locate(v if op else inst))
 
     def soft_require(self, v, inst) -> None:
         """require(v) where v can have a shadow; a parameter, a global or a pointer from an
@@ -214,8 +218,8 @@ def _returns_varying(module, callee, activity) -> bool:
                for i in fn.instructions())
 
 
-def _extend(insts, act, describe) -> bool:
-    ext = _Extender(act, describe, handle_groups(insts))
+def _extend(insts, act, describe, locate) -> bool:
+    ext = _Extender(act, describe, handle_groups(insts), locate)
     for i in insts:
         ext.visit(i)
     return ext.changed

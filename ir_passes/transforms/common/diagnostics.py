@@ -32,24 +32,35 @@ def locate(module, v):
 
 def _real(module, inst):
     """The first (file, line) of inst's chain in a real file. A line of generated code
-    ("<string>") that lies within the span of a real file's located lines is that file's: a
-    generated function keeps the lines of the source it was made from."""
+    ("<string>") is a real file's: a generated function (a parallel loop's body) keeps the lines
+    of the source it was made from (`_source_of`)."""
     for f, line in module.location(inst):
         if not str(f).endswith(">"):
             return f, line
-        for g, (lo, hi) in _spans(module).items():
-            if lo <= line <= hi:
-                return g, line
+        g = _source_of(module, line) if line else None
+        if g:
+            return g, line
     return None
 
 
+def _source_of(module, line):
+    """The real file a generated line comes from: one whose located lines span it, else (a loop
+    body's lines follow the loop's own, which may be the last located line of its function) the
+    file with the most located lines among those whose first one comes before it."""
+    spans = _spans(module)
+    inside = [f for f, (lo, hi, _) in spans.items() if lo <= line <= hi]
+    before = inside or [f for f, (lo, _, _) in spans.items() if lo <= line]
+    return max(before, key=lambda f: spans[f][2]) if before else None
+
+
 def _spans(module) -> dict:
+    """{real file: (first line, last line, number of locations)} over the module's locations."""
     spans = {}
     for chain in module.locations.values():
         for f, line in chain:
             if line and not str(f).endswith(">"):
-                lo, hi = spans.get(f, (line, line))
-                spans[f] = (min(lo, line), max(hi, line))
+                lo, hi, n = spans.get(f, (line, line, 0))
+                spans[f] = (min(lo, line), max(hi, line), n + 1)
     return spans
 
 

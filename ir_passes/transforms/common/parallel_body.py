@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from ...analysis.loops import loop_info
 from ...analysis.sharing import Iterations
-from ...errors import UnsupportedError
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.parser import parse_module
@@ -71,7 +70,7 @@ def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=(),
     if nonnegative:
         _fold_sign_tests(fn)
     _drop_dead_geps(fn)
-    _check_args_uses(fn)
+    _check_args_uses(module, fn)
     _return_status(module, fn, raise_calls)
     module.add_function(fn)
     names[key] = name
@@ -153,13 +152,13 @@ def _constant_offset(p):
     return None, None
 
 
-def _check_args_uses(fn) -> None:
+def _check_args_uses(module, fn) -> None:
     """Every read of `args` is one of the launcher's slots, now a parameter."""
     args = fn.params[ARGS]
     for inst in fn.instructions():
         if any(o is args for o in inst.ops):
-            raise UnsupportedError("a parallel loop body reads its arguments in an unexpected way",
-                                   diagnostics.describe(inst))
+            raise diagnostics.unsupported(
+                module, "a parallel loop body reads its arguments in an unexpected way", inst)
 
 
 def _return_status(module, fn, raise_calls) -> None:

@@ -53,7 +53,7 @@ class ForwardMode:
         self.dom = dominators(primal)
         self.preds: dict = {}   # reachable block -> its reachable predecessors (driver.run)
         self.types = type_analysis(primal)
-        self.act = forward_activity(primal, self.activity, module, self.describe)
+        self.act = forward_activity(primal, self.activity, module, self.describe, self.locate)
         check_constant_stores(primal, self.act, self.locate)
         check_handle_stores(primal, self.act, self.locate, failing_blocks(primal))
         self.handles = shadow_handles(primal, self.act)

@@ -134,8 +134,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     drop(fwd, g.unneeded)
     worklist = module.pending.setdefault(DERIVED, [])
     if worklist and threads is not None:
-        raise UnsupportedError(f"the call to `{worklist[0][0]}` is not inlined: a function that runs "
-                               "as many threads differentiates only code inlined into it")
+        raise _not_inlined(g, worklist[0][0], "a function that runs as many threads "
+                           "differentiates only code inlined into it")
     while worklist:
         callee, act, aug, rev_name = worklist.pop()
         if not module.functions[aug].is_declaration if aug in module.functions else False:
@@ -203,9 +203,8 @@ def derive_parallel_bodies(module, cache, success_codes) -> list:
                                 body.noalias, success_codes, not body.fused, threads=body.threads,
                                 keep_frame=not body.fused)
         if module.pending.get(DERIVED):
-            raise UnsupportedError(f"the call to `{module.pending[DERIVED][0][0]}` in a parallel "
-                                   "loop is not inlined: a parallel loop differentiates only code "
-                                   "inlined into it")
+            raise _not_inlined(gs, module.pending[DERIVED][0][0], "a parallel loop "
+                               "differentiates only code inlined into it")
         check_deterministic(body.name, gs.updates, body.mode)
         updates += reported(body, gs.updates.report)
         gs.splice(rs.put_back_marker, lambda b: None)
@@ -216,6 +215,14 @@ def derive_parallel_bodies(module, cache, success_codes) -> list:
         else:
             split(gs, fs, rs, body.aug, body.rev)
     return updates
+
+
+def _not_inlined(g, callee, why) -> UnsupportedError:
+    """The refusal of a call to `callee` in g's primal that was not inlined, at the call."""
+    site = next((i for i in g.primal.instructions() if i.opcode == "call" and
+                 i.callee_name == callee), None)
+    what = f"the call to `{callee}` is not inlined: {why}"
+    return g.unsupported(what, site) if site is not None else UnsupportedError(what)
 
 
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,

@@ -276,8 +276,9 @@ class ForwardSweep:
             at.block.insert(at.block.instructions.index(at) + 1, s)
             self.smap[p] = s
             return s
-        raise UnsupportedError("a pointer mixes differentiable and constant memory",
-                               self.g.describe(p) if hasattr(p, "opcode") else p.ref())
+        if isinstance(p, Instruction):
+            raise self.g.unsupported("a pointer mixes differentiable and constant memory", p)
+        raise UnsupportedError("a pointer mixes differentiable and constant memory", p.ref())
 
     def which_pred(self, blk):
         """An i32 phi in the forward block saying which predecessor control came from."""

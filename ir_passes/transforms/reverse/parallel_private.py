@@ -111,11 +111,10 @@ def check_deterministic(body_name, updates, mode) -> None:
         return
     for u in updates.report:        # an atomic exchange consumes a location one iteration wrote
         if u.how == ATOMIC and not u.instruction.lstrip().startswith("store"):
-            where = f" at {u.location[0]}:{u.location[1]}" if u.location else ""
             raise UnsupportedError(
-                f"deterministic=True: a parallel loop adds into a shadow that other iterations "
-                f"may update too, in memory the loop also writes{where}\n  LLVM instruction: "
-                f"{u.instruction}")
+                "deterministic=True: a parallel loop adds into a shadow that other iterations "
+                "may update too, in memory the loop also writes", u.instruction,
+                tuple(u.location) if u.location else None)
 
 
 SUM = """
