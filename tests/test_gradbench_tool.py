@@ -167,3 +167,15 @@ def test_lstm_jacobian_leaves_the_state_and_matches_finite_differences():
         f = [lstm.objective(v[:24].reshape(2, 12), v[24:].reshape(3, 3), state, seq) for v in (up, dn)]
         fd[i] = (f[0] - f[1]) / (2 * h)
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_lstm_text_substitute_keeps_the_decoded_prefix_and_alphabet():
+    """The eval's missing text: ADBench's decoded characters first, then a seeded substitute
+    drawn from their alphabet, so the eval's bits per character do not change."""
+    from benchmarks.gradbench.lstm_text import extend
+    text = "From fairest creatures we desire increase,\nThat thereby beauty\u2019s rose"
+    long = extend(text, 500)
+    assert len(long) == 500 and long.startswith(text)
+    assert set(long) == set(text)
+    assert long == extend(text, 500)
+    assert extend(text, 10) == text[:10]
