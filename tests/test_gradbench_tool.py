@@ -202,3 +202,15 @@ def test_ht_jacobian_columns_against_finite_differences():
             tm[col - 2] -= h
         fd = (ht.objective(tp, up, *rest) - ht.objective(tm, um, *rest)) / (2 * h)
         np.testing.assert_allclose(J[:, col], fd, rtol=1e-6, atol=1e-8)
+
+
+def test_lstm_text_substitute_keeps_the_decoded_prefix_and_alphabet():
+    """The eval's missing text: ADBench's decoded characters first, then a seeded substitute
+    drawn from their alphabet, so the eval's bits per character do not change."""
+    from benchmarks.gradbench.lstm_text import extend
+    text = "From fairest creatures we desire increase,\nThat thereby beauty\u2019s rose"
+    long = extend(text, 500)
+    assert len(long) == 500 and long.startswith(text)
+    assert set(long) == set(text)
+    assert long == extend(text, 500)
+    assert extend(text, 10) == text[:10]

@@ -337,6 +337,7 @@ HELPERS["enzpy.release"] = WORKSPACE
 # The frames of differentiated callees that returned, as (free function, frame) pairs. If this
 # call fails later, their reverse never runs: `free_children` releases them through their free
 # functions. After a reverse sweep each child has freed itself: `drop_children` frees the list.
+# The list starts with room for two (a recursive kernel's frames have few children each).
 CHILDREN = """
 define internal void @enzpy.push_child(ptr %list, ptr %fn, ptr %frame) {
 entry:
@@ -352,7 +353,7 @@ push:
 grow:
   %old = load ptr, ptr %list
   %c2 = mul i64 %cap, 2
-  %c3 = add i64 %c2, 8
+  %c3 = add i64 %c2, 2
   %bytes = mul i64 %c3, 16
   %oldbytes = mul i64 %cap, 16
   %new = call ptr @realloc(ptr %old, i64 %bytes)

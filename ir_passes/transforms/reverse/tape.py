@@ -196,7 +196,8 @@ class Tape:
         b.cbr(full, grow, cont)
         b.position(grow)
         doubled = b.mul(cap, ConstInt(T.i64, 2))
-        need = b.add(need, ConstInt(T.i64, INITIAL_CAPACITY))
+        if count is None:      # grown one iteration at a time: start with some room
+            need = b.add(need, ConstInt(T.i64, INITIAL_CAPACITY))
         new = b.select(b.icmp("sgt", doubled, need), doubled, need)
         for e in entries:
             width = ConstInt(T.i64, T.size_of(e.type))
