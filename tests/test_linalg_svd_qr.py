@@ -143,7 +143,9 @@ def test_repeated_singular_values():
     np.testing.assert_allclose(t, np.trace(q), atol=1e-12)
     W = np.arange(16.0).reshape(4, 4)
     dA = np.zeros_like(A)
-    autodiff(svd_thin, Duplicated(A.copy(), dA), W, np.ones(4), W, seed=1.0)
+    # every argument Duplicated, as in test_svd: its float64 gradient, built once
+    autodiff(svd_thin, Duplicated(A.copy(), dA), *[Duplicated(w, np.zeros_like(w)) for w in (W, np.ones(4), W.copy())],
+             seed=1.0)
     assert not np.all(np.isfinite(dA))
 
 
@@ -157,7 +159,8 @@ def test_zero_singular_value_of_a_rectangular_matrix():
     assert np.all(np.isfinite(dA))
     dA = np.zeros_like(A)
     W = np.arange(15.0).reshape(5, 3)
-    autodiff(svd_thin, Duplicated(A.copy(), dA), W, np.ones(3), np.zeros((3, 3)), seed=1.0)
+    autodiff(svd_thin, Duplicated(A.copy(), dA),
+             *[Duplicated(w, np.zeros_like(w)) for w in (W, np.ones(3), np.zeros((3, 3)))], seed=1.0)
     assert not np.all(np.isfinite(dA))
 
 
