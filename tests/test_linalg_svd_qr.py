@@ -143,7 +143,9 @@ def test_repeated_singular_values():
     np.testing.assert_allclose(t, np.trace(q), atol=1e-12)
     W = np.arange(16.0).reshape(4, 4)
     dA = np.zeros_like(A)
-    autodiff(svd_thin, Duplicated(A.copy(), dA), W, np.ones(4), W, seed=1.0)
+    # every argument Duplicated, as in test_svd: its float64 gradient, built once
+    autodiff(svd_thin, Duplicated(A.copy(), dA), *[Duplicated(w, np.zeros_like(w)) for w in (W, np.ones(4), W.copy())],
+             seed=1.0)
     assert not np.all(np.isfinite(dA))
 
 
@@ -157,7 +159,8 @@ def test_zero_singular_value_of_a_rectangular_matrix():
     assert np.all(np.isfinite(dA))
     dA = np.zeros_like(A)
     W = np.arange(15.0).reshape(5, 3)
-    autodiff(svd_thin, Duplicated(A.copy(), dA), W, np.ones(3), np.zeros((3, 3)), seed=1.0)
+    autodiff(svd_thin, Duplicated(A.copy(), dA),
+             *[Duplicated(w, np.zeros_like(w)) for w in (W, np.ones(3), np.zeros((3, 3)))], seed=1.0)
     assert not np.all(np.isfinite(dA))
 
 
@@ -220,18 +223,14 @@ def test_matrix_rank_is_a_constant():
     np.testing.assert_allclose(t, 36.0)
 
 
-@njit
-def pinv_rank_deficient(A, W):
-    return np.sum(W * np.linalg.pinv(A))
-
-
 def test_pinv_of_a_rank_deficient_matrix_is_finite():
     """The cut-off drops the vectors of zero singular values: a finite value (the derivative
-    along perturbations that keep the rank; docs/linalg.md)."""
+    along perturbations that keep the rank; docs/linalg.md). pinv_weighted_ufunc's float64 gradient
+    is test_pinv's, built once."""
     r = np.random.default_rng(81)
     A = r.standard_normal((4, 2)) @ r.standard_normal((2, 3))
     dA = np.zeros_like(A)
-    autodiff(pinv_rank_deficient, Duplicated(A.copy(), dA), r.standard_normal((3, 4)), seed=1.0)
+    autodiff(pinv_weighted_ufunc, Duplicated(A.copy(), dA), r.standard_normal((3, 4)), seed=1.0)
     assert np.all(np.isfinite(dA))
 
 
