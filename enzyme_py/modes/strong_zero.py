@@ -71,7 +71,8 @@ def _restore(saved) -> None:
     for obj, copy in saved:
         if isinstance(obj, TypedList):
             obj.clear()
-            obj.extend(copy)
+            for item in copy:           # (extend() of a Python list types it as a reflected list)
+                obj.append(item)
         elif isinstance(obj, TypedDict):
             obj.clear()
             obj.update(copy)

@@ -22,11 +22,10 @@ import numpy as np
 
 from enzyme_py.bridge.verify import parse_checked
 from ir_passes import LIBC_HEAP, Extent, Memory, parse_module, print_module, reverse_mode
-from ir_passes.rules.registry import inactive
+from ir_passes.rules.registry import RULES, inactive
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FILL = "enzpy_test_fill_half"     # stores 0.5 into its argument; registered inactive
-inactive(FILL)
+FILL = "enzpy_test_fill_half"     # stores 0.5 into its argument; inactive while differentiated
 
 # u[0] <- 0.5 * u[0]^2, `steps` times; the 0.5 comes back through %tmp from the opaque call
 KERNEL = f"""
@@ -64,10 +63,16 @@ DEBUG_FLAG = '!llvm.module.flags = !{!0}\n!0 = !{i32 2, !"Debug Info Version", i
 
 
 def gradient_module() -> str:
-    m = parse_module(KERNEL)
-    reverse_mode(m, "f", ["dup", "const", "const", "const", "const"], "grad_f", counts=None,
-                 extents={0: Extent([(1, 2)], 3)}, memory=Memory(64), heap=LIBC_HEAP)
-    return print_module(m)
+    """The gradient, with FILL's rule registered only meanwhile: a rule left in the process's
+    tables changes every disk-cache key here, and spawned workers without it miss the cache."""
+    inactive(FILL)
+    try:
+        m = parse_module(KERNEL)
+        reverse_mode(m, "f", ["dup", "const", "const", "const", "const"], "grad_f", counts=None,
+                     extents={0: Extent([(1, 2)], 3)}, memory=Memory(64), heap=LIBC_HEAP)
+        return print_module(m)
+    finally:
+        RULES.pop(FILL, None)
 
 
 def test_checkpointed_step_verifies_and_matches_finite_differences():
