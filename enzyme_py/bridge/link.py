@@ -89,7 +89,7 @@ def compile_library(text: str, name: str, environments=None):
         library.add_linking_library(rtsys.library)     # NRT_incref & co.
         library.finalize()
         _bind_environments(library, text, environments or {})
-    remember(name, text)      # a kernel that calls it may be differentiated (nested.py)
+    remember(name, text, library)     # a kernel that calls it may be differentiated (nested.py)
     return library
 
 

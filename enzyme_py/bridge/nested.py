@@ -4,7 +4,8 @@ do).
 
 A gradient's module is compiled on its own and called by symbol (modes/reverse.py's entry), so
 the outer capture would see only a declaration. `remember` keeps the verified text of every
-generated function compiled in this process; `link_generated` adds the texts of the generated
+generated function compiled in this process, on its code library (as long as the gradient
+lives); `link_generated` adds the texts of the generated
 functions a captured module declares (and of those they declare), so cleanup inlines them and
 the outer transform differentiates the inner gradient's code like any other. The inner
 gradient's tape arrays, which a top-level call keeps between calls in a global workspace, live
@@ -17,19 +18,24 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 
 from ir_passes import fresh_tapes_text
 
 _lock = threading.Lock()
-_texts: dict = {}           # generated function symbol -> its verified module text
+# generated function symbol -> the code library holding it (its verified text as an attribute):
+# the text lives as long as the gradient does
+_libraries: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()
+_TEXT = "_enzyme_py_generated_text"
 PREFIX = "__enzyme_py_"
 _DECLARED = re.compile(r'^declare [^@\n]*@"?(' + PREFIX + r'[\w.$]+)"?\(', re.M)
 
 
-def remember(name: str, text: str) -> None:
+def remember(name: str, text: str, library) -> None:
     if name.startswith(PREFIX):
+        setattr(library, _TEXT, text)
         with _lock:
-            _texts[name] = text
+            _libraries[name] = library
 
 
 def link_generated(texts: list) -> list:
@@ -38,7 +44,8 @@ def link_generated(texts: list) -> list:
     todo = [t for t in texts]
     while todo:
         for name in _DECLARED.findall(todo.pop()):
-            text = _texts.get(name)
+            library = _libraries.get(name)
+            text = getattr(library, _TEXT, None)
             if text is not None and name not in added:
                 added.add(name)
                 text = fresh_tapes_text(text)
