@@ -168,3 +168,28 @@ def test_gradient_helper_takes_complex_arrays():
         return s
     z = crandn(4)
     np.testing.assert_allclose(gradient(power, z), 2 * z, rtol=1e-13)
+
+
+def test_complex_bad_input_and_empty():
+    """Byte-swapped complex arrays and a real shadow for a complex array are clear errors that
+    leave the caller's data as it was; an empty complex array differentiates to nothing."""
+    import pytest
+
+    @numba.njit
+    def power(z):
+        s = 0.0
+        for i in range(z.size):
+            s += abs(z[i]) ** 2
+        return s
+    z = crandn(3)
+    swapped = z.astype(">c16")
+    with pytest.raises(TypeError, match=">c16"):
+        autodiff(power, Duplicated(swapped, np.zeros(3, ">c16")))
+    dz = np.zeros(3)
+    with pytest.raises(ValueError, match="dtype"):
+        autodiff(power, Duplicated(z, dz))
+    np.testing.assert_array_equal(dz, 0)
+    e = np.zeros(0, complex)
+    de = np.zeros(0, complex)
+    autodiff(power, Duplicated(e, de))
+    assert de.size == 0

@@ -9,18 +9,8 @@ from numba import njit
 
 from enzyme_py import Const, Duplicated, autodiff
 
+from ...workloads.gmm import logsumexp as _logsumexp
 from .protocol import Function
-
-
-@njit
-def _logsumexp(v):
-    mx = v[0]
-    for i in range(1, v.shape[0]):
-        mx = max(mx, v[i])
-    s = 0.0
-    for i in range(v.shape[0]):
-        s += math.exp(v[i] - mx)
-    return math.log(s) + mx
 
 
 @njit
