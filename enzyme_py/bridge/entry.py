@@ -28,7 +28,8 @@ def make_intrinsic(name: str, params: list, typer: Callable, label: str):
 def make_entry(call, params: list, label: str, raise_status, qualname: str | None = None):
     """The @njit entry `entry(*params)` around intrinsic `call`, which returns (status, excinfo,
     result): it raises with `raise_status(status, excinfo)` (the target's), then returns the
-    result. It releases the GIL. `qualname` (default: from `label`) gives the entry a symbol of
+    result. It releases the GIL. It has no cfunc wrapper (nothing takes its address; Numba's
+    wrapper module would cost about a third of the entry's compile). `qualname` (default: from `label`) gives the entry a symbol of
     its own (the disk cache loads entries by it)."""
     names = ", ".join(params)
     src = (f"def entry({names}):\n"
@@ -39,7 +40,7 @@ def make_entry(call, params: list, label: str, raise_status, qualname: str | Non
     exec(compile(src, f"<enzyme_py {label}>", "exec"), scope)
     fn = scope["entry"]
     fn.__qualname__ = qualname or re.sub(r"\W", "_", label)
-    return numba.njit(nogil=True)(fn)
+    return numba.njit(nogil=True, no_cfunc_wrapper=True)(fn)
 
 
 def compile_entry(entry, signature, convert: bool) -> None:

@@ -353,7 +353,7 @@ def build_runner(entry: Entry):
     lines.append(f"    return entry({', '.join(values + shadows)}, seed)")
     scope = {"entry": entry.entry, "GuardMiss": GuardMiss, "_span": _span}
     exec(compile("\n".join(lines) + "\n", "<enzyme_py fast runner>", "exec"), scope)
-    runner = numba.njit(scope["runner"])
+    runner = numba.njit(no_cfunc_wrapper=True)(scope["runner"])
     runner.compile(entry.signature)
     runner.disable_compile()
     return runner

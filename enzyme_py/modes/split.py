@@ -288,5 +288,5 @@ def _entries(spec, library):
     free_call = make_intrinsic("split_free", ["frame"], free_typer, f"free {spec.name}")
     scope = {"call": free_call}
     exec("def free(frame):\n    call(frame)\n", scope)
-    free = numba.njit(nogil=True)(scope["free"])
+    free = numba.njit(nogil=True, no_cfunc_wrapper=True)(scope["free"])
     return aug, rev, free
