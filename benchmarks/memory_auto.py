@@ -4,8 +4,9 @@
 
 For every workload (benchmarks/workloads/) whose kernel has a loop that "auto" may checkpoint
 (explain's `checkpointed` is not empty), prints what "auto" chose and why, then times the
-gradient's compiled entry with the full tape and under "auto" in alternating order within each
-repeat (reset buffers before each call) and prints the per-repeat ratios auto / full tape and
+gradient's compiled entry with the full tape and under "auto" in rotating order within each
+repeat (each the best of as many calls as take about 10 ms, at most 20, on buffers reset
+before each call) and prints the per-repeat ratios auto / full tape and
 their median. With --segments also "auto" as a machine with a slow memory (0.1 GB/s) would
 choose it: segments wherever the full tape exceeds half the last-level cache, to show what the
 choice avoids. The gradients are compared first (equal to 1e-12). The load average is printed
@@ -36,11 +37,15 @@ def entry(inst, memory):
     return call
 
 
-def timed(inst, call) -> float:
-    inst.reset()
-    t = time.perf_counter()
-    call()
-    return time.perf_counter() - t
+def timed(inst, call, inner: int) -> float:
+    """The best of `inner` calls, each on reset buffers."""
+    best = float("inf")
+    for _ in range(inner):
+        inst.reset()
+        t = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - t)
+    return best
 
 
 def measure(name: str, repeats: int, quick: bool, segments: bool) -> None:
@@ -68,10 +73,11 @@ def measure(name: str, repeats: int, quick: bool, segments: bool) -> None:
         print(f"  segments: {explain(inst.kernel, *inst.annotated(), memory=configs['segments']).checkpointed[0]}")
     times = {m: [] for m in list(calls) + ["primal"]}
     order = list(calls)
+    inner = max(1, min(20, int(0.01 / max(timed(inst, calls["tape"], 3), 1e-6))))
     for r in range(repeats):
         for m in order[r % len(order):] + order[:r % len(order)]:
-            times[m].append(timed(inst, calls[m]))
-        times["primal"].append(timed(inst, inst.primal))
+            times[m].append(timed(inst, calls[m], inner))
+        times["primal"].append(timed(inst, inst.primal, inner))
     ms = {m: 1e3 * np.median(v) for m, v in times.items()}
     print(f"  median ms: primal {ms['primal']:.3g}; " + ", ".join(
         f"{m} {ms[m]:.3g} (grad/primal {ms[m] / ms['primal']:.2f})" for m in calls))
