@@ -111,7 +111,7 @@ _BANDWIDTH = None
 
 
 def memory_bandwidth_now(cache: int) -> int:
-    """One measurement (about 20-40 ms): the best of two copies between two arrays whose bytes
+    """One measurement (about 35 ms; more on a loaded machine): the best of two copies between two arrays whose bytes
     together exceed the last-level cache by half (at most 48 MiB in all, so that a machine with
     a larger cache measures partly in it), bytes read plus bytes written per second."""
     import numpy as np
