@@ -17,6 +17,7 @@ from .arguments import copy_value, is_cuda
 from .api import inspect
 from .modes import strong_zero
 from .modes.split import Tape
+from ir_passes.transforms.reverse.checkpoint.version import WHY
 from .bridge.cleanup import variable_names
 from .options import kernel_options
 
@@ -67,16 +68,36 @@ class Checkpointed:
     segment: int = 1         # loop iterations per step: a segment whose tape fits a quarter
     #                          of the last-level cache (`cache` bytes) and half the budget
     cache: int = 0
+    why: str = ""            # memory="auto"'s reason (version.WHY), for a loop it chose on entry
+    recompute_ps: int = 0    # the model's picoseconds per tape byte: a step run again,
+    traffic_ps: int = 0      # and the tape's traffic the reverse sweep does not hide
 
     @property
     def recomputation(self) -> float:
         """Forward runs of a step per step: 1 + recomputed / steps (the taped run not counted)."""
         return 1.0 + self.recomputed / self.steps if self.steps else 1.0
 
+    @property
+    def reason(self) -> str:
+        """memory="auto"'s choice and why, with the numbers (docs/checkpointing.md)."""
+        per_step = self.snapshot_bytes
+        model = (f"estimated per step of {per_step} B of tape: recomputation "
+                 f"{self.recompute_ps * per_step / 1e6:.3g} us, the tape's traffic not hidden by "
+                 f"the reverse sweep {self.traffic_ps * per_step / 1e6:.3g} us")
+        cache = f"half the {self.cache} B last-level cache"
+        return {"fits the cache": f"the full tape's estimate fits {cache}",
+                "recomputation costs more": f"the full tape's estimate exceeds {cache}, but "
+                                            f"recomputation costs more than the traffic it saves ({model})",
+                "recomputation is cheaper": f"the full tape's estimate exceeds {cache} and "
+                                            f"recomputation is cheaper than its traffic ({model})",
+                "over the budget": f"the full tape's estimate exceeds the budget {self.budget} B",
+                "fits the budget": f"the full tape's estimate fits the budget {self.budget} B",
+                }.get(self.why, "")
+
     def __str__(self) -> str:
         if self.full_tape:
             return (f"{self.source or '(no source line)'}: full tape kept: at most {self.steps} "
-                    f"steps x {self.snapshot_bytes} B of state fit the budget {self.budget} B "
+                    f"steps x {self.snapshot_bytes} B of state; {self.reason} "
                     f"(estimate {self.estimate} B; the tape of this call: {self.tape_bytes} B)")
         over = "" if self.within_budget else \
             "; over the budget: two snapshots, the final state and a step's tape are needed"
@@ -84,7 +105,8 @@ class Checkpointed:
             (f" of {self.segment} iterations each (a segment's tape, about {self.segment} x "
              f"{self.snapshot_bytes} B, fits a quarter of the {self.cache} B last-level cache "
              f"and half the budget; the full tape's estimate: {self.estimate} B)")
-        return (f"{self.source or '(no source line)'}: {self.steps} steps{seg}; {self.snapshots} "
+        why = f" (memory='auto': {self.reason})" if self.why else ""
+        return (f"{self.source or '(no source line)'}: {self.steps} steps{seg}{why}; {self.snapshots} "
                 f"snapshots of {self.snapshot_bytes} B held at most, with the final state and a "
                 f"step's tape {self.held} B (budget {self.budget} B, room for {self.slots} "
                 f"snapshots{over}); {self.recomputed} steps recomputed "
@@ -222,7 +244,9 @@ def checkpointed_loops(grad) -> list:
         fig = dict(zip(tl.stat_fields, _read_global(grad, tl.stats, len(tl.stat_fields))))
         out.append(Checkpointed(user_line(tl.locations), fig["n"], fig["S"], fig["peak"],
                                 fig["c"], tl.budget, fig["recomputed"], bool(fig["tape"]),
-                                segment=fig["k"] if not fig["tape"] else 1, cache=fig["cache"]))
+                                segment=fig["k"] if not fig["tape"] else 1, cache=fig["cache"],
+                                why=WHY[fig["why"]] if tl.versioned else "",
+                                recompute_ps=fig["recompute_ps"], traffic_ps=fig["traffic_ps"]))
     return out
 
 

@@ -1,11 +1,17 @@
-"""The budget `memory="auto"` stands for: what checkpointed loops may keep in snapshots."""
+"""What `memory="auto"` chooses from: the budget for snapshots, the last-level cache's size and
+the memory bandwidth (docs/checkpointing.md)."""
 from __future__ import annotations
 
+import json
 import os
+import time
 
 DEFAULT_BUDGET = 1 << 30          # where the machine's memory cannot be read: 1 GiB
 DEFAULT_CACHE = 8 << 20           # where the last-level cache's size cannot be read: 8 MiB
 CACHES = "/sys/devices/system/cpu/cpu0/cache"
+CACHE_ENV = "ENZYME_PY_LLC_BYTES"             # overrides the last-level cache's bytes
+BANDWIDTH_ENV = "ENZYME_PY_MEMORY_BANDWIDTH"  # overrides the memory bandwidth (bytes / s)
+MACHINE_FILE = "machine.json"     # the measured bandwidth, in the disk-cache folder
 
 
 def auto_budget() -> int:
@@ -19,8 +25,11 @@ def auto_budget() -> int:
 
 def cache_size() -> int:
     """Bytes of the last-level cache that cpu0 sees (the highest level of data or unified cache
-    the OS lists), from sysfs, else sysconf, else DEFAULT_CACHE. Read once."""
+    the OS lists), from sysfs, else sysconf, else DEFAULT_CACHE. Read once; ENZYME_PY_LLC_BYTES
+    overrides it."""
     global _CACHE
+    if os.environ.get(CACHE_ENV):
+        return int(os.environ[CACHE_ENV])
     if _CACHE is None:
         _CACHE = _sysfs_cache() or _sysconf_cache() or DEFAULT_CACHE
     return _CACHE
@@ -65,6 +74,58 @@ def _sysconf_cache() -> int:
         if size > 0:
             return size
     return 0
+
+
+def memory_bandwidth() -> int:
+    """Bytes per second a copy streams between memory and the cores (read and write counted),
+    measured once per machine (memory_bandwidth_now) and kept in the disk-cache folder's
+    machine.json (in the process when the disk cache is off); ENZYME_PY_MEMORY_BANDWIDTH
+    overrides it. Rounded to 0.1 GB/s: it enters the gradient's key."""
+    global _BANDWIDTH
+    if os.environ.get(BANDWIDTH_ENV):
+        return int(float(os.environ[BANDWIDTH_ENV]))
+    from ..disk_cache import cache_dir
+    folder = cache_dir()
+    path = os.path.join(folder, MACHINE_FILE) if folder else None
+    if path and _BANDWIDTH is None:
+        try:
+            with open(path) as f:
+                _BANDWIDTH = int(json.load(f)["bandwidth"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    if _BANDWIDTH is None:
+        _BANDWIDTH = memory_bandwidth_now(cache_size())
+        if path:
+            try:
+                os.makedirs(folder, exist_ok=True)
+                tmp = f"{path}.{os.getpid()}"
+                with open(tmp, "w") as f:
+                    json.dump({"bandwidth": _BANDWIDTH}, f)
+                os.replace(tmp, path)
+            except OSError:
+                pass
+    return _BANDWIDTH
+
+
+_BANDWIDTH = None
+
+
+def memory_bandwidth_now(cache: int) -> int:
+    """One measurement (about 35 ms; more on a loaded machine): the best of two copies between two arrays whose bytes
+    together exceed the last-level cache by half (at most 48 MiB in all, so that a machine with
+    a larger cache measures partly in it), bytes read plus bytes written per second."""
+    import numpy as np
+    n = max(1 << 20, min(int(cache * 0.75), 24 << 20)) // 8
+    a = np.empty(n)
+    a.fill(1.0)
+    b = np.empty(n)
+    np.copyto(b, a)
+    best = float("inf")
+    for _ in range(2):
+        t = time.perf_counter()
+        np.copyto(b, a)
+        best = min(best, time.perf_counter() - t)
+    return max(1, round(16 * n / max(best, 1e-9) / 1e8)) * 10**8
 
 
 def refuse_memory(memory, what: str) -> None:

@@ -42,7 +42,7 @@ from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, define_counts, prepare_module
 from ..bridge.vector_math import host_library
 from . import strong_zero
-from .memory import auto_budget, cache_size
+from .memory import auto_budget, cache_size, memory_bandwidth
 from .value_grad import value_entry
 
 # Attributes of a generated call wrapper's Python function (modes/calls.py): the user's name of
@@ -234,6 +234,8 @@ def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUT
     """Validate the arguments; return (cached or new CompiledGradient, annotations).
     `memory`: "tape", "auto" or a budget such as "256MB" (docs/checkpointing.md).
     `guarded`: the variant with every product under the strong zero (strong_zero.py)."""
+    if isinstance(memory, str) and memory == "auto":
+        memory = memory_option(memory, auto_budget(), cache_size(), memory_bandwidth())
     memory = memory_option(memory, auto_budget(), cache_size())
     dispatcher = as_dispatcher(kernel)
     annotated = [as_annotation(a) for a in args]

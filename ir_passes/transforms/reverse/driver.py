@@ -116,7 +116,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     time_loops = outline_time_loops(module, fn_name, extents or {}, memory.budget,
                                     out_name if counts else "",
                                     versioned=memory.auto, noalias=noalias,
-                                    cache=memory.cache) \
+                                    cache=memory.cache, bandwidth=memory.bandwidth) \
         if memory.checkpoints and threads is None else []
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, False,
                              extents, no_need, threads)

@@ -38,7 +38,8 @@ from ...common.extent import Extent
 from ...common.markers import drop_stray_markers
 from .step_local import is_addressing, step_local_blocks, through
 from ..trips import NONE, bound_steps
-from .version import STAT_FIELDS, add_choice, exact_steps, store_segment, trip_estimate
+from .version import (STAT_FIELDS, add_choice, exact_steps, recompute_model, step_intensity,
+                      store_segment, trip_estimate)
 
 KEY = "checkpoint"   # this transform's key in module.derived
 SLOT = 8             # bytes per carried value (and for the continue flag)
@@ -67,11 +68,15 @@ class TimeLoop:
     share: int = 0                # segmented: the bytes a segment's tape may take (the step runs
     #                               k = share / S iterations, version.py); 0: one iteration
     cache: int = 0                # the last-level cache's bytes (memory="auto"'s choice)
+    bandwidth: int = 0            # the memory's bytes per second (memory="auto"'s choice)
+    recompute_ps: int = 0         # version.recompute_model: picoseconds per tape byte
+    traffic_ps: int = 0
 
 
 def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
                        out_name: str = "", versioned: bool = False,
-                       noalias: bool = False, cache: int = 0) -> list[TimeLoop]:
+                       noalias: bool = False, cache: int = 0,
+                       bandwidth: int = 0) -> list[TimeLoop]:
     """Outline every qualifying top-level loop of `fn_name`; returns them (also recorded in
     module.derived[KEY] by the name of the function that runs their steps). With `out_name`,
     each loop's reverse leaves its figures in the global `<out_name>.ckpt.<k>` (version.py's
@@ -80,7 +85,9 @@ def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
     takes it (its full tape) when that tape's estimate fits the budget (version.py).
     `noalias`: distinct pointer parameters do not overlap (then a step may run on a snapshot's
     memory in place, TimeLoop.in_place). `cache` (memory="auto"): the last-level cache's bytes;
-    the loops are segmented, k steps a call with tapes in a quarter of it (version.py)."""
+    the loops are segmented, k steps a call with tapes in a quarter of it (version.py).
+    `bandwidth` (bytes / s): with `cache`, a versioned loop keeps its full tape only when it fits
+    half the cache or recomputing costs more than the traffic (version.recompute_model)."""
     fn = module.functions[fn_name]
     out = []
     kept: set = set()          # headers of loops kept beside their call
@@ -95,7 +102,10 @@ def outline_time_loops(module, fn_name: str, extents: dict, budget: int,
             bound = trips[1] if versioned and not plan[5] else None   # values out: no version
             if bound is not None:
                 kept.add(id(lp.header))
-            tl = _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips, cache)
+            model = (bandwidth,) + (recompute_model(step_intensity(fn, lp), bandwidth)
+                                    if bandwidth else (0, 0))
+            tl = _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips, cache,
+                          model)
             module.derived.setdefault(KEY, {})[name] = tl
             out.append(tl)
             break
@@ -269,7 +279,8 @@ def _live_ins(fn, lp, local) -> list:
     return out
 
 
-def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips, cache) -> TimeLoop:
+def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips, cache,
+             model=(0, 0, 0)) -> TimeLoop:
     pre, exits, carried, regions, local, outs = plan
     live = _live_ins(fn, lp, local)
     in_place = noalias and _views_apart(fn, regions, live)
@@ -299,7 +310,8 @@ def _outline(module, fn, lp, plan, name, budget, stats, bound, noalias, trips, c
     tl = TimeLoop(name, step.name, regions, carry_bytes, len(params), budget,
                   module.location(first) if first is not None else [], stats,
                   versioned=bound is not None, in_place=in_place, status=status,
-                  share=cache // SHARE, cache=cache)
+                  share=cache // SHARE, cache=cache, bandwidth=model[0],
+                  recompute_ps=model[1], traffic_ps=model[2])
     if stats:
         module.items.append(f'@"{stats}" = external global [{len(STAT_FIELDS)} x i64]')
     values = list(fn.params) + live + [carry_slot]
