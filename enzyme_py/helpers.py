@@ -33,6 +33,7 @@ from .modes.forward import MAX_WIDTH, compile_forward
 from .modes.hvp import compile_hvp
 from .modes.split import augmented_forward, takes
 from .options import AUTODIFF_OPTIONS, kernel_options, unchecked
+from .sparse import SparseJacobian
 
 __all__ = ["gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product",
            "hessian", "differentiable", "gradient_entry", "forward_entry"]
@@ -316,16 +317,23 @@ def _copies(args):
 
 @kernel_options(also=AUTODIFF_OPTIONS)
 def jacobian(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, mode: str = "forward",
-             argnums: Any = 0, **kwargs: Any) -> Any:
+             argnums: Any = 0, sparse: bool = False, **kwargs: Any) -> Any:
     """The Jacobian of the kernel's output w.r.t. args[argnums] (args = (x, *const)): shape
     output.shape + argument.shape (a tuple of them for a tuple `argnums`).
 
     The output is the array the kernel returns, or `out` for a kernel f(x, out, *const) that
     writes it. mode="forward": columns by forward mode, up to 16 directions per call
     (BatchDuplicated); mode="reverse": rows by reverse mode, up to 16 seeds per call (batched
-    reverse)."""
+    reverse). sparse=True: a scipy.sparse.csr_matrix of shape (output.size, argument.size)
+    from the sparsity pattern and a column colouring (forward mode; one int `argnums`; the
+    argument a float array; enzyme_py.SparseJacobian keeps the pattern across calls:
+    docs/sparse.md)."""
     if mode not in ("forward", "reverse"):
         raise ValueError(f"mode must be 'forward' or 'reverse', not {mode!r}")
+    if sparse:
+        if mode != "forward" or isinstance(argnums, (tuple, list)):
+            raise ValueError("jacobian(..., sparse=True) takes mode='forward' and one int argnums")
+        return SparseJacobian(f, argnums)(x, *const, out=out, **kwargs)
     args = (x,) + tuple(const)
     many = isinstance(argnums, (tuple, list))
     nums = _argnums(argnums, len(args))
