@@ -9,7 +9,8 @@ a load from memory a "dup" parameter reaches (its initial contents and what the 
 there), a load from memory into which such a value was stored, or any operation on such a value
 (integer ones too: `fptosi`, `fcmp`). A *decision* is such a value used as:
 
-- the condition of a conditional branch, a switch or a select;
+- the condition of a conditional branch, a switch or a select (not a branch whose other ways
+  end only in a failing return: a run that succeeds takes the one way);
 - an index of a getelementptr or an address (`inttoptr`);
 - an operand of a rule that picks one operand's derivative (min, max);
 - an argument of a call the analysis cannot see into (a declared function with no derivative
@@ -31,6 +32,7 @@ from ..ir.values import Argument
 from ..options import Activity, activities
 from ..rules.effects import allocation_size, is_math
 from ..rules.registry import intrinsic_key, lookup
+from .forward_activity import failing_blocks
 from .types import kind, roots
 
 PICKS = {"llvm.minnum", "llvm.maxnum"}      # rules whose derivative goes to the chosen operand
@@ -80,8 +82,10 @@ class _Walk:
             changed = False
             for i in insts:
                 changed |= self.step(i, state)
+        failing = failing_blocks(fn)
         for i in insts:
-            self.check(i, state)
+            if i.block not in failing:
+                self.check(i, state, failing)
         returns = any(i.opcode == "ret" and i.ops and state.depends(i.ops[0]) for i in insts)
         return returns, state.memory
 
@@ -120,7 +124,7 @@ class _Walk:
             changed |= s.mark_memory(p)
         return changed
 
-    def check(self, i, s) -> None:
+    def check(self, i, s, failing) -> None:
         text = format_instruction(i)
         if NO_NAN_FLAGS & set(i.flags):
             self.out.blockers.append((text, "fast-math flags: NaN may be assumed away"))
@@ -128,6 +132,9 @@ class _Walk:
                 and s.depends(i.ops[0]):
             self.out.blockers.append((text, "a float's bits are read as an integer"))
         reason = self.decision(i, s)
+        if reason and i.opcode in ("br", "switch") and \
+                sum(t not in failing for t in i.successors()) <= 1:
+            reason = ""           # the other ways only fail (Numba's division by zero check)
         if reason:
             self.out.decisions.append((text, reason))
 
