@@ -2,12 +2,13 @@
 
 `SparseJacobian(f, argnum)` keeps what it learns across calls:
 
-1. The pattern, by forward mode run with NaN tangents: lane k of a sweep carries NaN in one
-   element j of the differentiated array and zeros elsewhere; NaN survives every sum and
-   product (0 * NaN is NaN), so output i comes out NaN in lane k exactly when its derivative
-   w.r.t. x_j is computed from x_j's tangent by the code this input runs. 16 inputs per sweep:
-   size/16 sweeps. A derivative that is zero at this point but not structurally (x * y at
-   y = 0) is found all the same.
+1. The pattern, by forward mode run with NaN tangents: lane k of a sweep carries NaN in a set
+   of elements of the differentiated array and zeros elsewhere; NaN survives every sum and
+   product (0 * NaN is NaN), so output i comes out NaN in lane k exactly when the code this
+   input runs computes its derivative from the tangent of an element of the set. Which sets,
+   and how the pattern is read off (exactly), is sparsity.py's: one element per lane up to
+   4096 inputs, a residue design checked by a colouring beyond. A derivative that is zero at
+   this point but not structurally (x * y at y = 0) is found all the same.
 2. Whether the pattern holds for other inputs: ir_passes' `decisions` lists the branches,
    selects, addresses, min/max and opaque calls that depend on the differentiated values. With
    none, the pattern is kept while the other arguments stay equal (compared on each call) and
@@ -38,6 +39,7 @@ from .colouring import colour_columns
 from .modes import bound as run
 from .modes.calls import bind
 from .modes.forward import MAX_WIDTH, primal_ir
+from .sparsity import find_pattern, ones
 
 __all__ = ["SparseJacobian", "SparseJacobianWarning"]
 
@@ -61,7 +63,7 @@ class SparseJacobian:
         if not isinstance(argnum, (int, np.integer)) or isinstance(argnum, bool):
             raise TypeError(f"argnum must be an int, not {argnum!r}")
         self.f, self.argnum = f, int(argnum)
-        self.pattern = None if pattern is None else _ones(sp.csr_matrix(pattern))
+        self.pattern = None if pattern is None else ones(sp.csr_matrix(pattern))
         self.given = pattern is not None
         self.colours = None
         self.input_specific = False
@@ -120,25 +122,21 @@ class SparseJacobian:
             warnings.warn(SparseJacobianWarning(
                 f"no sparsity pattern for {getattr(self.f, '__name__', self.f)}: {self.dense}; "
                 f"the Jacobian is computed dense"), stacklevel=3)
-            self.pattern = _ones(sp.csr_matrix(np.ones((m, size))))
+            self.pattern = ones(sp.csr_matrix(np.ones((m, size))))
             self.colours = np.arange(size)
             return
         self.dense = None
-        rows, cols = [], []
         seeds = [zeros_like_layout(args[n]) for _ in range(width)]
-        for start in range(0, size, width):
-            js = np.arange(start, min(start + width, size))
+
+        def run_lanes(sets):
             for s in seeds:
                 s[...] = 0.0
-            for s, j in zip(seeds, js):
-                s.flat[j] = np.nan
+            for s, members in zip(seeds, sets):
+                s.flat[members] = np.nan
             ys = self._sweep(args, n, out, shape, seeds, kwargs, rerun=False)
-            for k, j in enumerate(js):
-                hit = np.flatnonzero(np.isnan(np.ravel(ys[k])))
-                rows.append(hit)
-                cols.append(np.full(hit.size, j))
-        rows, cols = np.concatenate(rows), np.concatenate(cols)
-        self.pattern = _ones(sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(m, size)))
+            return np.array([np.isnan(np.ravel(ys[k])) for k in range(len(sets))]).reshape(len(sets), m)
+
+        self.pattern = find_pattern(run_lanes, size, m, width)
         self.colours = colour_columns(self.pattern)
 
     def _decisions(self, args, n, out, shape, width, kwargs):
@@ -193,16 +191,6 @@ class SparseJacobian:
         data = y[self.colours[p.indices], rows] if k else np.zeros(0)
         dtype = np.result_type(x.dtype, np.float64 if out is None else out.dtype)
         return sp.csr_matrix((data.astype(dtype), p.indices.copy(), p.indptr.copy()), shape=(m, size))
-
-
-def _ones(matrix):
-    """The structure of `matrix`'s nonzeros with every value 1 (duplicates summed first)."""
-    m = sp.csr_matrix(matrix, dtype=np.float64)
-    m.sum_duplicates()
-    m.eliminate_zeros()
-    m.data[:] = 1.0
-    m.sort_indices()
-    return m
 
 
 def _position(argnum, nargs):

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 from numba import njit
 
-from enzyme_py import SparseJacobian, SparseJacobianWarning, jacobian
+from enzyme_py import SparseJacobian, SparseJacobianWarning, jacobian, sparsity
 from enzyme_py.colouring import check_colouring, colour_columns
 
 
@@ -203,3 +203,35 @@ def test_colouring_is_valid_on_random_patterns():
         c = colour_columns(p)
         assert check_colouring(p, c)
         assert c.max() + 1 <= 40
+
+
+def _fake_run(pattern):
+    """run(sets) of a kernel whose Jacobian has this pattern: NaN where a row depends on the set."""
+    csc = sp.csc_matrix(pattern)
+
+    def run(sets):
+        out = np.zeros((len(sets), pattern.shape[0]), dtype=bool)
+        for k, members in enumerate(sets):
+            out[k, csc[:, np.atleast_1d(members)].indices] = True
+        return out
+    return run
+
+
+@pytest.mark.parametrize("density", [0.0005, 0.003])
+def test_residue_design_finds_the_exact_pattern(density):
+    rng = np.random.default_rng(8)
+    true = sp.random(300, 9000, density=density, random_state=rng, format="csr")
+    true.data[:] = 1.0
+    true = true + sp.eye(300, 9000)          # every row depends on something
+    found = sparsity.find_pattern(_fake_run(true), 9000, 300, 16)
+    assert np.array_equal(found.toarray() != 0, true.toarray() != 0)
+
+
+def test_residue_design_on_a_kernel(monkeypatch):
+    monkeypatch.setattr(sparsity, "EXACT_BELOW", 10)
+    u, out = np.random.default_rng(9).random((30, 30)), np.zeros((30, 30))
+    J = SparseJacobian(pde)
+    S = J(u, 0.1, out=out)
+    D = jacobian(pde, u, 0.1, out=out).reshape(900, 900)
+    assert _same_pattern(J.pattern, D)
+    np.testing.assert_allclose(S.toarray(), D, rtol=1e-12, atol=0)
