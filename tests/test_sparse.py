@@ -238,19 +238,20 @@ def test_residue_design_on_a_kernel(monkeypatch):
 
 
 @njit
-def root_chain(x):
+def scaled_chain(x, c):
     y = np.empty(x.size - 1)
     for i in range(x.size - 1):
-        y[i] = np.sqrt(x[i]) + 2.0 * x[i + 1]
+        y[i] = x[i] * c[i] + 2.0 * x[i + 1]
     return y
 
 
 def test_infinite_partial_keeps_the_strong_zero():
-    """At x[2] = 0 sqrt's partial is inf: the compressed lane that seeds x[3] but not x[2] is
-    redone under the strong zero, so J[2, 3] is 2 as jacobian gives it, not NaN."""
-    x = np.array([1.0, 4.0, 0.0, 9.0, 2.0, 3.0])
-    J = SparseJacobian(root_chain, pattern=sp.diags([1.0, 1.0], [0, 1], shape=(5, 6)))
-    S = J(x).toarray()
-    D = jacobian(root_chain, x)
+    """c[2] = inf: the compressed lane that seeds x[3] but not x[2] computes 0 * inf unguarded;
+    it is redone under the strong zero, so J[2, 3] is 2 as jacobian gives it, not NaN."""
+    x = np.array([1.0, 4.0, 0.5, 9.0, 2.0, 3.0])
+    c = np.array([1.0, 2.0, np.inf, 3.0, 4.0])
+    J = SparseJacobian(scaled_chain)
+    S = J(x, c).toarray()
+    D = jacobian(scaled_chain, x, c)
     assert S[2, 3] == 2.0 and np.isinf(S[2, 2])
     np.testing.assert_array_equal(S[D != 0], D[D != 0])
