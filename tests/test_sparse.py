@@ -2,6 +2,9 @@
 the nonzeros of the dense Jacobian, the compressed evaluation equals the dense Jacobian, a
 pattern is reused only when no decision depends on the inputs' values, and a kernel whose NaN
 run is unreliable (fast-math) is computed dense with a warning."""
+import importlib.util
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -255,3 +258,15 @@ def test_infinite_partial_keeps_the_strong_zero():
     D = jacobian(scaled_chain, x, c)
     assert S[2, 3] == 2.0 and np.isinf(S[2, 2])
     np.testing.assert_array_equal(S[D != 0], D[D != 0])
+
+
+def test_least_squares_example():
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                        "sparse_least_squares.py")
+    spec = importlib.util.spec_from_file_location("example_sparse_least_squares", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    res, fd, J = mod.main(["--n", "12"])
+    assert res.success and res.cost < 1e-20
+    np.testing.assert_allclose(res.x, fd.x, atol=1e-8)
+    assert J.detections == 1 and J.pattern.nnz == 5 * 144 - 4 * 12
