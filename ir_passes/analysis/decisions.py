@@ -134,7 +134,7 @@ class _Walk:
         reason = self.decision(i, s)
         if reason and i.opcode in ("br", "switch") and \
                 sum(t not in failing for t in i.successors()) <= 1:
-            reason = ""           # the other ways only fail (Numba's division by zero check)
+            reason = ""           # the other ways only fail (a division's zero check)
         if reason:
             self.out.decisions.append((text, reason))
 
