@@ -39,9 +39,10 @@ from .colouring import colour_columns
 from .modes import bound as run
 from .modes.calls import bind
 from .modes.forward import MAX_WIDTH, primal_ir
+from .modes.hvp import products
 from .sparsity import find_pattern, ones
 
-__all__ = ["SparseJacobian", "SparseJacobianWarning"]
+__all__ = ["SparseHessian", "SparseJacobian", "SparseJacobianWarning"]
 
 
 class SparseJacobianWarning(UserWarning):
@@ -251,3 +252,34 @@ def _same(a, b) -> bool:
         return bool(a == b)
     except (TypeError, ValueError):
         return a is b
+
+
+class SparseHessian(SparseJacobian):
+    """The Hessian of a scalar kernel f(x, *const) w.r.t. x as a scipy.sparse.csr_matrix
+    (x.size x x.size, C order): the Jacobian of the gradient, found and compressed as
+    SparseJacobian's, with Hessian-vector products (forward over reverse, modes/hvp.py) for
+    the forward sweeps. The colouring is a plain column colouring of the Hessian's pattern
+    (symmetry is not used). `H = SparseHessian(f)`, then `H(x, *const, **kwargs)`."""
+
+    def __init__(self, f, pattern=None, memory="tape"):
+        super().__init__(f, 0, pattern)
+        self.memory = memory
+
+    def __call__(self, x, *const, **kwargs):
+        return super().__call__(x, *const, **kwargs)
+
+    def _output_shape(self, args, kwargs):
+        return args[0].shape
+
+    def _decisions(self, args, n, out, shape, width, kwargs):
+        anns = [BatchDuplicated(copy_same_layout(args[0]),
+                                tuple(zeros_like_layout(args[0]) for _ in range(width)))]
+        anns += list(args[1:])
+        bound = bind(as_dispatcher(self.f), tuple(anns), kwargs)
+        target, targs, _ = run.forward_target(bound)
+        text, name, activity = primal_ir(target, *targs)
+        return decisions(parse_module(text), name, activity)
+
+    def _sweep(self, args, n, out, shape, seeds, kwargs, rerun=True):
+        return list(products(self.f, args[0], [copy_same_layout(s) for s in seeds],
+                             list(args[1:]), kwargs, self.memory, rerun))

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 from numba import njit
 
-from enzyme_py import SparseJacobian, SparseJacobianWarning, jacobian, sparsity
+from enzyme_py import SparseHessian, SparseJacobian, SparseJacobianWarning, hessian, jacobian, sparsity
 from enzyme_py.colouring import check_colouring, colour_columns
 
 
@@ -270,3 +270,30 @@ def test_least_squares_example():
     assert res.success and res.cost < 1e-20
     np.testing.assert_allclose(res.x, fd.x, atol=1e-8)
     assert J.detections == 1 and J.pattern.nnz == 5 * 144 - 4 * 12
+
+
+@njit
+def control(x, dt):
+    """A chain-structured objective (a discretised control problem): tridiagonal Hessian."""
+    s = 0.0
+    for i in range(x.size - 1):
+        d = x[i + 1] - x[i]
+        s += d * d / dt + dt * np.cos(x[i]) * x[i + 1] ** 2
+    return s
+
+
+def test_sparse_hessian_of_a_chain():
+    rng = np.random.default_rng(10)
+    x = rng.random(40)
+    H = SparseHessian(control)
+    S = H(x, 0.1)
+    D = hessian(control, x, 0.1)
+    assert S.shape == (40, 40) and H.ncolours == 3 and not H.input_specific
+    assert _same_pattern(H.pattern, D)
+    np.testing.assert_allclose(S.toarray(), D, rtol=1e-12, atol=1e-12)
+    x2 = rng.random(40)
+    np.testing.assert_allclose(hessian(control, x2, 0.1, sparse=True).toarray(),
+                               hessian(control, x2, 0.1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(H(x2, 0.1).toarray(), hessian(control, x2, 0.1), rtol=1e-12,
+                               atol=1e-12)
+    assert H.detections == 1
