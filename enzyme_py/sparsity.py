@@ -7,7 +7,7 @@ products; sparse.py says when that holds).
 
 - Up to a few thousand inputs, one element per lane: size / width runs, exact.
 - Beyond, a residue design: element j is seeded in four lanes, j mod p_r in the block of prime
-  p_r (r = 1..4), so 4 * p lanes with p ~ (size * 1e5)^(1/4), far fewer than size. Output i's
+  p_r (r = 1..4), so 4 * p lanes with p ~ (size * 1e4)^(1/4), far fewer than size. Output i's
   candidates are the elements whose four lanes all came out NaN: every true dependence is one
   (a superset). A false candidate must match, prime by prime, the residues of true
   dependencies; by the Chinese remainder theorem few do. The candidates are then checked
@@ -112,8 +112,8 @@ def _decode(ptr, tests, primes, size, ntests):
 
 
 def residue_primes(size: int) -> list:
-    """BLOCKS distinct primes from about (size * 1e5)^(1/4) up."""
-    p = max(17, int(np.ceil((size * 1e5) ** (1.0 / BLOCKS))))
+    """BLOCKS distinct primes from about (size * 1e4)^(1/4) up."""
+    p = max(17, int(np.ceil((size * 1e4) ** (1.0 / BLOCKS))))
     out = []
     while len(out) < BLOCKS:
         if all(p % d for d in range(2, int(p ** 0.5) + 1)):
