@@ -12,6 +12,10 @@ of colours, and the dense forward Jacobian (`jacobian`, x.size / 16 sweeps) wher
 (x.size)^2 doubles fit under --dense-max unknowns, with the largest difference from the sparse
 one. Times are the best of --rounds.
 
+Then the ADBench bundle adjustment ba1 (benchmarks/workloads/ba.py; ADBENCH_DATA, skipped when
+the file is missing) as one residual vector of a flat parameter vector: SparseJacobian against
+the workload's hand-written driver (one batched reverse call per observation), values compared.
+
 Then the Hessian of a chain-structured objective (a discretised control problem, tridiagonal
 Hessian) of --hessian-n variables: SparseHessian's first call and a call with the pattern kept,
 against one Hessian-vector product.
@@ -24,6 +28,12 @@ import time
 import numpy as np
 from numba import njit
 
+import os
+
+import scipy.sparse as sp
+
+from benchmarks.workloads import DATA_DIR
+from benchmarks.workloads import ba as ba_workload
 from enzyme_py import (Duplicated, Forward, SparseHessian, SparseJacobian, autodiff,
                        hessian_vector_product, jacobian)
 
@@ -68,6 +78,49 @@ def hessian_row(n, rounds):
     print(f"\nHessian of the chain objective, {n} variables: {S.nnz} nonzeros, {H.ncolours} "
           f"colours; first call {first:.2f} s, with the pattern kept {1e3 * kept:.2f} ms, one "
           f"Hessian-vector product {1e3 * hvp_t:.2f} ms (ratio {kept / hvp_t:.1f})")
+
+
+@njit
+def ba_flat(params, out, ncam, npt, obs, feats):
+    nc = ncam * ba_workload.NCAM
+    p = obs.shape[0]
+    cams = params[:nc].reshape(ncam, ba_workload.NCAM)
+    X = params[nc:nc + 3 * npt].reshape(npt, 3)
+    w = params[nc + 3 * npt:]
+    ba_workload.ba_objective(cams, X, w, obs, feats, out[:2 * p].reshape(p, 2), out[2 * p:])
+
+
+def ba_row(rounds):
+    path = os.path.join(DATA_DIR, "ba", "ba1_n49_m7776_p31843.txt")
+    if not os.path.exists(path):
+        print(f"\nBA: {path} is missing (set ADBENCH_DATA)")
+        return
+    inst = ba_workload.instance_from(ba_workload.read_ba(path))
+    cams, X, w, obs, feats = inst.data
+    ncam, npt, p = cams.shape[0], X.shape[0], obs.shape[0]
+    params = np.concatenate([cams.ravel(), X.ravel(), w])
+    out = np.zeros(3 * p)
+    J = SparseJacobian(ba_flat)
+    t = time.perf_counter()
+    S = J(params, ncam, npt, obs, feats, out=out)
+    first = time.perf_counter() - t
+    again = best(lambda: J(params, ncam, npt, obs, feats, out=out), rounds)
+    inst.compile()
+    hand = best(inst.grad, rounds)
+    nc = ncam * ba_workload.NCAM
+    cols = np.concatenate([obs[:, :1] * ba_workload.NCAM + np.arange(ba_workload.NCAM),
+                           nc + obs[:, 1:2] * 3 + np.arange(3), nc + 3 * npt + np.arange(p)[:, None]],
+                          axis=1)
+    rows = np.arange(2 * p).reshape(p, 2)
+    want = sp.csr_matrix((np.concatenate([inst.J.reshape(-1), inst.Jw]),
+                          (np.concatenate([np.repeat(rows.ravel(), cols.shape[1]), 2 * p + np.arange(p)]),
+                           np.concatenate([np.tile(cols, (1, 2)).ravel(), nc + 3 * npt + np.arange(p)]))),
+                         shape=S.shape)
+    diff = abs(S - want).max()
+    print(f"\nBA ba1: Jacobian {S.shape}, {S.nnz} stored ({want.nnz} in the hand layout), "
+          f"{J.ncolours} colours, input_specific={J.input_specific} "
+          f"({J.decisions[0][1] if J.decisions else ''}); first call {first:.2f} s, next call "
+          f"{again:.2f} s; hand-written driver {1e3 * hand:.1f} ms; max diff {diff:.1e}")
 
 
 def best(fn, rounds):
@@ -123,6 +176,7 @@ def main(argv=None):
         print(f"{r['grid']:>8} {r['unknowns']:>9} {r['nnz']:>8} {r['colours']:>7} "
               f"{r['detect']:9.2f} {1e3 * r['sparse']:10.2f} {1e3 * r['fwd_k']:11.2f} "
               f"{1e3 * r['rev_k']:11.2f} {dense} {diff}")
+    ba_row(a.rounds)
     if a.hessian_n:
         hessian_row(a.hessian_n, a.rounds)
 

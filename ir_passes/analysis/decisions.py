@@ -39,6 +39,8 @@ PICKS = {"llvm.minnum", "llvm.maxnum"}      # rules whose derivative goes to the
 NO_NAN_FLAGS = {"nnan", "ninf", "fast"}
 NO_NAN_ATTRS = ('"no-nans-fp-math"="true"', '"no-infs-fp-math"="true"', '"unsafe-fp-math"="true"')
 COPIES = ("llvm.memcpy", "llvm.memmove")
+QUIET = ("llvm.memset", "llvm.lifetime", "llvm.assume", "llvm.expect", "llvm.invariant",
+         "llvm.prefetch", "llvm.dbg")     # read no value of their pointer's memory
 MAX_DEPTH = 8
 
 
@@ -164,7 +166,7 @@ class _Walk:
             _Walk(self.module, inner, self.depth + 1).function(callee, tainted, mem)
             self.out.blockers += inner.blockers
             return f"in @{name}: {inner.decisions[0][1]}" if inner.decisions else ""
-        if is_math(name) or name.startswith(COPIES) or name.startswith("llvm.lifetime"):
+        if is_math(name) or name.startswith(COPIES + QUIET):
             return ""
         rule = lookup(name)
         if rule is not None and rule.inactive:
