@@ -86,10 +86,16 @@ def _positives(run, tests, m, width):
 
 @njit(cache=True)
 def _decode(ptr, tests, primes, size, ntests):
-    """Per row, the elements whose lanes (one per prime block) all came out NaN."""
+    """Per row, the elements whose lanes (one per prime block) all came out NaN: each pair of
+    NaN lanes of the first two blocks fixes j modulo p0 p1 (Chinese remainder theorem); the
+    other blocks are checked for each j < size of that class."""
     offsets = np.zeros(primes.size, dtype=np.int64)
     for r in range(1, primes.size):
         offsets[r] = offsets[r - 1] + primes[r - 1]
+    p0, p1 = primes[0], primes[1]
+    inv = 1                                     # p0's inverse modulo p1
+    while (p0 * inv) % p1 != 1:
+        inv += 1
     seen = -np.ones(ntests, dtype=np.int64)
     out_rows, out_cols = [], []
     for i in range(ptr.size - 1):
@@ -97,17 +103,23 @@ def _decode(ptr, tests, primes, size, ntests):
             seen[tests[q]] = i
         for q in range(ptr[i], ptr[i + 1]):
             a = tests[q]
-            if a >= primes[0]:
-                break                    # sorted: block 0's lanes come first
-            for j in range(a, size, primes[0]):
-                ok = True
-                for r in range(1, primes.size):
-                    if seen[offsets[r] + j % primes[r]] != i:
-                        ok = False
-                        break
-                if ok:
-                    out_rows.append(i)
-                    out_cols.append(j)
+            if a >= p0:
+                break                           # sorted: block 0's lanes come first
+            for q1 in range(ptr[i], ptr[i + 1]):
+                b = tests[q1] - offsets[1]
+                if b < 0 or b >= p1:
+                    continue
+                j = a + p0 * ((((b - a) % p1) * inv) % p1)
+                while j < size:
+                    ok = True
+                    for r in range(2, primes.size):
+                        if seen[offsets[r] + j % primes[r]] != i:
+                            ok = False
+                            break
+                    if ok:
+                        out_rows.append(i)
+                        out_cols.append(j)
+                    j += p0 * p1
     return np.array(out_rows, dtype=np.int64), np.array(out_cols, dtype=np.int64)
 
 
