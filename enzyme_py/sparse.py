@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import warnings
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -74,6 +75,7 @@ class SparseJacobian:
         self._seen = None       # (shapes, copies of the other arguments) the pattern is for
         self._shape = None
         self._made = None       # (pattern, seeds, gather) of _plan
+        self._analysed = {}     # argument types -> ir_passes' Decisions
 
     @property
     def ncolours(self) -> int:
@@ -114,7 +116,11 @@ class SparseJacobian:
     def _detect(self, args, n, out, shape, kwargs):
         size, m = args[n].size, int(np.prod(shape))
         width = min(MAX_WIDTH, size)
-        found = self._decisions(args, n, out, shape, width, kwargs)
+        types = (width, tuple(numba.typeof(a) for a in args), None if out is None else
+                 numba.typeof(out), tuple((k, numba.typeof(v)) for k, v in sorted(kwargs.items())))
+        found = self._analysed.get(types)
+        if found is None:       # the IR depends on the types only
+            found = self._analysed[types] = self._decisions(args, n, out, shape, width, kwargs)
         self.detections += 1
         self.decisions = list(found.decisions)
         self.input_specific = found.input_specific
