@@ -19,6 +19,7 @@ from .explain import explain
 from .modes.split import Tape, augmented_forward, reverse
 from .helpers import (differentiable, forward_entry, gradient, gradient_entry, hessian,
                       hessian_vector_product, jacobian, jvp, value_and_grad, vjp)
+from .sparse import SparseHessian, SparseJacobian, SparseJacobianWarning
 
 __all__ = [
     "autodiff", "compile_gradient", "inspect", "compile_count", "clear_cache",
@@ -28,5 +29,5 @@ __all__ = [
     "custom_vjp", "custom_jvp", "inactive", "implicit",
     "gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product", "hessian",
     "differentiable", "gradient_entry", "forward_entry", "check_gradient",
-    "augmented_forward", "reverse", "Tape",
+    "augmented_forward", "reverse", "Tape", "SparseJacobian", "SparseHessian", "SparseJacobianWarning",
 ]

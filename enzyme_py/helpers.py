@@ -27,12 +27,12 @@ from .arguments import copy_same_layout, zeros_like_layout
 from .bridge.frozen import as_dispatcher
 from .errors import UnsupportedError
 from .modes import bound as run
-from .modes import strong_zero
-from .modes.calls import bind, wrapper
+from .modes.calls import bind
 from .modes.forward import MAX_WIDTH, compile_forward
-from .modes.hvp import compile_hvp
+from .modes.hvp import products
 from .modes.split import augmented_forward, takes
 from .options import AUTODIFF_OPTIONS, kernel_options, unchecked
+from .sparse import SparseHessian, SparseJacobian
 
 __all__ = ["gradient", "value_and_grad", "jvp", "vjp", "jacobian", "hessian_vector_product",
            "hessian", "differentiable", "gradient_entry", "forward_entry"]
@@ -316,16 +316,23 @@ def _copies(args):
 
 @kernel_options(also=AUTODIFF_OPTIONS)
 def jacobian(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, mode: str = "forward",
-             argnums: Any = 0, **kwargs: Any) -> Any:
+             argnums: Any = 0, sparse: bool = False, **kwargs: Any) -> Any:
     """The Jacobian of the kernel's output w.r.t. args[argnums] (args = (x, *const)): shape
     output.shape + argument.shape (a tuple of them for a tuple `argnums`).
 
     The output is the array the kernel returns, or `out` for a kernel f(x, out, *const) that
     writes it. mode="forward": columns by forward mode, up to 16 directions per call
     (BatchDuplicated); mode="reverse": rows by reverse mode, up to 16 seeds per call (batched
-    reverse)."""
+    reverse). sparse=True: a scipy.sparse.csr_matrix of shape (output.size, argument.size)
+    from the sparsity pattern and a column colouring (forward mode; one int `argnums`; the
+    argument a float array; enzyme_py.SparseJacobian keeps the pattern across calls:
+    docs/sparse.md)."""
     if mode not in ("forward", "reverse"):
         raise ValueError(f"mode must be 'forward' or 'reverse', not {mode!r}")
+    if sparse:
+        if mode != "forward" or isinstance(argnums, (tuple, list)):
+            raise ValueError("jacobian(..., sparse=True) takes mode='forward' and one int argnums")
+        return SparseJacobian(f, argnums)(x, *const, out=out, **kwargs)
     args = (x,) + tuple(const)
     many = isinstance(argnums, (tuple, list))
     nums = _argnums(argnums, len(args))
@@ -452,28 +459,19 @@ def hessian_vector_product(f: Callable, x: Any, v: Any, *const: Any, memory: Any
     many = isinstance(v, tuple)      # several vectors; a list is one vector
     vs = tuple(as_input(u, "v") for u in v) if many else (as_input(v, "v"),)
     consts = [getattr(a, "value", a) for a in const]
-    target = f
-    kw = {k: Const(getattr(a, "value", a)) for k, a in kwargs.items()}
-    bound = _bound(f, [Duplicated(x, zeros_like_layout(x))] + [Const(c) for c in consts], kw)
-    if not bound.plan.identity:
-        # defaults left out or keywords: a wrapper calls f as written, x its first parameter
-        target, consts = wrapper(bound.plan), [a.value for a in bound.leaves[1:]]
-    c = compile_hvp(target, x, *consts, width=len(vs), memory=memory)
-    gx = zeros_like_layout(x)
-    hvs = tuple(zeros_like_layout(x) for _ in vs)
-
-    def guarded():     # the variant with every product guarded (modes/strong_zero.py)
-        return compile_hvp(target, x, *consts, width=len(vs), memory=memory, guarded=True).entry
-
-    strong_zero.call(as_dispatcher(target), c.entry, guarded, [copy_same_layout(x), *consts, 1.0],
-                     [gx, *[_filled(x, u) for u in vs], *hvs], (), derivs_of=lambda r: r[1])
+    hvs = products(f, x, [_filled(x, u) for u in vs], consts, kwargs, memory)
     return hvs if many else hvs[0]
 
 
 @kernel_options(also=AUTODIFF_OPTIONS)
-def hessian(f: Callable, x: Any, *const: Any, memory: Any = "tape", **kwargs: Any) -> np.ndarray:
+def hessian(f: Callable, x: Any, *const: Any, memory: Any = "tape", sparse: bool = False,
+            **kwargs: Any) -> Any:
     """The Hessian of a scalar kernel f(x, *const): shape x.shape + x.shape, by batched
-    Hessian-vector products (up to 16 columns per call); `memory` as hessian_vector_product's."""
+    Hessian-vector products (up to 16 columns per call); `memory` as hessian_vector_product's.
+    sparse=True: a scipy.sparse.csr_matrix (x.size, x.size) from the sparsity pattern and a
+    column colouring (enzyme_py.SparseHessian keeps them across calls: docs/sparse.md)."""
+    if sparse:
+        return SparseHessian(f, memory=memory)(as_input(x, "x"), *const, **kwargs)
     x = as_input(x, "x")
     n = x.size
     width = min(MAX_WIDTH, n)

@@ -35,6 +35,7 @@ from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option
 from .transforms.reverse.checkpoint.schedule import unpooled as unpool_checkpoints
 from .transforms.reverse.driver import reverse_mode
 from .analysis.activity import ConstantMemoryError
+from .analysis.decisions import Decisions, decisions
 from .analysis.loops import reducible
 from .ir.parser import ParseError
 from .rules.fingerprint import rules_fingerprint
@@ -44,7 +45,7 @@ from .runtime.helpers import register_helper
 from .transforms.common.early_loads import issue_loads_early
 from .transforms.gpu_kernel import GpuKernel, GpuLaunch, gpu_forward_kernel, gpu_reverse_kernel
 
-__all__ = ["fresh_tapes", "fresh_tapes_text",
+__all__ = ["Decisions", "decisions", "fresh_tapes", "fresh_tapes_text",
            "tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError", "issue_loads_early",
            "reducible", "register_helper", "rules_fingerprint", "GpuKernel", "GpuLaunch",
            "gpu_forward_kernel", "gpu_reverse_kernel",

@@ -13,6 +13,7 @@ import llvmlite.binding as llvm
 from .analysis.activity import print_activity
 from .analysis.alias import print_alias
 from .analysis.branches import print_branches
+from .analysis.decisions import print_decisions
 from .analysis.dominators import print_dominators
 from .analysis.forward_activity import print_forward_activity
 from .analysis.loops import print_loops
@@ -229,7 +230,7 @@ class Simplify:
 
 
 PRINTERS = ("dominators", "loops", "types", "branches", "tripcounts", "alias", "nonnegative",
-            "activity", "forward-activity", "availability", "sharing", "written")
+            "activity", "forward-activity", "availability", "sharing", "written", "decisions")
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,8 @@ class Printer:
                  "nonnegative": lambda f: print_nonnegative(f, self.nonnegative),
                  "activity": lambda f: print_activity(f, padded(self.activity, f)),
                  "forward-activity": lambda f: print_forward_activity(f, padded(self.activity, f)),
-                 "sharing": self._sharing, "written": print_written}
+                 "sharing": self._sharing, "written": print_written,
+                 "decisions": lambda f: print_decisions(module, f.name, padded(self.activity, f))}
         return table[self.what](f) + "\n"
 
     def _sharing(self, f) -> str:

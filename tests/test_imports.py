@@ -26,7 +26,8 @@ ENZYME_PY = [
     [("enzyme_py.modes",)],
     [("enzyme_py.api",)],
     [("enzyme_py.check", "enzyme_py.explain", "enzyme_py.helpers", "enzyme_py.custom",
-      "enzyme_py.njit_api", "enzyme_py.workspace", "enzyme_py")],
+      "enzyme_py.njit_api", "enzyme_py.workspace", "enzyme_py.sparse", "enzyme_py.colouring",
+      "enzyme_py")],
 ]
 # target-neutral parts of the bridge: a sibling target (enzyme_py/cuda) imports them
 NEUTRAL = ("enzyme_py.bridge.layout", "enzyme_py.bridge.entry", "enzyme_py.arguments",

@@ -254,30 +254,22 @@ def restore_primals(saved) -> None:
 
 # ---- forward mode -----------------------------------------------------------------------------
 
-def forward(bound: Bound, with_primal=False, shapes=None):
+def forward(bound: Bound, with_primal=False, shapes=None, rerun=True):
     """Forward mode: the return value's tangent(s); (tangent, value) with `with_primal`.
-    `shapes`: per differentiable return leaf, its shape (else learnt from a run on copies)."""
+    `shapes`: per differentiable return leaf, its shape (else learnt from a run on copies).
+    `rerun=False`: the unguarded tangent function runs once, even when its tangents come out
+    inf or NaN (enzyme_py/sparse.py seeds NaN on purpose)."""
     width = _width(bound.leaves)
     if width > MAX_WIDTH:
         return _chunked_forward(bound, with_primal, shapes, width)
     plan = bound.plan
     returns = plan.returns
-    batched = width > 1 or _batched(bound.leaves)
-    outs = []
     result = returns.result_policy(with_primal, forward=True)
-    if returns.kind == "structured":
-        if shapes is None:
-            shapes = probe_shapes(bound)
-        outs = [_output(leaf, shape, width, batched) for leaf, shape in zip(returns.leaves, shapes)]
-        target = wrapper(plan, Seeding("forward", returns.leaves, width, result))
-        args = list(bound.leaves) + outs
-    elif plan.direct is not None:
-        target, args = plan.kernel, bound.kernel_args()
-    else:
-        target, args = wrapper(plan), list(bound.leaves)
+    target, args, outs = forward_target(bound, shapes, with_primal)
+    batched = width > 1 or _batched(bound.leaves)
     if target is not plan.kernel:
         check_leaves(bound)
-    value, ts = _call(target, args, with_primal and result != "none")
+    value, ts = _call(target, args, with_primal and result != "none", rerun)
     if with_primal and result == "masked":      # the outputs hold the leaves' values
         value = unmask(value, {l.path: o.value if isinstance(l.type, types.Array)
                                else _leaf_value(l, o.value[0], o.value[-1]) for l, o in
@@ -291,10 +283,32 @@ def forward(bound: Bound, with_primal=False, shapes=None):
     return (tangent, value) if with_primal else tangent
 
 
-def _call(target, args, keep_value):
+def forward_target(bound: Bound, shapes=None, with_primal=False):
+    """(function forward mode differentiates, its annotated arguments, the outputs a wrapper
+    copies the return value's leaves into) for a bound call of at most 16 lanes."""
+    plan = bound.plan
+    returns = plan.returns
+    width = _width(bound.leaves)
+    batched = width > 1 or _batched(bound.leaves)
+    if returns.kind == "structured":
+        if shapes is None:
+            shapes = probe_shapes(bound)
+        outs = [_output(leaf, shape, width, batched) for leaf, shape in zip(returns.leaves, shapes)]
+        result = returns.result_policy(with_primal, forward=True)
+        target = wrapper(plan, Seeding("forward", returns.leaves, width, result))
+        return target, list(bound.leaves) + outs, outs
+    if plan.direct is not None:
+        return plan.kernel, bound.kernel_args(), []
+    return wrapper(plan), list(bound.leaves), []
+
+
+def _call(target, args, keep_value, rerun=True):
     fwd, annotated, shadows, tangents = forward_prepare(target, args)
     primal = [a.value for a in annotated]
     flat = [s for lanes in shadows for s in lanes] + [t for lanes in tangents for t in lanes]
+    if not rerun:
+        run = forward_value_entry(fwd) if keep_value else fwd.entry
+        return run(*primal, *flat)
 
     def guarded():     # the variant with every product guarded (strong_zero.py)
         g = forward_prepare(target, args, guarded=True)[0]

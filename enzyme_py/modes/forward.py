@@ -221,6 +221,16 @@ def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1) -> Com
     return fwd
 
 
+def primal_ir(kernel, *args) -> tuple:
+    """(cleaned IR text, function name, activity per LLVM parameter) of the code forward mode
+    differentiates for these annotated arguments (enzyme_py/sparse.py asks ir_passes which of
+    its decisions depend on the differentiated values)."""
+    annotated, kinds = split_forward_args(args)[:2]
+    argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
+    cap = captured(as_dispatcher(kernel), argtypes)
+    return cleaned_text(cap), cap.fn_name, build_activity(cap.argtypes, cap.restype, kinds)
+
+
 def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
           disjoint=False, no_need=(), guarded=False) -> CompiledForward:
     """`shadow_types`: the Numba types of the shadows, flat (per Duplicated argument, its k).

@@ -36,7 +36,7 @@ from ir_passes import (LIBC_HEAP, TAPE, Activity, forward_mode, fresh_tapes, mem
 
 from .. import disk_cache
 from ..annotations import Const, Duplicated
-from ..arguments import disjoint, type_key, typeof
+from ..arguments import copy_same_layout, disjoint, type_key, typeof, zeros_like_layout
 from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.frozen import register
@@ -47,6 +47,8 @@ from ..bridge.convention import array_extents, build_activity, returns_float
 from ..bridge.entry import compile_entry, make_entry, make_intrinsic
 from ..bridge.link import compile_library, prepare_module
 from ..bridge.vector_math import host_library
+from . import strong_zero
+from .calls import bind, wrapper
 from .forward import MAX_WIDTH
 from .memory import auto_budget
 
@@ -194,3 +196,32 @@ def _make_call(spec, library):
 def _make_entry(spec, library):
     return make_entry(_make_call(spec, library), _param_names(spec), f"hvp entry {spec.name}",
                       raise_status)
+
+
+def products(f, x, directions, consts, kwargs, memory="tape", rerun=True) -> tuple:
+    """H v for each of `directions` (1 to 16 arrays laid out like x) of a scalar kernel
+    f(x, *consts, **kwargs), one call. `rerun=False`: the unguarded function runs once, even
+    when a product comes out inf or NaN (enzyme_py/sparse.py seeds NaN on purpose)."""
+    target = f
+    kw = {k: Const(getattr(a, "value", a)) for k, a in kwargs.items()}
+    bound = bind(as_dispatcher(f), tuple([Duplicated(x, zeros_like_layout(x))] +
+                                         [Const(c) for c in consts]), kw)
+    if not bound.plan.identity:
+        # defaults left out or keywords: a wrapper calls f as written, x its first parameter
+        target, consts = wrapper(bound.plan), [a.value for a in bound.leaves[1:]]
+    c = compile_hvp(target, x, *consts, width=len(directions), memory=memory)
+    gx = zeros_like_layout(x)
+    hvs = tuple(zeros_like_layout(x) for _ in directions)
+    values = [copy_same_layout(x), *consts, 1.0]
+    shadows = [gx, *directions, *hvs]
+    if not rerun:
+        c.entry(*values, *shadows)
+        return hvs
+
+    def guarded():     # the variant with every product guarded (strong_zero.py)
+        return compile_hvp(target, x, *consts, width=len(directions), memory=memory,
+                           guarded=True).entry
+
+    strong_zero.call(as_dispatcher(target), c.entry, guarded, values, shadows, (),
+                     derivs_of=lambda r: r[1])
+    return hvs
