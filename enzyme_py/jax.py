@@ -276,6 +276,7 @@ def _host(*arrays, name, kernel, batch, size):
 
 
 def _impl(*arrays, name, kernel, batch, size):
+    _abstract_eval(*[jax.typeof(a) for a in arrays], name=name, kernel=kernel, batch=batch, size=size)
     out = _host(*[np.asarray(a) for a in arrays], name=name, kernel=kernel, batch=batch, size=size)
     return [jnp.asarray(o) for o in out]
 
