@@ -209,3 +209,15 @@ def test_released_tape():
             vjp(jnp.ones(N))
     finally:
         ej.tapes.max_tapes = old
+
+
+def test_example_jax_heat_fits_the_diffusivity():
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "jax_heat.py")
+    spec = importlib.util.spec_from_file_location("example_jax_heat", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    p, history = mod.fit(steps=150)
+    np.testing.assert_allclose(p, mod.TRUE, atol=1e-4)
+    assert history[-1] < 1e-6 * history[0]
