@@ -1,5 +1,8 @@
 """enzyme_py.jax: Numba kernels as JAX functions under jit, grad, vjp, jvp, jacfwd, jacrev and vmap,
 checked by jax.test_util.check_grads (finite differences) and against analytic derivatives."""
+import importlib.util
+import os
+
 import numpy as np
 import pytest
 from numba import njit
@@ -212,8 +215,6 @@ def test_released_tape():
 
 
 def test_example_jax_heat_fits_the_diffusivity():
-    import importlib.util
-    import os
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "jax_heat.py")
     spec = importlib.util.spec_from_file_location("example_jax_heat", path)
     mod = importlib.util.module_from_spec(spec)
