@@ -3,7 +3,8 @@
     f = enzyme_py.jax.wrap(heat, (u0, out, 0.1, 50), inputs=(0,), outputs=(1,))
     jax.jit(jax.grad(lambda u: f(u).sum()))(u0)
 
-Four primitives, each a call into compiled code through `jax.pure_callback`:
+Four primitives, each a call into compiled code through `jax.pure_callback` (the plain call under
+jit through an XLA FFI handler compiled from the kernel, jax_ffi.py):
 
 - `call`: the kernel (the outputs from the inputs);
 - `aug`: split mode's augmented forward sweep (modes/split.py): the outputs and the handle of the
@@ -30,6 +31,7 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
 from .annotations import BatchDuplicated, Const, Duplicated, Forward
+from . import jax_ffi
 from .api import autodiff
 from .arguments import typeof
 from .bridge.frozen import as_dispatcher
@@ -57,7 +59,8 @@ class JaxKernel:
     (hashed by identity). `calls` counts the host calls of each primitive ("call", "aug",
     "tangent", "reverse"; a batched loop counts each item)."""
 
-    def __init__(self, kernel, example_args, inputs, outputs):
+    def __init__(self, kernel, example_args, inputs, outputs, ffi=True):
+        self.ffi, self.ffi_target = ffi, None
         self.dispatcher = as_dispatcher(kernel)
         self.name = getattr(self.dispatcher, "__name__", "kernel")
         examples = list(example_args)
@@ -325,6 +328,19 @@ def _batch_rule(prim, args, dims, *, kernel, batch, size):
 call_p, aug_p, tangent_p, reverse_p = (_primitive(n) for n in ("call", "aug", "tangent", "reverse"))
 
 
+def _call_lowering(ctx, *args, kernel, batch, size):
+    """An unbatched call: the kernel's XLA FFI handler (jax_ffi.py); otherwise the callback."""
+    if size or not kernel.ffi:
+        return mlir.lower_fun(partial(_callback, name="call"), multiple_results=True)(
+            ctx, *args, kernel=kernel, batch=batch, size=size)
+    if kernel.ffi_target is None:
+        kernel.ffi_target = jax_ffi.register(kernel)
+    return jax.ffi.ffi_lowering(kernel.ffi_target)(ctx, *args)
+
+
+mlir.register_lowering(call_p, _call_lowering)
+
+
 def _call_jvp(primals, tangents, *, kernel, batch, size):
     for p, t in zip(kernel.operands, tangents):
         if kernel.kinds[p] == CONST and not _zero(t):
@@ -381,7 +397,7 @@ ad.primitive_transposes[tangent_p] = _tangent_transpose
 
 # ---- the user's function ----------------------------------------------------------------------
 
-def wrap(kernel, example_args, inputs=(), outputs=()):
+def wrap(kernel, example_args, inputs=(), outputs=(), ffi=True):
     """A function of JAX arrays that runs `kernel` (a Numba @njit dispatcher).
 
     `example_args`: one value per kernel parameter; arrays give the shapes and dtypes the function
@@ -393,8 +409,12 @@ def wrap(kernel, example_args, inputs=(), outputs=()):
     The function takes the array arguments that are not outputs only, in the kernel's order, and
     returns the outputs in that order, then the return value when the kernel returns a float
     (one value alone, not in a tuple). It works under jit, grad, vjp, jvp, jacfwd, jacrev and
-    vmap; `.kernel` is its JaxKernel (`.calls` counts the host calls)."""
-    k = JaxKernel(kernel, example_args, inputs, outputs)
+    vmap; `.kernel` is its JaxKernel (`.calls` counts the host calls).
+
+    `ffi`: under jit, an unbatched plain call runs the kernel through an XLA FFI handler compiled
+    from it (jax_ffi.py: no Python on the call); False sends it through jax.pure_callback, as
+    every derivative and batched call goes (a kernel that raises needs the callback)."""
+    k = JaxKernel(kernel, example_args, inputs, outputs, ffi)
 
     def f(*args):
         if len(args) != len(k.operands):

@@ -1,0 +1,133 @@
+"""The kernel's plain call as an XLA FFI handler: a Numba `cfunc` that reads XLA's call frame and
+calls the kernel on the buffers, registered with `jax.ffi` under a name of its own. No Python
+runs on the call: enzyme_py.jax lowers an unbatched `call` primitive to it.
+
+The handler (XLA_FFI_Handler in xla/ffi/api/c_api.h, API 0.3) answers XLA's metadata query (the
+API version, no traits) and, at the execute stage, copies the operands (the kernel may write
+its arguments), zeroes or fills the outputs and calls the kernel. It cannot report the kernel's
+exceptions to XLA: a kernel that raises is called through the callback instead (`wrap(...,
+ffi=False)`).
+"""
+from __future__ import annotations
+
+import itertools
+
+import jax
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+_ids = itertools.count()
+
+# byte offsets in c_api.h's structs on a 64-bit host
+FRAME_EXTENSION, FRAME_STAGE, FRAME_ARGS, FRAME_RETS = 8, 32, 72, 112
+EXTENSION_TYPE, METADATA_EXTENSION_METADATA, BUFFER_DATA = 8, 24, 24
+EXTENSION_METADATA, STAGE_EXECUTE, API_MAJOR, API_MINOR = 1, 3, 0, 3
+
+
+@intrinsic
+def load_word(typingctx, ptr, offset):
+    """The 64-bit word at ptr + offset, as an integer."""
+    def codegen(context, builder, sig, args):
+        p = builder.gep(builder.bitcast(args[0], ir.IntType(8).as_pointer()), [args[1]])
+        return builder.load(builder.bitcast(p, ir.IntType(64).as_pointer()))
+    return types.uint64(types.voidptr, types.intp), codegen
+
+
+@intrinsic
+def load_int(typingctx, ptr, offset):
+    def codegen(context, builder, sig, args):
+        p = builder.gep(builder.bitcast(args[0], ir.IntType(8).as_pointer()), [args[1]])
+        return builder.sext(builder.load(builder.bitcast(p, ir.IntType(32).as_pointer())), ir.IntType(64))
+    return types.int64(types.voidptr, types.intp), codegen
+
+
+def _store(bits):
+    def store(typingctx, ptr, offset, value):
+        def codegen(context, builder, sig, args):
+            p = builder.gep(builder.bitcast(args[0], ir.IntType(8).as_pointer()), [args[1]])
+            v = builder.trunc(args[2], ir.IntType(bits)) if bits < 64 else args[2]
+            builder.store(v, builder.bitcast(p, ir.IntType(bits).as_pointer()))
+            return context.get_dummy_value()
+        return types.none(types.voidptr, types.intp, types.int64), codegen
+    store.__name__ = f"store{bits}"
+    return intrinsic(store)
+
+
+store64, store32 = _store(64), _store(32)     # an integer stored at ptr + offset
+
+
+@intrinsic
+def as_pointer(typingctx, word):
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+    return types.voidptr(types.uint64), codegen
+
+
+def _buffer(table, i):
+    """The data pointer of buffer i of an XLA_FFI_Args / XLA_FFI_Rets table."""
+    return f"as_pointer(load_word(as_pointer(load_word({table}, {8 * i})), {BUFFER_DATA}))"
+
+
+def handler_source(kernel) -> tuple:
+    """The handler's source and its globals for a JaxKernel."""
+    scope = {"kernel": kernel.dispatcher, "carray": numba.carray, "load_word": load_word,
+             "load_int": load_int, "store64": store64, "store32": store32, "as_pointer": as_pointer, "np": np}
+    lines = [
+        "def handler(frame):",
+        f"    ext = load_word(frame, {FRAME_EXTENSION})",
+        f"    if ext != 0 and load_int(as_pointer(ext), {EXTENSION_TYPE}) == {EXTENSION_METADATA}:",
+        f"        md = as_pointer(load_word(as_pointer(ext), {METADATA_EXTENSION_METADATA}))",
+        "        store64(md, 8, 24)",          # api_version.struct_size
+        "        store64(md, 16, 0)",
+        f"        store32(md, 24, {API_MAJOR})",
+        f"        store32(md, 28, {API_MINOR})",
+        "        store32(md, 32, 0)",          # traits
+        "        store64(md, 40, 0)",          # state_type_id: unknown
+        "        return 0",
+        f"    if load_int(frame, {FRAME_STAGE}) != {STAGE_EXECUTE}:",
+        "        return 0",
+        f"    args = as_pointer(load_word(frame, {FRAME_ARGS}))",
+        f"    rets = as_pointer(load_word(frame, {FRAME_RETS}))",
+    ]
+    names = []
+    for pos, v in enumerate(kernel.examples):
+        if isinstance(v, np.ndarray):
+            scope[f"dt{pos}"] = v.dtype.type
+            scope[f"sh{pos}"] = v.shape
+        else:
+            scope[f"v{pos}"] = v
+        names.append(f"v{pos}")
+    for i, pos in enumerate(kernel.operands):
+        arg = f"carray({_buffer('args', i)}, sh{pos}, dt{pos})"
+        if pos in kernel.outs:      # in place: the kernel works on the result buffer
+            lines.append(f"    v{pos} = carray({_buffer('rets', kernel.outs.index(pos))}, sh{pos}, dt{pos})")
+            lines.append(f"    v{pos}[...] = {arg}")
+        else:
+            lines.append(f"    v{pos} = {arg}.copy()")
+    for i, pos in enumerate(kernel.outs):
+        if pos not in kernel.operands:
+            lines.append(f"    v{pos} = carray({_buffer('rets', i)}, sh{pos}, dt{pos})")
+            lines.append(f"    v{pos}[...] = 0")
+    call = f"kernel({', '.join(names)})"
+    if kernel.returns:
+        scope["rdt"] = kernel.out_avals[-1].dtype.type
+        lines.append(f"    carray({_buffer('rets', len(kernel.outs))}, (1,), rdt)[0] = {call}")
+    else:
+        lines.append(f"    {call}")
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n", scope
+
+
+def register(kernel) -> str:
+    """Compile the handler for a JaxKernel and register it with XLA; its target name."""
+    source, scope = handler_source(kernel)
+    exec(source, scope)
+    cfunc = numba.cfunc(types.uint64(types.voidptr), nopython=True)(scope["handler"])
+    name = f"enzyme_py_{kernel.name}_{next(_ids)}"
+    jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(cfunc.ctypes), platform="cpu")
+    kernel.ffi_handler = cfunc       # kept alive with the kernel
+    return name
