@@ -3,7 +3,8 @@ kernel called directly, and `jit(grad(...))` against enzyme_py's own gradient of
 
     python -m benchmarks.jax_overhead [--rounds 7]
 
-Kernels: an elementwise kernel on 64 floats (the call's fixed cost: the kernel itself takes well
+The plain call under jit runs through the kernel's XLA FFI handler; `ffi=False` (the callback)
+is timed beside it. Kernels: an elementwise kernel on 64 floats (the call's fixed cost: the kernel itself takes well
 under a microsecond), the heat equation (200 points, 200 steps, in place) and N-body (16 bodies,
 20 steps). Times are the best of `--rounds` rounds of many calls each, in microseconds. The
 direct gradient is split mode (`augmented_forward` + `reverse`), the calls the JAX gradient makes.
@@ -61,10 +62,13 @@ def main():
     out = np.zeros(64)
     t_direct = best(lambda: elementwise(x, y, out), opts.rounds, 2000)
     t_jit = best(lambda: jf(xj, yj).block_until_ready(), opts.rounds, 2000)
+    cb = jax.jit(wrap(elementwise, (x, y, np.zeros(64)), inputs=(0, 1), outputs=(2,), ffi=False))
+    t_cb = best(lambda: cb(xj, yj).block_until_ready(), opts.rounds, 2000)
     jnp_f = jax.jit(lambda a, b: jnp.sin(a) * b + a * a)
     t_jnp = best(lambda: jnp_f(xj, yj).block_until_ready(), opts.rounds, 2000)
     print(f"elementwise n=64: direct {t_direct:.2f} us, through jit {t_jit:.1f} us "
-          f"(overhead {t_jit - t_direct:.1f} us); the same in jax.numpy under jit {t_jnp:.1f} us")
+          f"(overhead {t_jit - t_direct:.1f} us), through jax.pure_callback {t_cb:.1f} us; "
+          f"the same in jax.numpy under jit {t_jnp:.1f} us")
 
     rng = np.random.default_rng(0)
     u0, kappa = np.sin(np.linspace(0, np.pi, 200)), np.full(200, 0.2)
