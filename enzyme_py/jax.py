@@ -177,7 +177,7 @@ class Tapes:
     """Tapes by handle, the oldest released beyond `max_tapes` or `max_bytes` (JAX cannot say
     when a residual dies); each tape's shadow arrays beside it."""
 
-    def __init__(self, max_tapes=256, max_bytes=1 << 30):
+    def __init__(self, max_tapes=4096, max_bytes=1 << 30):
         self.max_tapes, self.max_bytes = max_tapes, max_bytes
         self._held, self._bytes = OrderedDict(), 0
         self._ids = itertools.count(1)

@@ -236,3 +236,13 @@ def test_ffi_call_matches_the_callback(name):
     assert slow.kernel.calls["call"] == 1
     for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
         np.testing.assert_array_equal(a, b)
+
+
+def test_float32_kernel():
+    x = X.astype(np.float32)
+    f = ej.wrap(elementwise, (x, x, np.zeros(N, np.float32)), inputs=(0,), outputs=(2,))
+    out = jax.jit(f)(x, x)
+    assert out.dtype == np.float32
+    g = jax.jit(jax.vmap(jax.grad(lambda a, b: f(a, b).sum())))(np.stack([x, 2 * x]), np.stack([x, x]))
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g[1], np.cos(2 * x) * x + 4 * x, rtol=1e-6)
