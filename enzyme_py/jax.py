@@ -33,11 +33,11 @@ from jax.interpreters import ad, batching, mlir
 from .annotations import BatchDuplicated, Const, Duplicated, Forward
 from . import jax_ffi
 from .api import autodiff
-from .arguments import typeof
+from .arguments import typeof, validate
 from .bridge.frozen import as_dispatcher
 from .bridge.restype import return_type
 from .bridge.convention import returns_float
-from .modes.split import augmented_forward
+from .modes.split import Tape, augmented_forward, compiled_split
 
 __all__ = ["wrap", "JaxKernel", "tapes", "SecondOrderError"]
 
@@ -61,6 +61,7 @@ class JaxKernel:
 
     def __init__(self, kernel, example_args, inputs, outputs, ffi=True):
         self.ffi, self.ffi_target = ffi, None
+        self.split = None           # split mode's compiled entries, after the first `aug`
         self.dispatcher = as_dispatcher(kernel)
         self.name = getattr(self.dispatcher, "__name__", "kernel")
         examples = list(example_args)
@@ -115,8 +116,15 @@ class JaxKernel:
         self.calls["aug"] += 1
         args = self.arguments(operands)
         shadows = {p: np.zeros_like(args[p]) for p in self.diff + self.outs}
-        annotated = [Duplicated(a, shadows[p]) if p in shadows else Const(a) for p, a in enumerate(args)]
-        value, tape = augmented_forward(self.dispatcher, *annotated)
+        if self.split is None:      # the first call checks the arguments and builds
+            annotated = [Duplicated(a, shadows[p]) if p in shadows else Const(a) for p, a in enumerate(args)]
+            value, tape = augmented_forward(self.dispatcher, *annotated)
+            self.split = compiled_split(self.dispatcher, annotated, tuple(validate(i, a) for i, a in
+                                                                          enumerate(annotated)))
+        else:                       # the same types on every call: the compiled entry directly
+            sh = [shadows[p] for p in range(len(args)) if p in shadows]
+            value, frame = self.split.aug(*args, *sh)
+            tape = Tape(self.split, frame, args, sh, (len(args), self.split.spec.active_positions), self.name)
         return self.results(args, value) + [np.int32(tapes.add(tape, shadows))]
 
     def tangent(self, handle, *rest):
