@@ -3,11 +3,12 @@ kernel called directly, and `jit(grad(...))` against enzyme_py's own gradient of
 
     python -m benchmarks.jax_overhead [--rounds 7]
 
-The plain call under jit runs through the kernel's XLA FFI handler; `ffi=False` (the callback)
-is timed beside it. Kernels: an elementwise kernel on 64 floats (the call's fixed cost: the kernel itself takes well
-under a microsecond), the heat equation (200 points, 200 steps, in place) and N-body (16 bodies,
-20 steps). Times are the best of `--rounds` rounds of many calls each, in microseconds. The
-direct gradient is split mode (`augmented_forward` + `reverse`), the calls the JAX gradient makes.
+The plain call under jit runs through the kernel's XLA FFI handler; `ffi=False` (the callback) is
+timed beside it, and the heat equation written in jax.numpy. Kernels: an elementwise kernel on 64
+floats (the call's fixed cost: the kernel itself takes well under a microsecond), the heat equation
+(200 points, 200 steps, in place) and N-body (16 bodies, 20 steps). Times are the best of
+`--rounds` rounds of many calls each, in microseconds. The direct gradient is split mode
+(`augmented_forward` + `reverse`), the calls the JAX gradient makes.
 """
 from __future__ import annotations
 
@@ -48,6 +49,13 @@ def direct_gradient(kernel, args, diff, outs):
         tape.reverse()
         return [shadows[p] for p in diff]
     return run
+
+
+def heat_jnp(u, kappa, steps=200):
+    """The heat kernel of tests/test_jax.py in jax.numpy (a scan over the steps)."""
+    def step(u, _):
+        return u.at[1:-1].set(u[1:-1] + kappa[1:-1] * (u[:-2] - 2.0 * u[1:-1] + u[2:])), None
+    return jax.lax.scan(step, u, None, length=steps)[0]
 
 
 def main():
@@ -97,6 +105,11 @@ def main():
         print(f"{name}: call direct {t_call:.1f} us, jit {t_jcall:.1f} us; gradient direct "
               f"(split mode) {t_grad:.1f} us, jit(grad) {t_jgrad:.1f} us "
               f"({t_jgrad / t_grad:.2f}x); jit(grad) / jit call {t_jgrad / t_jcall:.2f}")
+    u, c = jnp.asarray(u0), jnp.asarray(kappa)
+    native = jax.jit(heat_jnp)
+    native_grad = jax.jit(jax.grad(lambda u, c: jnp.sum(heat_jnp(u, c)), argnums=(0, 1)))
+    print(f"heat 200x200 in jax.numpy: jit {best(lambda: native(u, c).block_until_ready(), opts.rounds, 200):.1f}"
+          f" us, jit(grad) {best(lambda: jax.block_until_ready(native_grad(u, c)), opts.rounds, 200):.1f} us")
 
 
 if __name__ == "__main__":
