@@ -60,7 +60,7 @@ class JaxKernel:
     "tangent", "reverse"; a batched loop counts each item)."""
 
     def __init__(self, kernel, example_args, inputs, outputs, ffi=True):
-        self.ffi, self.ffi_target = ffi, None
+        self.ffi, self.targets = ffi, {}   # (primitive, batch, size) -> FFI target
         self.split = None           # split mode's compiled entries, after the first `aug`
         self.dispatcher = as_dispatcher(kernel)
         self.name = getattr(self.dispatcher, "__name__", "kernel")
@@ -336,17 +336,29 @@ def _batch_rule(prim, args, dims, *, kernel, batch, size):
 call_p, aug_p, tangent_p, reverse_p = (_primitive(n) for n in ("call", "aug", "tangent", "reverse"))
 
 
-def _call_lowering(ctx, *args, kernel, batch, size):
-    """An unbatched call: the kernel's XLA FFI handler (jax_ffi.py); otherwise the callback."""
-    if size or not kernel.ffi:
-        return mlir.lower_fun(partial(_callback, name="call"), multiple_results=True)(
-            ctx, *args, kernel=kernel, batch=batch, size=size)
-    if kernel.ffi_target is None:
-        kernel.ffi_target = jax_ffi.register(kernel)
-    return jax.ffi.ffi_lowering(kernel.ffi_target)(ctx, *args)
+def _lowering(name):
+    """Lower a primitive to an XLA FFI call: the plain unbatched call to the handler compiled from
+    the kernel; the others to a Python handler on XLA's buffers (jax_ffi.py). With ffi=False,
+    jax.pure_callback."""
+    def lower(ctx, *args, kernel, batch, size):
+        if not kernel.ffi:
+            return mlir.lower_fun(partial(_callback, name=name), multiple_results=True)(
+                ctx, *args, kernel=kernel, batch=batch, size=size)
+        key = (name, batch, size)
+        if key not in kernel.targets:
+            if name == "call" and not size:
+                kernel.targets[key] = jax_ffi.register(kernel)
+            else:
+                ins = [_batched(a, size if b else 0) for a, b in zip(_operand_avals(kernel, name), batch)]
+                kernel.targets[key] = jax_ffi.register_python(
+                    f"{kernel.name}_{name}", partial(_host, name=name, kernel=kernel, batch=batch, size=size),
+                    ins, [_batched(a, size) for a in _result_avals(kernel, name)])
+        return jax.ffi.ffi_lowering(kernel.targets[key])(ctx, *args)
+    return lower
 
 
-mlir.register_lowering(call_p, _call_lowering)
+for _p, _n in ((call_p, "call"), (aug_p, "aug"), (tangent_p, "tangent"), (reverse_p, "reverse")):
+    mlir.register_lowering(_p, _lowering(_n))
 
 
 def _call_jvp(primals, tangents, *, kernel, batch, size):

@@ -10,6 +10,7 @@ ffi=False)`).
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
 
 import jax
@@ -131,3 +132,78 @@ def register(kernel) -> str:
     jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(cfunc.ctypes), platform="cpu")
     kernel.ffi_handler = cfunc       # kept alive with the kernel
     return name
+
+
+# ---- a Python function as an FFI handler ------------------------------------------------------
+
+HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+API_ERROR_CREATE, ERROR_UNKNOWN = 48, 2
+_handlers: dict = {}        # target name -> the ctypes handler (kept alive)
+
+
+class _ErrorArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+                ("message", ctypes.c_char_p), ("errc", ctypes.c_int)]
+
+
+_ERROR_CREATE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(_ErrorArgs))
+
+
+def _word(address):
+    return ctypes.c_uint64.from_address(address).value
+
+
+def _int(address):
+    return ctypes.c_int32.from_address(address).value
+
+
+def _buffer_array(table, i, aval):
+    """Buffer i of an args / rets table as a NumPy array over XLA's memory (no copy)."""
+    data = _word(_word(table + 8 * i) + BUFFER_DATA)
+    n = int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
+    if n == 0:
+        return np.zeros(aval.shape, aval.dtype)
+    return np.frombuffer((ctypes.c_char * n).from_address(data), dtype=aval.dtype).reshape(aval.shape)
+
+
+def _metadata(ext):
+    md = _word(ext + METADATA_EXTENSION_METADATA)
+    ctypes.c_uint64.from_address(md + 8).value = 24
+    ctypes.c_uint64.from_address(md + 16).value = 0
+    ctypes.c_int32.from_address(md + 24).value = API_MAJOR
+    ctypes.c_int32.from_address(md + 28).value = API_MINOR
+    ctypes.c_uint32.from_address(md + 32).value = 0
+    ctypes.c_int64.from_address(md + 40).value = 0
+
+
+def _error(frame, exc):
+    """An XLA_FFI_Error carrying the exception's message (XLA raises it in the caller)."""
+    message = f"{type(exc).__name__}: {exc}".encode()
+    args = _ErrorArgs(28, None, message, ERROR_UNKNOWN)
+    create = _ERROR_CREATE(_word(_word(frame + 16) + API_ERROR_CREATE))
+    return create(ctypes.byref(args))
+
+
+def register_python(name, host, operand_avals, result_avals) -> str:
+    """Register `host(*arrays) -> arrays` (NumPy, on XLA's buffers) as an FFI handler: a ctypes
+    callback, without jax.pure_callback's conversions. Its exceptions become XLA errors."""
+    def handler(frame):
+        try:
+            ext = _word(frame + FRAME_EXTENSION)
+            if ext and _int(ext + EXTENSION_TYPE) == EXTENSION_METADATA:
+                _metadata(ext)
+                return None
+            if _int(frame + FRAME_STAGE) != STAGE_EXECUTE:
+                return None
+            args, rets = _word(frame + FRAME_ARGS), _word(frame + FRAME_RETS)
+            outs = host(*[_buffer_array(args, i, a) for i, a in enumerate(operand_avals)])
+            for i, (o, a) in enumerate(zip(outs, result_avals)):
+                _buffer_array(rets, i, a)[...] = o
+            return None
+        except BaseException as exc:     # every failure goes back to XLA as an error
+            return _error(frame, exc)
+
+    target = f"enzyme_py_{name}_{next(_ids)}"
+    _handlers[target] = fn = HANDLER(handler)
+    jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(fn), platform="cpu")
+    return target

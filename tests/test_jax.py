@@ -210,6 +210,8 @@ def test_released_tape():
         jax.vjp(f, *args)          # the newest tape only is kept
         with pytest.raises(RuntimeError, match="was released"):
             vjp(jnp.ones(N))
+        with pytest.raises(Exception, match="was released"):     # from the FFI handler, under jit
+            jax.jit(vjp)(jnp.ones(N))
     finally:
         ej.tapes.max_tapes = old
 
@@ -229,7 +231,7 @@ def test_ffi_call_matches_the_callback(name):
     f, args = case(name)
     f.kernel.calls.clear()
     got = jax.jit(f)(*args)
-    assert f.kernel.ffi_target is not None and f.kernel.calls["call"] == 0   # no Python on the call
+    assert f.kernel.targets and f.kernel.calls["call"] == 0   # no Python on the call
     k = f.kernel
     slow = ej.wrap(k.dispatcher, k.examples, inputs=k.diff, outputs=k.outs, ffi=False)
     want = jax.jit(slow)(*args)
