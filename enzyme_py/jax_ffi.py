@@ -1,17 +1,21 @@
-"""The kernel's plain call as an XLA FFI handler: a Numba `cfunc` that reads XLA's call frame and
-calls the kernel on the buffers, registered with `jax.ffi` under a name of its own. No Python
-runs on the call: enzyme_py.jax lowers an unbatched `call` primitive to it.
+"""The primitives of enzyme_py.jax as XLA FFI custom calls (xla/ffi/api/c_api.h, API 0.3).
 
-The handler (XLA_FFI_Handler in xla/ffi/api/c_api.h, API 0.3) answers XLA's metadata query (the
-API version, no traits) and, at the execute stage, copies the operands (the kernel may write
-its arguments), zeroes or fills the outputs and calls the kernel. It cannot report the kernel's
-exceptions to XLA: a kernel that raises is called through the callback instead (`wrap(...,
-ffi=False)`).
+- `register(kernel)`: the kernel's plain call as a Numba `cfunc` handler that reads XLA's call
+  frame, copies the operands (the kernel may write its arguments), zeroes or fills the outputs
+  and calls the kernel on XLA's buffers. No Python runs on the call. It cannot report the
+  kernel's exceptions to XLA: a kernel that raises needs `wrap(..., ffi=False)`.
+- `register_python(name, host, ...)`: a Python function (the augmented forward sweep, forward
+  mode, the reverse sweep, batched calls: they keep tapes in Python) as a ctypes handler that
+  runs on NumPy views of XLA's buffers, its exceptions returned to XLA as errors. It skips
+  jax.pure_callback's conversions of every operand and result.
+
+Both answer XLA's metadata query (the API version, no traits) and act at the execute stage only.
 """
 from __future__ import annotations
 
 import ctypes
 import itertools
+import math
 
 import jax
 import numba
@@ -27,6 +31,15 @@ _ids = itertools.count()
 FRAME_EXTENSION, FRAME_STAGE, FRAME_ARGS, FRAME_RETS = 8, 32, 72, 112
 EXTENSION_TYPE, METADATA_EXTENSION_METADATA, BUFFER_DATA = 8, 24, 24
 EXTENSION_METADATA, STAGE_EXECUTE, API_MAJOR, API_MINOR = 1, 3, 0, 3
+
+HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+API_ERROR_CREATE, ERROR_UNKNOWN = 48, 2
+_handlers: dict = {}        # target name -> the ctypes handler (kept alive)
+
+
+class _ErrorArgs(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
+                ("message", ctypes.c_char_p), ("errc", ctypes.c_int)]
 
 
 @intrinsic
@@ -62,6 +75,17 @@ store64, store32 = _store(64), _store(32)     # an integer stored at ptr + offse
 
 
 @intrinsic
+def call_pointer(typingctx, fn, arg):
+    """Call the C function at address `fn` (one pointer argument, a pointer result)."""
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(cgutils.voidptr_t, [cgutils.voidptr_t])
+        f = builder.inttoptr(args[0], fnty.as_pointer())
+        return builder.ptrtoint(builder.call(f, [builder.inttoptr(args[1], cgutils.voidptr_t)]),
+                                ir.IntType(64))
+    return types.uint64(types.uint64, types.uint64), codegen
+
+
+@intrinsic
 def as_pointer(typingctx, word):
     def codegen(context, builder, sig, args):
         return builder.inttoptr(args[0], cgutils.voidptr_t)
@@ -76,7 +100,8 @@ def _buffer(table, i):
 def handler_source(kernel) -> tuple:
     """The handler's source and its globals for a JaxKernel."""
     scope = {"kernel": kernel.dispatcher, "carray": numba.carray, "load_word": load_word,
-             "load_int": load_int, "store64": store64, "store32": store32, "as_pointer": as_pointer, "np": np}
+             "load_int": load_int, "call_pointer": call_pointer, "store64": store64,
+             "store32": store32, "as_pointer": as_pointer, "np": np}
     lines = [
         "def handler(frame):",
         f"    ext = load_word(frame, {FRAME_EXTENSION})",
@@ -114,12 +139,22 @@ def handler_source(kernel) -> tuple:
             lines.append(f"    v{pos} = carray({_buffer('rets', i)}, sh{pos}, dt{pos})")
             lines.append(f"    v{pos}[...] = 0")
     call = f"kernel({', '.join(names)})"
+    lines.append("    try:")
     if kernel.returns:
         scope["rdt"] = kernel.out_avals[-1].dtype.type
-        lines.append(f"    carray({_buffer('rets', len(kernel.outs))}, (1,), rdt)[0] = {call}")
+        lines.append(f"        carray({_buffer('rets', len(kernel.outs))}, (1,), rdt)[0] = {call}")
     else:
-        lines.append(f"    {call}")
-    lines.append("    return 0")
+        lines.append(f"        {call}")
+    # the kernel raised: an XLA error (the exception itself stays in compiled code)
+    message = f"{kernel.name} raised an exception in its XLA FFI call; wrap it with ffi=False to " \
+        f"see the exception".encode()
+    error_args = _ErrorArgs(28, None, message, ERROR_UNKNOWN)
+    kernel.ffi_error = (message, error_args)          # kept alive with the kernel
+    scope["error_args"] = ctypes.addressof(error_args)
+    lines += ["    except Exception:",
+              f"        return call_pointer(load_word(as_pointer(load_word(frame, 16)), {API_ERROR_CREATE}), "
+              "error_args)",
+              "    return 0"]
     return "\n".join(lines) + "\n", scope
 
 
@@ -136,16 +171,6 @@ def register(kernel) -> str:
 
 # ---- a Python function as an FFI handler ------------------------------------------------------
 
-HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
-API_ERROR_CREATE, ERROR_UNKNOWN = 48, 2
-_handlers: dict = {}        # target name -> the ctypes handler (kept alive)
-
-
-class _ErrorArgs(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("extension_start", ctypes.c_void_p),
-                ("message", ctypes.c_char_p), ("errc", ctypes.c_int)]
-
-
 _ERROR_CREATE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(_ErrorArgs))
 
 
@@ -160,7 +185,7 @@ def _int(address):
 def _buffer_array(table, i, aval):
     """Buffer i of an args / rets table as a NumPy array over XLA's memory (no copy)."""
     data = _word(_word(table + 8 * i) + BUFFER_DATA)
-    n = int(np.prod(aval.shape, dtype=np.int64)) * np.dtype(aval.dtype).itemsize
+    n = math.prod(aval.shape) * np.dtype(aval.dtype).itemsize
     if n == 0:
         return np.zeros(aval.shape, aval.dtype)
     return np.frombuffer((ctypes.c_char * n).from_address(data), dtype=aval.dtype).reshape(aval.shape)

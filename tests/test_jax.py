@@ -248,3 +248,25 @@ def test_float32_kernel():
     g = jax.jit(jax.vmap(jax.grad(lambda a, b: f(a, b).sum())))(np.stack([x, 2 * x]), np.stack([x, x]))
     assert g.dtype == np.float32
     np.testing.assert_allclose(g[1], np.cos(2 * x) * x + 4 * x, rtol=1e-6)
+
+
+@njit
+def refuses_negative(x, out):
+    if x[0] < 0:
+        raise ValueError("a negative first entry")
+    for i in range(x.shape[0]):
+        out[i] = 2.0 * x[i]
+
+
+def test_kernel_exception_under_jit():
+    """The FFI handler returns an XLA error (once the exception was swallowed: zeros came back)."""
+    x = np.ones(3)
+    f = ej.wrap(refuses_negative, (x, np.zeros(3)), inputs=0, outputs=1)
+    np.testing.assert_array_equal(jax.jit(f)(x), 2 * x)
+    with pytest.raises(Exception, match="refuses_negative raised an exception in its XLA FFI call"):
+        jax.jit(f)(-x)
+    g = ej.wrap(refuses_negative, (x, np.zeros(3)), inputs=0, outputs=1, ffi=False)
+    with pytest.raises(Exception, match="a negative first entry"):
+        jax.jit(g)(-x)
+    with pytest.raises(Exception, match="a negative first entry"):      # the gradient's handler
+        jax.jit(jax.grad(lambda a: f(a).sum()))(-x)
