@@ -3,8 +3,9 @@
     f = enzyme_py.jax.wrap(heat, (u0, out, 0.1, 50), inputs=(0,), outputs=(1,))
     jax.jit(jax.grad(lambda u: f(u).sum()))(u0)
 
-Four primitives, each a call into compiled code through `jax.pure_callback` (the plain call under
-jit through an XLA FFI handler compiled from the kernel, jax_ffi.py):
+Four primitives, each lowered to an XLA FFI custom call (jax_ffi.py): the plain call to a handler
+compiled from the kernel, the others to a Python handler on XLA's buffers (`ffi=False`: all
+through `jax.pure_callback`):
 
 - `call`: the kernel (the outputs from the inputs);
 - `aug`: split mode's augmented forward sweep (modes/split.py): the outputs and the handle of the
@@ -112,7 +113,8 @@ class JaxKernel:
         args = self.arguments(operands)
         return self.results(args, self.dispatcher(*args))
 
-    def aug(self, *operands):
+    def aug(self, *operands, call=None):
+        """The outputs and a tape's handle; `call` groups the tapes of one batched call."""
         self.calls["aug"] += 1
         args = self.arguments(operands)
         shadows = {p: np.zeros_like(args[p]) for p in self.diff + self.outs}
@@ -125,7 +127,7 @@ class JaxKernel:
             sh = [shadows[p] for p in range(len(args)) if p in shadows]
             value, frame = self.split.aug(*args, *sh)
             tape = Tape(self.split, frame, args, sh, (len(args), self.split.spec.active_positions), self.name)
-        return self.results(args, value) + [np.int32(tapes.add(tape, shadows))]
+        return self.results(args, value) + [np.int32(tapes.add(call or tapes.new_call(), tape, shadows))]
 
     def tangent(self, handle, *rest):
         """Forward mode; tangents with a leading axis of k (BatchDuplicated) when `lanes` is k."""
@@ -182,36 +184,52 @@ def _aval(v):
 # ---- the tapes the augmented forward sweeps keep ----------------------------------------------
 
 class Tapes:
-    """Tapes by handle, the oldest released beyond `max_tapes` or `max_bytes` (JAX cannot say
-    when a residual dies); each tape's shadow arrays beside it."""
+    """Tapes by handle, each with its shadow arrays, grouped by the forward call that made them (a
+    batched call makes one per item). JAX cannot say when a residual dies: the tapes of the oldest
+    calls are released beyond `max_calls` calls or `max_bytes` bytes (the newest call's always
+    kept). A later reverse sweep from a released tape raises RuntimeError."""
 
-    def __init__(self, max_tapes=4096, max_bytes=1 << 30):
-        self.max_tapes, self.max_bytes = max_tapes, max_bytes
-        self._held, self._bytes = OrderedDict(), 0
+    def __init__(self, max_calls=16, max_bytes=1 << 30):
+        self.max_calls, self.max_bytes = max_calls, max_bytes
+        self._held, self._calls, self._bytes = {}, OrderedDict(), 0
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
-    def add(self, tape, shadows):
+    def new_call(self):
+        with self._lock:
+            call = next(self._ids)
+            self._calls[call] = []
+            self._release()
+        return call
+
+    def add(self, call, tape, shadows):
         size = tape.nbytes + sum(s.nbytes for s in shadows.values())
         with self._lock:
             handle = next(self._ids) % (1 << 31)
             self._held[handle] = (tape, shadows, size, threading.Lock())
+            self._calls.setdefault(call, []).append(handle)
             self._bytes += size
-            while len(self._held) > 1 and (len(self._held) > self.max_tapes or self._bytes > self.max_bytes):
-                self._drop(next(iter(self._held)))
+            self._release()
         return handle
 
-    def _drop(self, handle):
-        tape, _, size, _ = self._held.pop(handle)
-        self._bytes -= size
-        tape.free()
+    def _release(self):
+        while len(self._calls) > 1 and (len(self._calls) > self.max_calls or self._bytes > self.max_bytes):
+            self._free(next(iter(self._calls)))
+
+    def _free(self, call):
+        for handle in self._calls.pop(call):
+            tape, _, size, _ = self._held.pop(handle)
+            self._bytes -= size
+            tape.free()
 
     def clear(self):
+        """Release every tape."""
         with self._lock:
-            for h in list(self._held):
-                self._drop(h)
+            for call in list(self._calls):
+                self._free(call)
 
     def __len__(self):
+        """The tapes held."""
         return len(self._held)
 
     def reverse(self, handle, kernel, cts):
@@ -222,8 +240,9 @@ class Tapes:
         if held is None:
             raise RuntimeError(
                 f"{kernel.name}: the tape of this forward call was released (enzyme_py.jax.tapes "
-                f"keeps the newest {self.max_tapes} tapes within {self.max_bytes} bytes): run "
-                f"the forward call again, or raise tapes.max_tapes / tapes.max_bytes")
+                f"keeps the tapes of the newest {self.max_calls} forward calls within "
+                f"{self.max_bytes} bytes): run the forward call again, or raise "
+                f"enzyme_py.jax.tapes.max_calls / max_bytes")
         tape, shadows, _, lock = held
         with lock:
             for p in kernel.diff:
@@ -282,6 +301,8 @@ def _host(*arrays, name, kernel, batch, size):
         return kernel.forward(arrays[1:n_fixed], arrays[n_fixed:], size) if all(batch[n_fixed:]) else \
             kernel.forward(arrays[1:n_fixed], [a if b else np.broadcast_to(a, (size,) + a.shape)
                                                for a, b in zip(arrays[n_fixed:], batch[n_fixed:])], size)
+    if name == "aug":
+        method = partial(method, call=tapes.new_call())
     rows = [method(*[a[i] if b else a for a, b in zip(arrays, batch)]) for i in range(size)]
     return [np.stack(col) for col in zip(*rows)]
 
@@ -432,8 +453,9 @@ def wrap(kernel, example_args, inputs=(), outputs=(), ffi=True):
     vmap; `.kernel` is its JaxKernel (`.calls` counts the host calls).
 
     `ffi`: under jit, an unbatched plain call runs the kernel through an XLA FFI handler compiled
-    from it (jax_ffi.py: no Python on the call); False sends it through jax.pure_callback, as
-    every derivative and batched call goes (a kernel that raises needs the callback)."""
+    from it (jax_ffi.py: no Python on the call), the derivatives and batched calls through a
+    Python FFI handler; False sends them all through jax.pure_callback (slower; it shows the
+    exception a kernel raises, which the compiled handler reports by name only)."""
     k = JaxKernel(kernel, example_args, inputs, outputs, ffi)
 
     def f(*args):

@@ -204,16 +204,19 @@ def test_bad_input():
 def test_released_tape():
     f, args = case("elementwise")
     _, vjp = jax.vjp(f, *args)
-    old = ej.tapes.max_tapes
+    old = ej.tapes.max_calls
     try:
-        ej.tapes.max_tapes = 1
-        jax.vjp(f, *args)          # the newest tape only is kept
+        ej.tapes.max_calls = 1
+        jax.vjp(f, *args)          # the newest call's tape only is kept
         with pytest.raises(RuntimeError, match="was released"):
             vjp(jnp.ones(N))
         with pytest.raises(Exception, match="was released"):     # from the FFI handler, under jit
             jax.jit(vjp)(jnp.ones(N))
+        xs = batch((X,))[0]          # a batched forward call's tapes are released together
+        g = jax.jit(jax.vmap(jax.grad(lambda x: f(x, Y).sum())))(xs)
+        np.testing.assert_allclose(g, np.cos(xs) * Y + 2 * xs, rtol=1e-12)
     finally:
-        ej.tapes.max_tapes = old
+        ej.tapes.max_calls = old
 
 
 def test_example_jax_heat_fits_the_diffusivity():
