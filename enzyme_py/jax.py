@@ -321,12 +321,33 @@ def _callback(*arrays, name, kernel, batch, size):
     return jax.pure_callback(host, shapes, *arrays)
 
 
+def _lowering(name):
+    """Lower a primitive to an XLA FFI call: the plain unbatched call to the handler compiled from
+    the kernel; the others to a Python handler on XLA's buffers (jax_ffi.py). With ffi=False,
+    jax.pure_callback."""
+    def lower(ctx, *args, kernel, batch, size):
+        if not kernel.ffi:
+            return mlir.lower_fun(partial(_callback, name=name), multiple_results=True)(
+                ctx, *args, kernel=kernel, batch=batch, size=size)
+        key = (name, batch, size)
+        if key not in kernel.targets:
+            if name == "call" and not size:
+                kernel.targets[key] = jax_ffi.register(kernel)
+            else:
+                ins = [_batched(a, size if b else 0) for a, b in zip(_operand_avals(kernel, name), batch)]
+                kernel.targets[key] = jax_ffi.register_python(
+                    f"{kernel.name}_{name}", partial(_host, name=name, kernel=kernel, batch=batch, size=size),
+                    ins, [_batched(a, size) for a in _result_avals(kernel, name)])
+        return jax.ffi.ffi_lowering(kernel.targets[key])(ctx, *args)
+    return lower
+
+
 def _primitive(name):
     p = Primitive(f"enzyme_py_{name}")
     p.multiple_results = True
     p.def_impl(partial(_impl, name=name))
     p.def_abstract_eval(partial(_abstract_eval, name=name))
-    mlir.register_lowering(p, mlir.lower_fun(partial(_callback, name=name), multiple_results=True))
+    mlir.register_lowering(p, _lowering(name))
     batching.primitive_batchers[p] = partial(_batch_rule, p)
     return p
 
@@ -357,29 +378,6 @@ def _batch_rule(prim, args, dims, *, kernel, batch, size):
 call_p, aug_p, tangent_p, reverse_p = (_primitive(n) for n in ("call", "aug", "tangent", "reverse"))
 
 
-def _lowering(name):
-    """Lower a primitive to an XLA FFI call: the plain unbatched call to the handler compiled from
-    the kernel; the others to a Python handler on XLA's buffers (jax_ffi.py). With ffi=False,
-    jax.pure_callback."""
-    def lower(ctx, *args, kernel, batch, size):
-        if not kernel.ffi:
-            return mlir.lower_fun(partial(_callback, name=name), multiple_results=True)(
-                ctx, *args, kernel=kernel, batch=batch, size=size)
-        key = (name, batch, size)
-        if key not in kernel.targets:
-            if name == "call" and not size:
-                kernel.targets[key] = jax_ffi.register(kernel)
-            else:
-                ins = [_batched(a, size if b else 0) for a, b in zip(_operand_avals(kernel, name), batch)]
-                kernel.targets[key] = jax_ffi.register_python(
-                    f"{kernel.name}_{name}", partial(_host, name=name, kernel=kernel, batch=batch, size=size),
-                    ins, [_batched(a, size) for a in _result_avals(kernel, name)])
-        return jax.ffi.ffi_lowering(kernel.targets[key])(ctx, *args)
-    return lower
-
-
-for _p, _n in ((call_p, "call"), (aug_p, "aug"), (tangent_p, "tangent"), (reverse_p, "reverse")):
-    mlir.register_lowering(_p, _lowering(_n))
 
 
 def _call_jvp(primals, tangents, *, kernel, batch, size):
