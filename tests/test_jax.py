@@ -2,6 +2,8 @@
 checked by jax.test_util.check_grads (finite differences) and against analytic derivatives."""
 import importlib.util
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -273,3 +275,9 @@ def test_kernel_exception_under_jit():
         jax.jit(g)(-x)
     with pytest.raises(Exception, match="a negative first entry"):      # the gradient's handler
         jax.jit(jax.grad(lambda a: f(a).sum()))(-x)
+
+
+def test_import_enzyme_py_does_not_import_jax():
+    code = "import sys, enzyme_py; assert 'jax' not in sys.modules and 'enzyme_py.jax' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
