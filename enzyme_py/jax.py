@@ -1,0 +1,470 @@
+"""A Numba kernel as a function of JAX arrays, its derivative rules generated (docs/frameworks.md).
+
+    f = enzyme_py.jax.wrap(heat, (u0, out, 0.1, 50), inputs=(0,), outputs=(1,))
+    jax.jit(jax.grad(lambda u: f(u).sum()))(u0)
+
+Four primitives, each lowered to an XLA FFI custom call (jax_ffi.py): the plain call to a handler
+compiled from the kernel, the others to a Python handler on XLA's buffers (`ffi=False`: all
+through `jax.pure_callback`):
+
+- `call`: the kernel (the outputs from the inputs);
+- `aug`: split mode's augmented forward sweep (modes/split.py): the outputs and the handle of the
+  Tape it keeps; `call`'s JVP rule binds it;
+- `tangent`: forward mode, the output tangents from the input tangents; linear in the tangents.
+  Its transpose is
+- `reverse`: the reverse sweep from the Tape the handle names; the kernel is not run again.
+
+Batching: forward mode's k directions (BatchDuplicated) when only the tangents are batched, the k
+seeds run from one tape when only the cotangents are, a loop over the batch otherwise. Second
+derivatives raise: the tape's dependence on the inputs is invisible to JAX.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import Counter, OrderedDict
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
+
+from .annotations import BatchDuplicated, Const, Duplicated, Forward
+from . import jax_ffi
+from .api import autodiff
+from .arguments import typeof, validate
+from .bridge.frozen import as_dispatcher
+from .bridge.restype import return_type
+from .bridge.convention import returns_float
+from .modes.split import Tape, augmented_forward, compiled_split
+
+__all__ = ["wrap", "JaxKernel", "tapes", "SecondOrderError"]
+
+IN, INOUT, OUT, CONST, STATIC = "in", "inout", "out", "const", "static"
+
+
+class SecondOrderError(NotImplementedError):
+    """A second derivative was asked of a wrapped kernel."""
+
+
+SECOND_ORDER = ("enzyme_py.jax gives first derivatives only: the reverse sweep runs from a split-mode "
+                "tape whose dependence on the inputs JAX cannot see, and no rule differentiates "
+                "the forward-mode tangent again. For Hessian-vector products call "
+                "enzyme_py.hessian_vector_product on the kernel itself (forward over reverse)")
+
+
+class JaxKernel:
+    """What `wrap` learnt from a kernel and its example arguments; a primitive's parameter
+    (hashed by identity). `calls` counts the host calls of each primitive ("call", "aug",
+    "tangent", "reverse"; a batched loop counts each item)."""
+
+    def __init__(self, kernel, example_args, inputs, outputs, ffi=True):
+        self.ffi, self.targets = ffi, {}   # (primitive, batch, size) -> FFI target
+        self.split = None           # split mode's compiled entries, after the first `aug`
+        self.dispatcher = as_dispatcher(kernel)
+        self.name = getattr(self.dispatcher, "__name__", "kernel")
+        examples = list(example_args)
+        inputs, outputs = set(_positions(inputs, len(examples))), set(_positions(outputs, len(examples)))
+        self.kinds, self.examples = [], []
+        for pos, v in enumerate(examples):
+            self.kinds.append(_kind(pos, v, pos in inputs, pos in outputs))
+            self.examples.append(np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v)
+        argtypes = tuple(typeof(i, v) for i, v in enumerate(self.examples))
+        self.returns = returns_float(return_type(self.dispatcher, argtypes))
+        self.operands = [p for p, k in enumerate(self.kinds) if k in (IN, INOUT, CONST)]
+        self.diff = [p for p, k in enumerate(self.kinds) if k in (IN, INOUT)]
+        self.outs = [p for p, k in enumerate(self.kinds) if k in (OUT, INOUT)]
+        if not self.outs and not self.returns:
+            raise TypeError(f"{self.name}: no outputs: name the arrays it writes in `outputs`, "
+                            f"or return a float")
+        self.in_avals = [_aval(self.examples[p]) for p in self.operands]
+        self.out_avals = [_aval(self.examples[p]) for p in self.outs]
+        if self.returns:
+            rt = return_type(self.dispatcher, argtypes)
+            self.out_avals.append(jax.core.ShapedArray((), np.dtype(str(rt))))
+        self.calls = Counter()
+
+    def __repr__(self):
+        return f"JaxKernel({self.name})"
+
+    # ---- the host side: NumPy arrays in and out ------------------------------------------------
+
+    def arguments(self, operands):
+        """The kernel's arguments: fresh C-contiguous copies of the operands, zeroed outputs,
+        the static values."""
+        args = list(self.examples)
+        for p, v in zip(self.operands, operands):
+            args[p] = np.array(v, dtype=self.examples[p].dtype, order="C", copy=True)
+        for p in self.outs:
+            if self.kinds[p] == OUT:
+                args[p] = np.zeros_like(self.examples[p])
+        return args
+
+    def results(self, args, value):
+        out = [args[p] for p in self.outs]
+        if self.returns:
+            out.append(np.asarray(value, dtype=self.out_avals[-1].dtype))
+        return out
+
+    def call(self, *operands):
+        self.calls["call"] += 1
+        args = self.arguments(operands)
+        return self.results(args, self.dispatcher(*args))
+
+    def aug(self, *operands, call=None):
+        """The outputs and a tape's handle; `call` groups the tapes of one batched call."""
+        self.calls["aug"] += 1
+        args = self.arguments(operands)
+        shadows = {p: np.zeros_like(args[p]) for p in self.diff + self.outs}
+        if self.split is None:      # the first call checks the arguments and builds
+            annotated = [Duplicated(a, shadows[p]) if p in shadows else Const(a) for p, a in enumerate(args)]
+            value, tape = augmented_forward(self.dispatcher, *annotated)
+            self.split = compiled_split(self.dispatcher, annotated, tuple(validate(i, a) for i, a in
+                                                                          enumerate(annotated)))
+        else:                       # the same types on every call: the compiled entry directly
+            sh = [shadows[p] for p in range(len(args)) if p in shadows]
+            value, frame = self.split.aug(*args, *sh)
+            tape = Tape(self.split, frame, args, sh, (len(args), self.split.spec.active_positions), self.name)
+        return self.results(args, value) + [np.int32(tapes.add(call or tapes.new_call(), tape, shadows))]
+
+    def tangent(self, handle, *rest):
+        """Forward mode; tangents with a leading axis of k (BatchDuplicated) when `lanes` is k."""
+        return self.forward(rest[:len(self.operands)], rest[len(self.operands):], 0)
+
+    def forward(self, operands, tangents, lanes):
+        self.calls["tangent"] += 1
+        args = self.arguments(operands)
+        dx = dict(zip(self.diff, tangents))
+        annotated = []
+        for p, a in enumerate(args):
+            if p in dx or self.kinds[p] == OUT:
+                t = np.array(dx[p], dtype=a.dtype, order="C", copy=True) if p in dx else \
+                    np.zeros((lanes,) * (lanes > 0) + a.shape, a.dtype)
+                annotated.append(BatchDuplicated(a, tuple(t)) if lanes else Duplicated(a, t))
+            else:
+                annotated.append(Const(a))
+        t_value = autodiff(self.dispatcher, *annotated, mode=Forward)
+        out = [np.stack(a.shadows) if lanes else a.shadow for a in (annotated[p] for p in self.outs)]
+        if self.returns:
+            out.append(np.asarray(t_value, dtype=self.out_avals[-1].dtype))
+        return out
+
+    def reverse(self, handle, *rest):
+        self.calls["reverse"] += 1
+        cts = rest[len(self.operands):]
+        return tapes.reverse(int(handle), self, cts)
+
+
+def _positions(ps, n):
+    ps = (ps,) if isinstance(ps, int) else tuple(ps)
+    for p in ps:
+        if not isinstance(p, int) or not 0 <= p < n:
+            raise ValueError(f"argument position {p!r} out of range for {n} arguments")
+    return ps
+
+
+def _kind(pos, v, is_input, is_output):
+    if isinstance(v, np.ndarray):
+        if (is_input or is_output) and v.dtype.kind not in "f":
+            raise TypeError(f"argument {pos}: a differentiable input or output is a float array, "
+                            f"not {v.dtype}")
+        return INOUT if is_input and is_output else IN if is_input else OUT if is_output else CONST
+    if is_input or is_output:
+        raise TypeError(f"argument {pos}: inputs and outputs are arrays, not {type(v).__name__} "
+                        f"(pass a float as a 1-element array to differentiate it)")
+    return STATIC
+
+
+def _aval(v):
+    return jax.core.ShapedArray(v.shape, v.dtype)
+
+
+# ---- the tapes the augmented forward sweeps keep ----------------------------------------------
+
+class Tapes:
+    """Tapes by handle, each with its shadow arrays, grouped by the forward call that made them (a
+    batched call makes one per item). JAX cannot say when a residual dies: the tapes of the oldest
+    calls are released beyond `max_calls` calls or `max_bytes` bytes (the newest call's always
+    kept). A later reverse sweep from a released tape raises RuntimeError."""
+
+    def __init__(self, max_calls=16, max_bytes=1 << 30):
+        self.max_calls, self.max_bytes = max_calls, max_bytes
+        self._held, self._calls, self._bytes = {}, OrderedDict(), 0
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def new_call(self):
+        with self._lock:
+            call = next(self._ids)
+            self._calls[call] = []
+            self._release()
+        return call
+
+    def add(self, call, tape, shadows):
+        size = tape.nbytes + sum(s.nbytes for s in shadows.values())
+        with self._lock:
+            handle = next(self._ids) % (1 << 31)
+            self._held[handle] = (tape, shadows, size, threading.Lock())
+            self._calls.setdefault(call, []).append(handle)
+            self._bytes += size
+            self._release()
+        return handle
+
+    def _release(self):
+        while len(self._calls) > 1 and (len(self._calls) > self.max_calls or self._bytes > self.max_bytes):
+            self._free(next(iter(self._calls)))
+
+    def _free(self, call):
+        for handle in self._calls.pop(call):
+            tape, _, size, _ = self._held.pop(handle)
+            self._bytes -= size
+            tape.free()
+
+    def clear(self):
+        """Release every tape."""
+        with self._lock:
+            for call in list(self._calls):
+                self._free(call)
+
+    def __len__(self):
+        """The tapes held."""
+        return len(self._held)
+
+    def reverse(self, handle, kernel, cts):
+        """Seed the shadows with the cotangents and run the reverse sweep: the cotangents of the
+        differentiable inputs."""
+        with self._lock:
+            held = self._held.get(handle)
+        if held is None:
+            raise RuntimeError(
+                f"{kernel.name}: the tape of this forward call was released (enzyme_py.jax.tapes "
+                f"keeps the tapes of the newest {self.max_calls} forward calls within "
+                f"{self.max_bytes} bytes): run the forward call again, or raise "
+                f"enzyme_py.jax.tapes.max_calls / max_bytes")
+        tape, shadows, _, lock = held
+        with lock:
+            for p in kernel.diff:
+                shadows[p][...] = 0
+            for p, ct in zip(kernel.outs, cts):
+                shadows[p][...] = ct
+            seed = float(cts[len(kernel.outs)]) if kernel.returns else 0.0
+            tape.reverse(seed)
+            return [shadows[p].copy() for p in kernel.diff]
+
+
+tapes = Tapes()
+
+
+# ---- the primitives ---------------------------------------------------------------------------
+
+def _operand_avals(kernel, name):
+    """The unbatched avals of a primitive's operands."""
+    handle = [jax.core.ShapedArray((), np.int32)]
+    tangents = [kernel.in_avals[kernel.operands.index(p)] for p in kernel.diff]
+    return {"call": kernel.in_avals, "aug": kernel.in_avals,
+            "tangent": handle + kernel.in_avals + tangents,
+            "reverse": handle + kernel.in_avals + kernel.out_avals}[name]
+
+
+def _result_avals(kernel, name):
+    if name == "aug":
+        return kernel.out_avals + [jax.core.ShapedArray((), np.int32)]
+    if name == "reverse":
+        return [kernel.in_avals[kernel.operands.index(p)] for p in kernel.diff]
+    return kernel.out_avals
+
+
+def _batched(aval, size):
+    return aval.update(shape=(size,) + aval.shape) if size else aval
+
+
+def _abstract_eval(*avals, name, kernel, batch, size):
+    for i, (got, want, b) in enumerate(zip(avals, _operand_avals(kernel, name), batch)):
+        want = _batched(want, size if b else 0)
+        if got.shape != want.shape or got.dtype != want.dtype:
+            hint = "" if got.dtype == want.dtype else \
+                " (float64 kernels need jax.config.update('jax_enable_x64', True))"
+            raise TypeError(f"{kernel.name}: operand {i} of {name} is {got.str_short()}, the "
+                            f"example arguments make it {want.str_short()}{hint}")
+    return [_batched(a, size) for a in _result_avals(kernel, name)]
+
+
+def _host(*arrays, name, kernel, batch, size):
+    """Run primitive `name` on NumPy arrays; a batch as k lanes or a loop."""
+    method = getattr(kernel, name)
+    if not size:
+        return method(*arrays)
+    n_fixed = 1 + len(kernel.operands)
+    if name == "tangent" and not any(batch[:n_fixed]):
+        return kernel.forward(arrays[1:n_fixed], arrays[n_fixed:], size) if all(batch[n_fixed:]) else \
+            kernel.forward(arrays[1:n_fixed], [a if b else np.broadcast_to(a, (size,) + a.shape)
+                                               for a, b in zip(arrays[n_fixed:], batch[n_fixed:])], size)
+    if name == "aug":
+        method = partial(method, call=tapes.new_call())
+    rows = [method(*[a[i] if b else a for a, b in zip(arrays, batch)]) for i in range(size)]
+    return [np.stack(col) for col in zip(*rows)]
+
+
+def _impl(*arrays, name, kernel, batch, size):
+    _abstract_eval(*[jax.typeof(a) for a in arrays], name=name, kernel=kernel, batch=batch, size=size)
+    out = _host(*[np.asarray(a) for a in arrays], name=name, kernel=kernel, batch=batch, size=size)
+    return [jnp.asarray(o) for o in out]
+
+
+def _callback(*arrays, name, kernel, batch, size):
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype)
+              for a in _abstract_eval(*[jax.typeof(a) for a in arrays], name=name, kernel=kernel,
+                                      batch=batch, size=size)]
+    host = partial(_host, name=name, kernel=kernel, batch=batch, size=size)
+    return jax.pure_callback(host, shapes, *arrays)
+
+
+def _lowering(name):
+    """Lower a primitive to an XLA FFI call: the plain unbatched call to the handler compiled from
+    the kernel; the others to a Python handler on XLA's buffers (jax_ffi.py). With ffi=False,
+    jax.pure_callback."""
+    def lower(ctx, *args, kernel, batch, size):
+        if not kernel.ffi:
+            return mlir.lower_fun(partial(_callback, name=name), multiple_results=True)(
+                ctx, *args, kernel=kernel, batch=batch, size=size)
+        key = (name, batch, size)
+        if key not in kernel.targets:
+            if name == "call" and not size:
+                kernel.targets[key] = jax_ffi.register(kernel)
+            else:
+                ins = [_batched(a, size if b else 0) for a, b in zip(_operand_avals(kernel, name), batch)]
+                kernel.targets[key] = jax_ffi.register_python(
+                    f"{kernel.name}_{name}", partial(_host, name=name, kernel=kernel, batch=batch, size=size),
+                    ins, [_batched(a, size) for a in _result_avals(kernel, name)])
+        return jax.ffi.ffi_lowering(kernel.targets[key])(ctx, *args)
+    return lower
+
+
+def _primitive(name):
+    p = Primitive(f"enzyme_py_{name}")
+    p.multiple_results = True
+    p.def_impl(partial(_impl, name=name))
+    p.def_abstract_eval(partial(_abstract_eval, name=name))
+    mlir.register_lowering(p, _lowering(name))
+    batching.primitive_batchers[p] = partial(_batch_rule, p)
+    return p
+
+
+def _batch_rule(prim, args, dims, *, kernel, batch, size):
+    """vmap: the batch axis to the front; under a primitive already batched, the new axis and the
+    old one merged into one."""
+    n = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    flat, flags = [], []
+    for a, d, old in zip(args, dims, batch):
+        new = d is not None
+        if new:
+            a = jnp.moveaxis(a, d, 0)
+        if size and (new or old):
+            if not new:
+                a = jnp.broadcast_to(a, (n,) + a.shape)
+            elif not old:
+                a = jnp.broadcast_to(a[:, None], (n, size) + a.shape[1:])
+            a = a.reshape((n * size,) + a.shape[2:])
+        flat.append(a)
+        flags.append(new or old)
+    out = prim.bind(*flat, kernel=kernel, batch=tuple(flags), size=n * size if size else n)
+    if size:
+        out = [o.reshape((n, size) + o.shape[1:]) for o in out]
+    return out, [0] * len(out)
+
+
+call_p, aug_p, tangent_p, reverse_p = (_primitive(n) for n in ("call", "aug", "tangent", "reverse"))
+
+
+
+
+def _call_jvp(primals, tangents, *, kernel, batch, size):
+    for p, t in zip(kernel.operands, tangents):
+        if kernel.kinds[p] == CONST and not _zero(t):
+            raise TypeError(f"{kernel.name}: argument {p} is not among the inputs given to wrap, "
+                            f"and a derivative with respect to it was asked")
+    *outs, handle = aug_p.bind(*primals, kernel=kernel, batch=batch, size=size)
+    diff = [kernel.operands.index(p) for p in kernel.diff]
+    if all(_zero(tangents[i]) for i in diff):
+        return outs, [ad.Zero(jax.typeof(o).to_tangent_aval()) for o in outs]
+    dx = [ad.instantiate_zeros(tangents[i]) for i in diff]
+    flags = (bool(size),) + tuple(batch) + tuple(batch[i] for i in diff)
+    return outs, tangent_p.bind(handle, *primals, *dx, kernel=kernel, batch=flags, size=size)
+
+
+def _zero(t):
+    return type(t) is ad.Zero
+
+
+def _tangent_transpose(cts, handle, *rest, kernel, batch, size):
+    n = len(kernel.operands)
+    operands, dx = rest[:n], rest[n:]
+    if ad.is_undefined_primal(handle) or any(ad.is_undefined_primal(a) for a in operands):
+        raise SecondOrderError(SECOND_ORDER)
+    cts = [ad.instantiate_zeros(c) if _zero(c) else c for c in cts]
+    flags = tuple(batch[:1 + n]) + (bool(size),) * len(cts)
+    dxs = reverse_p.bind(handle, *operands, *cts, kernel=kernel, batch=flags, size=size)
+    # an input unbatched under a batched primitive: its cotangent summed over the batch
+    dxs = [d if b or not size else d.sum(0) for d, b in zip(dxs, batch[1 + n:])]
+    return [None] * (1 + n) + [d if ad.is_undefined_primal(t) else None for d, t in zip(dxs, dx)]
+
+
+def _linear_jvp(prim, n_fixed):
+    """JVP of `tangent` / `reverse`: linear in its last operands; a tangent of the first
+    (the handle, the primal inputs) is a second derivative."""
+    def rule(primals, tangents, *, kernel, batch, size):
+        if not all(_zero(t) for t in tangents[:n_fixed(kernel)]):
+            raise SecondOrderError(SECOND_ORDER)
+        out = prim.bind(*primals, kernel=kernel, batch=batch, size=size)
+        lin = [ad.instantiate_zeros(t) for t in tangents[n_fixed(kernel):]]
+        return out, prim.bind(*primals[:n_fixed(kernel)], *lin, kernel=kernel, batch=batch, size=size)
+    return rule
+
+
+def _aug_jvp(primals, tangents, **params):
+    raise SecondOrderError(SECOND_ORDER)
+
+
+ad.primitive_jvps[call_p] = _call_jvp
+ad.primitive_jvps[aug_p] = _aug_jvp
+ad.primitive_jvps[tangent_p] = _linear_jvp(tangent_p, lambda k: 1 + len(k.operands))
+ad.primitive_jvps[reverse_p] = _linear_jvp(reverse_p, lambda k: 1 + len(k.operands))
+ad.primitive_transposes[tangent_p] = _tangent_transpose
+
+
+# ---- the user's function ----------------------------------------------------------------------
+
+def wrap(kernel, example_args, inputs=(), outputs=(), ffi=True):
+    """A function of JAX arrays that runs `kernel` (a Numba @njit dispatcher).
+
+    `example_args`: one value per kernel parameter; arrays give the shapes and dtypes the function
+    takes, scalars are fixed (static) values. `inputs`: the positions of the float arrays to
+    differentiate; `outputs`: the positions of the arrays the kernel writes. An output that is
+    not an input starts zeroed and is not an argument of the function; one that is both is
+    taken and returned (its final value). Other arrays are taken, not differentiated.
+
+    The function takes the array arguments that are not outputs only, in the kernel's order, and
+    returns the outputs in that order, then the return value when the kernel returns a float
+    (one value alone, not in a tuple). It works under jit, grad, vjp, jvp, jacfwd, jacrev and
+    vmap; `.kernel` is its JaxKernel (`.calls` counts the host calls).
+
+    `ffi`: under jit, an unbatched plain call runs the kernel through an XLA FFI handler compiled
+    from it (jax_ffi.py: no Python on the call), the derivatives and batched calls through a
+    Python FFI handler; False sends them all through jax.pure_callback (slower; it shows the
+    exception a kernel raises, which the compiled handler reports by name only)."""
+    k = JaxKernel(kernel, example_args, inputs, outputs, ffi)
+
+    def f(*args):
+        if len(args) != len(k.operands):
+            raise TypeError(f"{k.name} through enzyme_py.jax takes {len(k.operands)} arrays "
+                            f"(arguments {k.operands} of the kernel), not {len(args)}")
+        out = call_p.bind(*[jnp.asarray(a) for a in args], kernel=k,
+                          batch=(False,) * len(args), size=0)
+        return out[0] if len(out) == 1 else tuple(out)
+
+    f.kernel = k
+    f.__name__ = k.name
+    f.__doc__ = f"{k.name} (a Numba kernel) as a function of JAX arrays (enzyme_py.jax.wrap)"
+    return f
