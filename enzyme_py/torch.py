@@ -58,19 +58,29 @@ class _Holder(bytearray):
     """The handle tensor's memory: holds the Tape, so the tape lives as long as the tensor."""
 
 
-def kernel_op(kernel, params, returns: bool = False, name: Optional[str] = None) -> "KernelOp":
+def kernel_op(kernel, params, returns: bool = False, name: Optional[str] = None,
+              backward: str = "tape") -> "KernelOp":
     """Register `kernel` (@njit) as a torch operator; `params` describes each kernel parameter
     (the module docstring). Returns a KernelOp: call it with the tensors and numbers of the
-    parameters that are not Out, in order."""
-    return KernelOp(kernel, params, returns, name)
+    parameters that are not Out, in order.
+
+    backward="tape": the forward call runs split mode's augmented forward sweep and keeps its
+    tape; the backward runs the reverse sweep from it (the kernel runs once). "rerun": the
+    forward call is a plain call and the backward runs reverse mode (`autodiff`) on the saved
+    inputs, the kernel's forward sweep again: faster where split mode's tape is large (it
+    tapes every value the reverse sweep needs, docs/frameworks-torch.md)."""
+    if backward not in ("tape", "rerun"):
+        raise ValueError(f"backward must be 'tape' or 'rerun', not {backward!r}")
+    return KernelOp(kernel, params, returns, name, backward)
 
 
 class KernelOp:
     """The operator for one kernel: `op(*args)` returns the outputs (a tensor, or a tuple of
     them): the Out and "inout" arrays in parameter order, then the return value."""
 
-    def __init__(self, kernel, params, returns, name):
+    def __init__(self, kernel, params, returns, name, backward="tape"):
         self.kernel = as_dispatcher(kernel)
+        self.backward = backward
         self.params = tuple(_check_param(i, p) for i, p in enumerate(params))
         self.returns = returns
         self.inputs = [i for i, p in enumerate(self.params) if not isinstance(p, Out)]
@@ -178,8 +188,10 @@ class KernelOp:
 
     def _aug(self, *args):
         bound = self._bind(args)
-        shadows = {i: np.zeros_like(bound[i].numpy()) for i in self.diff + self.outs
-                   if bound[i].dim() > 0}
+        shadows = self._shadows(bound)
+        if self.backward == "rerun":
+            value = self.kernel(*(_value(bound[i]) for i in range(len(self.params))))
+            return tuple(self._outputs(bound, value)) + (torch.zeros(1, dtype=torch.int64),)
         value, tape = augmented_forward(self.kernel, *self._annotated(bound, shadows))
         holder = _Holder(8)
         holder.tape, holder.shadows = tape, shadows
@@ -190,22 +202,34 @@ class KernelOp:
         handle[0] = key
         return tuple(self._outputs(bound, value)) + (handle,)
 
+    def _shadows(self, bound):
+        return {i: np.zeros_like(bound[i].numpy()) for i in self.diff + self.outs
+                if bound[i].dim() > 0}
+
     def _vjp(self, handle, *rest):
-        holder = _tapes.get(int(handle[0]))
-        if holder is None:
-            raise RuntimeError(f"{self.kernel.__name__}: the tape of this forward call is gone "
-                               "(the handle tensor was copied or freed)")
         douts = rest[len(self.inputs):]
-        shadows = holder.shadows
-        for s in shadows.values():
-            s[...] = 0.0
+        if self.backward == "rerun":
+            bound = self._bind(rest[:len(self.inputs)])
+            shadows = self._shadows(bound)
+        else:
+            holder = _tapes.get(int(handle[0]))
+            if holder is None:
+                raise RuntimeError(f"{self.kernel.__name__}: the tape of this forward call is "
+                                   "gone (the handle tensor was copied or freed)")
+            shadows = holder.shadows
+            for s in shadows.values():
+                s[...] = 0.0
         seed = 0.0
         for g, i in zip(douts, self.outs + ["return"]):
             if i == "return":
                 seed = float(g)
             else:
                 shadows[i][...] = g.detach().contiguous().numpy()
-        derivs = holder.tape.reverse(seed)
+        if self.backward == "rerun":
+            kw = {"seed": seed} if self.returns else {}
+            derivs = autodiff(self.kernel, *self._annotated(bound, shadows), **kw)
+        else:
+            derivs = holder.tape.reverse(seed)
         return _single([torch.from_numpy(shadows[i].copy()) if i in shadows else
                         torch.tensor(derivs[i], dtype=torch.float64) for i in self.diff])
 

@@ -124,3 +124,18 @@ def test_bad_descriptions_and_tensors():
     op = kernel_op(K.copy_and_sum, ["in", Out(like=0)])
     with pytest.raises(TypeError, match="returns=True"):
         op(rand(3))
+
+
+def test_rerun_backward_gives_the_tape_gradient_and_runs_the_kernel_again():
+    calls = torch.zeros(1, dtype=torch.int64)
+    op = kernel_op(K.counted, ["in", "const"], returns=True, backward="rerun")
+    x = rand(4)
+    (g,) = torch.autograd.grad(op(x, calls), x)
+    assert calls.item() == 2
+    np.testing.assert_allclose(g.numpy(), 3.0 * x.detach().numpy() ** 2, rtol=1e-14)
+    nbody = kernel_op(K.nbody, ["in", "in", "in", Out(like=0), Out(like=0)], backward="rerun")
+    args = cases()["nbody"][1]
+    assert gradcheck(nbody, args)
+    w = (rand(5, seed=5).detach(), rand(5, seed=6).detach())
+    np.testing.assert_allclose(torch.autograd.grad(nbody(*args), args, w)[2].numpy(),
+                               torch.autograd.grad(NBODY(*args), args, w)[2].numpy(), rtol=1e-13)
