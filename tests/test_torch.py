@@ -139,3 +139,22 @@ def test_rerun_backward_gives_the_tape_gradient_and_runs_the_kernel_again():
     w = (rand(5, seed=5).detach(), rand(5, seed=6).detach())
     np.testing.assert_allclose(torch.autograd.grad(nbody(*args), args, w)[2].numpy(),
                                torch.autograd.grad(NBODY(*args), args, w)[2].numpy(), rtol=1e-13)
+
+
+def test_example_layer_fits_its_parameters(capsys):
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples", "torch_layer.py")
+    spec = importlib.util.spec_from_file_location("example_torch_layer", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(iters=200) < 1e-6
+    assert "alpha 0.3000" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_import_enzyme_py_does_not_import_torch():
+    import subprocess
+    import sys
+    code = "import sys, enzyme_py; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
