@@ -113,9 +113,69 @@ class KernelOp:
         self.aug.register_fake(lambda *a: tuple(self._fake_outputs(a)) + (_fake_handle(a),))
         self.vjp.register_fake(lambda h, *a: _single(self._fake_grads(a)))
         self.vjp2.register_fake(lambda *a: tuple(self._fake_grads(a) + self._fake_outputs(a)))
+        # torch.compile's path (Dynamo takes no autograd.Function with a jvp): the ops' own
+        # autograd; eager calls and torch.func go through self.function
         self.aug.register_autograd(self._aug_backward, setup_context=self._aug_setup)
         self.vjp.register_autograd(self._vjp_backward, setup_context=self._vjp_setup)
         self.vjp2.register_autograd(_third_order)
+        self.jvp = lib.custom_op(qual + "_jvp", self._jvp_impl, mutates_args=(),
+                                 schema=f"({ins}, {dins}) -> {outs}")
+        self.jvp.register_fake(lambda *a: _single(self._fake_outputs(a)))
+        for op in (self.primal, self.aug, self.vjp, self.vjp2, self.jvp):
+            op.register_vmap(_loop_vmap(op))
+        self.function = self._function()
+
+    def _function(self):
+        """The autograd.Function torch.func transforms see: the aug op forward, the vjp op
+        backward, the jvp op as its forward-mode rule, vmap by the ops' loops."""
+        op = self
+
+        class KernelFunction(torch.autograd.Function):
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(*args):
+                return op.aug(*args)
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                op._aug_setup(ctx, inputs, output)
+                ctx.save_for_forward(*[t for t in inputs if isinstance(t, torch.Tensor)])
+                ctx.mark_non_differentiable(output[-1])
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return op._aug_backward(ctx, *grads, vjp=op.vjp_function.apply)
+
+            @staticmethod
+            def jvp(ctx, *tangents):
+                inputs = op._restore(ctx, ctx.saved_tensors)     # save_for_forward's
+                ts = [tangents[k] if tangents[k] is not None else torch.zeros_like(inputs[k])
+                      for k, i in enumerate(op.inputs) if i in op.diff]
+                outs = op.jvp(*inputs, *ts)
+                return tuple(outs if isinstance(outs, (tuple, list)) else (outs,)) + (None,)
+
+        class VjpFunction(torch.autograd.Function):
+            """The backward as a differentiable function (double backward)."""
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(*args):
+                return op.vjp(*args)
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                op._vjp_setup(ctx, inputs, output)
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return op._vjp_backward(ctx, *grads)
+
+        name = self.kernel.__name__
+        KernelFunction.__name__ = KernelFunction.__qualname__ = f"{name}Function"
+        VjpFunction.__name__ = VjpFunction.__qualname__ = f"{name}VjpFunction"
+        self.vjp_function = VjpFunction
+        return KernelFunction
 
     @property
     def n_outputs(self) -> int:
@@ -132,7 +192,12 @@ class KernelOp:
         wants_grad = torch.is_grad_enabled() and any(
             isinstance(args[k], torch.Tensor) and args[k].requires_grad
             for k, i in enumerate(self.inputs) if i in self.diff)
-        outs = self.aug(*args)[:-1] if wants_grad else self.primal(*args)
+        if torch.compiler.is_compiling():
+            outs = self.aug(*args)[:-1] if wants_grad else self.primal(*args)
+        elif wants_grad or _transformed(args):
+            outs = self.function.apply(*args)[:-1]
+        else:
+            outs = self.primal(*args)
         outs = outs if isinstance(outs, (tuple, list)) else (outs,)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -266,6 +331,10 @@ class KernelOp:
             outs.append(torch.tensor(float(dvalue), dtype=torch.float64))
         return outs
 
+    def _jvp_impl(self, *args):
+        n = len(self.inputs)
+        return _single(self._jvp(args[:n], dict(zip(self.diff, args[n:]))))
+
     def _second_order(self, primal, douts, u):
         """sum_k g_k H_k u (g the output seeds): the tangent of the reverse-mode gradient in
         direction u, by forward mode over an @njit function that calls it."""
@@ -344,11 +413,11 @@ class KernelOp:
         it = iter(saved)
         return [next(it) if s is None else s for s in ctx.scalars]
 
-    def _aug_backward(self, ctx, *grads):
+    def _aug_backward(self, ctx, *grads, vjp=None):
         handle, *saved = ctx.saved_tensors
         inputs = self._restore(ctx, saved)
         douts = [g if g is not None else torch.zeros(()) for g in grads[:self.n_outputs]]
-        dins = self.vjp(handle, *inputs, *douts)
+        dins = (vjp or self.vjp)(handle, *inputs, *douts)
         dins = dins if isinstance(dins, (tuple, list)) else (dins,)
         per = dict(zip(self.diff, dins))
         return tuple(per.get(i) for i in self.inputs)
@@ -365,6 +434,37 @@ class KernelOp:
         out = out if isinstance(out, (tuple, list)) else (out,)
         per = dict(zip(self.diff, out[:len(self.diff)]))
         return (None,) + tuple(per.get(i) for i in self.inputs) + tuple(out[len(self.diff):])[:len(rest) - n]
+
+
+def _transformed(args) -> bool:
+    """Whether a torch.func transform (jvp, vmap, grad) wraps an argument, or an argument is a
+    forward-AD dual tensor."""
+    return any(isinstance(a, torch.Tensor) and (
+        torch._C._functorch.is_functorch_wrapped_tensor(a) or
+        torch.autograd.forward_ad.unpack_dual(a).tangent is not None) for a in args)
+
+
+def _loop_vmap(op):
+    """A vmap rule for `op`: one call per batch element, the results stacked on dim 0."""
+    def rule(info, in_dims, *args):
+        rows = []
+        for b in range(info.batch_size):
+            row = op(*[a.select(d, b) if d is not None else a for a, d in zip(args, in_dims)])
+            rows.append(row if isinstance(row, (tuple, list)) else (row,))
+        outs = tuple(_stack([r[k] for r in rows]) for k in range(len(rows[0])))
+        return _single(outs), _single((0,) * len(outs))
+    return rule
+
+
+def _stack(tensors):
+    if tensors[0].dtype != torch.int64:
+        return torch.stack(tensors)
+    # handles: the stacked tensor's memory holds the rows (and through them their tapes)
+    holder = _Holder(8 * len(tensors) * tensors[0].numel())
+    holder.rows = list(tensors)
+    out = torch.from_numpy(np.frombuffer(holder, dtype=np.int64)).view(len(tensors), *tensors[0].shape)
+    out.copy_(torch.stack(tensors))
+    return out
 
 
 def _fake_handle(args):
