@@ -16,7 +16,8 @@ With returns=True the kernel's float return value is an output too (a 0-d tensor
 The op is a `torch.library.custom_op` (one opaque node for torch.compile, a fake
 implementation giving the outputs' shapes). Its backward runs split mode's reverse sweep from
 the tape the forward call kept (modes/split.py): the kernel is not run again. The backward is
-itself an op whose derivative (double backward) is forward mode over the reverse-mode gradient.
+itself an op whose derivative (double backward) is forward mode over the reverse-mode gradient;
+the forward-mode rule (torch.func.jvp) is enzyme_py's forward mode; vmap loops over the batch.
 CPU tensors reach the kernel as NumPy views of their memory (no copy when contiguous).
 """
 from __future__ import annotations
