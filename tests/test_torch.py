@@ -183,3 +183,14 @@ def test_torch_func_transforms():
     torch.testing.assert_close(rows, analytic, rtol=1e-14, atol=1e-15)
     torch.testing.assert_close(torch.func.vmap(lambda x: ELEMENTWISE(x, y))(x),
                                torch.stack([ELEMENTWISE(r, y) for r in x]), rtol=0, atol=0)
+
+
+def test_float32_strided_input():
+    x = torch.rand(12, dtype=torch.float32, requires_grad=True)
+    y = torch.rand(6, dtype=torch.float32)
+    out = ELEMENTWISE(x[::2], y)
+    out.sum().backward()
+    xs = x.detach()[::2]
+    assert out.dtype == torch.float32
+    torch.testing.assert_close(x.grad[::2], torch.cos(xs) * y - 2.0 * xs * torch.exp(-xs * xs))
+    assert not x.grad[1::2].any()
