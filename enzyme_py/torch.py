@@ -297,7 +297,8 @@ class KernelOp:
         else:
             derivs = holder.tape.reverse(seed)
         return _single([torch.from_numpy(shadows[i].copy()) if i in shadows else
-                        torch.tensor(derivs[i], dtype=torch.float64) for i in self.diff])
+                        torch.tensor(derivs[i], dtype=rest[self.inputs.index(i)].dtype)
+                        for i in self.diff])
 
     def _vjp2(self, *args):
         """(d<u, vjp>/d inputs, d<u, vjp>/d output seeds) = (H u, J u): forward mode over the

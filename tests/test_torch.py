@@ -194,3 +194,6 @@ def test_float32_strided_input():
     assert out.dtype == torch.float32
     torch.testing.assert_close(x.grad[::2], torch.cos(xs) * y - 2.0 * xs * torch.exp(-xs * xs))
     assert not x.grad[1::2].any()
+    alpha = torch.tensor(0.2, dtype=torch.float32, requires_grad=True)
+    HEAT(torch.rand(8, dtype=torch.float64), alpha, 3).sum().backward()
+    assert alpha.grad.dtype == torch.float32
