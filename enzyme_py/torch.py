@@ -1,4 +1,4 @@
-"""A Numba kernel as a PyTorch operator (the optional `torch` extra; docs/frameworks-torch.md).
+"""A Numba kernel as a PyTorch operator (the optional `torch` extra; docs/frameworks.md).
 
     heat_op = enzyme_py.torch.kernel_op(heat, ["inout", "in", int])
     u = heat_op(u0, alpha, 100)          # u0 and alpha tensors; u0 is not changed
@@ -69,7 +69,7 @@ def kernel_op(kernel, params, returns: bool = False, name: Optional[str] = None,
     tape; the backward runs the reverse sweep from it (the kernel runs once). "rerun": the
     forward call is a plain call and the backward runs reverse mode (`autodiff`) on the saved
     inputs, the kernel's forward sweep again: faster where split mode's tape is large (it
-    tapes every value the reverse sweep needs, docs/frameworks-torch.md)."""
+    tapes every value the reverse sweep needs, docs/frameworks.md)."""
     if backward not in ("tape", "rerun"):
         raise ValueError(f"backward must be 'tape' or 'rerun', not {backward!r}")
     return KernelOp(kernel, params, returns, name, backward)
