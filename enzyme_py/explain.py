@@ -17,7 +17,7 @@ from .arguments import copy_value, is_cuda
 from .api import inspect
 from .modes import strong_zero
 from .modes.split import Tape
-from ir_passes.transforms.reverse.checkpoint.version import WHY
+from ir_passes import MEMORY_CHOICES as WHY
 from .bridge.cleanup import variable_names
 from .options import kernel_options
 

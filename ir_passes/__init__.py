@@ -8,6 +8,7 @@ docs/architecture.md for the layout.
 from .errors import InternalError, UnsupportedError
 from .ir.parser import parse_module
 from .ir.printer import print_module
+from .ir.types import f32 as FLOAT32, f64 as FLOAT64   # an Extent's element types
 from .options import Activity, CacheMode
 from .rules.blas import (register_dot, register_gemm, register_gemv, register_host_routine,
                          register_nrm2)
@@ -27,6 +28,7 @@ from .rules.registry import alias as register_alias
 from .rules.registry import external as register_external
 from .rules.registry import inactive as register_inactive
 from .runtime.heap import LIBC as LIBC_HEAP
+from .transforms.reverse.checkpoint.version import WHY as MEMORY_CHOICES
 from .runtime.heap import Heap, register_heap
 from .transforms.common.extent import Extent
 from .transforms.common.vector_math import VectorLibrary, libmvec
@@ -49,7 +51,8 @@ __all__ = ["Decisions", "decisions", "fresh_tapes", "fresh_tapes_text",
            "tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError", "issue_loads_early",
            "reducible", "register_helper", "rules_fingerprint", "GpuKernel", "GpuLaunch",
            "gpu_forward_kernel", "gpu_reverse_kernel",
-           "Activity", "CacheMode", "Extent", "Heap", "InternalError", "LIBC_HEAP", "Memory",
+           "Activity", "CacheMode", "Extent", "FLOAT32", "FLOAT64", "Heap", "InternalError",
+           "LIBC_HEAP", "MEMORY_CHOICES", "Memory",
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
            "register_allocator", "register_constructor", "register_copy_in", "register_copy_out",

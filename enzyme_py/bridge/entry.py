@@ -29,8 +29,8 @@ def make_entry(call, params: list, label: str, raise_status, qualname: str | Non
     """The @njit entry `entry(*params)` around intrinsic `call`, which returns (status, excinfo,
     result): it raises with `raise_status(status, excinfo)` (the target's), then returns the
     result. It releases the GIL. It has no cfunc wrapper (nothing takes its address; Numba's
-    wrapper module would cost about a third of the entry's compile). `qualname` (default: from `label`) gives the entry a symbol of
-    its own (the disk cache loads entries by it)."""
+    wrapper module would cost about a third of the entry's compile). `qualname` (default: from
+    `label`) gives the entry a symbol of its own (the disk cache loads entries by it)."""
     names = ", ".join(params)
     src = (f"def entry({names}):\n"
            f"    status, exc, out = call({names})\n"

@@ -14,7 +14,7 @@ from typing import Optional
 from numba.core import types
 from numba.core.datamodel.packer import _flatten
 
-from ir_passes import Extent
+from ir_passes import FLOAT32, FLOAT64, Extent
 
 
 SHADOWED = (types.Array, types.ListType, types.DictType)   # the arguments that can have a shadow
@@ -68,6 +68,14 @@ def array_extents(argtypes, context, first: int) -> dict:
             shape = field_offset(dm, "shape", index)
             strides = field_offset(dm, "strides", index)
             dims = [(shape + k, strides + k) for k in range(ty.ndim)]
-            out[field_offset(dm, "data", index)] = Extent(dims, field_offset(dm, "itemsize", index))
+            out[field_offset(dm, "data", index)] = Extent(
+                dims, field_offset(dm, "itemsize", index), _float_element(ty.dtype))
         index += width(dm.get_argument_type())
     return out
+
+
+def _float_element(dtype):
+    """The ir_passes float type an array of `dtype` holds (a complex one: its parts'), or None."""
+    if isinstance(dtype, types.Complex):
+        dtype = dtype.underlying_float
+    return {types.float64: FLOAT64, types.float32: FLOAT32}.get(dtype)

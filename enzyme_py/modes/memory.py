@@ -6,6 +6,10 @@ import json
 import os
 import time
 
+import numpy as np
+
+from ..disk_cache import cache_dir
+
 DEFAULT_BUDGET = 1 << 30          # where the machine's memory cannot be read: 1 GiB
 DEFAULT_CACHE = 8 << 20           # where the last-level cache's size cannot be read: 8 MiB
 CACHES = "/sys/devices/system/cpu/cpu0/cache"
@@ -84,7 +88,6 @@ def memory_bandwidth() -> int:
     global _BANDWIDTH
     if os.environ.get(BANDWIDTH_ENV):
         return int(float(os.environ[BANDWIDTH_ENV]))
-    from ..disk_cache import cache_dir
     folder = cache_dir()
     path = os.path.join(folder, MACHINE_FILE) if folder else None
     if path and _BANDWIDTH is None:
@@ -114,7 +117,6 @@ def memory_bandwidth_now(cache: int) -> int:
     """One measurement (about 35 ms; more on a loaded machine): the best of two copies between two arrays whose bytes
     together exceed the last-level cache by half (at most 48 MiB in all, so that a machine with
     a larger cache measures partly in it), bytes read plus bytes written per second."""
-    import numpy as np
     n = max(1 << 20, min(int(cache * 0.75), 24 << 20)) // 8
     a = np.empty(n)
     a.fill(1.0)

@@ -85,6 +85,7 @@ def _gep_offset(g):
 class TypeInfo:
     memory: dict = field(default_factory=dict)  # root -> set of element types accessed through it
     classes: dict = field(default_factory=dict)  # root -> roots reaching the same memory
+    declared: dict = field(default_factory=dict)  # id(parameter) -> the float type its caller declares
 
     def value_kind(self, v) -> str:
         return kind(v.type)
@@ -102,13 +103,20 @@ class TypeInfo:
         return not self.memory_types(ptr)
 
     def float_type_behind(self, ptr) -> T.FloatType | None:
-        """The one float type stored behind ptr, or None when it holds none or several."""
+        """The one float type stored behind ptr, or None when it holds none or several. Memory
+        the function accesses only through calls (a copy handed to BLAS) has the type its
+        parameter's caller declares, when ptr reaches only such parameters."""
         fl = {t for t in self.memory_types(ptr) if isinstance(t, T.FloatType)}
+        if not fl:
+            fl = {self.declared.get(id(r)) for r in roots(ptr)}
+            fl = set() if None in fl else fl
         return next(iter(fl)) if len(fl) == 1 else None
 
 
-def type_analysis(fn) -> TypeInfo:
+def type_analysis(fn, declared=None) -> TypeInfo:
+    """`declared`: {parameter index: the float type its memory holds}, from the caller."""
     info = TypeInfo()
+    info.declared = {id(fn.params[k]): t for k, t in (declared or {}).items() if t is not None}
     stored, loaded = {}, {}   # slot -> roots of the pointers stored there / loads from it
     for inst in fn.instructions():
         if inst.opcode == "load":

@@ -11,9 +11,12 @@ from ...ir.values import ConstInt
 @dataclass(frozen=True)
 class Extent:
     """Where a pointer parameter's memory extent comes from: per dimension the parameter holding
-    its length and the one holding its byte stride, and the parameter holding the item size."""
+    its length and the one holding its byte stride, and the parameter holding the item size.
+    `element`: the float type the memory holds (a complex array: its parts' type), when the
+    caller knows it; None for other data or when unknown."""
     dims: list
     itemsize: int
+    element: T.FloatType | None = None
 
 
 def extent_bounds(b, params, ext: Extent):

@@ -62,7 +62,7 @@ class Gradient:
         self.dom = dominators(primal)
         self.trip_bounds = {lp: trip_bound(lp, self.dom) for lp in self.loops.loops}
         self.exact_trips: dict = {}   # Loop -> tripcount.ExactTrip or None (set by synthesize)
-        self.types = type_analysis(primal)
+        self.types = type_analysis(primal, {k: e.element for k, e in (extents or {}).items()})
         self.act = activity_analysis(primal, self.activity, module)
         self.alias = alias_analysis(primal, noalias_params=noalias)
         check_constant_stores(primal, self.act, self.locate)
