@@ -87,7 +87,7 @@ CATALOGUE = {
                                                                  np.ones(6)), mode=Forward),
     "parallel product": lambda: autodiff(K.product, Duplicated(_x(9), np.zeros(9))),
     "thread-indexed product": lambda: autodiff(thread_product, Duplicated(_x(9), np.zeros(9))),
-    "thread scratch written": lambda: autodiff(demean, Duplicated(_m(), np.zeros((6, 4))),
+    "thread scratch read before written": lambda: autodiff(demean, Duplicated(_m(), np.zeros((6, 4))),
                                                Duplicated(np.zeros((6, 4)), np.ones((6, 4)))),
     "deterministic atomic updates": lambda: autodiff(
         K.pull_column, Duplicated(_state(), np.ones((40, 2))),

@@ -15,9 +15,8 @@ their own, so that each gets its activity and the analyses see distinct objects:
   runtime again, so a reduction's partial results are the running thread's own.
 
 `iterations` names what indexes an iteration for analysis/sharing.py: the induction variable
-that starts at a schedule entry's first index. A reduction (a partial result indexed by `tid`)
-must be a sum: its adjoint is then the same in every partial result, whichever thread reverses
-which iterations (`check_reductions`).
+that starts at a schedule entry's first index. Memory indexed by `tid` must be a sum
+reduction's partial results or per-thread scratch (`check_reductions`, thread_memory.py).
 """
 from __future__ import annotations
 
@@ -29,6 +28,7 @@ from ...ir.parser import parse_module
 from ...ir.printer import format_function, ref_name
 from ...ir.values import Argument, ConstInt
 from . import diagnostics
+from .thread_memory import check_thread_memory
 
 ARGS, DIMS, STEPS, DATA, TID, SCHED = range(6)
 NAME = "enzpy.parfor.body"
@@ -309,25 +309,10 @@ def _counts_from_start(phi, entries) -> bool:
 
 
 def check_reductions(module, fn) -> None:
-    """Every float stored at an address that depends on `tid` must be the value loaded from
-    there plus other terms (a sum reduction); refuse anything else."""
+    """Memory indexed by `tid` must be a sum reduction's partial result or per-thread scratch
+    (thread_memory.py); refuse anything else."""
     tid = fn.params[TID]
-    depends = depends_on(fn, tid)
-    for inst in fn.instructions():
-        if inst.opcode == "store" and id(inst.ops[1]) in depends and inst.ops[0].type.is_float:
-            if not _sum_of_load(inst.ops[0], inst.ops[1], set()):
-                raise diagnostics.unsupported(
-                    module, "a parallel loop's reduction variable (or memory indexed by the "
-                    "thread) is written other than as `s += ...`", inst,
-                    "write the reduction as `s += ...`, or differentiate a serial loop")
-        elif inst.opcode == "load" and id(inst.ops[0]) in depends and inst.type.is_float:
-            if not all(_in_sum(u, fn) for u in _users(fn, inst)):
-                raise diagnostics.unsupported(
-                    module, "a parallel loop's reduction variable (or memory indexed by the "
-                    "thread) is read in the loop other than by its own `+=` (as `p *= x[i]` "
-                    "or a use of `s` inside the loop reads it)", inst,
-                    "only sums `s += ...` are reversed on many threads; differentiate a serial "
-                    "loop otherwise")
+    check_thread_memory(module, fn, tid, depends_on(fn, tid))
 
 
 def depends_on(fn, v) -> set:
@@ -341,34 +326,6 @@ def depends_on(fn, v) -> set:
                 out.add(id(i))
                 changed = True
     return out
-
-
-def _sum_of_load(v, address, seen) -> bool:
-    """Is v = load(address) + terms, through fadd / fsub (first operand) / phi?"""
-    if id(v) in seen:
-        return True
-    seen.add(id(v))
-    op = getattr(v, "opcode", "")
-    if op == "load":
-        return v.ops[0] is address
-    if op == "phi":
-        return all(_sum_of_load(o, address, seen) for o in v.ops)
-    if op == "fadd":
-        return any(_sum_of_load(o, address, set(seen)) for o in v.ops)
-    if op == "fsub":
-        return _sum_of_load(v.ops[0], address, seen)
-    return False
-
-
-def _in_sum(u, fn) -> bool:
-    """A use of a partial result inside its sum: a phi, fadd, fsub's first operand or the store
-    back (checked by the store), recursively."""
-    if u.opcode == "store":
-        return True
-    if u.opcode not in ("phi", "fadd", "fsub"):
-        return False
-    return all(_in_sum(w, fn) for w in _users(fn, u) if w is not u) if u.opcode != "phi" else \
-        all(w.opcode in ("phi", "fadd", "fsub", "store") for w in _users(fn, u))
 
 
 # ---- the launch's arguments ------------------------------------------------------------------

@@ -1,0 +1,219 @@
+"""Memory a parallel loop body indexes by the thread id: sums and per-thread scratch.
+
+A body (parallel_body.py) reaches memory through addresses computed from `tid` in two ways:
+
+- a sum reduction's partial result (`s += ...` in a prange; `acc[t] += x[i]`): every store
+  there is the value loaded from there plus other terms, and every load feeds only such a sum.
+  Its adjoint is the same in every partial result, so the reverse sweep may reverse any
+  iteration on any thread (it re-reads the thread id);
+- per-thread scratch (`buf[get_thread_id(), j]` written, then read, by an iteration): every
+  load reads a location the running task wrote before, at the same address (`covered`). No
+  value then flows into a task through the scratch from another task, so the task's reverse
+  sweep may use whatever row its thread id picks: the task writes, reads and consumes its
+  row's shadow like a serial loop's scratch, and leaves it as it found it.
+
+Anything else (`acc[t] *= x[i]`, a read of a row before the task wrote it) carries a value
+from one task to another on the same thread: it depends on the schedule, and is refused.
+`check_thread_memory` decides, per object addressed by the thread (the roots of the address).
+"""
+from __future__ import annotations
+
+from ...analysis.dominators import dominators
+from ...analysis.loops import loop_info
+from ...analysis.types import roots
+from ...ir.instructions import Instruction
+from ...ir.values import ConstInt
+from . import diagnostics
+
+
+def check_thread_memory(module, fn, tid, depends) -> None:
+    """Refuse a float access to memory addressed by `tid` (`depends`: the ids of values computed
+    from it) that is neither a sum reduction's nor per-thread scratch's (module docstring)."""
+    groups: dict = {}
+    for inst in fn.instructions():
+        if inst.opcode == "store" and inst.ops[0].type.is_float:
+            p = inst.ops[1]
+        elif inst.opcode == "load" and inst.type.is_float:
+            p = inst.ops[0]
+        else:
+            continue
+        if id(p) in depends:
+            key = frozenset(id(r) for r in roots(p))
+            groups.setdefault(key, []).append(inst)
+    if not groups:
+        return
+    where = _Where(fn)
+    for accesses in groups.values():
+        bad = _not_a_sum(fn, accesses)
+        if bad is None:
+            continue
+        stores = [i for i in accesses if i.opcode == "store"]
+        loads = [i for i in accesses if i.opcode == "load"]
+        stray = next((ld for ld in loads if not covered(ld, stores, where)), None)
+        if stray is not None:
+            raise diagnostics.unsupported(
+                module, "a parallel loop's reduction variable (or memory indexed by the thread) "
+                "is read before the iteration wrote it, other than by its own `+=` (as "
+                "`p *= x[i]`, or a scratch row read before it is written)", stray,
+                "only sums `s += ...` are reversed on many threads, and per-thread scratch "
+                "(`buf[get_thread_id(), j]`) must be written by an iteration before it reads "
+                "it; differentiate a serial loop otherwise")
+
+
+def _not_a_sum(fn, accesses):
+    """The first access that is not a sum reduction's (module docstring), or None."""
+    for inst in accesses:
+        if inst.opcode == "store" and not _sum_of_load(inst.ops[0], inst.ops[1], set()):
+            return inst
+        if inst.opcode == "load" and not all(_in_sum(u, fn) for u in _users(fn, inst)):
+            return inst
+    return None
+
+
+def _users(fn, v):
+    return [i for i in fn.instructions() if any(o is v for o in i.ops)]
+
+
+def _sum_of_load(v, address, seen) -> bool:
+    """Is v = load(address) + terms, through fadd / fsub (first operand) / phi?"""
+    if id(v) in seen:
+        return True
+    seen.add(id(v))
+    op = getattr(v, "opcode", "")
+    if op == "load":
+        return v.ops[0] is address
+    if op == "phi":
+        return all(_sum_of_load(o, address, seen) for o in v.ops)
+    if op == "fadd":
+        return any(_sum_of_load(o, address, set(seen)) for o in v.ops)
+    if op == "fsub":
+        return _sum_of_load(v.ops[0], address, seen)
+    return False
+
+
+def _in_sum(u, fn) -> bool:
+    """A use of a partial result inside its sum: a phi, fadd, fsub's first operand or the store
+    back (checked by the store), recursively."""
+    if u.opcode == "store":
+        return True
+    if u.opcode not in ("phi", "fadd", "fsub"):
+        return False
+    return all(_in_sum(w, fn) for w in _users(fn, u) if w is not u) if u.opcode != "phi" else \
+        all(w.opcode in ("phi", "fadd", "fsub", "store") for w in _users(fn, u))
+
+
+class _Where:
+    """Dominators and loops of the body."""
+
+    def __init__(self, fn):
+        self.dom = dominators(fn)
+        self.loops = loop_info(fn)
+
+    def before(self, a, b) -> bool:
+        """Does every path to instruction b pass instruction a first?"""
+        if a.block is b.block:
+            block = a.block.instructions
+            return block.index(a) < block.index(b)
+        return self.dom.dominates(a.block, b.block)
+
+    def holds(self, loop, block) -> bool:
+        return loop is None or loop.contains(block)
+
+
+def covered(load, stores, where) -> bool:
+    """Did the task write the location `load` reads, before it, at the same address? A store
+    that runs before the load (dominates it) with an equal address, either in a loop that holds
+    the load, or in a counted loop over j = 0, 1, ..., n - 1 (the store in each of its
+    iterations) beside the load's loop over the same range, the address equal with the one
+    index for the other."""
+    for s in stores:
+        if not where.before(s, load):
+            continue
+        a, b = where.loops.loop_of(s.block), where.loops.loop_of(load.block)
+        if where.holds(a, load.block) and \
+                _same(s.ops[1], load.ops[0], {}, _stable(where, s, load)):
+            return True
+        if a is not None and b is not None and a is not b and a.parent is b.parent:
+            ja, jb = _counted(a), _counted(b)
+            if ja and jb and _same(ja[1], jb[1], {}, _stable(where, s, load)) and \
+                    _every_iteration(where, s, a) and \
+                    _same(s.ops[1], load.ops[0], {id(ja[0]): jb[0]}, _stable(where, s, load)):
+                return True
+    return False
+
+
+def _stable(where, s, load):
+    """Does value v (an operand of both addresses) hold the same value at s and at load? Yes
+    when the innermost loop of its definition holds both (the same iteration of it)."""
+    def stable(v):
+        if not isinstance(v, Instruction):
+            return True
+        lp = where.loops.loop_of(v.block)
+        return lp is None or lp.contains(s.block) and lp.contains(load.block)
+    return stable
+
+
+_LEAVES = ("phi", "load", "call", "alloca", "atomicrmw", "cmpxchg", "extractvalue")
+
+
+def _same(a, b, mapped, stable) -> bool:
+    """Are a and b the same value: a is b (and stable), a is mapped to b, or the same
+    computation of such operands?"""
+    if id(a) in mapped:
+        return mapped[id(a)] is b
+    if a is b:
+        return stable(a)
+    if isinstance(a, ConstInt) and isinstance(b, ConstInt):
+        return a.type == b.type and a.value == b.value
+    if not (isinstance(a, Instruction) and isinstance(b, Instruction)) or \
+            a.opcode in _LEAVES or a.opcode != b.opcode or a.type != b.type or \
+            a.pred != b.pred or len(a.ops) != len(b.ops) or \
+            getattr(a, "source_type", None) != getattr(b, "source_type", None):
+        return False
+    return all(_same(x, y, mapped, stable) for x, y in zip(a.ops, b.ops))
+
+
+def _counted(loop):
+    """(j, n) for a loop whose header has j = phi [0, outside], [j + 1, latch] and whose only
+    exit is its latch's `br (icmp eq/sge/uge j + 1, n)` (either operand order, or slt/ult with
+    the targets swapped): j takes each of 0, ..., n - 1; else None."""
+    if len(loop.latches) != 1:
+        return None
+    latch = loop.latches[0]
+    exits = [b for b in loop.blocks for t in b.successors() if not loop.contains(t)]
+    term = latch.terminator
+    if exits != [latch] or term.opcode != "br" or len(term.targets) != 2:
+        return None
+    cond = term.ops[0]
+    if getattr(cond, "opcode", "") != "icmp":
+        return None
+    leave_if_true = not loop.contains(term.targets[0])
+    for phi in loop.header.phis():
+        if len(phi.ops) != 2 or latch not in phi.blocks:
+            continue
+        step = phi.incoming(latch)
+        start = next(v for v, blk in zip(phi.ops, phi.blocks) if blk is not latch)
+        if not (isinstance(start, ConstInt) and start.value == 0 and
+                getattr(step, "opcode", "") == "add" and any(o is phi for o in step.ops) and
+                any(isinstance(o, ConstInt) and o.value == 1 for o in step.ops)):
+            continue
+        x, y = cond.ops
+        pred = cond.pred
+        if y is step:
+            x, y, pred = y, x, _SWAP.get(pred, pred)
+        if x is not step:
+            continue
+        if (pred in ("eq", "sge", "uge") and leave_if_true) or \
+                (pred in ("ne", "slt", "ult") and not leave_if_true):
+            return phi, y
+    return None
+
+
+_SWAP = {"sgt": "slt", "slt": "sgt", "sge": "sle", "sle": "sge",
+         "ugt": "ult", "ult": "ugt", "uge": "ule", "ule": "uge"}
+
+
+def _every_iteration(where, s, loop) -> bool:
+    """Does store s run in every iteration of `loop` (its block dominates the latch)?"""
+    return where.loops.loop_of(s.block) is loop and \
+        where.dom.dominates(s.block, loop.latches[0])

@@ -1,0 +1,168 @@
+"""prange bodies that keep per-thread scratch rows chosen with the thread id
+(`numba.get_thread_id()`, `numba.np.ufunc.parallel._iget_thread_id()`), as a tuned demeaning
+routine does: a (threads, m) scratch matrix allocated before the loop, each iteration writing
+then reading its thread's row, results stored by iteration index. Reverse and forward mode,
+with the default number of threads, 1 and 2, against finite differences and the analytic
+derivative; the primal outputs are those of a plain call."""
+import numba
+import numpy as np
+import pytest
+from numba import njit, prange
+from numba.np.ufunc.parallel import _iget_thread_id
+
+from enzyme_py import Duplicated, Forward, UnsupportedError, autodiff, check_gradient
+
+
+@njit(parallel=True)
+def demean_squares(x, out):
+    """out[i, j] = x[i, j]^2 - mean_k x[i, k]^2, through the thread's scratch row."""
+    n, m = x.shape
+    scratch = np.empty((numba.get_num_threads(), m))
+    for i in prange(n):
+        t = numba.get_thread_id()
+        for j in range(m):
+            scratch[t, j] = x[i, j] * x[i, j]
+        s = 0.0
+        for j in range(m):
+            s += scratch[t, j]
+        for j in range(m):
+            out[i, j] = scratch[t, j] - s / m
+
+
+@njit(parallel=True)
+def weighted_demean(x, w, out):
+    """Two scratch matrices (a weighted row and its centred copy), the thread id read with
+    Numba's intrinsic; out[i, j] = (w_j x_ij - mean_k w_k x_ik)^2."""
+    n, m = x.shape
+    nt = numba.get_num_threads()
+    a = np.empty((nt, m))
+    b = np.empty((nt, m))
+    for i in prange(n):
+        t = _iget_thread_id()
+        mean = 0.0
+        for j in range(m):
+            a[t, j] = w[j] * x[i, j]
+            mean += a[t, j]
+        mean /= m
+        for j in range(m):
+            b[t, j] = a[t, j] - mean
+        for j in range(m):
+            out[i, j] = b[t, j] * b[t, j]
+
+
+def _demean_squares_grad(x, seed):
+    """d/dx of sum(seed * out)."""
+    return 2 * x * (seed - seed.mean(axis=1, keepdims=True))
+
+
+def _weighted_grads(x, w, seed):
+    c = w * x - (w * x).mean(axis=1, keepdims=True)
+    g = 2 * c * seed                      # d/d(centred)
+    gc = g - g.mean(axis=1, keepdims=True)   # through the centring
+    return gc * w, (gc * x).sum(axis=0)
+
+
+@pytest.fixture(params=[None, 1, 2], ids=["default", "1 thread", "2 threads"])
+def threads(request):
+    before = numba.get_num_threads()
+    if request.param is not None:
+        numba.set_num_threads(min(request.param, numba.config.NUMBA_NUM_THREADS))
+    yield
+    numba.set_num_threads(before)
+
+
+def _data(n=11, m=5):
+    rng = np.random.default_rng(3)
+    return rng.standard_normal((n, m)), rng.random(m) + 0.5, rng.standard_normal((n, m))
+
+
+def test_demean_squares_reverse(threads):
+    x, _, seed = _data()
+    out, dx = np.zeros_like(x), np.zeros_like(x)
+    autodiff(demean_squares, Duplicated(x, dx), Duplicated(out, seed.copy()))
+    plain = np.zeros_like(x)
+    demean_squares(x, plain)
+    np.testing.assert_array_equal(out, plain)
+    np.testing.assert_allclose(dx, _demean_squares_grad(x, seed), rtol=1e-12, atol=1e-12)
+    assert check_gradient(demean_squares, Duplicated(x, np.zeros_like(x)),
+                          Duplicated(np.zeros_like(x), seed))
+
+
+def test_demean_squares_forward(threads):
+    x, _, _ = _data()
+    v = np.random.default_rng(4).standard_normal(x.shape)
+    out, dout = np.zeros_like(x), np.zeros_like(x)
+    autodiff(demean_squares, Duplicated(x, v), Duplicated(out, dout), mode=Forward)
+    plain = np.zeros_like(x)
+    demean_squares(x, plain)
+    np.testing.assert_array_equal(out, plain)
+    want = 2 * x * v - (2 * x * v).mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(dout, want, rtol=1e-12, atol=1e-12)
+
+
+def test_weighted_demean_reverse(threads):
+    x, w, seed = _data()
+    dx, dw, out = np.zeros_like(x), np.zeros_like(w), np.zeros_like(x)
+    autodiff(weighted_demean, Duplicated(x, dx), Duplicated(w, dw), Duplicated(out, seed.copy()))
+    plain = np.zeros_like(x)
+    weighted_demean(x, w, plain)
+    np.testing.assert_array_equal(out, plain)
+    gx, gw = _weighted_grads(x, w, seed)
+    np.testing.assert_allclose(dx, gx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(dw, gw, rtol=1e-10, atol=1e-12)
+    assert check_gradient(weighted_demean, Duplicated(x, np.zeros_like(x)),
+                          Duplicated(w, np.zeros_like(w)), Duplicated(np.zeros_like(x), seed))
+
+
+def test_weighted_demean_forward(threads):
+    x, w, _ = _data()
+    rng = np.random.default_rng(5)
+    vx, vw = rng.standard_normal(x.shape), rng.standard_normal(w.shape)
+    out, dout = np.zeros_like(x), np.zeros_like(x)
+    autodiff(weighted_demean, Duplicated(x, vx), Duplicated(w, vw), Duplicated(out, dout),
+             mode=Forward)
+    c = w * x - (w * x).mean(axis=1, keepdims=True)
+    dc = vw * x + w * vx
+    dc = dc - dc.mean(axis=1, keepdims=True)
+    np.testing.assert_allclose(dout, 2 * c * dc, rtol=1e-10, atol=1e-12)
+
+
+@njit(parallel=True)
+def carried(x, out):
+    """Reads its thread's row before the iteration writes it: a value carried between
+    iterations on one thread (schedule-dependent): refused."""
+    scratch = np.zeros((numba.get_num_threads(), 1))
+    for i in prange(x.shape[0]):
+        t = numba.get_thread_id()
+        out[i] = scratch[t, 0] + x[i]      # read before written
+        scratch[t, 0] = x[i]
+
+
+def test_carried_scratch_refused():
+    x = np.linspace(0.1, 1.0, 8)
+    with pytest.raises(UnsupportedError) as err:
+        autodiff(carried, Duplicated(x, np.zeros(8)), Duplicated(np.zeros(8), np.ones(8)))
+    assert "read before the iteration wrote it" in str(err.value)
+    assert err.value.location is not None and err.value.location[0] == __file__
+
+
+@njit(parallel=True)
+def const_scratch(x, out):
+    """A scratch row read twice per element (its values are kept on the tape)."""
+    scratch = np.empty((numba.get_num_threads(), 3))
+    for i in prange(x.shape[0]):
+        t = numba.get_thread_id()
+        for j in range(3):
+            scratch[t, j] = x[i] * (j + 1)
+        acc = 0.0
+        for j in range(3):
+            acc += scratch[t, j] * scratch[t, j]
+        out[i] = acc
+
+
+def test_scratch_read_twice():
+    x = np.linspace(0.2, 1.1, 9)
+    dx = np.zeros(9)
+    seed = np.random.default_rng(6).standard_normal(9)
+    autodiff(const_scratch, Duplicated(x, dx), Duplicated(np.zeros(9), seed.copy()))
+    np.testing.assert_allclose(dx, 2 * 14 * x * seed, rtol=1e-12)
