@@ -166,3 +166,36 @@ def test_scratch_read_twice():
     seed = np.random.default_rng(6).standard_normal(9)
     autodiff(const_scratch, Duplicated(x, dx), Duplicated(np.zeros(9), seed.copy()))
     np.testing.assert_allclose(dx, 2 * 14 * x * seed, rtol=1e-12)
+
+
+@njit(parallel=True)
+def ctypes_thread_rows(x, out):
+    """The thread id read through Numba's ctypes handle on the threading layer (an i32 call
+    through a function pointer); out[i, j] = 3 x_ij^2 + sum_k x_ik."""
+    n, m = x.shape
+    scratch = np.empty((numba.get_num_threads(), m))
+    for i in prange(n):
+        t = numba.np.ufunc.parallel._get_thread_id()
+        s = 0.0
+        for j in range(m):
+            scratch[t, j] = x[i, j] * x[i, j]
+            s += x[i, j]
+        for j in range(m):
+            out[i, j] = 3.0 * scratch[t, j] + s
+
+
+def test_ctypes_thread_id_both_modes(threads):
+    x, _, seed = _data()
+    dx, out = np.zeros_like(x), np.zeros_like(x)
+    autodiff(ctypes_thread_rows, Duplicated(x, dx), Duplicated(out, seed.copy()))
+    plain = np.zeros_like(x)
+    ctypes_thread_rows(x, plain)
+    np.testing.assert_array_equal(out, plain)
+    np.testing.assert_allclose(dx, 6 * x * seed + seed.sum(axis=1, keepdims=True), rtol=1e-12)
+    v = np.random.default_rng(7).standard_normal(x.shape)
+    dout = np.zeros_like(x)
+    autodiff(ctypes_thread_rows, Duplicated(x, v), Duplicated(np.zeros_like(x), dout),
+             mode=Forward)
+    np.testing.assert_allclose(dout, 6 * x * v + v.sum(axis=1, keepdims=True), rtol=1e-12)
+    assert check_gradient(ctypes_thread_rows, Duplicated(x, np.zeros_like(x)),
+                          Duplicated(np.zeros_like(x), seed))

@@ -11,8 +11,10 @@ their own, so that each gets its activity and the analyses see distinct objects:
 - `load i64 (steps + 8j)`, 1 <= j < n, becomes 0: the launcher's convention (the launch
   functions pass those steps as 0 too);
 - it returns an i32 status: 1 after a call to one of the launcher's `raise_calls`, else 0;
-- the runtime's thread id call becomes `tid`, which the task passes in: each sweep asks the
-  runtime again, so a reduction's partial results are the running thread's own.
+- a call of the runtime's thread id function (any of `thread_ids`, rules/parallel.py) becomes
+  `tid` (truncated when the call returns a narrower integer), which the task passes in: each
+  sweep asks the runtime again, so a reduction's partial results and a thread's scratch are the
+  running thread's own.
 
 `iterations` names what indexes an iteration for analysis/sharing.py: the induction variable
 that starts at a schedule entry's first index. Memory indexed by `tid` must be a sum
@@ -34,13 +36,13 @@ ARGS, DIMS, STEPS, DATA, TID, SCHED = range(6)
 NAME = "enzpy.parfor.body"
 
 
-def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=(),
+def make_body(module, wrapper: str, n: int, thread_ids, raise_calls=(),
               nonnegative: bool = False, one_entry: bool = False) -> str | None:
     """Add the copy of @wrapper (n arguments in `args`) described in the module docstring;
-    returns its name. `nonnegative`: the loop's index is never negative (the sign tests of
-    negative-index wraparound on it fold away). `one_entry`: the copy runs only the first of
-    its schedule entries (`run_once`), or None is returned when its loop over them is not of
-    the usual form."""
+    returns its name. `thread_ids`: the names of calls to the thread id. `nonnegative`: the
+    loop's index is never negative (the sign tests of negative-index wraparound on it fold
+    away). `one_entry`: the copy runs only the first of its schedule entries (`run_once`), or
+    None is returned when its loop over them is not of the usual form."""
     names = module.derived.setdefault("parallel body", {})
     key = (wrapper, nonnegative, one_entry)
     if key in names:
@@ -55,8 +57,11 @@ def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=(),
     fn.params = fn.params[:4] + extra
     replaced = {}
     for blk in fn.blocks:
-        for inst in blk.instructions:
-            new = _replacement(inst, fn, n, thread_id)
+        for k, inst in enumerate(list(blk.instructions)):
+            new = _replacement(inst, fn, n, thread_ids)
+            if isinstance(new, Instruction):        # a narrower thread id: trunc tid
+                new.block = blk
+                blk.instructions.insert(blk.instructions.index(inst), new)
             if new is not None:
                 replaced[id(inst)] = new
     for blk in fn.blocks:
@@ -127,9 +132,11 @@ def _indexes_schedule(fn, counter) -> bool:
     return False
 
 
-def _replacement(inst, fn, n, thread_id):
-    if inst.opcode == "call" and inst.callee_name == thread_id:
-        return fn.params[TID]
+def _replacement(inst, fn, n, thread_ids):
+    if inst.opcode == "call" and not inst.ops and inst.callee_name in thread_ids:
+        tid = fn.params[TID]
+        return tid if inst.type == T.i64 else \
+            Instruction("trunc", inst.type, [tid], name=f"{inst.name}.tid")
     if inst.opcode != "load":
         return None
     base, offset = _constant_offset(inst.ops[0])

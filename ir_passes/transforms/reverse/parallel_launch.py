@@ -44,7 +44,7 @@ from ...ir.instructions import Instruction
 from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...options import Activity
-from ...rules.parallel import ParallelUpdates, lookup_parallel
+from ...rules.parallel import ParallelUpdates, lookup_parallel, thread_ids
 from ...runtime import heap
 from ...runtime import launch_pool  # noqa: F401  (registers the pool's helpers)
 from ...runtime.helpers import ensure
@@ -220,10 +220,10 @@ def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     module = g.module
     wrapper = inst.ops[rec.body].name
     nonnegative = counts_up_from_zero(g.primal, rec, stored[0])
-    body = make_body(module, wrapper, layout.n, rec.thread_id, rec.raise_calls, nonnegative)
+    body = make_body(module, wrapper, layout.n, thread_ids(rec), rec.raise_calls, nonnegative)
     fn = module.functions[body]
     check_reductions(module, fn)
-    one = make_body(module, wrapper, layout.n, rec.thread_id, rec.raise_calls, nonnegative,
+    one = make_body(module, wrapper, layout.n, thread_ids(rec), rec.raise_calls, nonnegative,
                     one_entry=True) if fusable(g, inst, fn, rec) else None
     fused = one is not None
     if fused:
