@@ -108,6 +108,7 @@ class _Where:
     def __init__(self, fn):
         self.dom = dominators(fn)
         self.loops = loop_info(fn)
+        self.preds = fn.predecessors()
 
     def before(self, a, b) -> bool:
         """Does every path to instruction b pass instruction a first?"""
@@ -139,7 +140,66 @@ def covered(load, stores, where) -> bool:
                     _every_iteration(where, s, a) and \
                     _same(s.ops[1], load.ops[0], {id(ja[0]): jb[0]}, _stable(where, s, load)):
                 return True
-    return False
+    return any(_row_written(s, load, where) for s in stores)
+
+
+def _row_written(s, load, where) -> bool:
+    """Did store s write the whole row `load` reads from, before it? s runs in every iteration
+    of a counted loop over j = 0, ..., n - 1 at `row + j`, row = `gep base, x * n` (a row of n
+    elements: `buf[t, j]` for j in range(buf.shape[1])); the load's address is `row` plus any
+    indices (an index outside the row is out of bounds, undefined in the kernel itself). The
+    loop runs before the load: s dominates it, or the only way around the loop is a branch that
+    skips it when n < 1 (an empty row)."""
+    a = where.loops.loop_of(s.block)
+    counted = _counted(a) if a is not None else None
+    if counted is None or not _every_iteration(where, s, a):
+        return False
+    j, n = counted
+    stable = _stable(where, s, load)
+    p = s.ops[1]
+    if not (_gep1(p) and p.ops[1] is j and _gep1(p.ops[0])):
+        return False
+    row = p.ops[0]
+    offset = row.ops[1]
+    if getattr(offset, "opcode", "") != "mul" or \
+            not any(_same(o, n, {}, stable) for o in offset.ops):
+        return False
+    q = load.ops[0]
+    while _gep1(q) and not _same(q, row, {}, stable):
+        q = q.ops[0]
+    if not _same(q, row, {}, stable) or q is load.ops[0]:
+        return False
+    return where.before(s, load) or _skipped_only_when_empty(a, n, load, where)
+
+
+def _gep1(p) -> bool:
+    """`getelementptr T, base, index` (one index)."""
+    return getattr(p, "opcode", "") == "getelementptr" and len(p.ops) == 2
+
+
+def _skipped_only_when_empty(loop, n, load, where) -> bool:
+    """Is the loop's preheader entered from a block G that dominates `load` and whose branch
+    goes around the loop only when n < 1 (`icmp slt n, 1` / `icmp sle n, 0` true, or `icmp sgt
+    n, 0` / `icmp sge n, 1` false)?"""
+    preds = [b for b in where.preds[loop.header] if not loop.contains(b)]
+    if len(preds) != 1:
+        return False
+    into, guard = loop.header, preds[0]
+    if len(guard.terminator.targets) == 1 and len(where.preds[guard]) == 1:
+        into, guard = guard, where.preds[guard][0]      # through a preheader
+    term = guard.terminator
+    if term.opcode != "br" or len(term.targets) != 2 or into not in term.targets or \
+            not where.dom.dominates(guard, load.block):
+        return False
+    cond = term.ops[0]
+    if getattr(cond, "opcode", "") != "icmp" or cond.ops[0] is not n or \
+            not isinstance(cond.ops[1], ConstInt):
+        return False
+    skip_if_true = term.targets.index(into) == 1
+    c, pred = cond.ops[1].value, cond.pred
+    empty_if_true = (pred, c) in (("slt", 1), ("sle", 0))
+    empty_if_false = (pred, c) in (("sgt", 0), ("sge", 1))
+    return (skip_if_true and empty_if_true) or (not skip_if_true and empty_if_false)
 
 
 def _stable(where, s, load):
