@@ -307,3 +307,25 @@ def test_split_launch(threads):
     np.testing.assert_allclose(dx, _demean_squares_grad(x, 2 * out), rtol=1e-12, atol=1e-12)
     assert check_gradient(demean_energy, Duplicated(x, np.zeros_like(x)),
                           Duplicated(np.zeros_like(x), np.zeros_like(x)))
+
+
+@njit(parallel=True)
+def scratch_read_after(x, out):
+    """Reads a row after the loop: what is left there depends on the schedule: refused."""
+    n, m = x.shape
+    scratch = np.empty((numba.get_num_threads(), m))
+    for i in prange(n):
+        t = numba.get_thread_id()
+        for j in range(m):
+            scratch[t, j] = x[i, j] * x[i, j]
+        for j in range(m):
+            out[i, j] = 3.0 * scratch[t, j]
+    return scratch[0, 0]       # read after the loop
+
+
+def test_scratch_read_after_the_loop_refused():
+    x, _, seed = _data()
+    with pytest.raises(UnsupportedError, match="read after the loop") as err:
+        autodiff(scratch_read_after, Duplicated(x, np.zeros_like(x)),
+                 Duplicated(np.zeros_like(x), seed))
+    assert err.value.location[0] == __file__

@@ -315,11 +315,16 @@ def _counts_from_start(phi, entries) -> bool:
     return False
 
 
-def check_reductions(module, fn) -> None:
+def check_reductions(module, fn) -> list:
     """Memory indexed by `tid` must be a sum reduction's partial result or per-thread scratch
-    (thread_memory.py); refuse anything else."""
+    (thread_memory.py); refuse anything else. Returns [(argument slot j, an access)] for the
+    scratch that is a launch argument a_j."""
     tid = fn.params[TID]
-    check_thread_memory(module, fn, tid, depends_on(fn, tid))
+    out = []
+    for rs, access in check_thread_memory(module, fn, tid, depends_on(fn, tid)):
+        out += [(r.index - SCHED, access) for r in rs
+                if isinstance(r, Argument) and r.index > SCHED]
+    return out
 
 
 def depends_on(fn, v) -> set:

@@ -26,9 +26,10 @@ from ...ir.values import ConstInt
 from . import diagnostics
 
 
-def check_thread_memory(module, fn, tid, depends) -> None:
+def check_thread_memory(module, fn, tid, depends) -> list:
     """Refuse a float access to memory addressed by `tid` (`depends`: the ids of values computed
-    from it) that is neither a sum reduction's nor per-thread scratch's (module docstring)."""
+    from it) that is neither a sum reduction's nor per-thread scratch's (module docstring);
+    returns the scratch's roots (values of fn), with an access of each."""
     groups: dict = {}
     for inst in fn.instructions():
         if inst.opcode == "store" and inst.ops[0].type.is_float:
@@ -41,12 +42,14 @@ def check_thread_memory(module, fn, tid, depends) -> None:
             key = frozenset(id(r) for r in roots(p))
             groups.setdefault(key, []).append(inst)
     if not groups:
-        return
-    where = _Where(fn)
+        return []
+    where, scratch = _Where(fn), []
     for accesses in groups.values():
         bad = _not_a_sum(fn, accesses)
         if bad is None:
             continue
+        scratch.append((roots(accesses[0].ops[-1] if accesses[0].opcode == "store"
+                              else accesses[0].ops[0]), accesses[0]))
         stores = [i for i in accesses if i.opcode == "store"]
         loads = [i for i in accesses if i.opcode == "load"]
         stray = next((ld for ld in loads if not covered(ld, stores, where)), None)
@@ -58,6 +61,7 @@ def check_thread_memory(module, fn, tid, depends) -> None:
                 "only sums `s += ...` are reversed on many threads, and per-thread scratch "
                 "(`buf[get_thread_id(), j]`) must be written by an iteration before it reads "
                 "it; differentiate a serial loop otherwise")
+    return scratch
 
 
 def _not_a_sum(fn, accesses):

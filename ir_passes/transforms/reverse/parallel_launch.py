@@ -214,6 +214,33 @@ def _disjoint(g, slots) -> bool:
     return True
 
 
+def _scratch_stays_in_loop(g, inst, rec, stored, dup, scratch) -> None:
+    """Per-thread scratch (common/thread_memory.py) is the loop's own: what the iterations leave
+    in the rows depends on the schedule, and its adjoint would go to whichever iteration the
+    reverse sweep reverses first on a row. Refuse a kernel that reads differentiable scratch
+    elsewhere (a float load, a call, another launch's argument)."""
+    args = inst.ops[rec.args]
+    for j, access in scratch:
+        if not dup[j]:
+            continue
+        rs = {id(r) for v in stored[j] for r in roots(v)}
+
+        def inside(p):
+            return p.type.is_ptr and any(id(r) in rs for r in roots(p))
+        for i in g.primal.instructions():
+            if i is inst:
+                continue
+            if i.opcode == "load" and i.type.is_float and inside(i.ops[0]) or \
+                    i.opcode == "call" and any(inside(o) for o in i.ops) or \
+                    i.opcode == "store" and inside(i.ops[0]) and \
+                    not any(r is args for r in roots(i.ops[1])):
+                raise g.unsupported(
+                    "per-thread scratch of a parallel loop (memory indexed by the thread) is "
+                    "read after the loop: what the iterations leave there depends on the "
+                    "schedule", i, "keep per-thread scratch inside the prange body; write "
+                    "results to an array indexed by the iteration")
+
+
 def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     """Queue the body's gradient (whole when the launch is fused, else split); add the task
     functions and the record's free."""
@@ -222,7 +249,7 @@ def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     nonnegative = counts_up_from_zero(g.primal, rec, stored[0])
     body = make_body(module, wrapper, layout.n, thread_ids(rec), rec.raise_calls, nonnegative)
     fn = module.functions[body]
-    check_reductions(module, fn)
+    _scratch_stays_in_loop(g, inst, rec, stored, dup, check_reductions(module, fn))
     one = make_body(module, wrapper, layout.n, thread_ids(rec), rec.raise_calls, nonnegative,
                     one_entry=True) if fusable(g, inst, fn, rec) else None
     fused = one is not None
