@@ -329,3 +329,24 @@ def test_scratch_read_after_the_loop_refused():
         autodiff(scratch_read_after, Duplicated(x, np.zeros_like(x)),
                  Duplicated(np.zeros_like(x), seed))
     assert err.value.location[0] == __file__
+
+
+@njit(parallel=True)
+def zeroed_scratch(x, out):
+    """np.zeros for the scratch: under parallel=True its fill is a launch of its own, before the
+    loop (not a read after it)."""
+    n, m = x.shape
+    scratch = np.zeros((numba.get_num_threads(), m))
+    for i in prange(n):
+        t = numba.get_thread_id()
+        for j in range(m):
+            scratch[t, j] = x[i, j] * x[i, j]
+        for j in range(m):
+            out[i, j] = 3.0 * scratch[t, j]
+
+
+def test_zeroed_scratch(threads):
+    x, _, seed = _data()
+    dx = np.zeros_like(x)
+    autodiff(zeroed_scratch, Duplicated(x, dx), Duplicated(np.zeros_like(x), seed.copy()))
+    np.testing.assert_allclose(dx, 6 * x * seed, rtol=1e-12)

@@ -141,7 +141,7 @@ def covered(load, stores, where) -> bool:
         if a is not None and b is not None and a is not b and a.parent is b.parent:
             ja, jb = _counted(a), _counted(b)
             if ja and jb and _same(ja[1], jb[1], {}, _stable(where, s, load)) and \
-                    _every_iteration(where, s, a) and \
+                    _every_iteration(where, s, a, load) and \
                     _same(s.ops[1], load.ops[0], {id(ja[0]): jb[0]}, _stable(where, s, load)):
                 return True
     return any(_row_written(s, load, where) for s in stores)
@@ -153,27 +153,37 @@ def _row_written(s, load, where) -> bool:
     elements: `buf[t, j]` for j in range(buf.shape[1])); the load's address is `row` plus any
     indices (an index outside the row is out of bounds, undefined in the kernel itself). The
     loop runs before the load: s dominates it, or the only way around the loop is a branch that
-    skips it when n < 1 (an empty row)."""
+    skips it when n < 1 (an empty row). Or, whatever the row's length, s dominates the load and
+    the load reads `row + c` for a constant c among the loop's j (`buf[t, 0]` after
+    `for j in range(3): buf[t, j] = ...`, the loop unrolled or not)."""
     a = where.loops.loop_of(s.block)
     counted = _counted(a) if a is not None else None
-    if counted is None or not _every_iteration(where, s, a):
+    if counted is None or not _every_iteration(where, s, a, load):
         return False
     j, n = counted
     stable = _stable(where, s, load)
     p = s.ops[1]
     if not (_gep1(p) and p.ops[1] is j and _gep1(p.ops[0])):
         return False
-    row = p.ops[0]
-    offset = row.ops[1]
-    if getattr(offset, "opcode", "") != "mul" or \
-            not any(_same(o, n, {}, stable) for o in offset.ops):
+    row, q = p.ops[0], load.ops[0]
+    if a.contains(load.block):
+        return False        # the loop must have run to its end
+    before = where.before(s, load)
+    if not (before or _skipped_only_when_empty(a, n, load, where)):
         return False
-    q = load.ops[0]
+    offset = row.ops[1]
+    whole = getattr(offset, "opcode", "") == "mul" and \
+        any(_same(o, n, {}, stable) for o in offset.ops)
+    first = _same(q, row, {}, stable) or \
+        _gep1(q) and q.source_type == p.source_type and _same(q.ops[0], row, {}, stable) and \
+        isinstance(q.ops[1], ConstInt) and isinstance(n, ConstInt) and 0 <= q.ops[1].value < n.value
+    if first and (before or whole):
+        return True         # `row + c` for a constant c the loop's j took (0: the loop ran)
+    if not whole:
+        return False
     while _gep1(q) and not _same(q, row, {}, stable):
         q = q.ops[0]
-    if not _same(q, row, {}, stable) or q is load.ops[0]:
-        return False
-    return where.before(s, load) or _skipped_only_when_empty(a, n, load, where)
+    return _same(q, row, {}, stable) and q is not load.ops[0]
 
 
 def _gep1(p) -> bool:
@@ -238,15 +248,15 @@ def _same(a, b, mapped, stable) -> bool:
 
 
 def _counted(loop):
-    """(j, n) for a loop whose header has j = phi [0, outside], [j + 1, latch] and whose only
-    exit is its latch's `br (icmp eq/sge/uge j + 1, n)` (either operand order, or slt/ult with
-    the targets swapped): j takes each of 0, ..., n - 1; else None."""
+    """(j, n) for a loop whose header has j = phi [0, outside], [j + 1, latch] and whose latch
+    leaves on `br (icmp eq/sge/uge j + 1, n)` (either operand order, or slt/ult with the targets
+    swapped): j takes values among 0, ..., n - 1, and each of them when the loop leaves only
+    there (`_every_iteration`); else None."""
     if len(loop.latches) != 1:
         return None
     latch = loop.latches[0]
-    exits = [b for b in loop.blocks for t in b.successors() if not loop.contains(t)]
     term = latch.terminator
-    if exits != [latch] or term.opcode != "br" or len(term.targets) != 2:
+    if term.opcode != "br" or len(term.targets) != 2:
         return None
     cond = term.ops[0]
     if getattr(cond, "opcode", "") != "icmp":
@@ -277,7 +287,22 @@ _SWAP = {"sgt": "slt", "slt": "sgt", "sge": "sle", "sle": "sge",
          "ugt": "ult", "ult": "ugt", "uge": "ule", "ule": "uge"}
 
 
-def _every_iteration(where, s, loop) -> bool:
-    """Does store s run in every iteration of `loop` (its block dominates the latch)?"""
-    return where.loops.loop_of(s.block) is loop and \
-        where.dom.dominates(s.block, loop.latches[0])
+def _every_iteration(where, s, loop, load) -> bool:
+    """Does store s run in every iteration of `loop` (its block dominates the latch) whenever
+    `load` runs after it? Exits other than the latch's must not lead to the load (a body's
+    raise leaves that way and returns)."""
+    if where.loops.loop_of(s.block) is not loop or \
+            not where.dom.dominates(s.block, loop.latches[0]):
+        return False
+    latch = loop.latches[0]
+    work = [t for b in loop.blocks if b is not latch for t in b.successors()
+            if not loop.contains(t)]
+    seen = set()
+    while work:
+        b = work.pop()
+        if b is load.block:
+            return False
+        if b not in seen and b is not loop.header:
+            seen.add(b)
+            work.extend(b.successors())
+    return True

@@ -217,9 +217,11 @@ def _disjoint(g, slots) -> bool:
 def _scratch_stays_in_loop(g, inst, rec, stored, dup, scratch) -> None:
     """Per-thread scratch (common/thread_memory.py) is the loop's own: what the iterations leave
     in the rows depends on the schedule, and its adjoint would go to whichever iteration the
-    reverse sweep reverses first on a row. Refuse a kernel that reads differentiable scratch
-    elsewhere (a float load, a call, another launch's argument)."""
-    args = inst.ops[rec.args]
+    reverse sweep reverses first on a row. Refuse a kernel that may read differentiable scratch
+    after the launch (a float load, a call, an argument of another launch)."""
+    later = _after(inst)
+    others = {id(i.ops[rec.args]) for i in later
+              if i.opcode == "call" and i.callee_name == rec.name and i is not inst}
     for j, access in scratch:
         if not dup[j]:
             continue
@@ -227,18 +229,33 @@ def _scratch_stays_in_loop(g, inst, rec, stored, dup, scratch) -> None:
 
         def inside(p):
             return p.type.is_ptr and any(id(r) in rs for r in roots(p))
-        for i in g.primal.instructions():
+        for i in later:
             if i is inst:
                 continue
             if i.opcode == "load" and i.type.is_float and inside(i.ops[0]) or \
                     i.opcode == "call" and any(inside(o) for o in i.ops) or \
                     i.opcode == "store" and inside(i.ops[0]) and \
-                    not any(r is args for r in roots(i.ops[1])):
+                    any(id(r) in others for r in roots(i.ops[1])):
                 raise g.unsupported(
                     "per-thread scratch of a parallel loop (memory indexed by the thread) is "
                     "read after the loop: what the iterations leave there depends on the "
                     "schedule", i, "keep per-thread scratch inside the prange body; write "
                     "results to an array indexed by the iteration")
+
+
+def _after(inst) -> list:
+    """The instructions that may run after inst: the rest of its block and the blocks reachable
+    from there (all of a loop around it)."""
+    blk = inst.block
+    out = blk.instructions[blk.instructions.index(inst) + 1:]
+    seen, work = set(), list(blk.successors())
+    while work:
+        b = work.pop()
+        if b not in seen:
+            seen.add(b)
+            out += b.instructions if b is not blk else []
+            work.extend(b.successors())
+    return out + (blk.instructions if blk in seen else [])
 
 
 def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
