@@ -32,24 +32,16 @@ def check_thread_memory(module, fn, tid, depends) -> list:
     returns the scratch's roots (values of fn), with an access of each."""
     groups: dict = {}
     for inst in fn.instructions():
-        if inst.opcode == "store" and inst.ops[0].type.is_float:
-            p = inst.ops[1]
-        elif inst.opcode == "load" and inst.type.is_float:
-            p = inst.ops[0]
-        else:
-            continue
-        if id(p) in depends:
-            key = frozenset(id(r) for r in roots(p))
-            groups.setdefault(key, []).append(inst)
+        p = _float_address(inst)
+        if p is not None and id(p) in depends:
+            groups.setdefault(frozenset(id(r) for r in roots(p)), []).append(inst)
     if not groups:
         return []
     where, scratch = _Where(fn), []
     for accesses in groups.values():
-        bad = _not_a_sum(fn, accesses)
-        if bad is None:
+        if _is_sum(fn, accesses):
             continue
-        scratch.append((roots(accesses[0].ops[-1] if accesses[0].opcode == "store"
-                              else accesses[0].ops[0]), accesses[0]))
+        scratch.append((roots(_float_address(accesses[0])), accesses[0]))
         stores = [i for i in accesses if i.opcode == "store"]
         loads = [i for i in accesses if i.opcode == "load"]
         stray = next((ld for ld in loads if not covered(ld, stores, where)), None)
@@ -64,14 +56,23 @@ def check_thread_memory(module, fn, tid, depends) -> list:
     return scratch
 
 
-def _not_a_sum(fn, accesses):
-    """The first access that is not a sum reduction's (module docstring), or None."""
+def _float_address(inst):
+    """The address a float load or store accesses, else None."""
+    if inst.opcode == "store" and inst.ops[0].type.is_float:
+        return inst.ops[1]
+    if inst.opcode == "load" and inst.type.is_float:
+        return inst.ops[0]
+    return None
+
+
+def _is_sum(fn, accesses) -> bool:
+    """Are these a sum reduction's accesses (module docstring)?"""
     for inst in accesses:
         if inst.opcode == "store" and not _sum_of_load(inst.ops[0], inst.ops[1], set()):
-            return inst
+            return False
         if inst.opcode == "load" and not all(_in_sum(u, fn) for u in _users(fn, inst)):
-            return inst
-    return None
+            return False
+    return True
 
 
 def _users(fn, v):
