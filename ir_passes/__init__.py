@@ -13,7 +13,7 @@ from .options import Activity, CacheMode
 from .rules.blas import (register_dot, register_gemm, register_gemv, register_host_routine,
                          register_nrm2)
 from .rules.convention import register_error_report, register_success_codes
-from .rules.parallel import ParallelUpdates, register_parallel_for
+from .rules.parallel import ParallelUpdates, register_parallel_for, register_thread_id
 from .rules.finite import tests_nan
 from .rules.effects import (register_allocator, register_constructor, register_copy_in,
                             register_copy_out, register_free, register_handle_realloc,
@@ -62,6 +62,7 @@ __all__ = ["Decisions", "decisions", "fresh_tapes", "fresh_tapes_text",
            "register_gesv", "register_getrf", "register_getri", "register_handle_realloc",
            "register_heap", "register_host_routine", "unpool_checkpoints",
            "register_inactive", "register_nrm2", "register_orgqr", "register_parallel_for",
+           "register_thread_id",
            "register_pointer_getter", "register_potrf", "register_realloc", "register_refused",
            "register_success_codes",
            "register_error_report",

@@ -15,6 +15,7 @@ from test_linalg_lapack import eig_sum
 from test_real_kernels import float_bits, writes_scratch
 from regressions.test_list_of_lists_refused import nested
 from regressions.test_thread_scratch_refusal_location import demean
+from test_prange_thread_scratch import scratch_read_after
 
 
 @njit
@@ -87,8 +88,11 @@ CATALOGUE = {
                                                                  np.ones(6)), mode=Forward),
     "parallel product": lambda: autodiff(K.product, Duplicated(_x(9), np.zeros(9))),
     "thread-indexed product": lambda: autodiff(thread_product, Duplicated(_x(9), np.zeros(9))),
-    "thread scratch written": lambda: autodiff(demean, Duplicated(_m(), np.zeros((6, 4))),
+    "thread scratch read before written": lambda: autodiff(demean, Duplicated(_m(), np.zeros((6, 4))),
                                                Duplicated(np.zeros((6, 4)), np.ones((6, 4)))),
+    "thread scratch read after the loop": lambda: autodiff(
+        scratch_read_after, Duplicated(_m(), np.zeros((6, 4))),
+        Duplicated(np.zeros((6, 4)), np.ones((6, 4)))),
     "deterministic atomic updates": lambda: autodiff(
         K.pull_column, Duplicated(_state(), np.ones((40, 2))),
         Const(np.random.default_rng(2).integers(0, 40, 40)), deterministic=True),

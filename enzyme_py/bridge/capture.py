@@ -52,6 +52,7 @@ from numba.core.typing import templates
 from ..timings import stage
 from .frozen import frozen_function
 from .nested import link_generated
+from .nrt import note_thread_id_pointer
 
 _RECORD_ATTR = "_enzyme_py_ir_texts"
 _RECORD_ONLY_ATTR = "_enzyme_py_record_only"   # a private copy's library: record, never compile
@@ -221,6 +222,7 @@ def capture(kernel, argtypes) -> Captured:
             raise _cannot_compile(kernel, argtypes, exc2) from exc2
     if original is not None:
         check_same_specialization(kernel, cres, original)
+    note_thread_id_pointer()
     collector = _Collector()
     collector.add(cres)
     module = link_texts(link_generated(collector.texts))

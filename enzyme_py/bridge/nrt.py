@@ -18,6 +18,7 @@ from ir_passes import (register_alias, register_allocator, register_dot, registe
                        register_gesdd, register_gesv, register_getrf, register_getri,
                        register_handle_realloc, register_heap, register_host_routine,
                        register_inactive, register_nrm2, register_orgqr, register_parallel_for,
+                       register_thread_id,
                        register_constructor, register_copy_in, register_copy_out,
                        register_pointer_getter,
                        register_potrf, register_refused, register_success_codes, register_syevd,
@@ -125,6 +126,17 @@ register_parallel_for("numba_parallel_for", thread_id="get_thread_id",
                       raise_calls=("numba_gil_ensure", "numba_do_raise"), error_status=-1,
                       schedulers=("do_scheduling_signed", "do_scheduling_unsigned"),
                       handles=("allocate_sched", "PyEval_SaveThread"))
+
+
+def note_thread_id_pointer() -> None:
+    """`numba.np.ufunc.parallel._get_thread_id()` in a kernel is a ctypes call of the threading
+    layer's `get_thread_id` (through `numba.dynamic.globals.<address>`, returning i32): a thread
+    id too. Known once the threading layer is up (Numba starts it to compile a prange)."""
+    from numba.np.ufunc import parallel
+    fn = getattr(parallel, "_get_thread_id", None)
+    if fn is not None:
+        address = ctypes.cast(fn, ctypes.c_void_p).value
+        register_thread_id("numba_parallel_for", f"numba.dynamic.globals.{address:x}")
 
 # An error found while a gradient runs (a checkpointed loop's step that leaves another way when
 # it runs again): set a Python RuntimeError (taking the GIL) and return Numba's status for "an

@@ -68,6 +68,21 @@ def register_parallel_for(name: str, thread_id: str, raise_calls=(), error_statu
     return PARALLEL[name]
 
 
+THREAD_IDS: dict = {}      # launcher name -> other names of calls to its thread id function
+
+
+def register_thread_id(launcher: str, callee: str) -> None:
+    """Calls named `callee` (a call through a pointer loaded from global @callee, how a JIT host
+    calls a C function pointer: Instruction.callee_name) also ask `launcher`'s runtime for the
+    running thread's id; they may return a narrower integer."""
+    THREAD_IDS.setdefault(launcher, set()).add(callee)
+
+
+def thread_ids(rec) -> frozenset:
+    """The names of calls to launcher `rec`'s thread id function."""
+    return frozenset({rec.thread_id} | THREAD_IDS.get(rec.name, set()))
+
+
 def lookup_parallel(name: str | None):
     """The record of launcher `name`, or None."""
     return PARALLEL.get(name) if name else None

@@ -1,6 +1,6 @@
-"""A refused write to memory indexed by the thread in a prange body (a per-thread scratch row
-chosen with get_thread_id()) names the Python line of the write. Before: no location at all, only
-an LLVM `store double`: the parallel body's lines ("<string>") lay after every located line of
+"""A refused access to memory indexed by the thread in a prange body (a per-thread scratch row
+chosen with get_thread_id(), read before the iteration writes it) names the Python line.
+Before: no location at all, only an LLVM `store double`: the parallel body's lines ("<string>") lay after every located line of
 the kernel's own file (the prange was its last statement), so none was attributed to it."""
 import inspect
 
@@ -14,11 +14,11 @@ from enzyme_py import Duplicated, UnsupportedError, autodiff
 
 @njit(parallel=True)
 def demean(x, out):
-    scratch = np.zeros((numba.get_num_threads(), x.shape[1]))
+    scratch = np.ones((numba.get_num_threads(), x.shape[1]))
     for i in prange(x.shape[0]):
         t = numba.get_thread_id()
         for j in range(x.shape[1]):
-            scratch[t, j] = 2.0 * x[i, j]      # the refused line
+            scratch[t, j] = 2.0 * x[i, j] * scratch[t, j]      # the refused line
         m = 0.0
         for j in range(x.shape[1]):
             m += scratch[t, j]
@@ -31,7 +31,7 @@ def _line(fn, text):
     return start + next(k for k, s in enumerate(lines) if text in s)
 
 
-def test_thread_scratch_write_names_its_line():
+def test_thread_scratch_read_names_its_line():
     x = np.random.default_rng(0).standard_normal((6, 4))
     with pytest.raises(UnsupportedError) as err:
         autodiff(demean, Duplicated(x, np.zeros_like(x)),

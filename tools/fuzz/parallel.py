@@ -18,6 +18,8 @@ into the float the kernel returns. The templates:
 | matvec | `h[i] = E(sum_j X[i, j] * E(v[j]))` |
 | stencil2d | `Y[i, j] = E(X[i +- 1, j], X[i, j +- 1], X[i, j])` |
 | temp | a per-iteration `np.empty(3)` / `np.zeros(3)` filled and read back |
+| scratch | `scr = np.empty((numba.get_num_threads(), 3))` before the loop; iteration i fills, or |
+| | zeroes and adds into, its thread's row `scr[tid, k]` (`tid = numba.get_thread_id()`), reads it |
 | columns | `X[i, 0] = X[i, 0] + c * tanh(E(X[(i + 1) % r, 1], X[r - 1 - i, 2]))` (atomic updates) |
 | reduce_other | `q *= ...` or `q = max(q, ...)`: refused by enzyme_py (must be a clear UnsupportedError) |
 | arrexpr | array expressions (`np.tanh(S) * a + S * S`, 1-D or 2-D) into `T[:]` or `s += np.sum(...)` |
@@ -181,7 +183,8 @@ class ParKernel:
 
 def render(k: ParKernel) -> str:
     """The module source: imports, the helper, and `kern`."""
-    lines = ["import math", "import numpy as np", "from numba import njit, prange", ""]
+    lines = ["import math", "import numba", "import numpy as np", "from numba import njit, prange",
+             ""]
     if k.helper is not None:
         lines += ["", "@njit", "def hfun(p, q):", f"    return {render_expr(k.helper)}", ""]
     params = k.used_params()
@@ -370,6 +373,23 @@ class _Gen:
                      self.e(["acc", f"{S}[i]"], 2, ["acc"])]
         return [self.block("temp", lines, exprs, {S, T, "x"})]
 
+    def t_scratch(self, time):
+        """Per-thread scratch rows chosen with the thread id (docs/parallel.md)."""
+        S = self.rnd.choice(["x", "u"])
+        head = ["scr = np.empty((numba.get_num_threads(), 3))", "for i in prange(n):",
+                "    tid = numba.get_thread_id()"]
+        fill = [f"{S}[i]", f"{S}[(i + k) % n]"]
+        if self.rnd.random() < 0.5:
+            lines = head + ["    for k in range(3):", "        scr[tid, k] = {E0}",
+                            "    acc = 0.0", "    for k in range(3):",
+                            "        acc += scr[tid, k] * scr[tid, k]", "    y[i] = {E1}"]
+        else:
+            lines = head + ["    for k in range(scr.shape[1]):", "        scr[tid, k] = 0.0",
+                            "    for k in range(3):", "        scr[tid, (i + 2 * k) % 3] += {E0}",
+                            "    acc = scr[tid, i % 3]", "    y[i] = {E1}"]
+        exprs = [self.e(fill, 2, fill[1:]), self.e(["acc", "scr[tid, 0]", f"{S}[i]"], 2, ["acc"])]
+        return [self.block("scratch", lines, exprs, {S, "y", "x"})]
+
     def t_columns(self, time):
         """Column 0 of each row from columns 1.. of other rows: race-free, but not provably
         (the array is written and read at other iterations' rows: atomic updates)."""
@@ -396,7 +416,7 @@ class _Gen:
 
     TEMPLATES = {"map": 3, "stencil": 2, "heat": 1, "gather": 2, "reduce": 3, "pairwise": 1,
                  "rows": 1.5, "matvec": 1, "stencil2d": 1, "temp": 1.5, "arrexpr": 1,
-                 "columns": 1, "reduce_other": 0.3}
+                 "columns": 1, "reduce_other": 0.3, "scratch": 1}
     TIMED = ("map", "stencil", "heat", "rows", "columns")
 
     def generate(self) -> ParKernel:

@@ -11,13 +11,14 @@ their own, so that each gets its activity and the analyses see distinct objects:
 - `load i64 (steps + 8j)`, 1 <= j < n, becomes 0: the launcher's convention (the launch
   functions pass those steps as 0 too);
 - it returns an i32 status: 1 after a call to one of the launcher's `raise_calls`, else 0;
-- the runtime's thread id call becomes `tid`, which the task passes in: each sweep asks the
-  runtime again, so a reduction's partial results are the running thread's own.
+- a call of the runtime's thread id function (any of `thread_ids`, rules/parallel.py) becomes
+  `tid` (truncated when the call returns a narrower integer), which the task passes in: each
+  sweep asks the runtime again, so a reduction's partial results and a thread's scratch are the
+  running thread's own.
 
 `iterations` names what indexes an iteration for analysis/sharing.py: the induction variable
-that starts at a schedule entry's first index. A reduction (a partial result indexed by `tid`)
-must be a sum: its adjoint is then the same in every partial result, whichever thread reverses
-which iterations (`check_reductions`).
+that starts at a schedule entry's first index. Memory indexed by `tid` must be a sum
+reduction's partial results or per-thread scratch (`check_reductions`, thread_memory.py).
 """
 from __future__ import annotations
 
@@ -29,18 +30,19 @@ from ...ir.parser import parse_module
 from ...ir.printer import format_function, ref_name
 from ...ir.values import Argument, ConstInt
 from . import diagnostics
+from .thread_memory import check_thread_memory
 
 ARGS, DIMS, STEPS, DATA, TID, SCHED = range(6)
 NAME = "enzpy.parfor.body"
 
 
-def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=(),
+def make_body(module, wrapper: str, n: int, thread_ids, raise_calls=(),
               nonnegative: bool = False, one_entry: bool = False) -> str | None:
     """Add the copy of @wrapper (n arguments in `args`) described in the module docstring;
-    returns its name. `nonnegative`: the loop's index is never negative (the sign tests of
-    negative-index wraparound on it fold away). `one_entry`: the copy runs only the first of
-    its schedule entries (`run_once`), or None is returned when its loop over them is not of
-    the usual form."""
+    returns its name. `thread_ids`: the names of calls to the thread id. `nonnegative`: the
+    loop's index is never negative (the sign tests of negative-index wraparound on it fold
+    away). `one_entry`: the copy runs only the first of its schedule entries (`run_once`), or
+    None is returned when its loop over them is not of the usual form."""
     names = module.derived.setdefault("parallel body", {})
     key = (wrapper, nonnegative, one_entry)
     if key in names:
@@ -55,8 +57,11 @@ def make_body(module, wrapper: str, n: int, thread_id: str, raise_calls=(),
     fn.params = fn.params[:4] + extra
     replaced = {}
     for blk in fn.blocks:
-        for inst in blk.instructions:
-            new = _replacement(inst, fn, n, thread_id)
+        for k, inst in enumerate(list(blk.instructions)):
+            new = _replacement(inst, fn, n, thread_ids)
+            if isinstance(new, Instruction):        # a narrower thread id: trunc tid
+                new.block = blk
+                blk.instructions.insert(blk.instructions.index(inst), new)
             if new is not None:
                 replaced[id(inst)] = new
     for blk in fn.blocks:
@@ -127,9 +132,11 @@ def _indexes_schedule(fn, counter) -> bool:
     return False
 
 
-def _replacement(inst, fn, n, thread_id):
-    if inst.opcode == "call" and inst.callee_name == thread_id:
-        return fn.params[TID]
+def _replacement(inst, fn, n, thread_ids):
+    if inst.opcode == "call" and not inst.ops and inst.callee_name in thread_ids:
+        tid = fn.params[TID]
+        return tid if inst.type == T.i64 else \
+            Instruction("trunc", inst.type, [tid], name=f"{inst.name}.tid")
     if inst.opcode != "load":
         return None
     base, offset = _constant_offset(inst.ops[0])
@@ -308,26 +315,16 @@ def _counts_from_start(phi, entries) -> bool:
     return False
 
 
-def check_reductions(module, fn) -> None:
-    """Every float stored at an address that depends on `tid` must be the value loaded from
-    there plus other terms (a sum reduction); refuse anything else."""
+def check_reductions(module, fn) -> list:
+    """Memory indexed by `tid` must be a sum reduction's partial result or per-thread scratch
+    (thread_memory.py); refuse anything else. Returns [(argument slot j, an access)] for the
+    scratch that is a launch argument a_j."""
     tid = fn.params[TID]
-    depends = depends_on(fn, tid)
-    for inst in fn.instructions():
-        if inst.opcode == "store" and id(inst.ops[1]) in depends and inst.ops[0].type.is_float:
-            if not _sum_of_load(inst.ops[0], inst.ops[1], set()):
-                raise diagnostics.unsupported(
-                    module, "a parallel loop's reduction variable (or memory indexed by the "
-                    "thread) is written other than as `s += ...`", inst,
-                    "write the reduction as `s += ...`, or differentiate a serial loop")
-        elif inst.opcode == "load" and id(inst.ops[0]) in depends and inst.type.is_float:
-            if not all(_in_sum(u, fn) for u in _users(fn, inst)):
-                raise diagnostics.unsupported(
-                    module, "a parallel loop's reduction variable (or memory indexed by the "
-                    "thread) is read in the loop other than by its own `+=` (as `p *= x[i]` "
-                    "or a use of `s` inside the loop reads it)", inst,
-                    "only sums `s += ...` are reversed on many threads; differentiate a serial "
-                    "loop otherwise")
+    out = []
+    for rs, access in check_thread_memory(module, fn, tid, depends_on(fn, tid)):
+        out += [(r.index - SCHED, access) for r in rs
+                if isinstance(r, Argument) and r.index > SCHED]
+    return out
 
 
 def depends_on(fn, v) -> set:
@@ -341,34 +338,6 @@ def depends_on(fn, v) -> set:
                 out.add(id(i))
                 changed = True
     return out
-
-
-def _sum_of_load(v, address, seen) -> bool:
-    """Is v = load(address) + terms, through fadd / fsub (first operand) / phi?"""
-    if id(v) in seen:
-        return True
-    seen.add(id(v))
-    op = getattr(v, "opcode", "")
-    if op == "load":
-        return v.ops[0] is address
-    if op == "phi":
-        return all(_sum_of_load(o, address, seen) for o in v.ops)
-    if op == "fadd":
-        return any(_sum_of_load(o, address, set(seen)) for o in v.ops)
-    if op == "fsub":
-        return _sum_of_load(v.ops[0], address, seen)
-    return False
-
-
-def _in_sum(u, fn) -> bool:
-    """A use of a partial result inside its sum: a phi, fadd, fsub's first operand or the store
-    back (checked by the store), recursively."""
-    if u.opcode == "store":
-        return True
-    if u.opcode not in ("phi", "fadd", "fsub"):
-        return False
-    return all(_in_sum(w, fn) for w in _users(fn, u) if w is not u) if u.opcode != "phi" else \
-        all(w.opcode in ("phi", "fadd", "fsub", "store") for w in _users(fn, u))
 
 
 # ---- the launch's arguments ------------------------------------------------------------------

@@ -19,7 +19,7 @@ from ...ir.instructions import Instruction
 from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...options import Activity
-from ...rules.parallel import lookup_parallel
+from ...rules.parallel import lookup_parallel, thread_ids
 from ...runtime import heap
 from ..common.parallel_body import counts_up_from_zero, make_body, stored_arguments
 from .calls import forward_name
@@ -48,7 +48,7 @@ def launch(fm, inst) -> None:
     if any(dup[j] and not all(fm.has_shadow(v) for v in stored[j]) for j in range(1, n)):
         raise fm.unsupported("an argument of a parallel loop is sometimes differentiable memory "
                              "and sometimes not", inst)
-    body = make_body(fm.module, inst.ops[rec.body].name, n, rec.thread_id, rec.raise_calls,
+    body = make_body(fm.module, inst.ops[rec.body].name, n, thread_ids(rec), rec.raise_calls,
                      counts_up_from_zero(fm.primal, rec, stored[0]))
     act = tuple([Activity.CONST] * 6 + [Activity.DUP if d else Activity.CONST for d in dup[1:]])
     target = forward_name(fm, body, act)

@@ -44,7 +44,7 @@ from ...ir.instructions import Instruction
 from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstInt, Global
 from ...options import Activity
-from ...rules.parallel import ParallelUpdates, lookup_parallel
+from ...rules.parallel import ParallelUpdates, lookup_parallel, thread_ids
 from ...runtime import heap
 from ...runtime import launch_pool  # noqa: F401  (registers the pool's helpers)
 from ...runtime.helpers import ensure
@@ -214,16 +214,60 @@ def _disjoint(g, slots) -> bool:
     return True
 
 
+def _scratch_stays_in_loop(g, inst, rec, stored, dup, scratch) -> None:
+    """Per-thread scratch (common/thread_memory.py) is the loop's own: what the iterations leave
+    in the rows depends on the schedule, and its adjoint would go to whichever iteration the
+    reverse sweep reverses first on a row. Refuse a kernel that may read differentiable scratch
+    after the launch (a float load, a call, an argument of another launch)."""
+    later = _after(inst)
+    others = {id(i.ops[rec.args]) for i in later
+              if i.opcode == "call" and i.callee_name == rec.name and i is not inst}
+    for j, access in scratch:
+        if not dup[j]:
+            continue
+        rs = {id(r) for v in stored[j] for r in roots(v)}
+
+        def inside(p):
+            return p.type.is_ptr and any(id(r) in rs for r in roots(p))
+        for i in later:
+            if i is inst:
+                continue
+            if i.opcode == "load" and i.type.is_float and inside(i.ops[0]) or \
+                    i.opcode == "call" and any(inside(o) for o in i.ops) or \
+                    i.opcode == "store" and inside(i.ops[0]) and \
+                    any(id(r) in others for r in roots(i.ops[1])):
+                raise g.unsupported(
+                    "per-thread scratch of a parallel loop (memory indexed by the thread) is "
+                    "read after the loop: what the iterations leave there depends on the "
+                    "schedule", i, "keep per-thread scratch inside the prange body; write "
+                    "results to an array indexed by the iteration")
+
+
+def _after(inst) -> list:
+    """The instructions that may run after inst: the rest of its block and the blocks reachable
+    from there (all of a loop around it)."""
+    blk = inst.block
+    out = blk.instructions[blk.instructions.index(inst) + 1:]
+    seen, work = set(), list(blk.successors())
+    while work:
+        b = work.pop()
+        if b not in seen:
+            seen.add(b)
+            out += b.instructions if b is not blk else []
+            work.extend(b.successors())
+    return out + (blk.instructions if blk in seen else [])
+
+
 def _derive(g, inst, rec, layout, dup, noalias, stored) -> Names:
     """Queue the body's gradient (whole when the launch is fused, else split); add the task
     functions and the record's free."""
     module = g.module
     wrapper = inst.ops[rec.body].name
     nonnegative = counts_up_from_zero(g.primal, rec, stored[0])
-    body = make_body(module, wrapper, layout.n, rec.thread_id, rec.raise_calls, nonnegative)
+    body = make_body(module, wrapper, layout.n, thread_ids(rec), rec.raise_calls, nonnegative)
     fn = module.functions[body]
-    check_reductions(module, fn)
-    one = make_body(module, wrapper, layout.n, rec.thread_id, rec.raise_calls, nonnegative,
+    _scratch_stays_in_loop(g, inst, rec, stored, dup, check_reductions(module, fn))
+    one = make_body(module, wrapper, layout.n, thread_ids(rec), rec.raise_calls, nonnegative,
                     one_entry=True) if fusable(g, inst, fn, rec) else None
     fused = one is not None
     if fused:
