@@ -24,6 +24,7 @@ from ir_passes import (register_alias, register_allocator, register_dot, registe
                        register_potrf, register_refused, register_success_codes, register_syevd,
                        register_helper, register_writes_nothing)
 from llvmlite import binding as _binding
+from numba.np.ufunc import parallel
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
 # any other value is an error or an exception
@@ -132,7 +133,6 @@ def note_thread_id_pointer() -> None:
     """`numba.np.ufunc.parallel._get_thread_id()` in a kernel is a ctypes call of the threading
     layer's `get_thread_id` (through `numba.dynamic.globals.<address>`, returning i32): a thread
     id too. Known once the threading layer is up (Numba starts it to compile a prange)."""
-    from numba.np.ufunc import parallel
     fn = getattr(parallel, "_get_thread_id", None)
     if fn is not None:
         address = ctypes.cast(fn, ctypes.c_void_p).value
