@@ -498,7 +498,9 @@ LINALG_2D = {"gram": "np.sum({0} @ {0}.T)", "matvec": "np.sum(np.tanh({0}.T @ {0
              "solve": "np.sum(np.linalg.solve(" + _GRAM + ", {0}[:, 0]))",
              "chol": "np.sum(np.linalg.cholesky(" + _GRAM + "))",
              "eigvalsh": "np.sum(np.linalg.eigvalsh(" + _GRAM + ") ** 2)",
-             "inv": "np.sum(np.linalg.inv(" + _GRAM + "))"}
+             "inv": "np.sum(np.linalg.inv(" + _GRAM + "))",
+             # a copy that only BLAS reads (its float type only from the source's dtype)
+             "copymat": "np.sum(np.tanh({0}.copy() @ {0}[0]))"}
 REDUCE_FUNCS.update(LINALG_1D)
 REDUCE_FUNCS.update(LINALG_2D)
 
