@@ -46,7 +46,7 @@ from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedN
 from .bridge.frozen import as_dispatcher
 from .modes.bound import regroup_values
 from .modes.calls import bind, leaf_labels
-from .modes.returns import ARRAY, FLOAT, UNSET, leaf_kind
+from .modes.returns import ARRAY, FLOAT, UNSET, is_complex, leaf_kind
 from .options import AUTODIFF_OPTIONS, kernel_options
 
 __all__ = ["check_gradient", "finite_difference", "GradientReport", "ArgReport",
@@ -491,14 +491,14 @@ def return_terms(returns, ret, float_seed, seeds) -> list:
         for i in leaf.path:
             v = v[i]
         if leaf.kind == FLOAT:
-            if v is not None:       # an Optional float that is None: no term
-                out.append(s * float(v))
+            if v is not None:       # an Optional float that is None: no term; complex: Re(conj(s) v)
+                out.extend((_pairs(s) * _pairs(v)).ravel().tolist())
         else:
             v = np.asarray(v)
             if v.shape != s.shape:
                 raise ValueError(f"check_gradient: the seed for {leaf.where()} has shape "
                                  f"{s.shape}, the kernel returned shape {v.shape}")
-            out.extend((np.asarray(s, np.float64) * np.asarray(v, np.float64)).ravel().tolist())
+            out.extend((_pairs(s) * _pairs(v)).ravel().tolist())
     return out
 
 
@@ -597,8 +597,12 @@ def _return_seed(call: _Call, seed, rng):
 
     def draw(ty_path, v):
         kind = leaf_kind(ty_path)
+        if kind == FLOAT and is_complex(ty_path):
+            return complex(gen.standard_normal(), gen.standard_normal())
         if kind == FLOAT:
             return float(gen.standard_normal())
+        if kind == ARRAY and is_complex(ty_path):
+            return gen.standard_normal(np.shape(v)) + 1j * gen.standard_normal(np.shape(v))
         if kind == ARRAY:
             return gen.standard_normal(np.shape(v))
         return None
@@ -800,8 +804,9 @@ def _active_result(result, leaf, nslots):
     got = None
     if isinstance(result, tuple) and len(result) == nslots:
         got = result[leaf.index]
-        for i in leaf.path:
-            got = got[i] if isinstance(got, tuple) else None
+        for i in leaf.path:     # a complex Active scalar: its parts are items 0 and 1
+            got = got[i] if isinstance(got, tuple) else \
+                (got.real, got.imag)[i] if isinstance(got, complex) else None
     if got is None:
         raise TypeError(f"check_gradient: autodiff returned {result!r}; expected a tuple with a "
                         f"float for argument {leaf.index} (`{leaf.label}`, Active)")
