@@ -153,11 +153,14 @@ class _Memory:
 
     def fresh(self, dtype=None):
         """(the arrays, the group buffers): new copies of the snapshot; float groups narrower
-        than `dtype` are cast to it."""
+        than `dtype` are cast to it, complex ones whose parts are narrower to its complex type."""
         bufs = []
         for buf in self.snapshot:
             if dtype is not None and buf.dtype.kind == "f" and buf.dtype.itemsize < dtype.itemsize:
                 bufs.append(buf.astype(dtype))
+            elif dtype is not None and buf.dtype.kind == "c" and \
+                    buf.dtype.itemsize < 2 * dtype.itemsize:
+                bufs.append(buf.astype(np.result_type(dtype, np.complex64)))
             else:
                 bufs.append(buf.copy())
         return [self.view(bufs[m[0]], i) for i, m in enumerate(self.members)], bufs

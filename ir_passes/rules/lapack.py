@@ -189,7 +189,7 @@ class Lin:
     def forward(cls, record, fm, call, kind) -> "Lin":
         ft = record.element_type(call, fm.types)
         if ft is None:
-            raise fm.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
+            raise fm.unsupported(record.no_type(call), call)
         return cls(fm.b, fm.module, call, kind, ft, lambda: fm.entry_slot(ft, "lapack.c"))
 
     def const(self, value: float):
