@@ -100,3 +100,26 @@ def test_complex_routines_without_rules_are_refused_with_the_line():
     x = crandn(4)
     with pytest.raises(UnsupportedError, match=r"complex data.*test_complex_blas.py:\d+"):
         autodiff(complex_norm, Duplicated(x, np.zeros_like(x)))
+
+
+@numba.njit
+def solve_into(a, b, x):
+    x[:] = np.linalg.solve(a, b)
+
+
+def test_solve_adjoint_tangent_and_finite_differences():
+    a, b, s = crandn(3, 3) + 3 * np.eye(3), crandn(3, 2), crandn(3, 2)
+    da, db = np.zeros_like(a), np.zeros_like(b)
+    autodiff(solve_into, Duplicated(a.copy(), da), Duplicated(b.copy(), db),
+             Duplicated(np.zeros_like(b), s.copy()))
+    x, y = np.linalg.solve(a, b), np.linalg.solve(a.conj().T, s)
+    np.testing.assert_allclose(db, y, rtol=1e-12)                  # dB = A^{-H} dX
+    np.testing.assert_allclose(da, -y @ x.conj().T, rtol=1e-12)    # dA = -dB X^H
+    ta, tb, tx = crandn(3, 3), crandn(3, 2), np.zeros_like(b)
+    autodiff(solve_into, Duplicated(a.copy(), ta), Duplicated(b.copy(), tb),
+             Duplicated(np.zeros_like(b), tx), mode=Forward)
+    np.testing.assert_allclose(tx, np.linalg.solve(a, tb - ta @ x), rtol=1e-12)
+    report = check_gradient(solve_into, Duplicated(a, np.zeros_like(a)),
+                            Duplicated(b, np.zeros_like(b)),
+                            Duplicated(np.zeros_like(b), np.zeros_like(b)), rng=4)
+    assert report.passed, str(report)
