@@ -27,9 +27,10 @@ conjugates the output's shadow and the shadow it adds into in place, runs the re
 with the same library call, and conjugates both back (one product at a time: two inputs sharing
 a shadow, `a @ a`, stay right). The complex dot's adjoint is its own loop (dotu: dx += d
 conj(y); dotc, the record's `conj` argument true: dx += conj(d) y). Tangents are the real ones
-(each product is real-bilinear). Complex alpha and beta must have a zero imaginary part; the
-strong zero holds for a zero adjoint as a whole (a dot's d, gemm's dC skipped when all zero is
-not checked): the per-element guard of `guarded_product` is real-only.
+(each product is real-bilinear). Complex alpha and beta must have a zero imaginary part. The
+strong zero holds for a complex dot with a zero adjoint (its loop is skipped); the complex
+products call the library unguarded (`guarded_product` is real-only), so a zero adjoint entry
+meeting an inf or NaN of a primal matrix gives NaN there.
 
 Inputs must hold their values as of the call when the reverse sweep runs. When alias analysis
 says a later write may change one, the forward sweep copies it into the gradient's arena (one
