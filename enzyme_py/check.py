@@ -637,9 +637,11 @@ class ArgReport:
     path: tuple = ()          # its place inside a tuple argument
 
     def worst(self, k: int = 5):
-        """Up to `k` (index, ad, fd, abs err) tuples, largest error first."""
-        ad = np.atleast_1d(np.asarray(self.ad, np.float64))
-        fd = np.atleast_1d(np.asarray(self.fd, np.float64))
+        """Up to `k` (index, ad, fd, abs err) tuples, largest error first; a complex element's
+        ad and fd are complex."""
+        kind = np.complex128 if np.iscomplexobj(self.ad) or np.iscomplexobj(self.fd) else np.float64
+        ad = np.atleast_1d(np.asarray(self.ad, kind))
+        fd = np.atleast_1d(np.asarray(self.fd, kind))
         err = np.abs(ad - fd)
         err = np.where(np.isnan(err), np.inf, err)
         order = np.argsort(-err, axis=None, kind="stable")[:k]
@@ -647,8 +649,15 @@ class ArgReport:
         for flat in order:
             idx = np.unravel_index(flat, ad.shape)
             rows.append((tuple(int(i) for i in idx) if np.ndim(self.ad) else (),
-                         float(ad[idx]), float(fd[idx]), float(err[idx])))
+                         ad[idx].item(), fd[idx].item(), float(err[idx])))
         return rows
+
+
+def _number(v) -> str:
+    """A worst element's value: a float as ` 1.2345678901e+00`, a complex one as both parts."""
+    if isinstance(v, complex):
+        return f"{v.real: .10e}{v.imag:+.10e}j"
+    return f"{v: .10e}"
 
 
 @dataclass
@@ -699,7 +708,7 @@ class GradientReport:
                     lines.append(f"  arg {a.index} ({a.label}): worst elements (index, autodiff, "
                                  f"finite diff, abs err):")
                     for idx, ad, fd, err in a.worst():
-                        lines.append(f"    {idx!s:<12} {ad: .10e}  {fd: .10e}  {err:.3e}")
+                        lines.append(f"    {idx!s:<12} {_number(ad)}  {_number(fd)}  {err:.3e}")
         for m in self.primal_mismatches:
             lines.append(f"  primal: {m}")
         return "\n".join(lines)
