@@ -299,6 +299,12 @@ def _slot(b, alloca_b, ft, value, complex_=False):
     return s
 
 
+def parts(b, count, complex_):
+    """`count` (as i64) real values: twice it for complex elements."""
+    v = b.cast("sext", count, T.i64) if count.type != T.i64 else count
+    return b.mul(v, ConstInt(T.i64, 2)) if complex_ else v
+
+
 def conj_matrices(b, module, ft, mats) -> None:
     """Conjugate in place each complex column-major (rows, cols, pointer, ld) of `mats`."""
     helper = f"enzpy.conj_matrix.{ft.suffix}"
@@ -501,9 +507,9 @@ class Gemm(Record):
                 product("a", True, ta, n, k, m, dc, ldc, av, lda, db, ldb)
         helper = f"enzpy.scale_matrix.{ft.suffix}"
         ensure(g.module, helper)
-        parts = ConstInt(T.i64, 2 if cx else 1)     # a complex matrix as a real one: 2m rows
-        b.call(helper, T.void, [b.mul(b.cast("sext", m, T.i64), parts), b.cast("sext", n, T.i64),
-                                dc, b.mul(b.cast("sext", ldc, T.i64), parts), ConstFloat(ft, beta)])
+        # a complex matrix as a real one: 2m rows, leading dimension 2 ldc
+        b.call(helper, T.void, [parts(b, m, cx), b.cast("sext", n, T.i64), dc, parts(b, ldc, cx),
+                                ConstFloat(ft, beta)])
 
     def tangent(self, fm, call) -> None:
         c = fm.emit_primal(call)
@@ -533,11 +539,10 @@ class Gemm(Record):
                 beta = one
             if not shadowed:
                 ensure(fm.module, f"enzpy.scale_matrix.{ft.suffix}")
-                parts = ConstInt(T.i64, 2 if cx else 1)
                 b.call(f"enzpy.scale_matrix.{ft.suffix}", T.void,
-                       [b.mul(b.cast("sext", ops[self.m], T.i64), parts),
+                       [parts(b, ops[self.m], cx),
                         b.cast("sext", ops[self.n], T.i64), dc,
-                        b.mul(b.cast("sext", ops[self.ldc], T.i64), parts), b.load(ft, ops[self.beta])])
+                        parts(b, ops[self.ldc], cx), b.load(ft, ops[self.beta])])
 
 
 @dataclass(frozen=True)
@@ -621,7 +626,7 @@ class Gemv(Record):
                                                                n if t else zero_m, None))
         helper = f"enzpy.scale_matrix.{ft.suffix}"
         ensure(g.module, helper)
-        rows = b.mul(b.cast("sext", ylen, T.i64), ConstInt(T.i64, 2 if cx else 1))
+        rows = parts(b, ylen, cx)
         b.call(helper, T.void, [rows, one64, dy, one64, ConstFloat(ft, beta)])
 
     def tangent(self, fm, call) -> None:
@@ -651,7 +656,7 @@ class Gemv(Record):
                 beta = one
             if not shadowed:
                 rows = ops[self.n] if t else ops[self.m]
-                rows = b.mul(b.cast("sext", rows, T.i64), ConstInt(T.i64, 2 if cx else 1))
+                rows = parts(b, rows, cx)
                 one64 = ConstInt(T.i64, 1)
                 ensure(fm.module, f"enzpy.scale_matrix.{ft.suffix}")
                 b.call(f"enzpy.scale_matrix.{ft.suffix}", T.void,
