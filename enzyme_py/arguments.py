@@ -75,6 +75,11 @@ def check_active(where: str, value) -> None:
         raise TypeError(
             f"{where}: Active is for float scalars; for an array use "
             f"Duplicated(array, shadow) with a zeroed shadow of the same shape")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError(
+            f"{where}: a complex Active scalar is taken by autodiff (and the helpers built on "
+            f"it), not here: pass its parts as two Active floats and build complex(re, im) in "
+            f"the kernel")
     if not isinstance(value, (float, np.floating)):
         raise TypeError(
             f"{where}: Active needs a real float scalar, got "

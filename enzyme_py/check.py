@@ -46,7 +46,7 @@ from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedN
 from .bridge.frozen import as_dispatcher
 from .modes.bound import regroup_values
 from .modes.calls import bind, leaf_labels
-from .modes.returns import ARRAY, FLOAT, UNSET, leaf_kind
+from .modes.returns import ARRAY, FLOAT, UNSET, is_complex, leaf_kind
 from .options import AUTODIFF_OPTIONS, kernel_options
 
 __all__ = ["check_gradient", "finite_difference", "GradientReport", "ArgReport",
@@ -153,11 +153,14 @@ class _Memory:
 
     def fresh(self, dtype=None):
         """(the arrays, the group buffers): new copies of the snapshot; float groups narrower
-        than `dtype` are cast to it."""
+        than `dtype` are cast to it, complex ones whose parts are narrower to its complex type."""
         bufs = []
         for buf in self.snapshot:
             if dtype is not None and buf.dtype.kind == "f" and buf.dtype.itemsize < dtype.itemsize:
                 bufs.append(buf.astype(dtype))
+            elif dtype is not None and buf.dtype.kind == "c" and \
+                    buf.dtype.itemsize < 2 * dtype.itemsize:
+                bufs.append(buf.astype(np.result_type(dtype, np.complex64)))
             else:
                 bufs.append(buf.copy())
         return [self.view(bufs[m[0]], i) for i, m in enumerate(self.members)], bufs
@@ -491,14 +494,14 @@ def return_terms(returns, ret, float_seed, seeds) -> list:
         for i in leaf.path:
             v = v[i]
         if leaf.kind == FLOAT:
-            if v is not None:       # an Optional float that is None: no term
-                out.append(s * float(v))
+            if v is not None:       # an Optional float that is None: no term; complex: Re(conj(s) v)
+                out.extend((_pairs(s) * _pairs(v)).ravel().tolist())
         else:
             v = np.asarray(v)
             if v.shape != s.shape:
                 raise ValueError(f"check_gradient: the seed for {leaf.where()} has shape "
                                  f"{s.shape}, the kernel returned shape {v.shape}")
-            out.extend((np.asarray(s, np.float64) * np.asarray(v, np.float64)).ravel().tolist())
+            out.extend((_pairs(s) * _pairs(v)).ravel().tolist())
     return out
 
 
@@ -597,8 +600,12 @@ def _return_seed(call: _Call, seed, rng):
 
     def draw(ty_path, v):
         kind = leaf_kind(ty_path)
+        if kind == FLOAT and is_complex(ty_path):
+            return complex(gen.standard_normal(), gen.standard_normal())
         if kind == FLOAT:
             return float(gen.standard_normal())
+        if kind == ARRAY and is_complex(ty_path):
+            return gen.standard_normal(np.shape(v)) + 1j * gen.standard_normal(np.shape(v))
         if kind == ARRAY:
             return gen.standard_normal(np.shape(v))
         return None
@@ -630,9 +637,11 @@ class ArgReport:
     path: tuple = ()          # its place inside a tuple argument
 
     def worst(self, k: int = 5):
-        """Up to `k` (index, ad, fd, abs err) tuples, largest error first."""
-        ad = np.atleast_1d(np.asarray(self.ad, np.float64))
-        fd = np.atleast_1d(np.asarray(self.fd, np.float64))
+        """Up to `k` (index, ad, fd, abs err) tuples, largest error first; a complex element's
+        ad and fd are complex."""
+        kind = np.complex128 if np.iscomplexobj(self.ad) or np.iscomplexobj(self.fd) else np.float64
+        ad = np.atleast_1d(np.asarray(self.ad, kind))
+        fd = np.atleast_1d(np.asarray(self.fd, kind))
         err = np.abs(ad - fd)
         err = np.where(np.isnan(err), np.inf, err)
         order = np.argsort(-err, axis=None, kind="stable")[:k]
@@ -640,8 +649,15 @@ class ArgReport:
         for flat in order:
             idx = np.unravel_index(flat, ad.shape)
             rows.append((tuple(int(i) for i in idx) if np.ndim(self.ad) else (),
-                         float(ad[idx]), float(fd[idx]), float(err[idx])))
+                         ad[idx].item(), fd[idx].item(), float(err[idx])))
         return rows
+
+
+def _number(v) -> str:
+    """A worst element's value: a float as ` 1.2345678901e+00`, a complex one as both parts."""
+    if isinstance(v, complex):
+        return f"{v.real: .10e}{v.imag:+.10e}j"
+    return f"{v: .10e}"
 
 
 @dataclass
@@ -692,7 +708,7 @@ class GradientReport:
                     lines.append(f"  arg {a.index} ({a.label}): worst elements (index, autodiff, "
                                  f"finite diff, abs err):")
                     for idx, ad, fd, err in a.worst():
-                        lines.append(f"    {idx!s:<12} {ad: .10e}  {fd: .10e}  {err:.3e}")
+                        lines.append(f"    {idx!s:<12} {_number(ad)}  {_number(fd)}  {err:.3e}")
         for m in self.primal_mismatches:
             lines.append(f"  primal: {m}")
         return "\n".join(lines)
@@ -800,8 +816,9 @@ def _active_result(result, leaf, nslots):
     got = None
     if isinstance(result, tuple) and len(result) == nslots:
         got = result[leaf.index]
-        for i in leaf.path:
-            got = got[i] if isinstance(got, tuple) else None
+        for i in leaf.path:     # a complex Active scalar: its parts are items 0 and 1
+            got = got[i] if isinstance(got, tuple) else \
+                (got.real, got.imag)[i] if isinstance(got, complex) else None
     if got is None:
         raise TypeError(f"check_gradient: autodiff returned {result!r}; expected a tuple with a "
                         f"float for argument {leaf.index} (`{leaf.label}`, Active)")

@@ -443,7 +443,9 @@ def test_complex_profile_draws_every_sink_and_checks_a_slice():
     sources = "".join(k.source for k in kernels)
     assert all(s in sources for s in ("out[i] = v", "s += 0.7", "z[i] = 0.5", "** w[i]",
                                       "** 2.5", "for t in range("))
-    for k in kernels[:4]:
+    active = [k for k in kernels if k.active_c]             # c a complex Active scalar
+    assert len(active) >= 5
+    for k in kernels[:4] + active[:1]:
         out = check_program(k, Settings())
         assert out.status == PASS and out.forward == "checked", (k.source, out.detail)
     assert isinstance(kernels[0], complex_data.ComplexKernel)

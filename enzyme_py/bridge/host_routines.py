@@ -1,5 +1,5 @@
 """SciPy's BLAS and LAPACK routines (the library Numba's own linear algebra calls) as the symbols
-`enzpy.host.<d|s><routine>` that ir_passes/runtime/fortran.py's helpers call: the triangular
+`enzpy.host.<d|s|z|c><routine>` that ir_passes/runtime/fortran.py's helpers call: the triangular
 solve and the LU solve the matrix-level adjoints need. The addresses come from
 scipy.linalg.cython_blas / cython_lapack's C API capsules and are added to LLVM's symbol table."""
 from __future__ import annotations
@@ -32,7 +32,7 @@ def define() -> list:
     done = []
     for routine, module in ROUTINES.items():
         capi = modules[module].__pyx_capi__
-        for prefix in "ds":
+        for prefix in "dszc":
             llvm.add_symbol(f"enzpy.host.{prefix}{routine}", _address(capi[prefix + routine]))
         done.append(routine)
     return done

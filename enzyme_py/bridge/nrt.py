@@ -79,8 +79,9 @@ for _name in ("NRT_incref", "NRT_decref", "numba_gil_ensure", "Py_FatalError", "
 for _name in ("numba_gil_ensure", "Py_FatalError"):
     register_inactive(_name)
 
-# np.dot of two 1-D arrays: numba_xxdot(kind, conjugate, n, x, y, &out), kind 'd' or 's'
-register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0)
+# np.dot (np.vdot: conjugate 1) of two 1-D arrays: numba_xxdot(kind, conjugate, n, x, y, &out),
+# kind 'd', 's', 'z' or 'c'
+register_dot("numba_xxdot", n=2, x=3, y=4, out=5, kind=0, conj=1)
 # matrix products and 2-norms: Numba's wrappers take BLAS's arguments after a type char
 register_gemm("numba_xxgemm")    # (kind, transa, transb, m, n, k, alpha*, a, lda, b, ldb, beta*, c, ldc)
 register_gemv("numba_xxgemv")    # (kind, trans, m, n, alpha*, a, lda, x, beta*, y)

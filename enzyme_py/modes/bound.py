@@ -28,10 +28,10 @@ from ir_passes import ParallelUpdates
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from ..arguments import check_annotation, memory_of
 from .batched import autodiff as batched_autodiff
-from .calls import Bound, Seeding, leaf_labels, unmask, wrapper
+from .calls import COMPLEX, Bound, Seeding, leaf_labels, unmask, wrapper
 from .forward import MAX_WIDTH
 from .forward import prepare as forward_prepare
-from .returns import UNSET, as_float_seed, is_optional_float
+from .returns import UNSET, as_float_seed, is_complex, is_optional_float
 from . import strong_zero
 from .reverse import reverse_call, user_kernel
 from .value_grad import forward_value_entry
@@ -126,7 +126,8 @@ def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdate
     flat, value = reverse_call(target, args, float_seed, cache, with_primal, updates, memory)
     if seeding is not None and seeding.result == "masked":
         vals, n = args[-1].value, len(returns.floats)
-        value = unmask(value, {l.path: _leaf_value(l, vals[k], vals[n + k])
+        value = unmask(value, {l.path: _leaf_value(l, complex(vals[k], vals[n + k]) if
+                                                   is_complex(l.type) else vals[k], vals[n + k])
                                for k, l in enumerate(returns.floats)})
     return to_user_order(bound, flat, nleaves), value
 
@@ -338,6 +339,8 @@ def _batched(leaves) -> bool:
 
 def _leaf_value(leaf, value, mark):
     """A float leaf's value from its output; an Optional leaf's is None unless marked."""
+    if is_complex(leaf.type):
+        return complex(value)
     return None if is_optional_float(leaf.type) and not mark else float(value)
 
 
@@ -406,6 +409,8 @@ def _plain(v, copy):
 def regroup_values(tree, cls, values):
     """A tuple argument's value (of class `cls`) from its leaves' values (`tree` of indices)."""
     items = [regroup_values(t, t.cls, values) if isinstance(t, tuple) else values[t] for t in tree]
+    if cls in COMPLEX:          # a complex Active scalar from its two parts (no shadow: None)
+        return None if None in items else COMPLEX[cls](complex(*items))
     return cls(*items) if cls is not tuple else tuple(items)
 
 

@@ -48,7 +48,7 @@ from ..annotations import (Active, BatchDuplicated, Const, Duplicated, Duplicate
 from ..arguments import check_aliasing, check_annotation, is_typed_dict, is_typed_list
 from ..bridge.restype import return_type
 from ..bridge.frozen import register
-from .returns import ARRAY, ReturnPlan, ShapeMismatch, is_optional_float, leaf_kind
+from .returns import ARRAY, ReturnPlan, ShapeMismatch, is_complex, is_optional_float, leaf_kind
 from .reverse import WRAPPED_KERNEL, WRAPPER_LABELS
 
 _DIFF = (Duplicated, DuplicatedNoNeed, BatchDuplicated, Active)
@@ -108,13 +108,70 @@ class Bound:
             if slot.tree is None:
                 out.append(flat[slot.first])
             else:
-                out.append(_rebuild(slot.tree, flat))
+                out.append(_rebuild(slot.tree, flat, slot.cls))
         return tuple(out)
 
 
-def _rebuild(tree, flat):
-    items = tuple(_rebuild(t, flat) if isinstance(t, tuple) else flat[t] for t in tree)
-    return None if all(i is None for i in items) else items
+def _rebuild(tree, flat, cls=tuple):
+    items = tuple(_rebuild(t, flat, t.cls) if isinstance(t, _Sub) else flat[t] for t in tree)
+    if all(i is None for i in items):
+        return None
+    return join_complex(*items) if cls in COMPLEX else items
+
+
+# ---- complex Active scalars -----------------------------------------------------------------
+# `Active(z)` for a complex z is two Active floats, z.real and z.imag; the wrapper rebuilds z
+# (`__tupleN(re, im)`, one of the constructors below) and the derivatives come back joined:
+# dL/dRe + i dL/dIm (docs/semantics.md, "Complex numbers"), lane by lane when batched.
+
+@numba.njit(cache=False)
+def _complex128(re, im):
+    return complex(re, im)
+
+
+@numba.njit(cache=False)
+def _complex64(re, im):
+    return np.complex64(complex(re, im))
+
+
+COMPLEX = {_complex128: np.complex128, _complex64: np.complex64}
+
+
+def is_complex_active(ann) -> bool:
+    return type(ann) is Active and isinstance(ann.value, (complex, np.complexfloating))
+
+
+def _split_complex(ann):
+    """(the two Active leaves of a complex Active, its constructor)."""
+    value = ann.value
+    single = isinstance(value, np.complex64)
+    part = np.float32 if single else float
+    t = ann.tangent
+    if isinstance(t, (tuple, list)):
+        re_t, im_t = tuple(_part(x, "real") for x in t), tuple(_part(x, "imag") for x in t)
+    else:
+        re_t, im_t = _part(t, "real"), _part(t, "imag")
+    parts = [Active(part(value.real), re_t), Active(part(value.imag), im_t)]
+    return parts, _complex64 if single else _complex128
+
+
+def _part(t, which):
+    if t is None:
+        return None
+    if not isinstance(t, (int, float, complex, np.number)) or isinstance(t, (bool, np.bool_)):
+        raise TypeError(f"the tangent of a complex Active scalar must be a number, not "
+                        f"{type(t).__name__}")
+    return float(getattr(complex(t), which))
+
+
+def join_complex(re, im):
+    """dL/dRe + i dL/dIm from the parts' derivatives (tuples of k lanes each when batched)."""
+    if isinstance(re, tuple) or isinstance(im, tuple):
+        width = len(re if isinstance(re, tuple) else im)
+        re = re if isinstance(re, tuple) else (re,) * width
+        im = im if isinstance(im, tuple) else (im,) * width
+        return tuple(join_complex(a, b) for a, b in zip(re, im))
+    return complex(re or 0.0, im or 0.0)
 
 
 # ---- binding --------------------------------------------------------------------------------
@@ -142,7 +199,7 @@ def bind(dispatcher, args, kwargs) -> Bound:
     for raw in (*args, *kwargs.values()):
         ann = raw if type(raw) in _ANNOTATIONS else as_annotation(raw)
         if type(ann) in _DIFF_TYPES and type(ann.value) is not np.ndarray and \
-                isinstance(ann.value, tuple):
+                (isinstance(ann.value, tuple) or is_complex_active(ann)):
             first = len(leaves)
             try:
                 tree, cls = _flatten("", ann, leaves)
@@ -175,14 +232,15 @@ def _new_plan(dispatcher, args, kwargs, key) -> CallPlan:
         ann = as_annotation(raw)
         _refuse_unsupported(label, ann)
         first = len(leaves)
-        if isinstance(ann, _DIFF) and isinstance(ann.value, tuple):
+        if isinstance(ann, _DIFF) and (isinstance(ann.value, tuple) or is_complex_active(ann)):
             tree, cls = _flatten(label, ann, leaves)
             trees.append((first, tree, cls))
         else:
             leaves.append(ann)
             trees.append((first, None, tuple))
         for k in range(first, len(leaves)):      # before Numba types anything
-            check_annotation(f"argument {n} (`{_leaf_label(label, trees[-1][1], k)}`)", leaves[k])
+            name = _leaf_label(label, trees[-1][1], k, trees[-1][2])
+            check_annotation(f"argument {n} (`{name}`)", leaves[k])
     check_aliasing(list(leaves))
     plan = _make_plan(dispatcher, sig, ba, labels, len(args), trees, leaves)
     with _lock:
@@ -199,22 +257,23 @@ def leaf_labels(plan: CallPlan) -> list:
             labels[slot.first] = slot.label
         else:
             for k in range(len(labels)):
-                found = _leaf_label(slot.label, slot.tree, k)
+                found = _leaf_label(slot.label, slot.tree, k, slot.cls)
                 if found is not None:
                     labels[k] = found
     return labels
 
 
-def _leaf_label(label, tree, k) -> str:
+def _leaf_label(label, tree, k, cls=tuple) -> str:
     if tree is None:
         return label
     for i, t in enumerate(tree):
+        name = f"{label}.{('real', 'imag')[i]}" if cls in COMPLEX else f"{label}[{i}]"
         if isinstance(t, tuple):
-            inner = _leaf_label(f"{label}[{i}]", t, k)
+            inner = _leaf_label(name, t, k, t.cls)
             if inner is not None:
                 return inner
         elif t == k:
-            return f"{label}[{i}]"
+            return name
     return None
 
 
@@ -282,9 +341,12 @@ def _flatten(label, ann, leaves):
     (leaf indices) and tuple class."""
     value = ann.value
     cls = type(value) if hasattr(type(value), "_fields") else tuple
-    if isinstance(ann, Active):
+    if is_complex_active(ann):
+        parts, cls = _split_complex(ann)
+    elif isinstance(ann, Active):
         extras = _match(label, value, ann.tangent, "tangent")
-        parts = [Active(v, t) if isinstance(v, (float, np.floating, tuple)) else Const(v)
+        parts = [Active(v, t) if isinstance(v, (float, np.floating, tuple, complex,
+                                                np.complexfloating)) else Const(v)
                  for v, t in zip(value, extras)]
     elif isinstance(ann, BatchDuplicated):
         lanes = [_match(label, value, lane, "shadow") for lane in ann.shadows]
@@ -295,7 +357,7 @@ def _flatten(label, ann, leaves):
         parts = [type(ann)(v, s) if s is not None else Const(v) for v, s in zip(value, shadows)]
     tree = []
     for i, part in enumerate(parts):
-        if isinstance(part, _DIFF) and isinstance(part.value, tuple):
+        if isinstance(part, _DIFF) and (isinstance(part.value, tuple) or is_complex_active(part)):
             sub, subcls = _flatten(f"{label}[{i}]", part, leaves)
             tree.append((sub, subcls))
         else:
@@ -418,6 +480,8 @@ def _typeof_slot(label, leaves, first, tree, cls):
 
 def _value_of(tree, cls, leaves):
     items = [_value_of(t, t.cls, leaves) if isinstance(t, _Sub) else leaves[t].value for t in tree]
+    if cls in COMPLEX:
+        return COMPLEX[cls](complex(*items))
     return cls(*items) if cls is not tuple else tuple(items)
 
 
@@ -526,18 +590,20 @@ def _masked(ty, path, scope, arrays) -> str:
         name = f"__rcls{sum(k.startswith('__rcls') for k in scope)}"
         scope[name] = cls
         return f"{name}({', '.join(items)})"
-    masked = isinstance(ty, types.Float) or is_optional_float(ty) or \
+    masked = isinstance(ty, (types.Float, types.Complex)) or is_optional_float(ty) or \
         (arrays and leaf_kind(ty) == ARRAY)
     return "0.0" if masked else _leaf_expr(path)
 
 
 def _masked_values(floats) -> list:
     """`__vals[n]` = the n-th float leaf; an Optional one sets `__vals[len(floats) + n]` to 1.0
-    when it is a float (not None)."""
+    when it is a float (not None); a complex one's imaginary part goes there."""
     lines = []
     for n, leaf in enumerate(floats):
         v = _leaf_expr(leaf.path)
-        if is_optional_float(leaf.type):
+        if is_complex(leaf.type):
+            lines += [f"__vals[{n}] = {v}.real", f"__vals[{len(floats) + n}] = {v}.imag"]
+        elif is_optional_float(leaf.type):
             lines += [f"__o = {v}", "if __o is not None:", f"    __vals[{n}] = __o",
                       f"    __vals[{len(floats) + n}] = 1.0"]
         else:
@@ -571,15 +637,23 @@ def _reverse_seeding(seeded, lanes) -> list:
             lines += [f"    __t{j} += __seed{n}_{j} * __o" for j in range(lanes)]
             continue
         if not isinstance(leaf.type, types.Array):
-            lines += [f"__t{j} += __seed{n}_{j} * {v}" for j in range(lanes)]
+            lines += [f"__t{j} += {_product(f'__seed{n}_{j}', v, leaf)}" for j in range(lanes)]
             continue
         lines.append(f"__v = {v}")
         lines += _shape_checks([f"__seed{n}_{j}" for j in range(lanes)], leaf, "seed")
         idx = _loop_nest(leaf.type.ndim, lines)
         indent = "    " * leaf.type.ndim
-        lines += [f"{indent}__t{j} += __seed{n}_{j}[{idx}] * __v[{idx}]" for j in range(lanes)]
+        lines += [f"{indent}__t{j} += {_product(f'__seed{n}_{j}[{idx}]', f'__v[{idx}]', leaf)}"
+                  for j in range(lanes)]
     lines += [f"__acc[{j}] = __t{j}" for j in range(lanes)]
     return lines
+
+
+def _product(s, v, leaf) -> str:
+    """<s, v>: s * v, or for a complex leaf Re(conj(s) v) = s.re v.re + s.im v.im."""
+    if is_complex(leaf.type):
+        return f"({s}.real * {v}.real + {s}.imag * {v}.imag)"
+    return f"{s} * {v}"
 
 
 def _forward_outputs(live) -> list:

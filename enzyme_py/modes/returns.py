@@ -13,10 +13,12 @@ returns None (and a float seed for a leaf typed None, as Numba types it when the
 returns None there, is ignored too). Its tangent in forward mode is None when the call returned
 None there.
 
-Complex numbers, records, lists, dicts and other objects cannot be seeded: a kernel returning one
-gets a TypeError unless its seed is None. A float, an array or a tuple return is never dropped
-silently: an array or a tuple return needs an explicit seed. The return type itself comes from
-bridge/restype.py.
+A complex leaf (a complex scalar or array) is seeded by a complex seed s (an array of them for
+an array): L gains Re(conj(s) v) = s.re v.re + s.im v.im, so s.real weights the real part and
+s.imag the imaginary part. It has no default seed. Records, lists, dicts and other objects cannot
+be seeded: a kernel returning one gets a TypeError unless its seed is None. A float, an array
+or a tuple return is never dropped silently: an array or a tuple return needs an explicit seed.
+The return type itself comes from bridge/restype.py.
 """
 from __future__ import annotations
 
@@ -64,11 +66,12 @@ class Leaf:
 
 
 def leaf_kind(ty) -> str:
-    """FLOAT, ARRAY (a float array), INACTIVE (no derivative) or UNSEEDABLE."""
-    if isinstance(ty, types.Float) or is_optional_float(ty):
+    """FLOAT (a real or complex scalar), ARRAY (a real or complex float array), INACTIVE (no
+    derivative) or UNSEEDABLE."""
+    if isinstance(ty, (types.Float, types.Complex)) or is_optional_float(ty):
         return FLOAT
     if isinstance(ty, types.Array):
-        if isinstance(ty.dtype, types.Float):
+        if isinstance(ty.dtype, (types.Float, types.Complex)):
             return ARRAY
         if isinstance(ty.dtype, (types.Integer, types.Boolean)):
             return INACTIVE
@@ -76,6 +79,11 @@ def leaf_kind(ty) -> str:
     if isinstance(ty, (types.Integer, types.Boolean, types.NoneType, types.Omitted)):
         return INACTIVE
     return UNSEEDABLE
+
+
+def is_complex(ty) -> bool:
+    """A complex scalar or a complex array."""
+    return isinstance(getattr(ty, "dtype", ty), types.Complex)
 
 
 def is_optional_float(ty) -> bool:
@@ -169,7 +177,9 @@ class ReturnPlan:
                 raise TypeError(f"seed: {leaf.where()} is {leaf.type}, which enzyme_py cannot "
                                 f"seed (float, float array and tuple returns can be); pass None "
                                 f"for it")
-            if leaf.kind == FLOAT:
+            if leaf.kind == FLOAT and is_complex(leaf.type):
+                out.append((path, as_complex_seed(value, leaf.where())))
+            elif leaf.kind == FLOAT:
                 out.append((path, as_float_seed(value, leaf.where())))
             else:
                 out.append((path, as_array_seed(value, leaf)))
@@ -182,6 +192,10 @@ class ReturnPlan:
             return (f"the kernel returns {self.restype}: {l.where()} ({l.type}) cannot be seeded "
                     f"(enzyme_py differentiates float, float array and tuple returns); pass "
                     f"seed=None to leave the return value out of L")
+        if isinstance(self.restype, types.Complex):
+            return (f"the kernel returns {self.restype}: pass seed= a complex number s (L gains "
+                    f"s.real * out.real + s.imag * out.imag), or seed=None to leave the return "
+                    f"value out")
         if isinstance(self.restype, types.Array):
             return (f"the kernel returns {self.restype}: pass seed= an array of the returned "
                     f"shape (the weight of each returned element in L, dL/d(return)), or "
@@ -228,6 +242,14 @@ def as_float_seed(value, where) -> float:
     return float(value)
 
 
+def as_complex_seed(value, where) -> complex:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+            value, (int, float, complex, np.integer, np.floating, np.complexfloating)):
+        raise TypeError(f"seed: {where} is complex; its seed must be a complex number, not "
+                        f"{type(value).__name__}")
+    return complex(value)
+
+
 def as_array_seed(value, leaf: Leaf) -> np.ndarray:
     """The seed of an array leaf: a float array of its ndim (a list is converted)."""
     if isinstance(value, list):
@@ -237,7 +259,7 @@ def as_array_seed(value, leaf: Leaf) -> np.ndarray:
                         f"returned shape, not {type(value).__name__}")
     if value.dtype.kind in "iub":
         value = value.astype(leaf.type.dtype.name)
-    if value.dtype.kind != "f":
+    if value.dtype.kind != "f" and not (value.dtype.kind == "c" and is_complex(leaf.type)):
         raise TypeError(f"seed: {leaf.where()} is {leaf.type}; its seed must be a float array, "
                         f"not one of dtype {value.dtype}")
     if value.ndim != leaf.type.ndim:

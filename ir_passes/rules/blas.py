@@ -20,6 +20,18 @@ or its transpose per the call's transpose flag:
 alpha and beta must be constants stored into their slots right before the call (as a host's
 wrappers do); alpha and beta carry no derivative.
 
+Complex data (type char 'z' or 'c': each element a (real, imaginary) pair) takes the same
+records. The shadow of a complex value holds dL/dRe + i dL/dIm; for the complex-linear products
+(gemm, gemv) the adjoint of P is then conj(P^T conj(adjoint)), so each product of the reverse
+conjugates the output's shadow and the shadow it adds into in place, runs the real formula above
+with the same library call, and conjugates both back (one product at a time: two inputs sharing
+a shadow, `a @ a`, stay right). The complex dot's adjoint is its own loop (dotu: dx += d
+conj(y); dotc, the record's `conj` argument true: dx += conj(d) y). Tangents are the real ones
+(each product is real-bilinear). Complex alpha and beta must have a zero imaginary part. The
+strong zero holds for a complex dot with a zero adjoint (its loop is skipped); the complex
+products call the library unguarded (`guarded_product` is real-only), so a zero adjoint entry
+meeting an inf or NaN of a primal matrix gives NaN there.
+
 Inputs must hold their values as of the call when the reverse sweep runs. When alias analysis
 says a later write may change one, the forward sweep copies it into the gradient's arena (one
 buffer parked with the tape between calls: a repeat call allocates nothing) and the tape keeps
@@ -41,7 +53,8 @@ from ..runtime.helpers import ensure
 BLAS: dict = {}          # callee name -> its record
 INPUT = "blas input"     # tape key tag: (INPUT, call, argument index) of a copied input
 AFTER = "after"          # (INPUT, call, (AFTER, index)): argument index as the call left it
-KINDS = {ord("d"): T.f64, ord("s"): T.f32}
+KINDS = {ord("d"): T.f64, ord("s"): T.f32, ord("z"): T.f64, ord("c"): T.f32}
+COMPLEX_KINDS = {ord("z"), ord("c")}     # complex data: the float type is each part's
 HOST_ROUTINES: set = set()   # runtime/fortran.py's routines whose symbols the host defines
 N, TR = ord("n"), ord("t")
 
@@ -72,6 +85,34 @@ def constant_before(slot, call):
             return i.ops[0].value if isinstance(i.ops[0], ConstFloat) else None
         if slot in i.ops:
             return None
+    return None
+
+
+def complex_constant_before(slot, call):
+    """The complex constant (re, im) stored into `slot` right before `call` in its block: two
+    float stores (the imaginary part through a getelementptr of the slot) or a zeroing memset;
+    None when it is not one."""
+    insts = call.block.instructions
+    re_part = im_part = None
+    parts = {slot}
+    for blk in call.block.function.blocks:
+        parts.update(i for i in blk.instructions if i.opcode == "getelementptr" and i.ops[0] is slot)
+    for i in reversed(insts[:insts.index(call)]):
+        if i.opcode == "store" and i.ops[1] in parts:
+            if not isinstance(i.ops[0], ConstFloat):
+                return None
+            if i.ops[1] is slot:
+                re_part = i.ops[0].value if re_part is None else re_part
+            else:
+                im_part = i.ops[0].value if im_part is None else im_part
+        elif i.opcode == "call" and (i.callee_name or "").startswith("llvm.memset") and \
+                i.ops[0] is slot and isinstance(i.ops[1], ConstInt) and i.ops[1].value == 0:
+            re_part = 0.0 if re_part is None else re_part
+            im_part = 0.0 if im_part is None else im_part
+        elif any(o in parts for o in i.ops) and i.opcode != "getelementptr":
+            return None
+        if re_part is not None and im_part is not None:
+            return re_part, im_part
     return None
 
 
@@ -115,8 +156,11 @@ def count_arena_bytes(g, b, key, size) -> None:
 
 
 class Record:
-    """What every record shares: its element type, the inputs it reads, and their copies."""
+    """What every record shares: its element type, the inputs it reads, and their copies.
+    `complex_data`: whether its rules take complex data (type char 'z', 'c'); a record without
+    them refuses complex calls."""
     kind: int | None = None
+    complex_data = False
 
     def outputs(self, call) -> tuple:
         """Every pointer the call writes (the alias analysis's writes)."""
@@ -135,20 +179,40 @@ class Record:
         """The bytes of input k the call reads (an i64 value), with the call's operands `ops`."""
         raise NotImplementedError
 
+    def is_complex(self, call) -> bool:
+        """Complex data (the type char 'z' or 'c')."""
+        return self.kind is not None and isinstance(call.ops[self.kind], ConstInt) and \
+            call.ops[self.kind].value in COMPLEX_KINDS
+
     def element_type(self, call, types):
         """The float type of the data (`types`: the function's TypeInfo), or None."""
         if self.kind is not None and isinstance(call.ops[self.kind], ConstInt):
+            if self.is_complex(call) and not self.complex_data:
+                return None
             return KINDS.get(call.ops[self.kind].value)
         return types.float_type_behind(call.ops[self.inputs(call)[0]])
 
     def float_type(self, g, call):
         ft = self.element_type(call, g.types)
         if ft is None:
-            raise g.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
+            raise g.unsupported(self.no_type(call), call)
         return ft
 
+    def no_type(self, call) -> str:
+        """Why element_type found none."""
+        if self.is_complex(call):
+            return f"`{call.callee_name}` on complex data (no complex rule for it yet)"
+        return f"`{call.callee_name}` on data of unknown float type"
+
     def scalar(self, g, call, k) -> float:
-        """The constant behind pointer argument k (alpha, beta)."""
+        """The constant behind pointer argument k (alpha, beta); for complex data, its real
+        part (the imaginary part must be 0)."""
+        if self.is_complex(call):
+            v = complex_constant_before(call.ops[k], call)
+            if v is None or v[1] != 0.0 or g.act.has_shadow(call.ops[k]):
+                raise g.unsupported(f"`{call.callee_name}` on complex data with a scale factor "
+                                    f"that is not a real constant", call)
+            return v[0]
         v = constant_before(call.ops[k], call)
         if v is None:
             v = constant_global(g.module, call.ops[k], self.element_type(call, g.types))
@@ -198,6 +262,15 @@ class Record:
         blk = fcall.block
         emit_at(g.module, blk, blk.instructions.index(fcall) + after, copy, "blascopy")
 
+    def refuse_complex_beta(self, fm, call) -> None:
+        """Forward mode scales a tangent by beta's real part alone: a complex beta must be a
+        real constant."""
+        if self.is_complex(call):
+            v = complex_constant_before(call.ops[self.beta], call)
+            if v is None or v[1] != 0.0:
+                raise fm.unsupported(f"`{call.callee_name}` on complex data with a scale factor "
+                                     f"that is not a real constant", call)
+
     def shadow_or_null(self, g, call, k, block, b):
         return g.avail.shadow(call.ops[k], block, b) if g.act.has_shadow(call.ops[k]) \
             else Constant(T.ptr, "null")
@@ -210,22 +283,59 @@ class Record:
                               "Pass the output as Duplicated(array, shadow).")
 
 
-def _slot(b, alloca_b, ft, value):
-    """A stack slot holding the constant `value` (for alpha / beta arguments)."""
-    s = alloca_b.alloca(ft)
+def element_bytes(ops, kind) -> int:
+    """The bytes of one element of the call's data (a complex one is two floats)."""
+    code = ops[kind].value if kind is not None else ord("d")
+    return T.size_of(KINDS.get(code, T.f64)) * (2 if code in COMPLEX_KINDS else 1)
+
+
+def _slot(b, alloca_b, ft, value, complex_=False):
+    """A stack slot holding the constant `value` (for alpha / beta arguments; a complex one
+    holds (value, 0))."""
+    s = alloca_b.alloca(T.ArrayType(2, ft) if complex_ else ft)
     b.store(ConstFloat(ft, value), s)
+    if complex_:
+        b.store(ConstFloat(ft, 0.0), b.gep(ft, s, [ConstInt(T.i64, 1)]))
     return s
+
+
+def parts(b, count, complex_):
+    """`count` (as i64) real values: twice it for complex elements."""
+    v = b.cast("sext", count, T.i64) if count.type != T.i64 else count
+    return b.mul(v, ConstInt(T.i64, 2)) if complex_ else v
+
+
+def conj_matrices(b, module, ft, mats) -> None:
+    """Conjugate in place each complex column-major (rows, cols, pointer, ld) of `mats`."""
+    helper = f"enzpy.conj_matrix.{ft.suffix}"
+    ensure(module, helper)
+    for rows, cols, p, ld in mats:
+        b.call(helper, T.void, [b.cast("sext", x, T.i64) if x.type != T.i64 else x
+                                for x in (rows, cols)] + [p, b.cast("sext", ld, T.i64)
+                                                           if ld.type != T.i64 else ld])
+
+
+def load_pair(b, ft, p):
+    """(re, im) of the complex value at p."""
+    return b.load(ft, p), b.load(ft, b.gep(ft, p, [ConstInt(T.i64, 1)]))
+
+
+def store_pair(b, ft, pair, p) -> None:
+    b.store(pair[0], p)
+    b.store(pair[1], b.gep(ft, p, [ConstInt(T.i64, 1)]))
 
 
 @dataclass(frozen=True)
 class Dot(Record):
     """`*out = dot(n, x, y)`; the fields are argument indices."""
+    complex_data = True
     name: str
     n: int          # argument index of the length
     x: int
     y: int
     out: int        # pointer receiving the result
-    kind: int | None = None   # argument index of a BLAS type char ('d', 's'), if any
+    kind: int | None = None   # argument index of a BLAS type char ('d', 's', 'z', 'c'), if any
+    conj: int | None = None   # argument index of a flag: nonzero conjugates x (complex dotc)
 
     def output(self, call):
         """The pointer the call writes."""
@@ -235,23 +345,32 @@ class Dot(Record):
         return (self.x, self.y)
 
     def input_bytes(self, b, ops, k):
-        ft = KINDS.get(ops[self.kind].value) if self.kind is not None else T.f64
-        return b.mul(b.cast("sext", ops[self.n], T.i64), ConstInt(T.i64, T.size_of(ft)))
+        return b.mul(b.cast("sext", ops[self.n], T.i64), ConstInt(T.i64, element_bytes(ops, self.kind)))
 
     def reverse(self, g, call, block, b) -> None:
         out = call.ops[self.out]
         if not g.act.has_shadow(out):
             return
         ft = self.float_type(g, call)
+        cx = self.is_complex(call)
         sout = g.avail.shadow(out, block, b)
-        d = b.load(ft, sout)
-        b.store(ConstFloat(ft, 0.0), sout)
+        d = load_pair(b, ft, sout) if cx else (b.load(ft, sout),)
+        store_pair(b, ft, (ConstFloat(ft, 0.0),) * 2, sout) if cx else \
+            b.store(ConstFloat(ft, 0.0), sout)
         n = b.cast("sext", g.avail.primal(call.ops[self.n], block, b), T.i64)
         xs = [self.input(g, call, k, block, b) for k in (self.x, self.y)]
         shadows = [self.shadow_or_null(g, call, k, block, b) for k in (self.x, self.y)]
-        helper = f"enzpy.dot_adjoint.{ft.suffix}"
+        helper = f"enzpy.{'c' if cx else ''}dot_adjoint.{ft.suffix}"
         ensure(g.module, helper)
-        b.call(helper, T.void, [n, xs[0], xs[1], shadows[0], shadows[1], d])
+        b.call(helper, T.void, [n, xs[0], xs[1], shadows[0], shadows[1], *d]
+               + ([self.conjugates(g, call, block, b)] if cx else []))
+
+    def conjugates(self, g, call, block, b):
+        """An i1: does the complex call conjugate x (dotc)?"""
+        if self.conj is None:
+            return ConstInt(T.i1, 0)
+        flag = g.avail.primal(call.ops[self.conj], block, b)
+        return b.icmp("ne", flag, ConstInt(flag.type, 0))
 
     # --- forward mode
     def tangent(self, fm, call) -> None:
@@ -264,33 +383,39 @@ class Dot(Record):
                                  "Pass the output as Duplicated(array, shadow).")
         ft = self.element_type(call, fm.types)
         if ft is None:
-            raise fm.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
+            raise fm.unsupported(self.no_type(call), call)
         b, sout = fm.b, fm.shadow(out, call)
+        cx = self.is_complex(call)
         for j in range(fm.width):
             total = None
             for k in vecs:
-                slot = fm.entry_slot(ft, "dot.t")
+                slot = fm.entry_slot(T.ArrayType(2, ft) if cx else ft, "dot.t")
                 ops = list(c.ops)
                 ops[k] = fm.shadow(call.ops[k], call)[j]
                 ops[self.out] = slot
                 call_like(b, c, ops)
-                t = b.load(ft, slot)
-                total = t if total is None else b.fadd(total, t)
-            b.store(total, sout[j])
+                t = load_pair(b, ft, slot) if cx else (b.load(ft, slot),)
+                total = t if total is None else tuple(b.fadd(p, q) for p, q in zip(total, t))
+            if cx:
+                store_pair(b, ft, total, sout[j])
+            else:
+                b.store(total[0], sout[j])
 
 
-def register_dot(name: str, n: int, x: int, y: int, out: int, kind: int | None = None) -> Dot:
-    d = Dot(name, n, x, y, out, kind)
+def register_dot(name: str, n: int, x: int, y: int, out: int, kind: int | None = None,
+                 conj: int | None = None) -> Dot:
+    d = Dot(name, n, x, y, out, kind, conj)
     BLAS[name] = d
     return d
 
 
-def _trans(g_or_fm, call, k) -> bool:
-    """Is transpose flag k 't' (or 'c': real data)? Refuses a flag that is not a constant."""
+def _trans(g_or_fm, call, k, complex_=False) -> bool:
+    """Is transpose flag k 't' (or 'c': real data)? Refuses a flag that is not a constant, and
+    'c' on complex data."""
     v = call.ops[k]
-    if not isinstance(v, ConstInt) or chr(v.value) not in "nNtTcC":
-        raise g_or_fm.unsupported(f"`{call.callee_name}` with a transpose flag that is not a constant",
-                                  call)
+    if not isinstance(v, ConstInt) or chr(v.value) not in ("nNtT" if complex_ else "nNtTcC"):
+        raise g_or_fm.unsupported(f"`{call.callee_name}` with a transpose flag that is not a constant"
+                                  + (" 'n' or 't'" if complex_ else ""), call)
     return chr(v.value) not in "nN"
 
 
@@ -302,6 +427,7 @@ def _flag(t: bool):
 class Gemm(Record):
     """`C = alpha op(A) op(B) + beta C`, column-major, op(A) m x k, op(B) k x n, C m x n; the
     fields are argument indices (BLAS's order after a type char)."""
+    complex_data = True
     name: str
     kind: int = 0
     transa: int = 1
@@ -326,7 +452,6 @@ class Gemm(Record):
 
     def input_bytes(self, b, ops, k):
         """ld * (columns - 1) + rows elements of A or B as stored."""
-        ft = KINDS.get(ops[self.kind].value, T.f64)
         m, n, kk = (b.cast("sext", ops[i], T.i64) for i in (self.m, self.n, self.k))
         if k == self.a:
             t, ld, dims = ops[self.transa], ops[self.lda], (m, kk)
@@ -334,7 +459,7 @@ class Gemm(Record):
             t, ld, dims = ops[self.transb], ops[self.ldb], (kk, n)
         rows, cols = dims if chr(t.value) in "nN" else dims[::-1]
         count = b.add(b.mul(b.cast("sext", ld, T.i64), b.sub(cols, ConstInt(T.i64, 1))), rows)
-        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+        return b.mul(count, ConstInt(T.i64, element_bytes(ops, self.kind)))
 
     def gemm(self, b, call, ops, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc):
         new = list(ops)
@@ -349,16 +474,25 @@ class Gemm(Record):
         if not g.act.has_shadow(call.ops[self.c]):
             return
         ft = self.float_type(g, call)
-        ta, tb = _trans(g, call, self.transa), _trans(g, call, self.transb)
+        cx = self.is_complex(call)
+        ta, tb = _trans(g, call, self.transa, cx), _trans(g, call, self.transb, cx)
         alpha, beta = self.scalar(g, call, self.alpha), self.scalar(g, call, self.beta)
         P = [g.avail.primal(o, block, b) if not o.type.is_ptr else o for o in call.ops]
         m, n, k, lda, ldb, ldc = (P[i] for i in (self.m, self.n, self.k, self.lda, self.ldb, self.ldc))
         dc = g.avail.shadow(call.ops[self.c], block, b)
-        sa, sb = _slot(b, g.alloca_builder, ft, alpha), _slot(b, g.alloca_builder, ft, 1.0)
+        sa, sb = _slot(b, g.alloca_builder, ft, alpha, cx), _slot(b, g.alloca_builder, ft, 1.0, cx)
         def product(adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc):
-            guarded_product(b, ft, alpha, adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc,
-                            lambda *dims: self.gemm(b, call, P, ta, tb, *dims[:3], sa, a, lda, bm,
-                                                    ldb, sb, c, ldc))
+            if not cx:
+                guarded_product(b, ft, alpha, adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc,
+                                lambda *dims: self.gemm(b, call, P, ta, tb, *dims[:3], sa, a, lda,
+                                                        bm, ldb, sb, c, ldc))
+                return
+            # c (m x n) += alpha op(a) op(bm), complex: conj(c) += alpha op(conj a) op(conj bm)
+            adj = (m, k, a, lda) if adjoint == "a" else (k, n, bm, ldb)
+            adj = adj if not (ta if adjoint == "a" else tb) else (adj[1], adj[0]) + adj[2:]
+            conj_matrices(b, g.module, ft, [adj, (m, n, c, ldc)])
+            self.gemm(b, call, P, ta, tb, m, n, k, sa, a, lda, bm, ldb, sb, c, ldc)
+            conj_matrices(b, g.module, ft, [adj, (m, n, c, ldc)])
         if g.act.has_shadow(call.ops[self.a]):
             da, bv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.b, block, b)
             if not ta:   # dA (m x k) += alpha dC op(B)^T
@@ -373,8 +507,9 @@ class Gemm(Record):
                 product("a", True, ta, n, k, m, dc, ldc, av, lda, db, ldb)
         helper = f"enzpy.scale_matrix.{ft.suffix}"
         ensure(g.module, helper)
-        b.call(helper, T.void, [b.cast("sext", m, T.i64), b.cast("sext", n, T.i64), dc,
-                                b.cast("sext", ldc, T.i64), ConstFloat(ft, beta)])
+        # a complex matrix as a real one: 2m rows, leading dimension 2 ldc
+        b.call(helper, T.void, [parts(b, m, cx), b.cast("sext", n, T.i64), dc, parts(b, ldc, cx),
+                                ConstFloat(ft, beta)])
 
     def tangent(self, fm, call) -> None:
         c = fm.emit_primal(call)
@@ -383,11 +518,16 @@ class Gemm(Record):
             return
         ft = self.element_type(call, fm.types)
         if ft is None:
-            raise fm.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
-        _trans(fm, call, self.transa), _trans(fm, call, self.transb)   # constants, or refused
+            raise fm.unsupported(self.no_type(call), call)
+        _trans(fm, call, self.transa, self.is_complex(call))     # constants, or refused
+        _trans(fm, call, self.transb, self.is_complex(call))
         b, ops = fm.b, c.ops
-        one = fm.entry_slot(ft, "gemm.one")
+        cx = self.is_complex(call)
+        one = fm.entry_slot(T.ArrayType(2, ft) if cx else ft, "gemm.one")
         b.store(ConstFloat(ft, 1.0), one)
+        if cx:
+            b.store(ConstFloat(ft, 0.0), b.gep(ft, one, [ConstInt(T.i64, 1)]))
+        self.refuse_complex_beta(fm, call)
         shadowed = [k for k in (self.a, self.b) if fm.has_shadow(call.ops[k])]
         for j in range(fm.width):
             dc = fm.shadow(call.ops[self.c], call)[j]
@@ -400,14 +540,16 @@ class Gemm(Record):
             if not shadowed:
                 ensure(fm.module, f"enzpy.scale_matrix.{ft.suffix}")
                 b.call(f"enzpy.scale_matrix.{ft.suffix}", T.void,
-                       [b.cast("sext", ops[self.m], T.i64), b.cast("sext", ops[self.n], T.i64), dc,
-                        b.cast("sext", ops[self.ldc], T.i64), b.load(ft, ops[self.beta])])
+                       [parts(b, ops[self.m], cx),
+                        b.cast("sext", ops[self.n], T.i64), dc,
+                        parts(b, ops[self.ldc], cx), b.load(ft, ops[self.beta])])
 
 
 @dataclass(frozen=True)
 class Gemv(Record):
     """`y = alpha op(A) x + beta y`, column-major A m x n, unit strides; the fields are argument
     indices."""
+    complex_data = True
     name: str
     kind: int = 0
     trans: int = 1
@@ -427,30 +569,42 @@ class Gemv(Record):
         return (self.a, self.x)
 
     def input_bytes(self, b, ops, k):
-        ft = KINDS.get(ops[self.kind].value, T.f64)
         m, n = (b.cast("sext", ops[i], T.i64) for i in (self.m, self.n))
         if k == self.a:
             count = b.add(b.mul(b.cast("sext", ops[self.lda], T.i64), b.sub(n, ConstInt(T.i64, 1))), m)
         else:
             count = m if chr(ops[self.trans].value) not in "nN" else n
-        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+        return b.mul(count, ConstInt(T.i64, element_bytes(ops, self.kind)))
 
     def reverse(self, g, call, block, b) -> None:
         self.refuse_constant_output(g.act.has_shadow, call, g.unsupported)
         if not g.act.has_shadow(call.ops[self.y]):
             return
         ft = self.float_type(g, call)
-        t = _trans(g, call, self.trans)
+        cx = self.is_complex(call)
+        t = _trans(g, call, self.trans, cx)
         alpha, beta = self.scalar(g, call, self.alpha), self.scalar(g, call, self.beta)
         P = [g.avail.primal(o, block, b) if not o.type.is_ptr else o for o in call.ops]
         m, n = P[self.m], P[self.n]
+        one64 = ConstInt(T.i64, 1)
         dy = g.avail.shadow(call.ops[self.y], block, b)
-        sa, sb = _slot(b, g.alloca_builder, ft, alpha), _slot(b, g.alloca_builder, ft, 1.0)
+        ylen, xlen = (n, m) if t else (m, n)
+        sa, sb = _slot(b, g.alloca_builder, ft, alpha, cx), _slot(b, g.alloca_builder, ft, 1.0, cx)
         if g.act.has_shadow(call.ops[self.a]):
             xv = self.input(g, call, self.x, block, b)
             u, v = (xv, dy) if t else (dy, xv)   # dA += alpha dy x^T ('n') or alpha x dy^T ('t')
-            g.rank1(b, call, block, ft, alpha, u, v, "b" if t else "a", call.ops[self.a],
-                    tuple(call.ops[i] for i in (self.m, self.n, self.lda)))
+            if cx:      # conj(dA) += alpha conj(dy) x^T ('n'; 't' likewise), complex
+                da = g.avail.shadow(call.ops[self.a], block, b)
+                mats = [(m, n, da, P[self.lda]), (ylen, one64, dy, ylen)]
+                conj_matrices(b, g.module, ft, mats)
+                ensure(g.module, f"enzpy.crank1.{ft.suffix}")
+                b.call(f"enzpy.crank1.{ft.suffix}", T.void,
+                       [b.cast("sext", x, T.i64) for x in (m, n)] +
+                       [ConstFloat(ft, alpha), u, v, da, b.cast("sext", P[self.lda], T.i64)])
+                conj_matrices(b, g.module, ft, mats)
+            else:
+                g.rank1(b, call, block, ft, alpha, u, v, "b" if t else "a", call.ops[self.a],
+                        tuple(call.ops[i] for i in (self.m, self.n, self.lda)))
         if g.act.has_shadow(call.ops[self.x]):
             dx, av = g.avail.shadow(call.ops[self.x], block, b), self.input(g, call, self.a, block, b)
             def library(rows, cols, _k):
@@ -460,15 +614,20 @@ class Gemv(Record):
                 call_like(b, call, new)
             # dx += alpha op(A)^T dy, as a product of op(A)^T and dy (one column)
             rows, inner = (m, n) if t else (n, m)
-            guarded_product(b, ft, alpha, "b", not t, False, rows, ConstInt(T.i64, 1), inner,
-                            av, P[self.lda], dy, inner, dx, rows,
-                            lambda zero_m, _n, _k: library(zero_m if t else m,
-                                                           n if t else zero_m, None))
-        rows = n if t else m
+            if cx:      # conj(dx) += alpha op(A)^T conj(dy)
+                mats = [(xlen, one64, dx, xlen), (ylen, one64, dy, ylen)]
+                conj_matrices(b, g.module, ft, mats)
+                library(m, n, None)
+                conj_matrices(b, g.module, ft, mats)
+            else:
+                guarded_product(b, ft, alpha, "b", not t, False, rows, ConstInt(T.i64, 1), inner,
+                                av, P[self.lda], dy, inner, dx, rows,
+                                lambda zero_m, _n, _k: library(zero_m if t else m,
+                                                               n if t else zero_m, None))
         helper = f"enzpy.scale_matrix.{ft.suffix}"
         ensure(g.module, helper)
-        one64 = ConstInt(T.i64, 1)
-        b.call(helper, T.void, [b.cast("sext", rows, T.i64), one64, dy, one64, ConstFloat(ft, beta)])
+        rows = parts(b, ylen, cx)
+        b.call(helper, T.void, [rows, one64, dy, one64, ConstFloat(ft, beta)])
 
     def tangent(self, fm, call) -> None:
         c = fm.emit_primal(call)
@@ -477,11 +636,15 @@ class Gemv(Record):
             return
         ft = self.element_type(call, fm.types)
         if ft is None:
-            raise fm.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
-        t = _trans(fm, call, self.trans)
+            raise fm.unsupported(self.no_type(call), call)
+        t = _trans(fm, call, self.trans, self.is_complex(call))
         b, ops = fm.b, c.ops
-        one = fm.entry_slot(ft, "gemv.one")
+        cx = self.is_complex(call)
+        one = fm.entry_slot(T.ArrayType(2, ft) if cx else ft, "gemv.one")
         b.store(ConstFloat(ft, 1.0), one)
+        if cx:
+            b.store(ConstFloat(ft, 0.0), b.gep(ft, one, [ConstInt(T.i64, 1)]))
+        self.refuse_complex_beta(fm, call)
         shadowed = [k for k in (self.a, self.x) if fm.has_shadow(call.ops[k])]
         for j in range(fm.width):
             dy = fm.shadow(call.ops[self.y], call)[j]
@@ -493,10 +656,11 @@ class Gemv(Record):
                 beta = one
             if not shadowed:
                 rows = ops[self.n] if t else ops[self.m]
+                rows = parts(b, rows, cx)
                 one64 = ConstInt(T.i64, 1)
                 ensure(fm.module, f"enzpy.scale_matrix.{ft.suffix}")
                 b.call(f"enzpy.scale_matrix.{ft.suffix}", T.void,
-                       [b.cast("sext", rows, T.i64), one64, dy, one64, b.load(ft, ops[self.beta])])
+                       [rows, one64, dy, one64, b.load(ft, ops[self.beta])])
 
 
 def guarded_product(b, ft, alpha, adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc, library):
@@ -540,10 +704,9 @@ class Nrm2(Record):
         return (self.x,)
 
     def input_bytes(self, b, ops, k):
-        ft = KINDS.get(ops[self.kind].value, T.f64)
         n, inc = b.cast("sext", ops[self.n], T.i64), b.cast("sext", ops[self.inc], T.i64)
         count = b.add(b.mul(inc, b.sub(n, ConstInt(T.i64, 1))), ConstInt(T.i64, 1))
-        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+        return b.mul(count, ConstInt(T.i64, element_bytes(ops, self.kind)))
 
     def reverse(self, g, call, block, b) -> None:
         out = call.ops[self.out]
@@ -570,7 +733,7 @@ class Nrm2(Record):
             return
         ft = self.element_type(call, fm.types)
         if ft is None:
-            raise fm.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
+            raise fm.unsupported(self.no_type(call), call)
         b = fm.b
         n, inc = (b.cast("sext", c.ops[i], T.i64) for i in (self.n, self.inc))
         helper = f"enzpy.nrm2_tangent.{ft.suffix}"

@@ -33,7 +33,8 @@ from ..ir.values import ConstFloat, ConstInt
 from ..runtime import fortran, triangular  # noqa: F401  (register the helpers Lin.fortran calls)
 from ..runtime import heap
 from ..runtime.helpers import ensure
-from .blas import AFTER, BLAS, GEMM_PARAMS, HOST_ROUTINES, KINDS, Gemm, Record, arena
+from .blas import (AFTER, BLAS, GEMM_PARAMS, HOST_ROUTINES, Gemm, Record, arena, conj_matrices,
+                   element_bytes)
 from .effects import allocator_or_inactive
 
 
@@ -117,10 +118,9 @@ def primal_ops(g, call, block, b) -> list:
 
 def matrix_bytes(b, ops, kind, rows, cols, ld):
     """The bytes a column-major rows x cols matrix spans: ld * (cols - 1) + rows elements."""
-    ft = KINDS.get(ops[kind].value, T.f64)
     count = b.add(b.mul(i64(b, ops[ld]), b.sub(i64(b, ops[cols]), ConstInt(T.i64, 1))),
                   i64(b, ops[rows]))
-    return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+    return b.mul(count, ConstInt(T.i64, element_bytes(ops, kind)))
 
 
 @dataclass(frozen=True)
@@ -172,33 +172,45 @@ class Lapack(Record):
 class Lin:
     """Emits the steps of one matrix-level adjoint or tangent on float type ft: the host's gemm
     and gesv, runtime/matrix.py's helpers, constants in stack slots, scratch memory (the arena in
-    the reverse sweep, the heap in forward mode, freed by `release`)."""
+    the reverse sweep, the heap in forward mode, freed by `release`). On complex data (`cx`) ft
+    is each part's type, an element two of them, and `conj` conjugates matrices in place."""
 
-    def __init__(self, b, module, call, kind, ft, slot, g=None):
+    def __init__(self, b, module, call, kind, ft, slot, g=None, cx=False):
         self.b, self.module, self.call, self.kind, self.ft = b, module, call, kind, ft
-        self.g, self._slot, self._consts, self._heap = g, slot, {}, []
-        self.size = ConstInt(T.i64, T.size_of(ft))
+        self.g, self._slot, self._consts, self._heap, self.cx = g, slot, {}, [], cx
+        self.size = ConstInt(T.i64, T.size_of(ft) * (2 if cx else 1))
         self.zero = ConstInt(T.i64, 0)
 
     @classmethod
     def reverse(cls, record, g, call, b) -> "Lin":
         ft = record.float_type(g, call)
-        return cls(b, g.module, call, call.ops[record.kind], ft, lambda: g.alloca_builder.alloca(ft), g)
+        cx = record.is_complex(call)
+        t = T.ArrayType(2, ft) if cx else ft
+        return cls(b, g.module, call, call.ops[record.kind], ft, lambda: g.alloca_builder.alloca(t),
+                   g, cx)
 
     @classmethod
     def forward(cls, record, fm, call, kind) -> "Lin":
         ft = record.element_type(call, fm.types)
         if ft is None:
-            raise fm.unsupported(f"`{call.callee_name}` on data of unknown float type", call)
-        return cls(fm.b, fm.module, call, kind, ft, lambda: fm.entry_slot(ft, "lapack.c"))
+            raise fm.unsupported(record.no_type(call), call)
+        cx = record.is_complex(call)
+        t = T.ArrayType(2, ft) if cx else ft
+        return cls(fm.b, fm.module, call, kind, ft, lambda: fm.entry_slot(t, "lapack.c"), cx=cx)
 
     def const(self, value: float):
-        """A stack slot holding `value` (gemm's alpha and beta)."""
+        """A stack slot holding `value` (gemm's alpha and beta; (value, 0) on complex data)."""
         if value not in self._consts:
             s = self._slot()
             self.b.store(ConstFloat(self.ft, value), s)
+            if self.cx:
+                self.b.store(ConstFloat(self.ft, 0.0), self.b.gep(self.ft, s, [ConstInt(T.i64, 1)]))
             self._consts[value] = s
         return self._consts[value]
+
+    def conj(self, *mats) -> None:
+        """Conjugate each complex (rows, cols, pointer, ld) in place."""
+        conj_matrices(self.b, self.module, self.ft, mats)
 
     def i64(self, v):
         return i64(self.b, v)
@@ -262,7 +274,14 @@ class Lin:
 
     def getrs(self, trans, n, nrhs, lu, lda, ipiv, bm, ldb) -> None:
         """bm (n x nrhs) = op(A)^{-1} bm from A's packed LU factors and getrf's pivots: the
-        host's getrs, or own loops when small (runtime/triangular.py)."""
+        host's getrs, or own loops when small (runtime/triangular.py); on complex data the
+        host's zgetrs or cgetrs."""
+        if self.cx:
+            full = f"enzpy.getrs.c{16 * T.size_of(self.ft)}"
+            ensure(self.module, full)
+            self.b.call(full, T.void, [ConstInt(T.i8, ord(trans))] +
+                        [self.i64(a) if a.type.is_int else a for a in (n, nrhs, lu, lda, ipiv, bm, ldb)])
+            return
         self.fortran("getrs_sized", (trans,), [n, nrhs, lu, lda, ipiv, bm, ldb])
 
     def fortran(self, routine, letters, args) -> None:
@@ -298,7 +317,10 @@ class Lin:
 
 @dataclass(frozen=True)
 class Gesv(Lapack):
-    """`gesv(n, nrhs, A, lda, ipiv, B, ldb)`; the fields are argument indices."""
+    """`gesv(n, nrhs, A, lda, ipiv, B, ldb)`; the fields are argument indices. Complex data:
+    Y = A^{-H} dX = conj(A^{-T} conj(dX)) and dA = -Y X^H = conj(-conj(Y) X^T), the real steps
+    between in-place conjugations; the tangent is the real one."""
+    complex_data = True
     n: int = 1
     nrhs: int = 2
     a: int = 3
@@ -332,10 +354,17 @@ class Gesv(Lapack):
         piv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
         x = self.input(g, call, (AFTER, self.b), block, b, always=True)
         db = g.avail.shadow(call.ops[self.b], block, b)
+        cx = (n, nrhs, db, ldb)
+        if L.cx:
+            L.conj(cx)
         L.getrs("T", n, nrhs, lu, lda, piv, db, ldb)          # shadow(B) = A^{-T} dX
         if g.act.has_shadow(call.ops[self.a]):
             da = g.avail.shadow(call.ops[self.a], block, b)
             L.gemm(False, True, n, n, nrhs, -1.0, db, ldb, x, ldb, 0.0, da, lda)
+            if L.cx:
+                L.conj((n, n, da, lda))
+        if L.cx:
+            L.conj(cx)
 
     def tangent(self, fm, call) -> None:
         self.check(fm.has_shadow, call, fm.unsupported)

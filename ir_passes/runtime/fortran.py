@@ -61,3 +61,6 @@ ROUTINES = {
 for _name, (_args, _sizes, _info) in ROUTINES.items():
     for _s, _t, _p in (("f64", "double", "d"), ("f32", "float", "s")):
         HELPERS[f"enzpy.{_name}.{_s}"] = by_reference(_name, _args, _sizes, _info, _s, _t, _p)
+# complex getrs (zgetrs, cgetrs: no scalar argument), `enzpy.getrs.c128` and `.c64`
+for _s, _p in (("c128", "z"), ("c64", "c")):
+    HELPERS[f"enzpy.getrs.{_s}"] = by_reference("getrs", *ROUTINES["getrs"], _s, "", _p)

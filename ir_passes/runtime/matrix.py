@@ -702,3 +702,131 @@ for _s, _t in (("f64", "double"), ("f32", "float")):
     for _w, _d, _p, _dl, _pl in (("a", "a", "b", "m", "n"), ("b", "b", "a", "n", "m")):
         HELPERS[f"enzpy.zero_meets_nonfinite_{_w}.{_s}"] = ZERO_MEETS_NONFINITE.format(
             S=_s, T=_t, W=_w, D=_d, P=_p, DLEN=_dl, PLEN=_pl)
+
+
+# ---- complex data ({T} pairs: real, imaginary) --------------------------------------------------
+# A complex adjoint holds dL/dRe + i dL/dIm. For a complex-linear product P the reverse is
+# conj(P^T conj(adjoint)): rules/blas.py conjugates the shadows in place around the real
+# formulas (conj_matrix), and the complex dot's adjoint is its own loop (cdot_adjoint).
+
+# rows x cols complex column-major matrix at p (leading dimension ld, in elements): p = conj(p)
+instances("conj_matrix", grid("conj_matrix", "i64 %rows, i64 %cols, ptr %p, i64 %ld", """\
+  %k = add i64 %base, %i
+  %k2 = shl i64 %k, 1
+  %k2i = or i64 %k2, 1
+  %q = getelementptr {T}, ptr %p, i64 %k2i
+  %v = load {T}, ptr %q
+  %w = fneg {T} %v
+  store {T} %w, ptr %q""", head="  %base = mul i64 %j, %ld"))
+
+# reverse of out = sum x y (dotu) or sum conj(x) y (dotc, %c true) over n complex elements, with
+# the adjoint d = dre + i dim: dx += d conj(y) (dotc: conj(d) y), dy += d conj(x) (dotc: d x);
+# either shadow may be null; nothing when d is 0 (the strong zero, rules/partials.py)
+CDOT_ADJOINT = """
+define internal void @enzpy.cdot_adjoint.{S}(i64 %n, ptr %x, ptr %y, ptr %dx, ptr %dy, {T} %dre, {T} %dim, i1 %c) {{
+entry:
+  %empty = icmp sle i64 %n, 0
+  %rz = fcmp oeq {T} %dre, 0.0
+  %iz = fcmp oeq {T} %dim, 0.0
+  %dz = and i1 %rz, %iz
+  %skip = or i1 %empty, %dz
+  %ndim = fneg {T} %dim
+  %axi = select i1 %c, {T} %ndim, {T} %dim
+  %sgn = select i1 %c, {T} 1.0, {T} -1.0
+  br i1 %skip, label %done, label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %k = shl i64 %i, 1
+  %ki = or i64 %k, 1
+  %pxr = getelementptr {T}, ptr %x, i64 %k
+  %pxi = getelementptr {T}, ptr %x, i64 %ki
+  %pyr = getelementptr {T}, ptr %y, i64 %k
+  %pyi = getelementptr {T}, ptr %y, i64 %ki
+  %xr = load {T}, ptr %pxr
+  %xi0 = load {T}, ptr %pxi
+  %yr = load {T}, ptr %pyr
+  %yi0 = load {T}, ptr %pyi
+  %xi = fmul {T} %xi0, %sgn
+  %yi = fmul {T} %yi0, %sgn
+  %hasdx = icmp ne ptr %dx, null
+  br i1 %hasdx, label %adx, label %checky
+adx:
+  %a1 = fmul {T} %dre, %yr
+  %a2 = fmul {T} %axi, %yi
+  %ar = fsub {T} %a1, %a2
+  %a3 = fmul {T} %dre, %yi
+  %a4 = fmul {T} %axi, %yr
+  %ai = fadd {T} %a3, %a4
+  %pdxr = getelementptr {T}, ptr %dx, i64 %k
+  %pdxi = getelementptr {T}, ptr %dx, i64 %ki
+  %odxr = load {T}, ptr %pdxr
+  %odxi = load {T}, ptr %pdxi
+  %ndxr = fadd {T} %odxr, %ar
+  %ndxi = fadd {T} %odxi, %ai
+  store {T} %ndxr, ptr %pdxr
+  store {T} %ndxi, ptr %pdxi
+  br label %checky
+checky:
+  %hasdy = icmp ne ptr %dy, null
+  br i1 %hasdy, label %ady, label %next
+ady:
+  %b1 = fmul {T} %dre, %xr
+  %b2 = fmul {T} %dim, %xi
+  %br = fsub {T} %b1, %b2
+  %b3 = fmul {T} %dre, %xi
+  %b4 = fmul {T} %dim, %xr
+  %bi = fadd {T} %b3, %b4
+  %pdyr = getelementptr {T}, ptr %dy, i64 %k
+  %pdyi = getelementptr {T}, ptr %dy, i64 %ki
+  %odyr = load {T}, ptr %pdyr
+  %odyi = load {T}, ptr %pdyi
+  %ndyr = fadd {T} %odyr, %br
+  %ndyi = fadd {T} %odyi, %bi
+  store {T} %ndyr, ptr %pdyr
+  store {T} %ndyi, ptr %pdyi
+  br label %next
+next:
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+for _s, _t in (("f64", "double"), ("f32", "float")):
+    HELPERS[f"enzpy.cdot_adjoint.{_s}"] = CDOT_ADJOINT.format(S=_s, T=_t)
+
+# complex p (rows x cols, leading dimension ld) += alpha x y^T (x, y contiguous complex, alpha real)
+instances("crank1", grid("crank1", "i64 %rows, i64 %cols, {T} %alpha, ptr %x, ptr %y, ptr %p, i64 %ld", """\
+  %xk = shl i64 %i, 1
+  %xki = or i64 %xk, 1
+  %pxr = getelementptr {T}, ptr %x, i64 %xk
+  %pxi = getelementptr {T}, ptr %x, i64 %xki
+  %xr = load {T}, ptr %pxr
+  %xi = load {T}, ptr %pxi
+  %k = add i64 %base, %i
+  %k2 = shl i64 %k, 1
+  %k2i = or i64 %k2, 1
+  %qr = getelementptr {T}, ptr %p, i64 %k2
+  %qi = getelementptr {T}, ptr %p, i64 %k2i
+  %vr = load {T}, ptr %qr
+  %vi = load {T}, ptr %qi
+  %t1 = fmul {T} %xr, %ayr
+  %t2 = fmul {T} %xi, %ayi
+  %tr = fsub {T} %t1, %t2
+  %t3 = fmul {T} %xr, %ayi
+  %t4 = fmul {T} %xi, %ayr
+  %ti = fadd {T} %t3, %t4
+  %sr = fadd {T} %vr, %tr
+  %si = fadd {T} %vi, %ti
+  store {T} %sr, ptr %qr
+  store {T} %si, ptr %qi""", head="""\
+  %base = mul i64 %j, %ld
+  %yk = shl i64 %j, 1
+  %yki = or i64 %yk, 1
+  %pyr = getelementptr {T}, ptr %y, i64 %yk
+  %pyi = getelementptr {T}, ptr %y, i64 %yki
+  %yr = load {T}, ptr %pyr
+  %yi = load {T}, ptr %pyi
+  %ayr = fmul {T} %alpha, %yr
+  %ayi = fmul {T} %alpha, %yi"""))

@@ -6,11 +6,13 @@ conj, abs, .real, .imag, and on the inputs only (their values stay away from the
 log, sqrt, angle, powers z ** 2.5 and z ** w (Numba's numba_cpow). The result is written to
 `out[i]` (Duplicated), summed into the returned float through its real and imaginary parts, or
 written back into z (an in-place update: its shadow is consumed), sometimes inside a time loop.
+The scale c is a real constant, or (`active_c`) a complex Active scalar.
 
 Checks: `check_gradient` (central differences along the real and the imaginary part of each
 element) with random complex seeds; then forward mode along a random complex direction u
 against reverse mode: <v, J u> = <J^T v, u> in the real inner product
-(Re(conj(a) b) summed), v being the seeds of out and of the return value.
+(Re(conj(a) b) summed), v being the seeds of out and of the return value (an Active c adds
+Re(conj(dc) uc), dc its derivative and uc its tangent).
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class ComplexKernel:
     source: str
     n: int
     steps: int
+    active_c: bool = False   # c is a complex Active scalar
     forms = None             # (the default profile's call forms: none here)
 
 
@@ -60,12 +63,13 @@ def generate_complex(seed: int) -> ComplexKernel:
     steps = rng.choice([0, 0, 2, 3])           # 0: no time loop
     expr = _expr(rng, rng.choice([1, 2, 3]))
     sink = rng.choice(["out", "sum", "inplace"])
+    active_c = rng.random() < 0.4
     ind = "        " if steps else "    "
     lines = [f"{ind}for i in range(z.shape[0]):", f"{ind}    v = {expr}"]
     if sink == "out":
         lines.append(f"{ind}    out[i] = v * c")
     elif sink == "sum":
-        lines.append(f"{ind}    s += 0.7 * v.real - 1.3 * v.imag * c")
+        lines.append(f"{ind}    s += 0.7 * v.real - 1.3 * " + ("(v * c).imag" if active_c else "v.imag * c"))
     else:       # damped, so a time loop stays bounded
         lines.append(f"{ind}    z[i] = 0.5 * z[i] + 0.1 * np.tanh(v) * c")
     head = ["    s = 0.0"] + ([f"    for t in range({steps}):"] if steps else [])
@@ -73,7 +77,7 @@ def generate_complex(seed: int) -> ComplexKernel:
             "    return s", ""]
     src = "\n".join(["import cmath", "import numpy as np", "from numba import njit", "", "",
                      "@njit", "def kern(z, w, out, c):"] + head + lines + tail)
-    return ComplexKernel(seed, src, n, steps)
+    return ComplexKernel(seed, src, n, steps, active_c)
 
 
 def load(k: ComplexKernel) -> dict:
@@ -98,7 +102,7 @@ def _real_dot(a, b) -> float:
 
 
 def check_complex(k: ComplexKernel, st) -> "Outcome":    # noqa: F821 - checker.Outcome
-    from enzyme_py import Duplicated, Forward, UnsupportedError, autodiff
+    from enzyme_py import Active, Duplicated, Forward, UnsupportedError, autodiff
     from enzyme_py.check import check_gradient
 
     from .checker import DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, _short, _tb, normalize_construct
@@ -107,7 +111,7 @@ def check_complex(k: ComplexKernel, st) -> "Outcome":    # noqa: F821 - checker.
     except Exception as exc:       # noqa: BLE001 - the generator printed bad Python
         return Outcome(INVALID, f"source:{type(exc).__name__}", _short(exc))
     z, w, out = values(k)
-    c = 0.9
+    c = 0.9 + 0.3j if k.active_c else 0.9
     try:
         plain = kern(z.copy(), w.copy(), out.copy(), c)
     except Exception as exc:       # noqa: BLE001
@@ -121,19 +125,21 @@ def check_complex(k: ComplexKernel, st) -> "Outcome":    # noqa: F821 - checker.
     sz, sw, sout = crandn(), crandn(), crandn()
     try:
         rep = check_gradient(kern, Duplicated(z.copy(), sz.copy()), Duplicated(w.copy(), sw.copy()),
-                             Duplicated(out.copy(), sout.copy()), c, seed=1.0, rtol=st.rtol64,
-                             eps=st.eps64)
+                             Duplicated(out.copy(), sout.copy()), Active(c) if k.active_c else c,
+                             seed=1.0, rtol=st.rtol64, eps=st.eps64)
         if not rep.passed:
             return Outcome(FAIL, "primal_mismatch" if rep.primal_mismatches else "wrong_gradient",
                            str(rep))
         # reverse: the shadows of z, w after a call seeded with (sz, sw, sout) and 1.0
         gz, gw, gout = sz.copy(), sw.copy(), sout.copy()
-        autodiff(kern, Duplicated(z.copy(), gz), Duplicated(w.copy(), gw),
-                 Duplicated(out.copy(), gout), c, seed=1.0)
+        got = autodiff(kern, Duplicated(z.copy(), gz), Duplicated(w.copy(), gw),
+                       Duplicated(out.copy(), gout), Active(c) if k.active_c else c, seed=1.0)
         uz, uw = crandn(), crandn()
+        uc = complex(g.normal(), g.normal()) if k.active_c else 0.0
         tz, tw, tout = uz.copy(), uw.copy(), np.zeros(k.n, np.complex128)
         tret = autodiff(kern, Duplicated(z.copy(), tz), Duplicated(w.copy(), tw),
-                        Duplicated(out.copy(), tout), c, mode=Forward)
+                        Duplicated(out.copy(), tout), Active(c, uc) if k.active_c else c,
+                        mode=Forward)
     except UnsupportedError as exc:
         return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))),
                        _short(exc))
@@ -141,7 +147,7 @@ def check_complex(k: ComplexKernel, st) -> "Outcome":    # noqa: F821 - checker.
         return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc))
     # <v, J u>: the final z, w and out weighted by their seeds, plus the return value's tangent
     lhs = _real_dot(sz, tz) + _real_dot(sw, tw) + _real_dot(sout, tout) + float(tret)
-    rhs = _real_dot(gz, uz) + _real_dot(gw, uw)
+    rhs = _real_dot(gz, uz) + _real_dot(gw, uw) + (_real_dot(got[3], uc) if k.active_c else 0.0)
     if not np.isclose(lhs, rhs, rtol=1e-8, atol=1e-8 * max(1.0, abs(rhs))):
         return Outcome(FAIL, "forward_mismatch", f"<v, J u> = {lhs!r}, <J^T v, u> = {rhs!r}",
                        forward="checked")
