@@ -3,10 +3,17 @@
 kernel's parameters read off numba-cuda's calling convention (convention.py)."""
 from __future__ import annotations
 
-from ir_passes import GpuKernel, GpuLaunch, gpu_forward_kernel, gpu_reverse_kernel
+from ir_passes import (GpuKernel, GpuLaunch, gpu_forward_kernel, gpu_reverse_kernel,
+                       register_refused)
 
 from ..timings import stage
 from .convention import array_extents, build_activity, row_lengths
+
+# Grid-wide synchronisation (cooperative groups: `cuda.cg.this_grid().sync()`) goes through the
+# CUDA device runtime. Its reverse would need a mirrored grid barrier and a cooperative launch,
+# and the PTX path here does not link the device runtime: refused in both modes.
+register_refused("cudaCGSynchronize", "grid-wide synchronisation (`cuda.cg.this_grid().sync()`) "
+                 "is not differentiated", always=True)
 
 
 @stage("AD")

@@ -159,12 +159,26 @@ def constructor_out(inst):
 # --- calls refused with a reason the host gives (a library routine without a derivative rule)
 
 REFUSED: dict[str, str] = {}
+ALWAYS_REFUSED: dict[str, str] = {}   # refused whatever data they touch (a grid-wide barrier)
 
 
-def register_refused(name: str, reason: str) -> None:
+def register_refused(name: str, reason: str, always: bool = False) -> None:
     """Calls to `name` that touch differentiable data are refused with `reason` (which names
-    what the user wrote: `np.linalg.eig` returns complex values)."""
-    REFUSED[name] = reason
+    what the user wrote: `np.linalg.eig` returns complex values). `always`: any call to it in
+    a function being differentiated is refused, before anything is built (a synchronisation
+    whose reverse ir_passes cannot mirror)."""
+    (ALWAYS_REFUSED if always else REFUSED)[name] = reason
+
+
+def check_refused_calls(fn, unsupported) -> None:
+    """Raise `unsupported(message, inst)` at the first call in `fn` to an always-refused
+    function."""
+    if not ALWAYS_REFUSED:
+        return
+    for inst in fn.instructions():
+        if inst.opcode == "call" and (inst.callee_name or "") in ALWAYS_REFUSED:
+            raise unsupported(f"call to `{inst.callee_name}`: {ALWAYS_REFUSED[inst.callee_name]}",
+                              inst)
 
 
 def refusal(name: str) -> str:

@@ -1,7 +1,7 @@
 """A description of every rule table, for a host's cache key: a rule changed, the key changes."""
 from .blas import BLAS
 from .convention import success_codes
-from .effects import ALLOCATORS, FREES, REALLOCS, WRITES_NOTHING, ZEROED
+from .effects import ALLOCATORS, ALWAYS_REFUSED, FREES, REALLOCS, WRITES_NOTHING, ZEROED
 from .registry import RULES
 
 
@@ -12,4 +12,4 @@ def rules_fingerprint(skip_prefix=None) -> str:
                    if not (skip_prefix and k.startswith(skip_prefix)))
     return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, BLAS.items())),
                  sorted(FREES.items()), sorted(REALLOCS.items()), sorted(ZEROED),
-                 sorted(WRITES_NOTHING), success_codes()))
+                 sorted(WRITES_NOTHING), success_codes(), sorted(ALWAYS_REFUSED)))

@@ -15,7 +15,7 @@ from ...ir.instructions import Instruction
 from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstFloat, ConstInt, Global
 from ...options import Activity, activities
-from ...rules.effects import is_handle
+from ...rules.effects import check_refused_calls, is_handle
 from ..common import diagnostics
 from ..common.stand_in import forward_stand_in
 from .allocations import shadow_handles
@@ -54,6 +54,7 @@ class ForwardMode:
         self.preds: dict = {}   # reachable block -> its reachable predecessors (driver.run)
         self.types = type_analysis(primal)
         self.act = forward_activity(primal, self.activity, module, self.describe, self.locate)
+        check_refused_calls(primal, self.unsupported)
         check_constant_stores(primal, self.act, self.locate)
         check_handle_stores(primal, self.act, self.locate, failing_blocks(primal))
         self.handles = shadow_handles(primal, self.act)

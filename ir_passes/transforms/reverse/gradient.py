@@ -21,6 +21,7 @@ from ...ir.edit import splice
 from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstFloat, ConstInt
 from ...options import Activity, CacheMode
+from ...rules.effects import check_refused_calls
 from ..common import diagnostics
 from ..common.noneed import unneeded_stores
 from . import deferred_rank1
@@ -65,6 +66,7 @@ class Gradient:
         self.types = type_analysis(primal, {k: e.element for k, e in (extents or {}).items()})
         self.act = activity_analysis(primal, self.activity, module)
         self.alias = alias_analysis(primal, noalias_params=noalias)
+        check_refused_calls(primal, self.unsupported)
         check_constant_stores(primal, self.act, self.locate)
         check_integer_views(primal, self.act, self.locate)
         check_pointer_stores(primal, self.act, self.locate, failing_blocks(primal))
