@@ -105,6 +105,22 @@ def block_sum_atomic(x, out):
 
 
 @cuda.jit
+def two_partials(x, out):
+    """Two partial results at constant shared indices (s[0], s[1]), combined by thread 0, as the
+    last step of a block reduction writes them."""
+    s = cuda.shared.array(2, float64)
+    t = cuda.threadIdx.x
+    b = cuda.blockIdx.x
+    if t == 0:
+        s[0] = math.sin(x[2 * b])
+    if t == 1:
+        s[1] = x[2 * b + 1] * x[2 * b + 1]
+    cuda.syncthreads()
+    if t == 0:
+        out[b] = s[0] * s[1] + s[1]
+
+
+@cuda.jit
 def elementwise_f32(x, y):
     i = cuda.grid(1)
     if i < x.size:
@@ -155,6 +171,8 @@ CASES = {
         ("dup", r.normal(size=28)), ("dup", np.zeros(2))]),
     "block_sum_atomic": Case(block_sum_atomic, 2, 16, lambda r: [
         ("dup", r.normal(size=28)), ("dup", np.zeros(1))]),
+    "two_partials": Case(two_partials, 2, 2, lambda r: [
+        ("dup", r.normal(size=4)), ("dup", np.zeros(2))]),
     "local_array": Case(local_array, 2, 32, lambda r: [
         ("dup", r.normal(size=50)), ("dup", np.zeros(50))]),
     "elementwise_f32": Case(elementwise_f32, 2, 32, lambda r: [

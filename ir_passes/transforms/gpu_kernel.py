@@ -169,6 +169,8 @@ def _replace_shared_uses(fn, params) -> None:
 
 
 def _shared_value(fn, text, params, made, inst):
+    # LLVM prints a constant expression nested in another without the space: "addrspacecast(".
+    text = re.sub(r"addrspacecast\s*\(", "addrspacecast (", text)
     for symbol, param in params.items():
         if text == _CAST.format(symbol):
             return param
