@@ -267,8 +267,8 @@ class Lin:
 
     def trsm(self, side, uplo, trans, diag, m, n, a, lda, bm, ldb) -> None:
         """bm (m x n) = op(a)^{-1} bm (side "L") or bm op(a)^{-1} ("R"), a triangular: the host's
-        trsm, or own loops when small (runtime/triangular.py); side, uplo, trans, diag are BLAS's
-        letters."""
+        trsm, or own loops when small (runtime/triangular.py); on complex data the host's ztrsm
+        or ctrsm at every size; side, uplo, trans, diag are BLAS's letters."""
         if self.cx:
             self.complex_routine("trsm", (side, uplo, trans, diag), [m, n, self.const(1.0), a, lda,
                                                                      bm, ldb])
