@@ -267,8 +267,12 @@ class Lin:
 
     def trsm(self, side, uplo, trans, diag, m, n, a, lda, bm, ldb) -> None:
         """bm (m x n) = op(a)^{-1} bm (side "L") or bm op(a)^{-1} ("R"), a triangular: the host's
-        trsm, or own loops when small (runtime/triangular.py); side, uplo, trans, diag are BLAS's
-        letters."""
+        trsm, or own loops when small (runtime/triangular.py); on complex data the host's ztrsm
+        or ctrsm at every size; side, uplo, trans, diag are BLAS's letters."""
+        if self.cx:
+            self.complex_routine("trsm", (side, uplo, trans, diag), [m, n, self.const(1.0), a, lda,
+                                                                     bm, ldb])
+            return
         self.fortran("trsm_sized", (side, uplo, trans, diag), [m, n, ConstFloat(self.ft, 1.0), a,
                                                                lda, bm, ldb])
 
@@ -277,12 +281,17 @@ class Lin:
         host's getrs, or own loops when small (runtime/triangular.py); on complex data the
         host's zgetrs or cgetrs."""
         if self.cx:
-            full = f"enzpy.getrs.c{16 * T.size_of(self.ft)}"
-            ensure(self.module, full)
-            self.b.call(full, T.void, [ConstInt(T.i8, ord(trans))] +
-                        [self.i64(a) if a.type.is_int else a for a in (n, nrhs, lu, lda, ipiv, bm, ldb)])
+            self.complex_routine("getrs", (trans,), [n, nrhs, lu, lda, ipiv, bm, ldb])
             return
         self.fortran("getrs_sized", (trans,), [n, nrhs, lu, lda, ipiv, bm, ldb])
+
+    def complex_routine(self, routine, letters, args) -> None:
+        """A call of the host's complex `routine` (runtime/fortran.py's `enzpy.<routine>.c128`
+        or `.c64`, no own loops for small sizes): BLAS letters, then values."""
+        full = f"enzpy.{routine}.c{16 * T.size_of(self.ft)}"
+        ensure(self.module, full)
+        self.b.call(full, T.void, [ConstInt(T.i8, ord(c)) for c in letters] +
+                    [self.i64(a) if a.type.is_int else a for a in args])
 
     def fortran(self, routine, letters, args) -> None:
         """A call of runtime/fortran.py's helper for `routine`: BLAS letters, then values."""
@@ -302,8 +311,9 @@ class Lin:
                                        for a in args])
 
     def map(self, name, n, src, lds, dst, ldd) -> None:
-        """The elementwise map `name` of an n x n matrix (runtime/matrix.py's SQUARE_BODIES)."""
-        self.helper(name, [n, src, lds, dst, ldd])
+        """The elementwise map `name` of an n x n matrix (runtime/matrix.py's SQUARE_BODIES;
+        their `c` variants on complex data)."""
+        self.helper("c" + name if self.cx else name, [n, src, lds, dst, ldd])
 
     def scale(self, rows, cols, p, ld, value) -> None:
         """p *= value (a float, or a value of type ft); 0 stores zeros."""
@@ -312,7 +322,8 @@ class Lin:
 
     def swap_rows(self, n, ipiv, p, ld, back: bool) -> None:
         """LAPACK's row interchanges ipiv on the n x n p: P^T p, or P p when `back`."""
-        self.helper("swap_rows", [n, n, ipiv, p, ld, ConstInt(T.i64, int(back))])
+        self.helper("cswap_rows" if self.cx else "swap_rows",
+                    [n, n, ipiv, p, ld, ConstInt(T.i64, int(back))])
 
 
 @dataclass(frozen=True)

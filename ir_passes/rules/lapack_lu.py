@@ -23,6 +23,11 @@ it and the kernel (a slogdet returns -inf) decides; the adjoints then hold inf o
   factors' adjoints, strictly lower part of P^T G U^T and upper part of L^T P^T G (gemms);
   getrf's reverse turns them back into G;
 - tangent: V' = -V A' V with A' = P (L' U + L U') from the factors' tangents (gemms).
+
+Complex data (getrf and getri; potrf is real only): every step above is complex-analytic, so with
+shadows holding dL/dRe + i dL/dIm the reverse is conj(real formula(conj(shadow))): shadow(A) is
+conjugated in place before the steps and after them, with the same gemm, complex trsm, and the
+`c` variants of the elementwise helpers and row interchanges; the tangents are the real ones.
 """
 from __future__ import annotations
 
@@ -99,6 +104,7 @@ def packed_factors(L, n, packed, lda, lo, up) -> None:
 @dataclass(frozen=True)
 class Getrf(Lapack):
     """`getrf(m, n, A, lda, ipiv)` with m = n; the fields are argument indices."""
+    complex_data = True
     m: int = 1
     n: int = 2
     a: int = 3
@@ -128,6 +134,8 @@ class Getrf(Lapack):
         ipiv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
         da = g.avail.shadow(call.ops[self.a], block, b)
         packed_factors(L, n, packed, lda, lo, up)
+        if L.cx:
+            L.conj((n, n, da, lda))
         L.map("strict_lower_of", n, da, lda, w, n)          # Lbar
         L.gemm(True, False, n, n, n, 1.0, lo, n, w, n, 0.0, x, n)
         L.map("strict_lower_of", n, x, n, x, n)             # tril(L^T Lbar, -1)
@@ -138,6 +146,8 @@ class Getrf(Lapack):
         L.trsm("R", "U", "T", "N", n, n, up, n, x, n)      # L^{-T} X U^{-T}
         L.map("copied", n, x, n, da, lda)
         L.swap_rows(n, ipiv, da, lda, True)                 # P (...)
+        if L.cx:
+            L.conj((n, n, da, lda))
 
     def tangent(self, fm, call) -> None:
         self.check(fm.has_shadow, call, fm.unsupported)
@@ -167,6 +177,7 @@ class Getrf(Lapack):
 @dataclass(frozen=True)
 class Getri(Lapack):
     """`getri(n, A, lda, ipiv)`; the fields are argument indices."""
+    complex_data = True
     n: int = 1
     a: int = 2
     lda: int = 3
@@ -191,6 +202,8 @@ class Getri(Lapack):
         inv = self.input(g, call, (AFTER, self.a), block, b, always=True)
         da = g.avail.shadow(call.ops[self.a], block, b)
         packed_factors(L, n, packed, lda, lo, up)
+        if L.cx:
+            L.conj((n, n, da, lda))
         L.gemm(True, False, n, n, n, 1.0, inv, lda, da, lda, 0.0, t, n)
         L.gemm(False, True, n, n, n, -1.0, t, n, inv, lda, 0.0, x, n)      # G
         L.swap_rows(n, ipiv, x, n, False)                                   # P^T G
@@ -198,6 +211,8 @@ class Getri(Lapack):
         L.map("strict_lower_of", n, t, n, da, lda)                          # Lbar
         L.gemm(True, False, n, n, n, 1.0, lo, n, x, n, 0.0, t, n)
         L.map("put_upper", n, t, n, da, lda)                                # Ubar
+        if L.cx:
+            L.conj((n, n, da, lda))
 
     def tangent(self, fm, call) -> None:
         self.check(fm.has_shadow, call, fm.unsupported)

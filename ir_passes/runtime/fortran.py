@@ -61,6 +61,9 @@ ROUTINES = {
 for _name, (_args, _sizes, _info) in ROUTINES.items():
     for _s, _t, _p in (("f64", "double", "d"), ("f32", "float", "s")):
         HELPERS[f"enzpy.{_name}.{_s}"] = by_reference(_name, _args, _sizes, _info, _s, _t, _p)
-# complex getrs (zgetrs, cgetrs: no scalar argument), `enzpy.getrs.c128` and `.c64`
+# complex getrs (zgetrs, cgetrs: no scalar argument) and trsm (ztrsm, ctrsm: alpha passed as
+# the pointer to its (re, im) pair), `enzpy.getrs.c128`, `enzpy.trsm.c64` and so on
+_CTRSM = [(name, ARRAY if name == "alpha" else kind) for name, kind in ROUTINES["trsm"][0]]
 for _s, _p in (("c128", "z"), ("c64", "c")):
     HELPERS[f"enzpy.getrs.{_s}"] = by_reference("getrs", *ROUTINES["getrs"], _s, "", _p)
+    HELPERS[f"enzpy.trsm.{_s}"] = by_reference("trsm", _CTRSM, *ROUTINES["trsm"][1:], _s, "", _p)

@@ -6,13 +6,15 @@ from __future__ import annotations
 from .helpers import HELPERS
 
 def grid(name: str, params: str, body: str, rows: str = "%rows", cols: str = "%cols",
-         head: str = "") -> str:
+         head: str = "", pre: str = "") -> str:
     """A helper `enzpy.<name>.{S}(params)` looping over a column-major rows x cols grid, %j the
     column (`head` runs once per column), %i the row (`body`, straight-line code, once per
-    element). {T} and {S} stand for the float type and its suffix (`instances`)."""
+    element); `pre` runs once first. {T} and {S} stand for the float type and its suffix
+    (`instances`)."""
     return f"""
 define internal void @enzpy.{name}.{{S}}({params}) {{
 entry:
+{pre}
   %norows = icmp sle i64 {rows}, 0
   %nocols = icmp sle i64 {cols}, 0
   %none = or i1 %norows, %nocols
@@ -319,6 +321,37 @@ SQUARE_BODIES = {
 for _name, _body in SQUARE_BODIES.items():
     instances(_name, grid(_name, SQUARE_PARAMS, SQUARE_ADDRESSES + _body, "%n", "%n"))
 
+# The same maps on complex matrices, `enzpy.c<name>.{S}`: each is linear in each part but for
+# unit_lower_of's diagonal (1 + 0i), so the grid runs over 2n rows of parts (%i / 2 the complex
+# row, %i & 1 the part) and the bodies are the real ones with %one for their constant 1.
+COMPLEX_SQUARE_ADDRESSES = """\
+  %ci = lshr i64 %i, 1
+  %part = and i64 %i, 1
+  %js = mul i64 %j, %lds
+  %ij0 = add i64 %js, %ci
+  %ij1 = shl i64 %ij0, 1
+  %ij = or i64 %ij1, %part
+  %sij = getelementptr {T}, ptr %src, i64 %ij
+  %is = mul i64 %ci, %lds
+  %ji0 = add i64 %is, %j
+  %ji1 = shl i64 %ji0, 1
+  %ji = or i64 %ji1, %part
+  %sji = getelementptr {T}, ptr %src, i64 %ji
+  %jd = mul i64 %j, %ldd
+  %ijd0 = add i64 %jd, %ci
+  %ijd1 = shl i64 %ijd0, 1
+  %ijd = or i64 %ijd1, %part
+  %dij = getelementptr {T}, ptr %dst, i64 %ijd
+  %up = icmp sle i64 %ci, %j
+  %diag = icmp eq i64 %ci, %j
+  %re = icmp eq i64 %part, 0
+  %one = select i1 %re, {T} 1.0, {T} 0.0
+"""
+for _name, _body in SQUARE_BODIES.items():
+    instances("c" + _name, grid("c" + _name, SQUARE_PARAMS,
+                                COMPLEX_SQUARE_ADDRESSES + _body.replace("{T} 1.0", "{T} %one"),
+                                "%n2", "%n", pre="  %n2 = shl i64 %n, 1"))
+
 # rows x cols matrices (column-major, leading dimensions lds, ldd): a copy, its upper trapezoid
 # (zeros below), its transpose (cols x rows); p_ij /= s_i (along rows, %along 1) or s_j (%along
 # 0), 0 where p_ij is 0 (no seed, no contribution, even where s is 0); out_j += column j of a
@@ -481,8 +514,29 @@ done:
   ret void
 }}
 """
+# the same on complex p, `enzpy.cswap_rows.{S}`: both parts of each element swapped
+CSWAP_ROWS = SWAP_ROWS.replace("@enzpy.swap_rows.", "@enzpy.cswap_rows.").replace("""\
+  %ai = add i64 %jo, %i
+  %ar = add i64 %jo, %r
+""", """\
+  %ai0 = add i64 %jo, %i
+  %ar0 = add i64 %jo, %r
+  %ai = shl i64 %ai0, 1
+  %ar = shl i64 %ar0, 1
+""").replace("""\
+  store {T} %vi, ptr %qr
+""", """\
+  store {T} %vi, ptr %qr
+  %qii = getelementptr {T}, ptr %qi, i64 1
+  %qri = getelementptr {T}, ptr %qr, i64 1
+  %wi = load {T}, ptr %qii
+  %wr = load {T}, ptr %qri
+  store {T} %wr, ptr %qii
+  store {T} %wi, ptr %qri
+""")
 for _s, _t in (("f64", "double"), ("f32", "float")):
     HELPERS[f"enzpy.swap_rows.{_s}"] = SWAP_ROWS.format(S=_s, T=_t)
+    HELPERS[f"enzpy.cswap_rows.{_s}"] = CSWAP_ROWS.format(S=_s, T=_t)
 
 # The middle of the symmetric eigendecomposition's derivatives: x = F o t with
 # F_ij = 1 / (w_j - w_i) off the diagonal (0 where t_ij is 0, so that repeated eigenvalues with no
