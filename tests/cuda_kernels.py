@@ -277,8 +277,8 @@ def _forward(case, spec, ck, primal, generated, kernel_params, rng) -> dict:
                 vals.append((v + sign * eps * tangents[k]).astype(v.dtype))
             elif kind == "active":
                 vals.append(v + sign * eps * scalar_t[k])
-            else:
-                vals.append(v)
+            else:     # a copy each run: a kernel may advance state held in a Const array
+                vals.append(v.copy() if isinstance(v, np.ndarray) else v)
         _launch(case, primal, ck.argtypes, vals)
         return vals
 
