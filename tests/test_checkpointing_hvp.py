@@ -8,6 +8,7 @@ from numba import njit
 from enzyme_py import Duplicated
 from enzyme_py.api import inspect
 from enzyme_py.helpers import hessian, hessian_vector_product
+from enzyme_py.modes.hvp import compile_hvp
 from enzyme_py.modes.reverse import autodiff
 
 
@@ -89,3 +90,17 @@ def test_hessian_under_a_budget():
     H = hessian(cubic_heat, x, 0.3, 9, memory="1B")
     assert np.array_equal(H, hessian(cubic_heat, x, 0.3, 9))
     assert np.allclose(H, H.T, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("memory", ["tape", "1B"])
+def test_hvp_gradient_keeps_the_kernels_locations(memory):
+    """The gradient forward mode differentiates carries the kernel's lines through LLVM's verifier
+    and O2 (which would strip invalid debug info whole), checkpointed or not."""
+    x, _ = point()
+    text = compile_hvp(cubic_heat, x, 0.3, 20, memory=memory).gradient
+    lines = text.splitlines()
+    start = next(k for k, t in enumerate(lines) if t.startswith("define") and "hgrad" in t)
+    assert "!dbg" in lines[start]
+    body = lines[start:lines.index("}", start)]
+    assert sum(", !dbg !" in t for t in body) > 10
+    assert 'filename: "test_checkpointing_hvp.py"' in text

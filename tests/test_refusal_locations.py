@@ -1,5 +1,7 @@
 """The refusal catalogue: every kind of UnsupportedError the suite provokes, in reverse, forward
 and parallel code, names a Python file and line (err.location and the message)."""
+import inspect
+
 import numba
 import numpy as np
 import pytest
@@ -102,10 +104,8 @@ CATALOGUE = {
     "external function forward": lambda: autodiff(
         uses_atan, Duplicated(np.linspace(0.2, 0.9, 4), np.ones(4)),
         Duplicated(np.zeros(4), np.zeros(4)), mode=Forward),
-    "rule inside a Hessian-vector product": pytest.param(
-        lambda: enzyme_py.hessian_vector_product(softplus_squares, _x(4), np.ones(4)),
-        marks=pytest.mark.xfail(strict=True, reason="the gradient that forward mode "
-                                "differentiates for an HVP carries no debug locations")),
+    "rule inside a Hessian-vector product": lambda: enzyme_py.hessian_vector_product(
+        softplus_squares, _x(4), np.ones(4)),
 }
 
 
@@ -124,3 +124,13 @@ def test_refusal_names_python_file_and_line(case):
     assert loc is not None, str(err.value)
     assert str(loc[0]).endswith(".py") and loc[1] > 0, loc
     assert f"{loc[0]}:{loc[1]}" in str(err.value)
+
+
+def test_hvp_refusal_names_the_kernel_line():
+    """Forward mode over the HVP's gradient refuses the custom rule's call at the kernel's line
+    of that call (not a line of enzyme_py)."""
+    with pytest.raises(UnsupportedError) as err:
+        enzyme_py.hessian_vector_product(softplus_squares, _x(4), np.ones(4))
+    lines, first = inspect.getsourcelines(softplus_squares.py_func)
+    line = first + next(k for k, t in enumerate(lines) if "softplus(x[i])" in t)
+    assert (str(err.value.location[0]), err.value.location[1]) == (__file__, line)

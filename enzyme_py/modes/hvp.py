@@ -5,7 +5,8 @@ For a kernel `f(x, *const)` returning a float, with x a float array:
 1. reverse mode makes the gradient G(x, ..., seed slot, gx): it runs f and adds seed * df/dx
    into gx (docs/internals.md);
 2. LLVM's O2 cleans G up (the tape frame becomes registers, the runtime helpers are inlined;
-   tape arrays are not kept between calls: ir_passes' fresh_tapes);
+   tape arrays are not kept between calls: ir_passes' fresh_tapes); G is printed with the
+   kernel's line locations (print_module's locate_generated), so forward mode's refusals name them;
 3. forward mode differentiates G itself, with x, %retptr, the seed slot and gx all duplicated:
    the shadow of x holds the direction v, and the shadow of gx leaves holding d(gx)/dx . v = H v.
    Forward mode handles everything the reverse sweep emits: the tape arrays (malloc / realloc /
@@ -84,7 +85,7 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
                  vector_library=host_library(), memory=memory, guard_products=guarded)
     fresh_tapes(module)
     unpool_checkpoints(module)
-    gradient = cleanup(print_module(module), grad_name)
+    gradient = cleanup(print_module(module, locate_generated=True), grad_name)
     module = parse_module(gradient)
     g = module.functions[grad_name]
     act = list(activity) + [Activity.DUP] * (len(g.params) - len(activity))

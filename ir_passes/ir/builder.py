@@ -19,6 +19,7 @@ class Builder:
         self.module = module
         self.block = block
         self.fmf = list(fmf)  # fast-math flags put on float arithmetic the builder creates
+        self.dbg = ""         # the !dbg given to what it emits without one (the primal's being differentiated)
 
     def position(self, block) -> "Builder":
         self.block = block
@@ -29,6 +30,7 @@ class Builder:
         inst.ops = [o.resolve() if hasattr(o, "resolve") else o for o in inst.ops]
         if name:
             inst.name = name
+        inst.dbg = inst.dbg or self.dbg
         return self.block.append(inst)
 
     # --- float arithmetic (constants folded where it is free)
@@ -197,6 +199,7 @@ class RuleBuilder(MathBuilder):
 
     def __init__(self, b):
         super().__init__(b.module, b.block, tuple(b.fmf))
+        self.dbg = b.dbg
 
     def call(self, name, ret, args, result_name="", attrs=""):
         v = super().call(name, ret, args, result_name, attrs)

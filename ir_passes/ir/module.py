@@ -57,7 +57,7 @@ class Function:
         self.is_declaration = is_declaration
         self.blocks: list[Block] = []
         self.raw = ""               # a declaration's line as parsed, printed back unchanged
-        self.generated = False      # made by a transform: printed without debug attachments
+        self.generated = False      # made by a transform: printed without !dbg (see print_module)
 
     @property
     def entry(self) -> Block:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .debug_scopes import Scoped, own_scopes
 from .opcodes import BINARY, CASTS
 from .types import VoidType
 
@@ -139,7 +140,9 @@ def _call(i: Instruction) -> str:
     return f"{head} {r(i.callee)}({', '.join(args)}){tail}"
 
 
-def format_function(fn: Function, *, debug: bool = True) -> str:
+def format_function(fn: Function, *, debug: bool = True, scoped: Scoped | None = None) -> str:
+    """fn as LLVM text; `debug=False`: without !dbg attachments; `scoped`: with its own
+    subprogram and its locations renumbered onto it (debug_scopes.own_scopes)."""
     params = []
     for a in fn.params:
         pieces = [str(a.type), a.attrs, ("%" + ref_name(a.name)) if a.name else ""]
@@ -149,6 +152,8 @@ def format_function(fn: Function, *, debug: bool = True) -> str:
     prefix = fn.prefix or ("declare" if fn.is_declaration else "define")
     head = f"{prefix} {fn.ret_type} @{ref_name(fn.name)}({', '.join(params)})"
     suffix = fn.suffix if debug else re.sub(r"\s*!dbg ![0-9]+", "", fn.suffix)
+    if scoped is not None:
+        suffix = f"{suffix} !dbg {scoped.subprogram}".strip()
     head += f" {suffix}" if suffix else ""
     if fn.is_declaration:
         return head
@@ -159,13 +164,24 @@ def format_function(fn: Function, *, debug: bool = True) -> str:
             lines.append("")
         lines.append(f"{ref_name(b.name)}:")
         for i in b.instructions:
-            dbg = f", !dbg {i.dbg}" if debug and i.dbg else ""
+            dbg = _location(i, scoped) if scoped is not None else f", !dbg {i.dbg}" if debug and i.dbg else ""
             lines.append("  " + format_instruction(i) + dbg)
     lines.append("}")
     return "\n".join(lines)
 
 
-def print_module(mod: Module) -> str:
+def _location(i: Instruction, scoped: Scoped) -> str:
+    d = scoped.dbg.get(i.dbg, "") or (scoped.fallback if i.opcode == "call" else "")
+    return f", !dbg {d}" if d else ""
+
+
+def print_module(mod: Module, *, locate_generated: bool = False) -> str:
+    """The module as LLVM text. Functions a transform generated print without !dbg attachments,
+    or with `locate_generated` with them, each on a subprogram of its own (debug_scopes.py)."""
+    scoped, added = {}, []
+    if locate_generated:
+        made = [f for f in mod.items if not isinstance(f, str) and f.generated and not f.is_declaration]
+        scoped, added = own_scopes([x for x in mod.items if isinstance(x, str)], made)
     out = []
     for item in mod.items:
         if isinstance(item, str):
@@ -173,5 +189,5 @@ def print_module(mod: Module) -> str:
         elif item.is_declaration and item.raw:
             out.append(item.raw)
         else:
-            out.append(format_function(item, debug=not item.generated))
-    return "\n".join(out) + "\n"
+            out.append(format_function(item, debug=not item.generated, scoped=scoped.get(item)))
+    return "\n".join(out + added) + "\n"

@@ -43,9 +43,10 @@ def shadow_positions(inst) -> tuple:
 
 
 def clone(inst, name_suffix=""):
+    """A copy of primal `inst` (its !dbg kept: a generated function prints it only on a
+    subprogram of its own, ir/debug_scopes.py)."""
     c = inst.copy()
     c.name = inst.name + name_suffix if inst.name else ""
-    c.dbg = ""
     return c
 
 

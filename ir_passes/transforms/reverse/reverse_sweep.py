@@ -42,7 +42,9 @@ class ReverseSweep:
                 b.unreachable()
                 continue
             for inst in reversed(blk.instructions):
+                b.dbg = inst.dbg
                 reverse_instruction(g, inst, blk, b)
+            b.dbg = ""
             self.dispatch(blk, b)
         for loop, src, blk in self.loop_exits:   # every deferred slot is known now
             b = MathBuilder(g.module, blk)
