@@ -1,5 +1,6 @@
 """Split mode reuses the memory of freed tapes (modes/frame_pool.py): a reused frame gives the
 derivatives a new one gives, and no live tape shares memory with another."""
+import gc
 import threading
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 from numba import njit
 
 from enzyme_py import Duplicated, augmented_forward, autodiff, explain, reverse
+from enzyme_py.workspace import release_split_tapes
 from tests.nrt_stats import unfreed
 
 
@@ -68,10 +70,13 @@ def test_a_freed_tape_is_reused_and_gives_the_derivatives_of_a_new_one():
     e[7] = 1e-6
     fd = (_loss(u1 + e, w1) - _loss(u1 - e, w1)) / 2e-6
     assert du[7] == pytest.approx(fd, rel=1e-6)
-    again._split.pool.clear()
+    again.free()
+    parked = pool.nbytes
+    assert parked >= first_bytes(again, frame)
+    assert release_split_tapes(heat) == parked and pool.nbytes == 0
     fresh, dfresh = _forward(u1, w1)
     reverse(fresh)
-    assert np.array_equal(du, dfresh)
+    assert np.array_equal(du, dfresh)           # a new frame: the same derivatives
 
 
 def test_a_reused_frame_grows_and_reports_this_call():
@@ -149,7 +154,9 @@ def test_tapes_on_many_threads():
 
 def test_a_failed_forward_frees_its_frame_and_leaks_nothing():
     u0, w = _start(30, 8)
-    _forward(u0, w)[0].free()                    # a frame parked for the failing call
+    gc.collect()
+    release_split_tapes(heat)
+    _forward(u0, w)[0].free()                    # one frame parked, for the first failing call
 
     def fail():
         bad = u0.copy()

@@ -154,6 +154,18 @@ def reverse(tape: Tape, seed: float = 1.0) -> tuple:
     return tape.reverse(seed)
 
 
+def release_tapes(kernel) -> int:
+    """Free the frames the released tapes of `kernel`'s split gradients left parked
+    (frame_pool.py); returns the bytes freed. Live tapes are not touched."""
+    with _lock:
+        splits = list(_built.get(as_dispatcher(kernel), {}).values())
+    freed = 0
+    for split in splits:
+        freed += split.pool.nbytes
+        split.pool.clear()
+    return freed
+
+
 def takes(kernel, args) -> bool:
     """Whether split mode takes this call: one positional argument per kernel parameter, and
     Duplicated arguments that are arrays (not tuples)."""
