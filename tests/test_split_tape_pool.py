@@ -173,3 +173,39 @@ def test_a_failed_forward_frees_its_frame_and_leaks_nothing():
     with pytest.raises(TypeError):               # the call never runs: its frame goes back
         augmented_forward(heat, Duplicated(np.zeros(4, np.int64), np.zeros(4, np.int64)),
                           Duplicated(np.zeros(4), np.zeros(4)), 1, 0.2)
+
+
+@njit
+def layer(W, x, y, k):
+    t = np.zeros(x.shape[0])                     # a temporary the tape's call allocates
+    for _ in range(k):
+        t = np.tanh(W @ (x + t))                 # `@`: saved inputs in the tape's arena
+    y[:] = t * t
+    return t.sum()
+
+
+@pytest.mark.parametrize("sizes", [(6, 3, 9), (9, 6, 3)])
+def test_reused_frames_with_temporaries_and_matrix_products(sizes):
+    """Growing and shrinking calls through the same parked frame, each against autodiff."""
+    rng = np.random.default_rng(sum(sizes))
+    for n in sizes:
+        W, x, w = rng.normal(size=(n, n)) / n, rng.normal(size=n), rng.normal(size=n)
+        dW, dx = np.zeros((n, n)), np.zeros(n)
+        value, tape = augmented_forward(layer, Duplicated(W.copy(), dW), Duplicated(x.copy(), dx),
+                                        Duplicated(np.zeros(n), w.copy()), 2)
+        tape.reverse(seed=0.5)
+        eW, ex = np.zeros((n, n)), np.zeros(n)
+        autodiff(layer, Duplicated(W.copy(), eW), Duplicated(x.copy(), ex),
+                 Duplicated(np.zeros(n), w.copy()), 2, seed=0.5)
+        assert np.allclose(dW, eW, rtol=1e-12, atol=1e-14) and np.allclose(dx, ex, rtol=1e-12, atol=1e-14)
+
+        def loss(x):
+            y = np.zeros(n)
+            r = layer(W, x, y, 2)
+            return 0.5 * r + float(w @ y)
+        e = np.zeros(n)
+        e[0] = 1e-6
+        assert value == pytest.approx(layer(W, x.copy(), np.zeros(n), 2), rel=1e-14)
+        assert dx[0] == pytest.approx((loss(x + e) - loss(x - e)) / 2e-6, rel=1e-6, abs=1e-9)
+        tape.free()
+        assert tape._split.pool.nbytes > 0       # parked for the next size
