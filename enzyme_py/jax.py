@@ -125,7 +125,7 @@ class JaxKernel:
                                                                           enumerate(annotated)))
         else:                       # the same types on every call: the compiled entry directly
             sh = [shadows[p] for p in range(len(args)) if p in shadows]
-            value, frame = self.split.aug(*args, *sh)
+            value, frame = self.split.forward(*args, *sh)
             tape = Tape(self.split, frame, args, sh, (len(args), self.split.spec.active_positions), self.name)
         return self.results(args, value) + [np.int32(tapes.add(call or tapes.new_call(), tape, shadows))]
 

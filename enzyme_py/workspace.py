@@ -4,10 +4,15 @@ A gradient parks its tape arrays in a workspace when it returns, and the next ca
 back, so a repeat call with the same shapes allocates no tape (ir_passes/transforms/reverse/tape.py).
 The memory comes from NRT_Allocate / NRT_Free (enzyme_py/bridge/nrt.py), so
 `numba.core.runtime.rtsys.get_allocation_stats()` counts it. `release_tape` frees what is
-parked, e.g. after the last call of a gradient with a large tape.
+parked, e.g. after the last call of a gradient with a large tape. Split mode parks the memory
+of released tapes in a pool per gradient (modes/frame_pool.py): `release_split_tapes` frees it.
 """
 import ctypes
 from typing import Any
+
+from .modes.split import release_tapes as release_split_tapes
+
+__all__ = ["release_tape", "release_split_tapes"]
 
 
 def release_tape(grad: Any) -> bool:

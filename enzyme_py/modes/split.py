@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numba
+import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 
@@ -37,6 +38,7 @@ from ..bridge.link import compile_library, prepare_module
 from ..bridge.memo import captured, cleaned_text
 from ..bridge.vector_math import host_library
 
+from .frame_pool import FramePool, frame_bytes
 from .reverse import GradientSpec, gradient_name
 
 _lock = threading.RLock()
@@ -45,15 +47,30 @@ _built = register(weakref.WeakKeyDictionary())   # dispatcher -> {key: CompiledS
 
 @dataclass(frozen=True)
 class CompiledSplit:
-    """The three @njit entries of a split gradient: `aug(*args, *shadows) -> (value, frame)`,
-    `rev(*args, *shadows, seed, frame) -> derivatives`, `free(frame)`; `layout` is ir_passes'
-    TapeLayout (its `frame_bytes` and `held` give a tape's size)."""
+    """The @njit entries of a split gradient: `aug(*args, *shadows, cell) -> value` (the
+    forward sweep into the frame in cell[0], 0: a new one, left there; a failed call frees it
+    and leaves 0), `rev(*args, *shadows, seed, frame) -> derivatives`, `reset(frame)`,
+    `drop(frame)`; `pool` keeps the frames of freed tapes (frame_pool.py); `layout` is
+    ir_passes' TapeLayout (its `frame_bytes` and `held` give a tape's size)."""
     spec: GradientSpec
     aug: Any
     rev: Any
-    free: Any
+    reset: Any
+    drop: Any
     layout: Any
     library: Any
+    pool: FramePool
+
+    def forward(self, *args) -> tuple:
+        """The forward sweep (args: the primal arguments, then the shadows) into a parked frame
+        or a new one: (the kernel's return value, the frame)."""
+        cell = np.array([self.pool.take()], dtype=np.uintp)
+        try:
+            value = self.aug(*args, cell)
+        except BaseException:
+            self.pool.put(int(cell[0]), reset=False)   # 0 unless the call never started
+            raise
+        return value, int(cell[0])
 
 
 class Tape:
@@ -65,14 +82,15 @@ class Tape:
         self._primal, self._shadows = tuple(primal), tuple(shadows)
         self._positions, self.kernel_name = positions, kernel_name
         self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, split.free, frame)
+        self._finalizer = weakref.finalize(self, split.pool.put, frame)
 
     @property
     def freed(self) -> bool:
         return not self._finalizer.alive
 
     def free(self) -> None:
-        """Release the tape now (a later `reverse` raises ValueError)."""
+        """Release the tape now (a later `reverse` raises ValueError); its memory is kept for
+        the next `augmented_forward` of the same gradient (frame_pool.py)."""
         with self._lock:
             self._finalizer()
 
@@ -87,10 +105,7 @@ class Tape:
         with self._lock:
             if self.freed:
                 return 0
-            layout = self._split.layout
-            return layout.frame_bytes + sum(
-                ctypes.c_int64.from_address(self._frame + off).value * per
-                for off, per in layout.held)
+            return frame_bytes(self._split.layout, self._frame)
 
     def iterations(self) -> dict:
         """{loop: iterations the forward sweep taped} (explain)."""
@@ -126,7 +141,7 @@ def augmented_forward(kernel, *args) -> tuple:
     split = compiled_split(dispatcher, annotated, kinds)
     primal = [a.value for a in annotated]
     shadows = [a.shadow for a in annotated if isinstance(a, (Duplicated, DuplicatedNoNeed))]
-    value, frame = split.aug(*primal, *shadows)
+    value, frame = split.forward(*primal, *shadows)
     tape = Tape(split, frame, primal, shadows, (len(args), split.spec.active_positions),
                 getattr(dispatcher, "__name__", "kernel"))
     return value, tape
@@ -137,6 +152,18 @@ def reverse(tape: Tape, seed: float = 1.0) -> tuple:
     if not isinstance(tape, Tape):
         raise TypeError(f"reverse takes the Tape augmented_forward returned, not {type(tape).__name__}")
     return tape.reverse(seed)
+
+
+def release_tapes(kernel) -> int:
+    """Free the frames the released tapes of `kernel`'s split gradients left parked
+    (frame_pool.py); returns the bytes freed. Live tapes are not touched."""
+    with _lock:
+        splits = list(_built.get(as_dispatcher(kernel), {}).values())
+    freed = 0
+    for split in splits:
+        freed += split.pool.nbytes
+        split.pool.clear()
+    return freed
 
 
 def takes(kernel, args) -> bool:
@@ -189,14 +216,16 @@ def build(dispatcher, argtypes, shadow_types, kinds) -> CompiledSplit:
                      extents=array_extents(cap.argtypes), vector_library=host_library(),
                      split_entries=True)
     verified = prepare_module(print_module(module), name + ".aug.0",
-                              keep=(name + ".rev", name + ".free"))
+                              keep=(name + ".rev", name + ".reset", name + ".drop"))
     library = compile_library(verified, name, cap.environments)
     spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
-    aug, rev, free = _entries(spec, library)
-    aug.compile(cap.argtypes + shadow_types)
+    aug, rev, reset, drop = _entries(spec, library)
+    aug.compile(cap.argtypes + shadow_types + (numba.types.Array(numba.uintp, 1, "C"),))
     rev.compile(cap.argtypes + shadow_types + (numba.float64, numba.uintp))
-    free.compile((numba.uintp,))
-    return CompiledSplit(spec, aug, rev, free, g.layout, library)
+    reset.compile((numba.uintp,))
+    drop.compile((numba.uintp,))
+    return CompiledSplit(spec, aug, rev, reset, drop, g.layout, library,
+                         FramePool(g.layout, reset, drop))
 
 
 # ---- the entries ------------------------------------------------------------------------------
@@ -235,23 +264,28 @@ def _shadows(context, builder, spec, sig, llargs, seed=None):
 
 def _entries(spec, library):
     nargs = len(spec.argtypes)
-    frame_t = types.uintp
-    i64 = ir.IntType(64)
 
     def aug_typer(args):
-        out = status_type(types.Tuple([spec.restype, frame_t]))
-        return out(*args), aug_codegen
+        return status_type(spec.restype)(*args), aug_codegen
 
     def aug_codegen(context, builder, sig, llargs):
-        slot = cgutils.alloca_once(builder, cgutils.voidptr_t)
-        builder.store(cgutils.get_null_value(cgutils.voidptr_t), slot)
+        """The forward sweep into the frame in cell llargs[-1] (0: a new one); a failed call
+        frees it and leaves 0 there."""
+        slot = builder.bitcast(array_data(context, builder, sig.args[-1], llargs[-1]),
+                               cgutils.voidptr_t.as_pointer())
         retptr, code, exc = _call(context, builder, spec, library, spec.name + ".aug.0", llargs[:nargs],
-                                  _shadows(context, builder, spec, sig, llargs) + [slot],
+                                  _shadows(context, builder, spec, sig, llargs[:-1]) + [slot],
                                   ir.IntType(32))
+        excinfo_type = context.call_conv.get_function_type(types.none, []).args[1].pointee
+        status = context.call_conv._get_return_status(builder, code,
+                                                      builder.bitcast(exc, excinfo_type))
+        with cgutils.if_unlikely(builder, status.is_error):
+            fnty = ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t])
+            drop = cgutils.get_or_insert_function(builder.module, fnty, spec.name + ".drop")
+            builder.call(drop, [builder.load(slot)])
+            builder.store(cgutils.get_null_value(cgutils.voidptr_t), slot)
         value = context.get_returned_value(builder, spec.restype, builder.load(retptr))
-        frame = builder.ptrtoint(builder.load(slot), i64)
-        result = context.make_tuple(builder, sig.return_type.types[2], [value, frame])
-        return context.make_tuple(builder, sig.return_type, [code, exc, result])
+        return context.make_tuple(builder, sig.return_type, [code, exc, value])
 
     derivs = types.Tuple([spec.argtypes[i] for i in spec.active_positions])
 
@@ -270,23 +304,24 @@ def _entries(spec, library):
         null = cgutils.get_null_value(cgutils.voidptr_t)
         return context.make_tuple(builder, sig.return_type, [zero, null, ds])
 
-    def free_typer(args):
-        return types.none(*args), free_codegen
+    def frame_call(entry):
+        def typer(args):
+            return types.none(*args), codegen
 
-    def free_codegen(context, builder, sig, llargs):
-        fnty = ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, spec.name + ".free")
-        builder.call(fn, [builder.inttoptr(llargs[0], cgutils.voidptr_t)])
-        context.active_code_library.add_linking_library(library)
-        return context.get_dummy_value()
+        def codegen(context, builder, sig, llargs):
+            fnty = ir.FunctionType(ir.VoidType(), [cgutils.voidptr_t])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, spec.name + entry)
+            builder.call(fn, [builder.inttoptr(llargs[0], cgutils.voidptr_t)])
+            context.active_code_library.add_linking_library(library)
+            return context.get_dummy_value()
+        scope = {"call": make_intrinsic("split" + entry.replace(".", "_"), ["frame"], typer,
+                                        f"{entry[1:]} {spec.name}")}
+        exec("def run(frame):\n    call(frame)\n", scope)
+        return numba.njit(nogil=True, no_cfunc_wrapper=True)(scope["run"])
 
-    aug = make_entry(make_intrinsic("split_aug", _names(spec, []), aug_typer, f"aug {spec.name}"),
-                     _names(spec, []), f"split forward {spec.name}", raise_status)
+    aug = make_entry(make_intrinsic("split_aug", _names(spec, ["frame"]), aug_typer, f"aug {spec.name}"),
+                     _names(spec, ["frame"]), f"split forward {spec.name}", raise_status)
     rev = make_entry(make_intrinsic("split_rev", _names(spec, ["seed", "frame"]), rev_typer,
                                     f"rev {spec.name}"),
                      _names(spec, ["seed", "frame"]), f"split reverse {spec.name}", raise_status)
-    free_call = make_intrinsic("split_free", ["frame"], free_typer, f"free {spec.name}")
-    scope = {"call": free_call}
-    exec("def free(frame):\n    call(frame)\n", scope)
-    free = numba.njit(nogil=True, no_cfunc_wrapper=True)(scope["free"])
-    return aug, rev, free
+    return aug, rev, frame_call(".reset"), frame_call(".drop")

@@ -159,7 +159,7 @@ def _public_split(module, fn_name, activity, out_name, cache, success_codes, ext
     if memory.checkpoints or threads is not None:
         raise UnsupportedError("split mode keeps the whole tape: no memory budget, no threads")
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, False, success_codes,
-                             True, extents)
+                             True, extents, keep_frame=True)
     g.splice(rev.put_back_marker, lambda b: None)
     public_split.check(g)
     if module.pending.get(DERIVED) or module.pending.get(PARALLEL):

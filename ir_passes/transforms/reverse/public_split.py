@@ -3,11 +3,17 @@
 `<name>.aug.0(primal params, shadow params, ptr frame_out) -> status` runs the augmented forward
 sweep and leaves its frame (the tape) in *frame_out; `<name>.rev(primal params, shadow params,
 derivative slots, ptr frame)` runs the reverse sweep from it, as often as the caller likes;
-`<name>.free(ptr frame)` releases it. The gradient is synthesized as a callee's split gradient
-(driver.split), so every primal value its reverse sweep needs is on the tape or recomputed from
-the parameters' scalars: the reverse reads no primal memory. Two changes make the reverse
-repeatable: it releases nothing (the free does), and it runs on a copy of the frame, so the loop
-counters it steps back to zero are the forward's again for the next run.
+`<name>.free(ptr frame)` releases it. A frame outlives its call (driver.split with keep_frame):
+`<name>.reset(ptr frame)` releases what one call made and keeps the frame and its tape arrays,
+and an `.aug.0` entered with such a frame in *frame_out (null: a new frame) fills it again,
+its arrays' capacities kept, so a caller can pool frames; even a failed `.aug.0` leaves its
+frame in *frame_out. `.free` is `.reset` then `<name>.drop`, which frees the frame and its arrays.
+
+The gradient is synthesized as a callee's split gradient (driver.split), so every primal value
+its reverse sweep needs is on the tape or recomputed from the parameters' scalars: the reverse
+reads no primal memory. Two changes make the reverse repeatable: it releases nothing (`.reset`
+does), and it runs on a copy of the frame, so the loop counters it steps back to zero are the
+forward's again for the next run.
 """
 from __future__ import annotations
 
@@ -16,8 +22,7 @@ from ...ir import types as T
 from ...ir.builder import MathBuilder
 from ...ir.module import Block, Function
 from ...ir.values import Argument, ConstInt
-from ...runtime import heap as _heap
-from .calls import free_name
+from .calls import drop_name, free_name
 
 FREES = ("free", "enzpy.heap.free")   # runtime/heap.py's free of the frame
 
@@ -44,7 +49,7 @@ def check(g) -> None:
 
 
 def entry_points(g, name: str, aug_name: str, sweep_name: str) -> None:
-    """`name.rev` (the sweep on a copy of the frame) and `name.free`; record the frame's size
+    """`name.rev` (the sweep on a copy of the frame), `name.reset`, `name.drop` and `name.free`; record the frame's size
     and the capacities behind its arrays in the layout (the tape's bytes, for `explain`)."""
     module = g.module
     module.functions[aug_name].prefix = "define"
@@ -57,14 +62,13 @@ def entry_points(g, name: str, aug_name: str, sweep_name: str) -> None:
     b.call("llvm.memcpy.p0.p0.i64", T.void, [copy, frame, ConstInt(T.i64, size), ConstInt(T.i1, 0)])
     b.call(sweep_name, T.void, params + [copy])
     b.ret()
-    param = Argument(T.ptr, "frame", "", 0)
-    free = _function(module, name + ".free", [param])
-    b = MathBuilder(module, free.blocks[0])
-    for f in g.tape.buffers:
-        if f.type == T.ptr:
-            _heap.free(b, b.load(T.ptr, _at(b, param, f.offset)))
-    b.call(free_name(aug_name), T.void, [param])
-    b.ret()
+    for entry, calls in ((".reset", [free_name(aug_name)]), (".drop", [drop_name(aug_name)]),
+                         (".free", [free_name(aug_name), drop_name(aug_name)])):
+        param = Argument(T.ptr, "frame", "", 0)
+        b = MathBuilder(module, _function(module, name + entry, [param]).blocks[0])
+        for callee in calls:
+            b.call(callee, T.void, [param])
+        b.ret()
     for lp, f in g.tape.capacity.items():
         if not g.tape.fixed_capacity(lp):
             g.layout.held.append((f.offset, g.tape.bytes_per_iteration(lp)))
@@ -75,10 +79,6 @@ def entry_points(g, name: str, aug_name: str, sweep_name: str) -> None:
     caps = [f for f in g.tape.buffers if f.type != T.ptr]
     g.layout.held += [(c.offset, 1) for c in caps[:len(ptrs)]]
     g.layout.frame_bytes = size
-
-
-def _at(b, base, offset):
-    return base if offset == 0 else b.gep(T.i8, base, [ConstInt(T.i64, offset)])
 
 
 def _function(module, name, params):

@@ -1,6 +1,8 @@
-; Split entries: y[i] = x[i] * x[i]. The forward leaves its frame in *frame_out (x[i] taped:
-; a split reverse reads no primal memory); `grad.rev` runs the reverse sweep on a copy of the
-; frame (its loop counter is stepped back there) and frees nothing; `grad.free` frees the tape.
+; Split entries: y[i] = x[i] * x[i]. The forward fills the frame in *frame_out, or a new zeroed
+; one when that is null, and leaves it there (x[i] taped: a split reverse reads no primal memory);
+; `grad.rev` runs the reverse sweep on a copy of the frame (its loop counter is stepped back
+; there) and frees nothing; `grad.reset` releases what one call made and keeps the frame for
+; the next forward; `grad.drop` frees the frame and its tape array; `grad.free` is both.
 ; RUN: %opt -p reverse-mode --fn f --activity dup,dup,const --noalias --split %s | %filecheck %s
 
 define void @f(ptr %x, ptr %y, i64 %n) {
@@ -21,17 +23,31 @@ exit:
 }
 
 ; CHECK-LABEL: define void @grad.aug.0(ptr %x, ptr %y, i64 %n, ptr %x.shadow, ptr %y.shadow, ptr %frame.out)
+; CHECK: %[[OLD:.*]] = load ptr, ptr %frame.out
+; CHECK: icmp eq ptr %[[OLD]], null
 ; CHECK: call ptr @malloc
+; CHECK: call void @llvm.memset
 ; CHECK: call ptr @realloc
 ; CHECK: store ptr %{{.*}}, ptr %frame.out
 ; CHECK-LABEL: define internal void @grad.sweep(
 ; CHECK-NOT: call void @free
 ; CHECK: ret void
 ; CHECK-LABEL: define internal void @grad.free.0(ptr %frame)
+; CHECK-NOT: call void @free
+; CHECK: ret void
+; CHECK-LABEL: define internal void @grad.aug.0.drop(ptr %frame)
 ; CHECK: call void @free
+; CHECK: call void @free(ptr %frame)
 ; CHECK-LABEL: define void @grad.rev(
 ; CHECK: %frame.copy = alloca
 ; CHECK: call void @llvm.memcpy.p0.p0.i64(ptr %frame.copy, ptr %frame,
 ; CHECK: call void @grad.sweep(
+; CHECK-LABEL: define void @grad.reset(ptr %frame)
+; CHECK-NEXT: entry:
+; CHECK-NEXT: call void @grad.free.0(ptr %frame)
+; CHECK-NEXT: ret void
+; CHECK-LABEL: define void @grad.drop(ptr %frame)
+; CHECK: call void @grad.aug.0.drop(ptr %frame)
 ; CHECK-LABEL: define void @grad.free(ptr %frame)
 ; CHECK: call void @grad.free.0(ptr %frame)
+; CHECK: call void @grad.aug.0.drop(ptr %frame)
