@@ -121,6 +121,20 @@ def two_partials(x, out):
 
 
 @cuda.jit
+def noisy_scale(x, state, y):
+    """Each thread advances its own xorshift state (a Const array) and scales x[i] by noise
+    drawn from it, as a stochastic kernel does."""
+    i = cuda.grid(1)
+    if i < x.size:
+        s = state[i]
+        s ^= (s << 13) & 0xFFFFFFFF
+        s ^= s >> 17
+        s ^= (s << 5) & 0xFFFFFFFF
+        state[i] = s
+        y[i] = x[i] * x[i] * (1.0 + (s % 1000) / 1000.0)
+
+
+@cuda.jit
 def elementwise_f32(x, y):
     i = cuda.grid(1)
     if i < x.size:
@@ -173,6 +187,9 @@ CASES = {
         ("dup", r.normal(size=28)), ("dup", np.zeros(1))]),
     "two_partials": Case(two_partials, 2, 2, lambda r: [
         ("dup", r.normal(size=4)), ("dup", np.zeros(2))]),
+    "noisy_scale": Case(noisy_scale, 1, 32, lambda r: [
+        ("dup", r.normal(size=20)), ("const", r.integers(1, 2**32 - 1, size=20, dtype=np.uint64)),
+        ("dup", np.zeros(20))]),
     "local_array": Case(local_array, 2, 32, lambda r: [
         ("dup", r.normal(size=50)), ("dup", np.zeros(50))]),
     "elementwise_f32": Case(elementwise_f32, 2, 32, lambda r: [
