@@ -135,6 +135,20 @@ def noisy_scale(x, state, y):
 
 
 @cuda.jit
+def kepler(M, e, E):
+    """A per-thread Newton solve of Kepler's equation that leaves early on convergence."""
+    i = cuda.grid(1)
+    if i < M.size:
+        x = M[i]
+        for _ in range(50):
+            f = x - e[i] * math.sin(x) - M[i]
+            if abs(f) < 1e-13:
+                break
+            x = x - f / (1.0 - e[i] * math.cos(x))
+        E[i] = x
+
+
+@cuda.jit
 def elementwise_f32(x, y):
     i = cuda.grid(1)
     if i < x.size:
@@ -190,6 +204,9 @@ CASES = {
     "noisy_scale": Case(noisy_scale, 1, 32, lambda r: [
         ("dup", r.normal(size=20)), ("const", r.integers(1, 2**32 - 1, size=20, dtype=np.uint64)),
         ("dup", np.zeros(20))]),
+    "kepler": Case(kepler, 1, 32, lambda r: [
+        ("dup", r.uniform(0.1, 3.0, size=24)), ("dup", r.uniform(0.05, 0.6, size=24)),
+        ("dup", np.zeros(24))]),
     "local_array": Case(local_array, 2, 32, lambda r: [
         ("dup", r.normal(size=50)), ("dup", np.zeros(50))]),
     "elementwise_f32": Case(elementwise_f32, 2, 32, lambda r: [

@@ -20,7 +20,7 @@ import llvmlite.binding as llvm
 from numba.cuda.cudadrv.libs import get_libdevice
 
 from ir_passes import (LIBDEVICE_SELECTED, ParseError, UnsupportedError, issue_loads_early, parse_module,
-                       print_module)
+                       print_module, reducible)
 
 from ..bridge.verify import parse_checked
 from ..timings import stage
@@ -75,6 +75,8 @@ def early_loads(text: str, kernel: str) -> str:
         parsed = parse_module(rest + "\n" + own[0])
     except ParseError:             # optimised IR that ir_passes does not model: left as it is
         return text
+    if not reducible(parsed):      # O3's jump threading may merge a loop's exits into another
+        return text                # loop (a Newton loop's early break): no loop info, left as it is
     if issue_loads_early(parsed, parsed.functions[kernel]) == 0:
         return text
     printed = [c for c in _definitions(print_module(parsed)) if _KERNEL.match(c)]
