@@ -88,9 +88,11 @@ def memory_bandwidth() -> int:
     global _BANDWIDTH
     if os.environ.get(BANDWIDTH_ENV):
         return int(float(os.environ[BANDWIDTH_ENV]))
+    if _BANDWIDTH is not None:      # every reverse call asks: no folder lookup once known
+        return _BANDWIDTH
     folder = cache_dir()
     path = os.path.join(folder, MACHINE_FILE) if folder else None
-    if path and _BANDWIDTH is None:
+    if path:
         try:
             with open(path) as f:
                 _BANDWIDTH = int(json.load(f)["bandwidth"])
