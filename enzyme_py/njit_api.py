@@ -28,7 +28,8 @@ from .bridge.convention import returns_float
 from .bridge.restype import return_type
 from .modes.forward import forward_for_types
 from .modes.returns import ReturnPlan
-from .modes.reverse import gradient_for_types
+from .modes.reverse import gradient_for_types, written_positions
+from .modes.strong_zero_entry import checked_entry
 
 _CLASSES = {"Const": Const, "Active": Active, "Duplicated": Duplicated,
             "DuplicatedNoNeed": DuplicatedNoNeed}
@@ -241,18 +242,22 @@ def _plan(dispatcher, anns, mode, seed):
               for i, (n, (k, t, _)) in enumerate(zip(names, kinds)) if k is Activity.DUP]
     if mode is Forward:
         _refuse_structured(dispatcher, argtypes)
-        fwd = forward_for_types(dispatcher, argtypes, shadow_types, tuple(k for k, _, _ in kinds))
+        fkinds = tuple(k for k, _, _ in kinds)
+        fwd = forward_for_types(dispatcher, argtypes, shadow_types, fkinds)
         tangents = [f"{n}.tangent" for n, (k, _, _) in zip(names, kinds) if k is Activity.ACTIVE]
         call = f"_, ts = entry({', '.join(value + shadows + tangents)})"
         floats = returns_float(fwd.spec.restype)
         result, restype = ("ts[0]", fwd.spec.value_type) if floats else ("None", types.none)
-        entry = fwd.entry
+        entry = checked_entry(
+            dispatcher, fwd.entry, len(argtypes), range(len(argtypes), len(argtypes) + len(shadows)),
+            None, "d[1]", lambda: forward_for_types(dispatcher, argtypes, shadow_types, fkinds,
+                                                    guarded=True).entry, fwd.spec.name)
     else:
         no_need = tuple(i for i, a in enumerate(anns)
                         if isinstance(a, AnnotationType) and a.kind == "DuplicatedNoNeed")
         _refuse_structured(dispatcher, argtypes)
-        grad = gradient_for_types(dispatcher, argtypes, shadow_types,
-                                  tuple(k for k, _, _ in kinds), no_need)
+        rkinds = tuple(k for k, _, _ in kinds)
+        grad = gradient_for_types(dispatcher, argtypes, shadow_types, rkinds, no_need)
         seed_value = repr(float(seed.value)) if isinstance(seed, types.Omitted) else "seed"
         if not isinstance(seed, (types.Omitted, types.Float, types.Integer)):
             raise TypingError(f"autodiff's seed must be a float, not {seed}")
@@ -263,7 +268,11 @@ def _plan(dispatcher, anns, mode, seed):
             restypes.append(t if k is Activity.ACTIVE else types.none)
             n += k is Activity.ACTIVE
         result, restype = "(" + "".join(s + ", " for s in slots) + ")", types.Tuple(restypes)
-        entry = grad.entry
+        entry = checked_entry(
+            dispatcher, grad.entry, len(argtypes), range(len(argtypes), len(argtypes) + len(shadows)),
+            written_positions(grad, len(argtypes)), "d",
+            lambda: gradient_for_types(dispatcher, argtypes, shadow_types, rkinds, no_need,
+                                       guarded=True).entry, grad.spec.name)
     src = (f"def body(kernel, {', '.join(names + ['mode', 'seed'])}):\n"
            + "".join(f"    {c}\n" for c in checks)
            + f"    {call}\n    return {result}\n")

@@ -208,16 +208,18 @@ def all_disjoint(annotated, shadows) -> bool:
         arrays + [x for lanes in shadows for s in lanes for x in memory_of(s)])
 
 
-def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1) -> CompiledForward:
+def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1,
+                      guarded=False) -> CompiledForward:
     """The (cached) tangent function for Numba argument types, as @njit callers see them: the
-    variant that assumes nothing about how arrays and shadows overlap."""
-    key = ("types", tuple(kinds), width, tuple(argtypes), tuple(shadow_types))
+    variant that assumes nothing about how arrays and shadows overlap. `guarded`: every product
+    under the strong zero (strong_zero.py)."""
+    key = ("types", tuple(kinds), width, tuple(argtypes), tuple(shadow_types), guarded)
     with _lock:
         per_kernel = _compiled.setdefault(dispatcher, {})
         fwd = per_kernel.get(key)
         if fwd is None:
             fwd = per_kernel[key] = build(dispatcher, tuple(argtypes), tuple(shadow_types),
-                                          tuple(kinds), width, False)
+                                          tuple(kinds), width, False, guarded=guarded)
     return fwd
 
 

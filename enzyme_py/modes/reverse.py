@@ -306,18 +306,20 @@ def _through_wrapper(exc, dispatcher):
                      for a in exc.args)
 
 
-def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=()) -> CompiledGradient:
+def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=(),
+                       guarded=False) -> CompiledGradient:
     """The (cached) gradient for Numba argument types, as @njit callers see them: arrays
     may alias, so it is the variant that assumes nothing about their memory.
-    `no_need`: positions of the DuplicatedNoNeed arguments."""
-    key = ("types", tuple(kinds), tuple(argtypes), tuple(shadow_types), tuple(no_need))
+    `no_need`: positions of the DuplicatedNoNeed arguments. `guarded`: the variant with every
+    product under the strong zero (strong_zero.py)."""
+    key = ("types", tuple(kinds), tuple(argtypes), tuple(shadow_types), tuple(no_need), guarded)
     with _lock:
         per_kernel = _gradients.setdefault(dispatcher, {})
         grad = per_kernel.get(key)
         if grad is None:
             grad = per_kernel[key] = build(dispatcher, tuple(argtypes), tuple(shadow_types),
                                            tuple(kinds), "auto", False,
-                                           no_need=tuple(no_need))
+                                           no_need=tuple(no_need), guarded=guarded)
     return grad
 
 

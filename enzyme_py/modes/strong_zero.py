@@ -108,18 +108,18 @@ def call(kernel, run, guarded, values, shadows, extra, derivs_of=None, written=N
     result itself). `written`: the positions of the values the kernel may write (None: any)."""
     saved = _snapshot(values if written is None else [values[i] for i in written], shadows)
     if saved is None:
-        _count(kernel)
+        count(kernel)
         return guarded()(*values, *shadows, *extra)
     result = run(*values, *shadows, *extra)
     derivs = result if derivs_of is None else derivs_of(result)
     if _finite(shadows, derivs):
         return result
     _restore(saved)
-    _count(kernel)
+    count(kernel)
     return guarded()(*values, *shadows, *extra)
 
 
-def _count(kernel) -> None:
+def count(kernel) -> None:
     with _lock:
         try:
             _reruns[kernel] = _reruns.get(kernel, 0) + 1
