@@ -21,6 +21,7 @@ from .bridge.restype import return_type
 from .modes import batched, bound, calls, fast, forward, reverse
 from .modes.memory import refuse_memory
 from .modes.returns import UNSET, ReturnPlan
+from .modes.strong_zero_entry import checked_batched, checked_forward, checked_gradient
 from .modes.reverse import CompiledGradient, compile_count
 from .modes.reverse import clear_cache as _clear_gradients
 from .options import kernel_options
@@ -163,14 +164,17 @@ def compile_gradient(kernel: Callable, *args: Any, mode: Mode = Reverse,
     if mode is Forward:
         refuse_memory(memory, "forward mode")
         refuse_structured_return(kernel, args, "compile_gradient(mode=Forward)")
-        return forward.compile_forward(kernel, *args)
+        return checked_forward(kernel, forward.compile_forward(kernel, *args),
+                               lambda: forward.compile_forward(kernel, *args, guarded=True))
     if mode is Reverse and _batched(args):
         refuse_memory(memory, "reverse mode with BatchDuplicated arguments")
-        return batched.compile_batched(kernel, *args)
+        return checked_batched(kernel, batched.compile_batched(kernel, *args),
+                               lambda: batched.compile_batched(kernel, *args, guarded=True))
     _check_mode(mode)
     grad = reverse.compile_gradient(kernel, *args, cache=cache, memory=memory)
     refuse_structured_return(kernel, args, "compile_gradient")
-    return grad
+    return checked_gradient(kernel, grad, lambda: reverse.compile_gradient(
+        kernel, *args, cache=cache, memory=memory, guarded=True))
 
 
 def refuse_structured_return(kernel: Callable, args: tuple, what: str) -> None:

@@ -212,6 +212,15 @@ def pickle_by_key(entry, key) -> None:
     entry.__reduce_ex__ = lambda protocol: (loaded_entry, (key,))
 
 
+def entry_key(entry):
+    """The disk-cache key `entry` pickles as (pickle_by_key), or None."""
+    reduce = entry.__dict__.get("__reduce_ex__")
+    if reduce is None:
+        return None
+    fn, args = reduce(4)
+    return args[0] if fn is loaded_entry else None
+
+
 def loaded_entry(key):
     """The entry of the gradient with this key loaded or built in this process."""
     fields = _loaded.get(key)

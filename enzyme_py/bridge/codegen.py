@@ -91,6 +91,18 @@ def raise_status(typingctx, status, exc):
     return types.none(status, exc), codegen
 
 
+@intrinsic
+def failed(typingctx, status, exc):
+    """Whether a gradient's (status, excinfo) is an error raise_status would raise."""
+    def codegen(context, builder, sig, llargs):
+        code, excptr = llargs
+        call_conv = context.call_conv
+        excinfo_type = call_conv.get_function_type(types.none, []).args[1].pointee
+        return call_conv._get_return_status(builder, code,
+                                            builder.bitcast(excptr, excinfo_type)).is_error
+    return types.boolean(status, exc), codegen
+
+
 def release_return_value(context, builder, restype, retptr):
     """Drop the reference a non-float return value (e.g. an array) holds."""
     if returns_float(restype) or restype == types.none:

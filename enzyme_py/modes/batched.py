@@ -145,11 +145,12 @@ def lanes_apart(annotated, lanes) -> bool:
     return arrays is not None and distinct_memory(arrays + [s for ls in lanes for s in ls])
 
 
-def compile_batched(kernel, *args):
+def compile_batched(kernel, *args, guarded=False):
     """The CompiledBatched for these annotations (BatchDuplicated with k shadows, Active, Const):
     `.entry` is an @njit function, callable from @njit code, with the signature in this module's
-    docstring. `compile_gradient` returns it when an argument is BatchDuplicated."""
-    return _compile(kernel, *split_batched_args(args, 1.0)[:4])
+    docstring. `compile_gradient` returns it when an argument is BatchDuplicated. `guarded`:
+    the variant with every product under the strong zero (strong_zero.py)."""
+    return _compile(kernel, *split_batched_args(args, 1.0)[:4], guarded=guarded)
 
 
 def _compile(kernel, annotated, kinds, width, lanes, guarded=False):

@@ -168,9 +168,10 @@ _lock = threading.RLock()
 _compiled = register(weakref.WeakKeyDictionary())   # dispatcher -> {key: CompiledForward}
 
 
-def compile_forward(kernel, *args, keep_failure=False) -> CompiledForward:
-    """Build (or fetch from the cache) the tangent function for these annotated arguments."""
-    return prepare(kernel, args, keep_failure)[0]
+def compile_forward(kernel, *args, keep_failure=False, guarded=False) -> CompiledForward:
+    """Build (or fetch from the cache) the tangent function for these annotated arguments.
+    `guarded`: the variant with every product under the strong zero."""
+    return prepare(kernel, args, keep_failure, guarded)[0]
 
 
 def prepare(kernel, args, keep_failure=False, guarded=False):

@@ -219,9 +219,10 @@ def _second(pair):
     return pair[1]
 
 
-def compile_gradient(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:
-    """The (cached or new) gradient for these annotated arguments."""
-    return prepare(kernel, args, cache, memory=memory)[0]
+def compile_gradient(kernel, *args, cache="auto", memory="tape", guarded=False) -> CompiledGradient:
+    """The (cached or new) gradient for these annotated arguments. `guarded`: the variant with
+    every product under the strong zero (strong_zero.py)."""
+    return prepare(kernel, args, cache, memory=memory, guarded=guarded)[0]
 
 
 def inspect(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:

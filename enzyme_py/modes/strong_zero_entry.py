@@ -12,6 +12,7 @@ straight away, built with the entry.
 from __future__ import annotations
 
 import cmath
+import dataclasses
 import threading
 import warnings
 import weakref
@@ -21,7 +22,10 @@ from numba.core import types
 from numba.core.errors import NumbaWarning
 
 from . import strong_zero
+from .. import disk_cache
+from ..bridge.codegen import failed
 from ..bridge.frozen import as_dispatcher
+from .reverse import written_positions
 
 _IMMUTABLE = (types.Number, types.Boolean, types.NoneType, types.Omitted, types.EnumMember,
               types.NPDatetime, types.NPTimedelta, types.UnicodeType, types.StringLiteral,
@@ -80,23 +84,25 @@ def all_finite(a) -> bool:
 
 
 def checked_entry(kernel, entry, nvalues: int, shadows: range, written, derivs: str,
-                  guarded, label: str):
+                  guarded, label: str, lazy: bool = True):
     """The @njit entry running `entry` (compiled for one signature: values, then the extras
     from `shadows` on, e.g. shadows and a seed) under the strong zero.
 
     `shadows`: parameter positions of the shadows (snapshot and checked). `written`: value
     positions the kernel may write (None: any). `derivs`: a Python expression over `d`, the
     entry's result, naming the derivatives to check (e.g. "d" or "d[1]"). `guarded()`: the
-    guarded variant's entry (same signature), built on first call."""
+    guarded variant's entry (same signature). `lazy`: built on the first call that needs it
+    (through an object-mode block); else built now and called directly (no Python on any path:
+    a @njit(cache=True) caller can be cached)."""
     with _lock:
         compiled = _checked.get(entry)
-        if compiled is None:
-            compiled = _checked[entry] = _build(kernel, entry, nvalues, shadows, written, derivs,
-                                                guarded, label)
-    return compiled
+        if compiled is None or compiled[0] != lazy:
+            compiled = _checked[entry] = (lazy, _build(kernel, entry, nvalues, shadows, written,
+                                                       derivs, guarded, label, lazy))
+    return compiled[1]
 
 
-def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label):
+def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label, lazy):
     sig = entry.signatures[0]
     params = [f"p{i}" for i in range(len(sig))]
     plan = _Plan()
@@ -109,19 +115,25 @@ def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label):
     restype = entry.overloads[sig].signature.return_type
     plan.finite(derivs, _derivs_type(restype, derivs))
     names = ", ".join(params)
+    inner = entry.py_func.__globals__       # the entry's intrinsic and raise (bridge/entry.py)
+    scope = {"call": inner["call"], "raise_status": inner["raise_status"], "failed": failed,
+             "all_finite": all_finite, "cmath": cmath, "numba": numba}
     if not plan.copyable:
-        strong_zero.count(as_dispatcher(kernel))
-        src = f"def checked({names}):\n    return guarded({names})\n"
-        scope = {"guarded": guarded()}
+        body = [f"return guarded({names})"]
+        scope["guarded"] = guarded()
     else:
-        lazy = _Lazy(kernel, guarded, sig)
-        body = [*plan.copies, f"d = entry({names})",
-                f"if {' and '.join(plan.tests) or 'True'}:", "    return d",
-                *plan.restores, "with numba.objmode(r=RESTYPE):", f"    r = rerun({names})",
-                "return r"]
-        src = f"def checked({names}):\n" + "".join(f"    {line}\n" for line in body)
-        scope = {"entry": entry, "all_finite": all_finite, "cmath": cmath, "numba": numba,
-                 "RESTYPE": restype, "rerun": lazy}
+        # The kernel's exception is raised in a block of its own, where the copies are dead:
+        # Numba releases them there (an error raised by a call would skip those decrefs).
+        body = [*plan.copies, f"status, exc, d = call({names})", "if failed(status, exc):",
+                "    raise_status(status, exc)", "    return d",
+                f"if {' and '.join(plan.tests) or 'True'}:", "    return d", *plan.restores]
+        if lazy:
+            body += ["with numba.objmode(r=RESTYPE):", f"    r = rerun({names})", "return r"]
+            scope.update(RESTYPE=restype, rerun=_Lazy(kernel, guarded, sig))
+        else:
+            body += [f"return guarded({names})"]
+            scope["guarded"] = guarded()
+    src = f"def checked({names}):\n" + "".join(f"    {line}\n" for line in body)
     exec(compile(src, f"<enzyme_py strong zero {label}>", "exec"), scope)
     fn = scope["checked"]
     fn.__qualname__ = f"checked_{label}"
@@ -130,7 +142,28 @@ def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label):
         warnings.simplefilter("ignore", NumbaWarning)
         compiled.compile(sig)
     compiled.disable_compile()
+    compiled.unchecked = entry      # the gradient alone: no copies, no check (docs/semantics.md)
+    _pickle_as_keys(compiled, entry, scope.get("guarded"))
     return compiled
+
+
+def _pickle_as_keys(compiled, entry, guarded) -> None:
+    """A checked entry over two entries that pickle as their disk-cache keys pickles as those
+    keys (a @njit(cache=True) driver closing over it is then cached; disk_cache.pickle_by_key)."""
+    if guarded is None:
+        return
+    keys = [disk_cache.entry_key(e) for e in (entry, guarded)]
+    if None not in keys:
+        compiled.__reduce_ex__ = lambda protocol: (loaded_checked_entry, tuple(keys))
+
+
+def loaded_checked_entry(key, guarded_key):
+    """The checked entry over the gradients with these keys, loaded or built in this process."""
+    found = _checked.get(disk_cache.loaded_entry(key))
+    if found is None or found[0]:
+        raise LookupError("this enzyme_py gradient is not loaded in this process: build it "
+                          "(compile_gradient) before unpickling what refers to it")
+    return found[1]
 
 
 def _derivs_type(restype, derivs: str):
@@ -158,3 +191,32 @@ class _Lazy:
                     self.run = self.guarded().overloads[self.sig].entry_point
         strong_zero.count(as_dispatcher(self.kernel))
         return self.run(*args)
+
+
+def checked_gradient(kernel, grad, guarded):
+    """`grad` (a CompiledGradient) with its entry checked; `guarded()`: the guarded variant's
+    CompiledGradient, built now (compile_gradient's entry may be called from a cached @njit
+    driver, where no Python runs)."""
+    n = len(grad.spec.argtypes)
+    entry = checked_entry(kernel, grad.entry, n, range(n, n + len(grad.spec.dup_positions)),
+                          written_positions(grad, n), "d", lambda: guarded().entry,
+                          grad.spec.name, lazy=False)
+    return dataclasses.replace(grad, entry=entry)
+
+
+def checked_forward(kernel, fwd, guarded):
+    """`fwd` (a CompiledForward) with its entry checked (checked_gradient)."""
+    n, spec = len(fwd.spec.argtypes), fwd.spec
+    entry = checked_entry(kernel, fwd.entry, n, range(n, n + len(spec.dup_positions) * spec.width),
+                          None, "d[1]", lambda: guarded().entry, spec.name, lazy=False)
+    return dataclasses.replace(fwd, entry=entry)
+
+
+def checked_batched(kernel, compiled, guarded):
+    """`compiled` (a CompiledBatched) with its entry checked (checked_gradient); the scratch
+    arrays and shadow lanes are its shadows."""
+    n, spec = len(compiled.spec.argtypes), compiled.spec
+    shadows = range(n, n + len(spec.dup_positions) * (1 + spec.width))
+    entry = checked_entry(kernel, compiled.entry, n, shadows, None, "d", lambda: guarded().entry,
+                          spec.name, lazy=False)
+    return dataclasses.replace(compiled, entry=entry)

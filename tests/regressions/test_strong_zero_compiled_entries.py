@@ -1,16 +1,18 @@
-"""The strong zero for `autodiff` called inside @njit code.
+"""The strong zero for gradients called from compiled code: `autodiff` inside @njit code and
+`compile_gradient(...).entry` (reverse, forward and batched reverse mode).
 
 Python's `autodiff` redoes a call whose derivatives come out inf or NaN with every product
-guarded (enzyme_py/modes/strong_zero.py); a gradient called from @njit code ran the unguarded
-variant only: `np.where(x > 0, np.sqrt(x) * w, 0)` differentiated in w at x < 0 gave NaN where
-the derivative is 0 (the reverse of `sqrt(x) * w` multiplies the zero adjoint by sqrt(x) = NaN).
-Now the compiled entry redoes the call too (enzyme_py/modes/strong_zero_entry.py).
+guarded (enzyme_py/modes/strong_zero.py); these entries ran the unguarded variant only:
+`np.where(x > 0, np.sqrt(x) * w, 0)` differentiated in w at x < 0 gave NaN where the
+derivative is 0 (the reverse of `sqrt(x) * w` multiplies the zero adjoint by sqrt(x) = NaN).
+Now the compiled entries redo the call too (enzyme_py/modes/strong_zero_entry.py).
 """
 import numpy as np
 from numba import njit
 from numba.typed import List
 
-from enzyme_py import Active, Const, Duplicated, Forward, autodiff
+from enzyme_py import (Active, BatchDuplicated, Const, Duplicated, Forward, autodiff,
+                       compile_gradient)
 from enzyme_py.modes import strong_zero
 
 X = np.array([4.0, -1.0, 9.0])
@@ -126,3 +128,41 @@ def test_typed_list_runs_guarded():
     grad_list(xs, dxs, np.ones(3), dw)
     np.testing.assert_array_equal(dw, [4.0, 0.0, 6.0])
     np.testing.assert_allclose(dxs[0], [0.25, 0.0, 1 / 6])
+
+
+def test_compile_gradient_entry_from_python_and_njit():
+    grad = compile_gradient(where_sqrt, Const(X), Duplicated(np.ones(3), np.zeros(3))).entry
+    dw = np.zeros(3)
+    assert grad(X, np.array([1.0, 2.0, 3.0]), dw, 1.0) == ()
+    np.testing.assert_array_equal(dw, [2.0, 0.0, 3.0])
+
+    @njit
+    def driver(xs, w):
+        total = np.zeros(3)
+        for i in range(xs.shape[0]):
+            dw = np.zeros(3)
+            grad(xs[i], w, dw, 2.0)
+            total += dw
+        return total
+
+    xs = np.stack([X, np.abs(X)])
+    np.testing.assert_array_equal(driver(xs, np.ones(3)), [8.0, 2.0, 12.0])
+
+
+def test_compile_gradient_forward_entry():
+    x, w = np.array([2.0]), np.array([np.inf])
+    tangent = compile_gradient(decay, Duplicated(x, np.zeros(1)), Duplicated(w, np.ones(1)),
+                               mode=Forward).entry
+    value, (t,) = tangent(x, w, np.zeros(1), np.ones(1))
+    assert value == 0.0 and t == 0.0
+
+
+def test_compile_gradient_batched_entry():
+    """Two seeds in one call: each lane is what a separate guarded call gives."""
+    w = np.array([1.0, 2.0, 3.0])
+    grad = compile_gradient(where_sqrt, Const(X),
+                            BatchDuplicated(w, (np.zeros(3), np.zeros(3)))).entry
+    d1, d2 = np.zeros(3), np.ones(3)
+    grad(X, w, np.zeros(3), d1, d2, 1.0, 2.0)
+    np.testing.assert_array_equal(d1, [2.0, 0.0, 3.0])
+    np.testing.assert_array_equal(d2, [5.0, 1.0, 7.0])
