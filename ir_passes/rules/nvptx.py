@@ -7,6 +7,7 @@ finish in every thread before the reverse of the code before it starts, so the r
 barrier is a barrier (registry.py, `mirrored`). Memory fences (`cuda.threadfence()`) likewise; `cuda.syncwarp()`
 (`llvm.nvvm.bar.warp.sync`) is a barrier of the warp, mirrored the same way. Warp shuffles: below.
 """
+from ..ir.values import ConstInt
 from ..runtime.warp_shuffle import adjoint_name, shuffle_name
 from .registry import cross_lane, inactive, mirrored
 
@@ -49,9 +50,18 @@ class Shuffle:
         value = inst.ops[1]
         if not g.act.is_active(value):
             return
+        if self.broadcast(inst):     # every lane of the warp reads lane b
+            name = adjoint_name("bcast", value.type.suffix)
+            g.add_adjoint(b, value, b.call(name, value.type, [d, inst.ops[2]]))
+            return
         mask, lane, clamp = (g.avail.primal(inst.ops[k], block, b) for k in (0, 2, 3))
         name = adjoint_name(self.mode, value.type.suffix)
         g.add_adjoint(b, value, b.call(name, value.type, [mask, d, lane, clamp]))
+
+    def broadcast(self, inst) -> bool:
+        mask, lane, clamp = (inst.ops[k] for k in (0, 2, 3))
+        return self.mode == "idx" and all(isinstance(v, ConstInt) for v in (mask, lane, clamp)) \
+            and mask.value & 0xFFFFFFFF == 0xFFFFFFFF and clamp.value == 31
 
     def tangent(self, fm, inst) -> None:
         fm.emit_primal(inst)

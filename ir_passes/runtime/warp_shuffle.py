@@ -17,7 +17,9 @@ keeps d (`keep`). For down, up and bfly one shuffle the other way brings it back
 `send` of the lane m that read from l (m = l - b for down, l + b for up, l ^ b for bfly), when m
 is in l's range and in the member mask. For idx several lanes may read one lane (a broadcast),
 so each lane of the mask in turn shares its `send` and its source j, and the lanes add what is
-meant for them (64 shuffles).
+meant for them (64 shuffles). A broadcast from a constant lane to the full warp (mask -1, c 31:
+every lane reads lane b) is cheaper: `@enzpy.shfl.adjoint.bcast.<T>(T d, i32 b)` sums d over the
+warp with five butterfly shuffles, and lane b takes the sum.
 """
 from __future__ import annotations
 
@@ -126,6 +128,28 @@ declare i32 @llvm.nvvm.read.ptx.sreg.laneid()
 declare i32 @llvm.nvvm.shfl.sync.idx.i32(i32, i32, i32, i32)
 """
 
+_BROADCAST = """
+define internal {T} @enzpy.shfl.adjoint.bcast.{S}({T} %d, i32 %b) alwaysinline {{
+entry:
+  %lane = call i32 @llvm.nvvm.read.ptx.sreg.laneid()
+  {steps}
+  %bv = and i32 %b, 31
+  %mine = icmp eq i32 %lane, %bv
+  %r = select i1 %mine, {T} %s5, {T} 0.0
+  ret {T} %r
+}}
+declare i32 @llvm.nvvm.read.ptx.sreg.laneid()
+declare {T} @{shuffle}(i32, {T}, i32, i32)
+"""
+
+
+def _broadcast(t: str, suffix: str) -> str:
+    steps = "\n  ".join(f"%o{k} = call {t} @{shuffle_name('bfly', suffix)}(i32 -1, {t} %s{k}, "
+                        f"i32 {off}, i32 31)\n  %s{k + 1} = fadd {t} %s{k}, %o{k}"
+                        for k, off in enumerate((16, 8, 4, 2, 1)))
+    return _BROADCAST.format(T=t, S=suffix, steps="%s0 = fadd {} %d, -0.0\n  ".format(t) + steps,
+                             shuffle=shuffle_name("bfly", suffix))
+
 
 def shuffle_name(mode: str, suffix: str) -> str:
     """The float shuffle of this mode: LLVM's intrinsic for float32, the helper for float64."""
@@ -144,6 +168,8 @@ def _text(name: str) -> str:
     t = FLOATS[suffix]
     if name == shuffle_name(mode, "f64"):
         return _F64.format(mode=mode)
+    if mode == "bcast":
+        return _broadcast(t, suffix)
     extra = f"\ndeclare {t} @{shuffle_name('idx' if mode == 'idx' else _MODES[mode][2], suffix)}" \
             f"(i32, {t}, i32, i32)\n"
     if mode == "idx":
