@@ -230,6 +230,17 @@ def warp_broadcast(x, y):
 
 
 @cuda.jit
+def warp_partial(x, y):
+    """A block of 48 threads, whose second warp has 16 lanes: shfl_up and a broadcast from lane 0
+    read only lanes that exist (the adjoints must not read the missing ones either)."""
+    i = cuda.grid(1)
+    v = math.sin(x[i])
+    first = cuda.shfl_sync(0xFFFFFFFF, v, 0)
+    up = cuda.shfl_up_sync(0xFFFFFFFF, v, 1)
+    y[i] = first * x[i] + up * v
+
+
+@cuda.jit
 def warp_sum_f32(x, out):
     """A float32 warp sum (shfl_down of 32-bit floats), then syncwarp."""
     i = cuda.grid(1)
@@ -289,6 +300,8 @@ CASES = {
         ("dup", r.normal(size=28)), ("dup", np.zeros(28))]),
     "warp_broadcast": Case(warp_broadcast, 1, 32, lambda r: [
         ("dup", r.normal(size=30)), ("dup", np.zeros(30))]),
+    "warp_partial": Case(warp_partial, 1, 48, lambda r: [
+        ("dup", r.normal(size=48)), ("dup", np.zeros(48))]),
     "warp_sum_f32": Case(warp_sum_f32, 1, 64, lambda r: [
         ("dup", r.normal(size=40).astype(np.float32)), ("dup", np.zeros(2, np.float32))],
         rtol=2e-2),

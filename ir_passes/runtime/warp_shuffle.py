@@ -15,10 +15,11 @@ lane, given d, the adjoint of the shuffle's result: every lane whose source was 
 back to its source lane (`send`), a lane whose source was out of range kept its own value and
 keeps d (`keep`). For down, up and bfly one shuffle the other way brings it back: lane l reads
 `send` of the lane m that read from l (m = l - b for down, l + b for up, l ^ b for bfly), when m
-is in l's range and in the member mask. For idx several lanes may read one lane (a broadcast),
-so each lane of the mask in turn shares its `send` and its source j, and the lanes add what is
-meant for them (64 shuffles). A broadcast from a constant lane to the full warp (mask -1, c 31:
-every lane reads lane b) is cheaper: `@enzpy.shfl.adjoint.bcast.<T>(T d, i32 b)` sums d over the
+is in l's range, in the member mask and exists (the last warp of a block may be partial). For
+idx several lanes may read one lane (a broadcast), so each existing lane of the mask in turn
+shares its `send` and its source j, and the lanes add what is meant for them (64 shuffles). A
+broadcast from a constant lane to the full warp (mask -1, c 31: every lane reads lane b) is
+cheaper: `@enzpy.shfl.adjoint.bcast.<T>(T d, i32 b)` sums d over the existing lanes of the
 warp with five butterfly shuffles, and lane b takes the sum.
 """
 from __future__ import annotations
@@ -46,8 +47,35 @@ entry:
 declare i32 @llvm.nvvm.shfl.sync.{mode}.i32(i32, i32, i32, i32)
 """
 
+# The lanes of this warp that exist: a block whose size is not a multiple of 32 ends in a partial
+# warp, and a shuffle that reads a missing lane gets an undefined value. A primal shuffle reads
+# only lanes the program makes sure exist (shfl_up, a broadcast); its adjoint reads others.
+_LIVE = """
+  %tx = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ty = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+  %tz = call i32 @llvm.nvvm.read.ptx.sreg.tid.z()
+  %nx = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %ny = call i32 @llvm.nvvm.read.ptx.sreg.ntid.y()
+  %nz = call i32 @llvm.nvvm.read.ptx.sreg.ntid.z()
+  %zy = mul i32 %tz, %ny
+  %row = add i32 %zy, %ty
+  %rowx = mul i32 %row, %nx
+  %lin = add i32 %rowx, %tx
+  %nxy = mul i32 %nx, %ny
+  %count = mul i32 %nxy, %nz
+  %base = and i32 %lin, -32
+  %left = sub i32 %count, %base
+  %full = icmp uge i32 %left, 32
+  %left5 = and i32 %left, 31
+  %part.s = shl i32 1, %left5
+  %part = sub i32 %part.s, 1
+  %live = select i1 %full, i32 -1, i32 %part"""
+_SREG_DECLS = "".join(f"declare i32 @llvm.nvvm.read.ptx.sreg.{r}.{a}()\n" for r in ("tid", "ntid")
+                      for a in "xyz")
+
 # this lane's range (see the module docstring)
-_RANGE = """
+_RANGE = _LIVE + """
+  %mask.live = and i32 %mask, %live
   %lane = call i32 @llvm.nvvm.read.ptx.sreg.laneid()
   %bv = and i32 %b, 31
   %c.s = lshr i32 %c, 8
@@ -83,7 +111,7 @@ entry:{range}
   {clamp}
   %got = call {T} {shuffle}(i32 %mask, {T} %send, i32 %bv, i32 %crev)
   %m5 = and i32 %m, 31
-  %bit.w = lshr i32 %mask, %m5
+  %bit.w = lshr i32 %mask.live, %m5
   %bit = trunc i32 %bit.w to i1
   %in = and i1 %ok, %bit
   %from = select i1 %in, {T} %got, {T} 0.0
@@ -106,7 +134,7 @@ entry:{range}
 loop:
   %k = phi i32 [ 0, %entry ], [ %k1, %next ]
   %acc = phi {T} [ %keep, %entry ], [ %acc2, %next ]
-  %bit.w = lshr i32 %mask, %k
+  %bit.w = lshr i32 %mask.live, %k
   %bit = trunc i32 %bit.w to i1
   br i1 %bit, label %share, label %next
 share:
@@ -130,7 +158,7 @@ declare i32 @llvm.nvvm.shfl.sync.idx.i32(i32, i32, i32, i32)
 
 _BROADCAST = """
 define internal {T} @enzpy.shfl.adjoint.bcast.{S}({T} %d, i32 %b) alwaysinline {{
-entry:
+entry:{live}
   %lane = call i32 @llvm.nvvm.read.ptx.sreg.laneid()
   {steps}
   %bv = and i32 %b, 31
@@ -145,10 +173,13 @@ declare {T} @{shuffle}(i32, {T}, i32, i32)
 
 def _broadcast(t: str, suffix: str) -> str:
     steps = "\n  ".join(f"%o{k} = call {t} @{shuffle_name('bfly', suffix)}(i32 -1, {t} %s{k}, "
-                        f"i32 {off}, i32 31)\n  %s{k + 1} = fadd {t} %s{k}, %o{k}"
+                        f"i32 {off}, i32 31)\n  %p{k} = xor i32 %lane, {off}\n"
+                        f"  %q{k}.w = lshr i32 %live, %p{k}\n  %q{k} = trunc i32 %q{k}.w to i1\n"
+                        f"  %g{k} = select i1 %q{k}, {t} %o{k}, {t} 0.0\n"
+                        f"  %s{k + 1} = fadd {t} %s{k}, %g{k}"
                         for k, off in enumerate((16, 8, 4, 2, 1)))
     return _BROADCAST.format(T=t, S=suffix, steps="%s0 = fadd {} %d, -0.0\n  ".format(t) + steps,
-                             shuffle=shuffle_name("bfly", suffix))
+                             shuffle=shuffle_name("bfly", suffix), live=_LIVE) + _SREG_DECLS
 
 
 def shuffle_name(mode: str, suffix: str) -> str:
@@ -174,10 +205,10 @@ def _text(name: str) -> str:
             f"(i32, {t}, i32, i32)\n"
     if mode == "idx":
         return _ADJOINT_IDX.format(T=t, S=suffix, range=_RANGE,
-                                   shuffle="@" + shuffle_name("idx", suffix)) + extra
+                                   shuffle="@" + shuffle_name("idx", suffix)) + extra + _SREG_DECLS
     source, back, rev, clamp = _MODES[mode]
     return _ADJOINT.format(T=t, S=suffix, mode=mode, range=_RANGE, source=source, back=back,
-                           clamp=clamp, shuffle="@" + shuffle_name(rev, suffix)) + extra
+                           clamp=clamp, shuffle="@" + shuffle_name(rev, suffix)) + extra + _SREG_DECLS
 
 
 def define(module) -> None:
