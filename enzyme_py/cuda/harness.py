@@ -238,6 +238,7 @@ class HostKernel:
         llvm.initialize_native_asmprinter()
         self.position = _Position()
         self.barrier = None
+        self.failures = []      # exceptions raised in a shuffle, reported after the block
         i32 = ctypes.c_int32
         self._callbacks = (ctypes.CFUNCTYPE(i32, i32)(self._sreg),
                            ctypes.CFUNCTYPE(None)(self._barrier),
@@ -269,6 +270,13 @@ class HostKernel:
         self.barrier.wait()
 
     def _shuffle(self, mode, mask, value, b, c, pred):
+        try:
+            return self._exchange(mode, mask, value, b, c, pred)
+        except BaseException as exc:     # noqa: BLE001 - ctypes drops a callback's exception
+            self.failures.append(exc)
+            return 0
+
+    def _exchange(self, mode, mask, value, b, c, pred):
         lane = self.position.regs[SREGS.index("laneid")]
         values = self.position.warp.exchange(lane, mask, value)
         if MODES[mode] == "sync":
@@ -327,6 +335,8 @@ class HostKernel:
             t.start()
         for t in ts:
             t.join()
+        errors += self.failures
+        self.failures = []
         if errors:
             raise errors[0]
 
