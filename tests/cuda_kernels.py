@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from dataclasses import dataclass
 
 import numpy as np
 from numba import cuda, float32, float64
+
+# run as a script, check this checkout's enzyme_py (not whichever one is installed)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @cuda.jit
@@ -169,6 +173,87 @@ def local_array(x, y):
         y[i] = s
 
 
+@cuda.jit
+def warp_block_sum(x, out):
+    """A block sum through warp shuffles, as public numba-cuda code writes it: each warp sums with
+    shfl_down, lane 0 of each warp puts its sum in shared memory, the first warp sums those."""
+    s = cuda.shared.array(32, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    v = math.sin(x[i]) * x[i] if i < x.size else 0.0
+    offset = 16
+    while offset > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset //= 2
+    if t % 32 == 0:
+        s[t // 32] = v
+    cuda.syncthreads()
+    if t < 32:
+        v = s[t] if t < cuda.blockDim.x // 32 else 0.0
+        offset = 16
+        while offset > 0:
+            v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+            offset //= 2
+        if t == 0:
+            out[cuda.blockIdx.x] = v
+
+
+@cuda.jit
+def warp_softmax(x, y):
+    """A softmax over each warp: a butterfly (shfl_xor) leaves the sum in every lane."""
+    i = cuda.grid(1)
+    e = math.exp(x[i]) if i < x.size else 0.0
+    total = e
+    m = 16
+    while m > 0:
+        total += cuda.shfl_xor_sync(0xFFFFFFFF, total, m)
+        m //= 2
+    if i < x.size:
+        y[i] = e / total
+
+
+@cuda.jit
+def warp_broadcast(x, y):
+    """shfl_sync from lane 0 (a broadcast: many lanes read one) and from the next lane;
+    shfl_up, whose first lanes keep their own value; a half-warp butterfly under its own mask."""
+    i = cuda.grid(1)
+    lane = cuda.laneid
+    v = math.sin(x[i]) if i < x.size else 0.0
+    first = cuda.shfl_sync(0xFFFFFFFF, v, 0)
+    nxt = cuda.shfl_sync(0xFFFFFFFF, v, (lane + 1) % 32)
+    up = cuda.shfl_up_sync(0xFFFFFFFF, v, 3)
+    h = v
+    if lane < 16:
+        h = cuda.shfl_xor_sync(0xFFFF, v, 1)
+    if i < x.size:
+        y[i] = first * x[i] + nxt * nxt + up * v + h * x[i]
+
+
+@cuda.jit
+def warp_partial(x, y):
+    """A block of 48 threads, whose second warp has 16 lanes: shfl_up and a broadcast from lane 0
+    read only lanes that exist (the adjoints must not read the missing ones either)."""
+    i = cuda.grid(1)
+    v = math.sin(x[i])
+    first = cuda.shfl_sync(0xFFFFFFFF, v, 0)
+    up = cuda.shfl_up_sync(0xFFFFFFFF, v, 1)
+    y[i] = first * x[i] + up * v
+
+
+@cuda.jit
+def warp_sum_f32(x, out):
+    """A float32 warp sum (shfl_down of 32-bit floats), then syncwarp."""
+    i = cuda.grid(1)
+    v = x[i] * x[i] if i < x.size else float32(0.0)
+    offset = 16
+    while offset > 0:
+        v += cuda.shfl_down_sync(0xFFFFFFFF, v, offset)
+        offset //= 2
+    cuda.syncwarp()
+    if cuda.laneid == 0:
+        out[i // 32] = v
+
+
 @dataclass
 class Case:
     """A kernel, its launch, and a function making its arguments: a list of (kind, value) with
@@ -209,6 +294,17 @@ CASES = {
         ("dup", np.zeros(24))]),
     "local_array": Case(local_array, 2, 32, lambda r: [
         ("dup", r.normal(size=50)), ("dup", np.zeros(50))]),
+    "warp_block_sum": Case(warp_block_sum, 1, 64, lambda r: [
+        ("dup", r.normal(size=40)), ("dup", np.zeros(1))]),
+    "warp_softmax": Case(warp_softmax, 1, 32, lambda r: [
+        ("dup", r.normal(size=28)), ("dup", np.zeros(28))]),
+    "warp_broadcast": Case(warp_broadcast, 1, 32, lambda r: [
+        ("dup", r.normal(size=30)), ("dup", np.zeros(30))]),
+    "warp_partial": Case(warp_partial, 1, 48, lambda r: [
+        ("dup", r.normal(size=48)), ("dup", np.zeros(48))]),
+    "warp_sum_f32": Case(warp_sum_f32, 1, 64, lambda r: [
+        ("dup", r.normal(size=40).astype(np.float32)), ("dup", np.zeros(2, np.float32))],
+        rtol=2e-2),
     "elementwise_f32": Case(elementwise_f32, 2, 32, lambda r: [
         ("dup", r.normal(size=40).astype(np.float32)), ("dup", np.zeros(40, np.float32))],
         rtol=2e-2),

@@ -66,6 +66,22 @@ def test_explain_reports_how_each_update_is_made():
     assert "Active parameter" in text
 
 
+def test_explain_names_the_float32_rounding_risk():
+    """n-body's pos[j] shadow sums many threads' adjoints; in float32, terms that cancel (j == i)
+    can lose the gradient: explain says so, for float32 arrays only."""
+    from enzyme_py import Duplicated, explain
+    from cuda_kernels import nbody
+    notes = {}
+    for dt in (np.float32, np.float64):
+        pos, mass = np.ones((20, 3), dt), np.ones(20, dt)
+        text = str(explain(nbody[2, 16], Duplicated(pos, np.zeros_like(pos)),
+                           Duplicated(mass, np.zeros_like(mass)),
+                           Duplicated(np.zeros_like(pos), np.ones_like(pos))))
+        notes[dt] = [line for line in text.splitlines() if "note:" in line]
+    assert len(notes[np.float32]) == 1 and "float32" in notes[np.float32][0]
+    assert "cuda_kernels.py:" in notes[np.float32][0] and notes[np.float64] == []
+
+
 def test_two_dimensional_launch_makes_updates_atomic():
     """cuda.grid(1)'s injectivity is what makes updates private; a 2-D launch has none of it."""
     from enzyme_py import Duplicated, compile_gradient

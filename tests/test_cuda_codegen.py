@@ -1,6 +1,7 @@
 """CUDA kernels without a GPU: gradient and tangent kernels build, verify, compile to PTX that
 ptxas accepts for sm_80 and sm_90, and match finite differences on the CPU harness (threads
-emulated; OS threads and a real barrier for the shared-memory reductions).
+emulated; OS threads and a real barrier for the shared-memory reductions, the lanes of a warp
+meeting at each shuffle).
 
 Each kernel is checked in a process of its own (tests/cuda_kernels.py): some LLVM backend
 errors abort the process. Skipped without the `cuda` extra (numba-cuda and the nvcc wheel).
@@ -20,8 +21,8 @@ pytestmark = pytest.mark.skipif(not HAVE_CUDA_EXTRA,
                                 reason="needs the cuda extra: pip install -e '.[cuda]'")
 
 KERNELS = ["elementwise", "early_return", "gather", "nbody", "block_sum", "block_sum_atomic",
-           "local_array", "elementwise_f32"]
-TOLERANCE = {"elementwise_f32": 2e-3}
+           "local_array", "elementwise_f32", "warp_softmax", "warp_broadcast", "warp_sum_f32"]
+TOLERANCE = {"elementwise_f32": 2e-3, "warp_sum_f32": 2e-3}
 # How the reverse sweep must add into each kernel's shadows (shadow_updates.py)
 UPDATES = {
     "elementwise": ["private", "privatised per block"],     # y[i], x[i]; the Active scalar a

@@ -23,6 +23,7 @@ from typing import Any
 
 import ctypes
 import inspect
+import re
 
 import numpy as np
 from numba import cuda
@@ -360,6 +361,7 @@ class KernelExplanation:
     updates: list
     cached: list
     unsupported: str = ""
+    notes: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"explain({self.kernel}) on the GPU"]
@@ -371,6 +373,7 @@ class KernelExplanation:
             where = f"{u.location[0]}:{u.location[1]}: " if u.location else ""
             why = f" ({u.reason})" if u.reason else ""
             lines.append(f"    {where}{u.instruction.strip()}\n      {u.how}{why}")
+        lines += [f"  note: {n}" for n in self.notes]
         loops = [c for c in self.cached if c.loop is not None]
         where = "in the thread's frame (registers or local memory)"
         if loops:
@@ -395,4 +398,20 @@ def explain(config, *args, cache="auto") -> KernelExplanation:
     except UnsupportedError as exc:
         return KernelExplanation(name, [], [], unsupported=str(exc))
     cached = compiled.layout.cached if compiled.layout is not None else []
-    return KernelExplanation(name, list(compiled.updates), list(cached))
+    return KernelExplanation(name, list(compiled.updates), list(cached),
+                             notes=_float32_notes(compiled.updates))
+
+
+_FLOAT32 = re.compile(r"\b(?:load|store|fadd ptr [^,]+,) float\b")
+
+
+def _float32_notes(updates) -> list:
+    """The rounding risk of float32 shadows that many threads or iterations add into."""
+    summed = [u for u in updates if u.how != "private" and _FLOAT32.search(u.instruction)]
+    if not summed:
+        return []
+    where = sorted({f"{u.location[0]}:{u.location[1]}" for u in summed if u.location})
+    return [f"{len(summed)} float32 shadow update(s) sum the adjoints of many threads or "
+            f"iterations in float32 ({', '.join(where) or 'no source line'}): where large terms "
+            "cancel (x[j] - x[i] with j == i adds +d and -d into one shadow), the float32 sum can "
+            "lose a much smaller gradient to rounding; differentiate with float64 arrays to check"]

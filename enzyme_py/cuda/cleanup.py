@@ -4,6 +4,11 @@ As on the CPU (enzyme_py/cleanup.py): device functions are marked `alwaysinline`
 internal, then LLVM's O2 module pipeline runs without vectorization, unrolling or interleaving
 (O1 when O2 leaves irreducible control flow). The target machine is NVPTX's for the kernel's
 compute capability, so the cost models are the GPU's.
+
+numba-cuda lowers `cuda.shfl_*_sync` to libNVVM's `llvm.nvvm.shfl.sync.i32(mask, mode, a, b, c)`,
+which LLVM 22 does not know (an opaque call, not even `convergent`): before the passes it becomes
+LLVM's intrinsic for its mode, `llvm.nvvm.shfl.sync.<idx|up|down|bfly>.i32p(mask, a, b, c)`,
+which returns the same `{i32, i1}`.
 """
 from __future__ import annotations
 
@@ -11,12 +16,15 @@ import re
 
 import llvmlite.binding as llvm
 
-from ir_passes import parse_module
+from ir_passes import UnsupportedError, parse_module
 from ir_passes import reducible as ir_reducible
 
 from ..timings import stage
 
 DEBUG_RECORD = re.compile(r"^[ \t]+#dbg_\w+\(.*\n", re.M)   # variable locations: AD needs none
+_NVVM_SHFL = re.compile(r"@llvm\.nvvm\.shfl\.sync\.i32\((i32 [^,]+), i32 ([^,]+), ")
+_NVVM_SHFL_DECL = re.compile(r"^declare [^\n]*@llvm\.nvvm\.shfl\.sync\.i32\([^\n]*$", re.M)
+SHUFFLE_MODES = ("idx", "up", "down", "bfly")     # libNVVM's mode operand, 0 to 3
 
 
 def target_machine(cc, opt=2):
@@ -36,8 +44,25 @@ def cleanup(text: str, fn_name: str, cc) -> str:
     return out
 
 
+def nvvm_shuffles(text: str) -> str:
+    """libNVVM's shuffles as LLVM's (see the module docstring)."""
+    if "@llvm.nvvm.shfl.sync.i32(" not in text:
+        return text
+    used = set()
+
+    def rename(m):
+        if not m.group(2).isdigit() or int(m.group(2)) >= len(SHUFFLE_MODES):
+            raise UnsupportedError("a warp shuffle whose mode is not a constant", m.group(0))
+        mode = SHUFFLE_MODES[int(m.group(2))]
+        used.add(mode)
+        return f"@llvm.nvvm.shfl.sync.{mode}.i32p({m.group(1)}, "
+    text = _NVVM_SHFL_DECL.sub("", _NVVM_SHFL.sub(rename, text))
+    return text + "".join(f"\ndeclare {{ i32, i1 }} @llvm.nvvm.shfl.sync.{m}.i32p(i32, i32, i32, i32)"
+                          for m in sorted(used)) + "\n"
+
+
 def _clean(text, fn_name, cc, level) -> str:
-    module = llvm.parse_assembly(text)
+    module = llvm.parse_assembly(nvvm_shuffles(text))
     for fn in module.functions:
         if fn.is_declaration or fn.name == fn_name:
             continue

@@ -5,9 +5,11 @@ the host: `llvm.nvvm.read.ptx.sreg.*` reads become calls that return the emulate
 position, libdevice's `__nv_*` functions become the C library's, shared memory (address space 3)
 becomes ordinary globals, the barrier a call into the harness, and the `ptx_kernel` a C function.
 MCJIT compiles it; `launch` runs every thread of every block.
+Warp shuffles and `syncwarp` are calls into the harness too: the lanes of a warp meet there
+(`Warp`), as they do in lockstep on the GPU, and each reads its source lane's value.
 
 Without barriers the threads of a block run one after another (a valid schedule of a kernel
-without data races). With barriers (`threads="os"`), each thread of a block is an OS thread and
+without data races). With barriers, shuffles or `syncwarp` (`threads="os"`), each thread of a block is an OS thread and
 the barrier is a `threading.Barrier`: slow, but it runs kernels that reduce in shared memory.
 Shared memory is filled with NaN before each block, so a kernel (or a gradient) that reads it
 before writing it shows.
@@ -108,15 +110,28 @@ def host_text(text: str) -> str:
     return text + "\n" + "\n".join(extra + warp) + "\n"
 
 
-# Warp intrinsics of the warp-aggregated add (ir_passes/runtime/warp_add.py): threads run one at
-# a time here, so no warp is ever full and each thread takes the helper's own-atomic path.
+# Warp intrinsics of the warp-aggregated add (ir_passes/runtime/warp_add.py): the harness does not
+# know which lanes are converged, so no warp is ever full and each thread takes the helper's
+# own-atomic path.
 _WARP = {"activemask()": ("i32 @enzpy.host.activemask()", "ret i32 0"),
-         "match.any.sync.i64(": ("i32 @enzpy.host.match(i32 %m, i64 %v)", "ret i32 0"),
-         "shfl.sync.bfly.i32(": ("i32 @enzpy.host.shfl(i32 %m, i32 %v, i32 %o, i32 %c)",
-                                 "ret i32 %v")}
+         "match.any.sync.i64(": ("i32 @enzpy.host.match(i32 %m, i64 %v)", "ret i32 0")}
+_SHUFFLE = re.compile(r"@llvm\.nvvm\.shfl\.sync\.(idx|up|down|bfly)\.(i32p|i32|f32)\(")
+_SHUFFLE_DECL = re.compile(r"^declare [^\n]*@llvm\.nvvm\.(shfl\.sync\.\w+\.\w+|bar\.warp\.sync)\("
+                           r"[^\n]*$", re.M)
+MODES = ("idx", "up", "down", "bfly", "sync")
+# each shuffle: the value's bits to i32 ({get}), the exchange, the result from i32 ({put})
+_SHUFFLE_TYPES = {"i32": ("i32", "%v", "%bits = add i32 %v, 0", "ret i32 %r"),
+                  "f32": ("float", "%v", "%bits = bitcast float %v to i32",
+                          "%f = bitcast i32 %r to float\n  ret float %f"),
+                  "i32p": ("{ i32, i1 }", "%v", "%bits = add i32 %v, 0",
+                           "%pb = load i8, ptr %p\n  %pi = trunc i8 %pb to i1\n"
+                           "  %s0 = insertvalue { i32, i1 } undef, i32 %r, 0\n"
+                           "  %s1 = insertvalue { i32, i1 } %s0, i1 %pi, 1\n  ret { i32, i1 } %s1")}
 
 
 def _warp_on_host(text: str) -> tuple:
+    """Warp intrinsics as calls into the harness: shuffles and `bar.warp.sync` exchange values
+    between the lanes of a warp (`Warp`)."""
     extra = []
     for call, (signature, body) in _WARP.items():
         if f"@llvm.nvvm.{call}" not in text:
@@ -126,7 +141,66 @@ def _warp_on_host(text: str) -> tuple:
                       flags=re.M)
         text = text.replace(f"@llvm.nvvm.{call}", f"@{name}" + ("()" if call.endswith(")") else "("))
         extra.append(f"define internal {signature} {{\n  {body}\n}}")
+    used = sorted(set(_SHUFFLE.findall(text)))
+    if not used and "@llvm.nvvm.bar.warp.sync(" not in text:
+        return text, extra
+    text = _SHUFFLE_DECL.sub("", text)
+    text = _SHUFFLE.sub(r"@enzpy.host.shfl.\1.\2(", text)
+    text = text.replace("@llvm.nvvm.bar.warp.sync(", "@enzpy.host.warpsync(")
+    extra.append("declare i32 @enzpy_host_shfl(i32, i32, i32, i32, i32, ptr)")
+    extra.append("define internal void @enzpy.host.warpsync(i32 %m) {\n  %r = call i32 "
+                 "@enzpy_host_shfl(i32 4, i32 %m, i32 0, i32 0, i32 31, ptr null)\n  ret void\n}")
+    for mode, ty in used:
+        ret, _, get, put = _SHUFFLE_TYPES[ty]
+        arg = "float" if ty == "f32" else "i32"
+        extra.append(f"define internal {ret} @enzpy.host.shfl.{mode}.{ty}(i32 %m, {arg} %v, i32 %b, "
+                     f"i32 %c) {{\n  %p = alloca i8\n  {get}\n  %r = call i32 @enzpy_host_shfl("
+                     f"i32 {MODES.index(mode)}, i32 %m, i32 %bits, i32 %b, i32 %c, ptr %p)\n"
+                     f"  {put}\n}}")
     return text, extra
+
+
+def shuffle_source(mode: int, lane: int, b: int, c: int) -> tuple:
+    """(source lane, in range) of `shfl.sync` in `lane` (PTX ISA; runtime/warp_shuffle.py)."""
+    seg = (c >> 8) & 31
+    low = lane & seg
+    top = low | (c & 31 & ~seg)
+    b &= 31
+    j = {0: low | (b & ~seg), 1: lane - b, 2: lane + b, 3: lane ^ b}[mode]
+    ok = j >= top if mode == 1 else j <= top
+    return (j, True) if ok else (lane, False)
+
+
+class Warp:
+    """The lanes of one warp, for shuffles and `syncwarp`: each call waits until every live lane of
+    its member mask has arrived with the same mask (exited lanes are not waited for), then
+    every lane reads what it needs. A lane that reads a lane not taking part gets NaN bits."""
+
+    def __init__(self, lanes):
+        self.alive = set(lanes)
+        self.cond = threading.Condition()
+        self.open = {}      # mask -> {lane: value} of the exchange being gathered
+
+    def exchange(self, lane, mask, value) -> dict:
+        with self.cond:
+            values = self.open.setdefault(mask, {})
+            values[lane] = value
+            self._release(mask)
+            if not self.cond.wait_for(lambda: self.open.get(mask) is not values, timeout=60):
+                raise RuntimeError(f"lanes of warp mask {mask:#x} never reached the shuffle")
+            return values
+
+    def leave(self, lane) -> None:
+        with self.cond:
+            self.alive.discard(lane)
+            for mask in list(self.open):
+                self._release(mask)
+
+    def _release(self, mask) -> None:
+        values = self.open[mask]
+        if all(k in values for k in self.alive if mask >> k & 1):
+            del self.open[mask]
+            self.cond.notify_all()
 
 
 def _libdevice_on_host(text: str) -> str:
@@ -151,6 +225,7 @@ def _libdevice_on_host(text: str) -> str:
 
 class _Position(threading.local):
     regs = (0,) * len(SREGS)
+    warp = None
 
 
 class HostKernel:
@@ -163,12 +238,18 @@ class HostKernel:
         llvm.initialize_native_asmprinter()
         self.position = _Position()
         self.barrier = None
-        self._callbacks = (ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int32)(self._sreg),
-                           ctypes.CFUNCTYPE(None)(self._barrier))
-        llvm.add_symbol("enzpy_host_sreg", ctypes.cast(self._callbacks[0], ctypes.c_void_p).value)
-        llvm.add_symbol("enzpy_host_barrier", ctypes.cast(self._callbacks[1], ctypes.c_void_p).value)
+        self.failures = []      # exceptions raised in a shuffle, reported after the block
+        i32 = ctypes.c_int32
+        self._callbacks = (ctypes.CFUNCTYPE(i32, i32)(self._sreg),
+                           ctypes.CFUNCTYPE(None)(self._barrier),
+                           ctypes.CFUNCTYPE(i32, i32, ctypes.c_uint32, ctypes.c_uint32, i32, i32,
+                                            ctypes.c_void_p)(self._shuffle))
+        for symbol, cb in zip(("sreg", "barrier", "shfl"), self._callbacks):
+            llvm.add_symbol(f"enzpy_host_{symbol}", ctypes.cast(cb, ctypes.c_void_p).value)
         self.text = host_text(text)
-        self.has_barrier = "@enzpy.host.barrier(" in self.text.split("define internal void @enzpy.host.barrier")[0]
+        own = self.text.split("define internal void @enzpy.host.barrier")[0]
+        # barriers, shuffles and `syncwarp` need the threads of a block at once
+        self.has_barrier = "@enzpy.host.barrier(" in own or "@enzpy_host_shfl(" in self.text
         module = parse_checked(self.text)
         module.triple = llvm.get_process_triple()
         fn = module.get_function(name)
@@ -187,6 +268,24 @@ class HostKernel:
 
     def _barrier(self):
         self.barrier.wait()
+
+    def _shuffle(self, mode, mask, value, b, c, pred):
+        try:
+            return self._exchange(mode, mask, value, b, c, pred)
+        except BaseException as exc:     # noqa: BLE001 - ctypes drops a callback's exception
+            self.failures.append(exc)
+            return 0
+
+    def _exchange(self, mode, mask, value, b, c, pred):
+        lane = self.position.regs[SREGS.index("laneid")]
+        values = self.position.warp.exchange(lane, mask, value)
+        if MODES[mode] == "sync":
+            return 0
+        src, ok = shuffle_source(mode, lane, b, c)
+        if pred:
+            ctypes.c_uint8.from_address(pred).value = int(ok)
+        got = values.get(src, 0xFFFFFFFF)       # a lane not taking part: NaN bits
+        return got - (1 << 32) if got >= 1 << 31 else got
 
     def launch(self, griddim, blockdim, params, threads="auto") -> None:
         """Run every thread; `params` are the kernel's LLVM parameters as Python numbers
@@ -217,20 +316,27 @@ class HostKernel:
     def _block_threads(self, positions, ctaid, grid, block, args) -> None:
         self.barrier = threading.Barrier(len(positions), timeout=60)
         errors = []
+        count = len(positions)
+        warps = [Warp(range(min(32, count - 32 * w))) for w in range((count + 31) // 32)]
 
-        def run(tid):
+        def run(k, tid):
             try:
                 self._set(tid, ctaid, grid, block)
+                self.position.warp = warps[k // 32]
                 self.fn(*args)
             except BaseException as exc:     # noqa: BLE001 - reported after the join
                 errors.append(exc)
                 self.barrier.abort()
+            finally:
+                warps[k // 32].leave(k % 32)
 
-        ts = [threading.Thread(target=run, args=(tid,)) for tid in positions]
+        ts = [threading.Thread(target=run, args=(k, tid)) for k, tid in enumerate(positions)]
         for t in ts:
             t.start()
         for t in ts:
             t.join()
+        errors += self.failures
+        self.failures = []
         if errors:
             raise errors[0]
 

@@ -384,6 +384,36 @@ def check_integer_views(fn, act: ActivityInfo, locate) -> None:
                                    "view of a float)", format_instruction(i), locate(i))
 
 
+_INTEGER_STEPS = {"trunc", "zext", "sext", "lshr", "ashr", "shl", "and", "or", "xor", "add", "sub",
+                  "extractvalue", "insertvalue", "phi", "select", "freeze", "call"}
+
+
+def check_float_bits(fn, act: ActivityInfo, locate) -> None:
+    """Refuse a differentiable float whose bits go through integer operations and come back as a
+    float that reaches an output (a shuffle of a float's halves that no pass made a float
+    shuffle, bit manipulation): the integers carry no derivative, a silent zero. Forward mode
+    refuses the integer operation itself."""
+    users: dict = {}
+    for i in fn.instructions():
+        for o in i.ops:
+            users.setdefault(id(o), []).append(i)
+    for i in fn.instructions():
+        if i.opcode != "bitcast" or kind(i.type) != "int" or kind(i.ops[0].type) != "float" or \
+                id(i.ops[0]) not in act.varying:
+            continue
+        seen, todo = {id(i)}, [i]
+        while todo:
+            for u in users.get(id(todo.pop()), []):
+                if u.opcode == "bitcast" and kind(u.type) == "float" and id(u) in act.useful:
+                    raise UnsupportedError("the bits of differentiable float data go through "
+                                           "integer operations and back to a float: the "
+                                           "derivative would be lost", format_instruction(i),
+                                           locate(i))
+                if u.opcode in _INTEGER_STEPS and kind(u.type) != "float" and id(u) not in seen:
+                    seen.add(id(u))
+                    todo.append(u)
+
+
 def print_activity(fn, activity) -> str:
     """Each named value of fn: active, shadowed (a pointer with a shadow) or const."""
     act = activity_analysis(fn, activity)

@@ -419,7 +419,8 @@ def pure_math(v) -> bool:
     if v.callee_name.startswith(PURE_INTEGER_INTRINSICS):
         return True
     rule = lookup(v.callee_name)
-    return rule is not None and not rule.inactive and all(not o.type.is_ptr for o in v.ops)
+    return rule is not None and not rule.inactive and rule.lanes is None and \
+        all(not o.type.is_ptr for o in v.ops)
 
 
 def expensive(v) -> bool:

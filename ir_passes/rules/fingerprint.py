@@ -10,7 +10,8 @@ def rules_fingerprint(skip_prefix=None) -> str:
     functions at an address in this process, whose kernels it never stores). Refusals are left
     out: they change no generated code, and a host registers some only where it needs them (the
     CUDA bridge's), which would change the key of every process that imported it."""
-    rules = sorted((k, r.zero, r.inactive, r.zero_guard, len(r.partials)) for k, r in RULES.items()
+    rules = sorted((k, r.zero, r.inactive, r.zero_guard, len(r.partials),
+                    r.lanes is not None) for k, r in RULES.items()
                    if not (skip_prefix and k.startswith(skip_prefix)))
     return repr((rules, sorted(map(repr, ALLOCATORS.values())), sorted(map(repr, BLAS.items())),
                  sorted(FREES.items()), sorted(REALLOCS.items()), sorted(ZEROED),

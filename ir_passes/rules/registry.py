@@ -21,6 +21,10 @@ whenever any part of ir_passes.rules is imported:
 - `inactive(key)` declares a function that never carries derivatives (refcounting, lifetime
   markers): calls to it are copied into the forward sweep and have no reverse (effects.py
   lists LLVM's; a host registers its own).
+- `cross_lane(key, emitter)` declares a function that exchanges values between threads (a warp
+  shuffle, rules/nvptx.py): `emitter.reverse(g, inst, block, b)` and `emitter.tangent(fm, inst)`
+  emit its reverse and tangent code, which exchange adjoints and tangents the same way. Its calls
+  are never evaluated again in the reverse sweep (every thread of the exchange must take part).
 - `mirrored(key)` declares an inactive function whose reverse is itself, called again at the
   mirrored place of the reverse sweep (a GPU block barrier: the reverse of a barrier is a
   barrier). Alias analysis counts it as writing whatever the function writes anywhere (other
@@ -59,6 +63,7 @@ class Rule:
     inactive: bool = False
     zero_guard: str = "always"  # when a zero d needs the strong-zero guard: "always", "operands", "never"
     mirror: bool = False  # inactive, and called again at the mirrored place in reverse
+    lanes: object = None  # cross_lane: the emitter of its reverse and tangent code
 
     def partial(self, k: int) -> Partial | None:
         return self.partials[k] if k < len(self.partials) else None
@@ -100,6 +105,13 @@ def inactive(key: str, spellings: tuple[str, ...] = ()) -> Rule:
 
 def mirrored(key: str, spellings: tuple[str, ...] = ()) -> Rule:
     rule = Rule(key, (), inactive=True, mirror=True)
+    for name in (key, *spellings):
+        RULES[name] = rule
+    return rule
+
+
+def cross_lane(key: str, emitter, spellings: tuple[str, ...] = ()) -> Rule:
+    rule = Rule(key, (), lanes=emitter)
     for name in (key, *spellings):
         RULES[name] = rule
     return rule

@@ -13,6 +13,9 @@ The body's gradient runs as many threads at once (`Threads`): the sharing analys
 global thread index (one-dimensional launches) and the thread index in the block (for shared
 memory); shadow updates other threads may make too are atomic or privatised per block
 (transforms/reverse/shadow_updates.py). Math rules call libdevice (`module.math_names`).
+Warp shuffles of a float's bits become float shuffles first (prepare/float_shuffles.py), whose
+rules exchange adjoints and tangents between lanes (rules/nvptx.py); the float64 shuffle and
+adjoint helpers get their bodies after AD (runtime/warp_shuffle.py).
 The host gives the activity of the kernel's own parameters, its arrays' extents and the
 row-length parameter of each C-contiguous 2-D array.
 """
@@ -31,8 +34,10 @@ from ..ir.values import Argument, Constant, ConstInt
 from ..options import Activity
 from ..rules import libdevice
 from ..runtime.heap import Heap
+from ..runtime import warp_shuffle
 from ..runtime.helpers import merge
 from .forward.driver import forward_mode
+from .prepare.float_shuffles import fuse_float_shuffles
 from .reverse.driver import reverse_mode
 from .reverse.shadow_updates import Threads
 
@@ -86,6 +91,7 @@ def gpu_reverse_kernel(text, fn_name, activity, name, extents, rows, launch=GpuL
     dout = [k for k, a in enumerate(activity) if a == Activity.ACTIVE]
     extra = [("ptr", f"dout.{k}") for k in dout]
     _finish(module, body, shared, activity, n_kernel, name, extra)
+    warp_shuffle.define(module)
     return GpuKernel(print_module(module), name, activity, shared, g, list(g.updates.report))
 
 
@@ -99,6 +105,7 @@ def gpu_forward_kernel(text, fn_name, activity, name, extents, noalias=False) ->
     extra = [(str(body.params[k].type), f"tangent.{k}") for k, a in enumerate(activity)
              if a == Activity.ACTIVE]
     _finish(module, body, shared, activity, n_kernel, name, extra)
+    warp_shuffle.define(module)
     return GpuKernel(print_module(module), name, activity, shared)
 
 
@@ -124,6 +131,7 @@ def _prepare(text, fn_name):
     module.math_names = libdevice.spelling
     body = module.functions[fn_name]
     shared = shared_to_params(module, body)
+    fuse_float_shuffles(module, body)
     body.prefix = "define internal"
     module.items = [x for x in module.items if not (isinstance(x, str) and x.startswith("@llvm.used"))]
     return module, body, shared

@@ -44,6 +44,10 @@ def visit_call(fm, inst) -> None:
     if blas is not None:
         blas.tangent(fm, inst)
         return
+    rule = lookup(name) if name else None
+    if rule is not None and rule.lanes is not None:   # a warp shuffle (rules/nvptx.py)
+        rule.lanes.tangent(fm, inst)
+        return
     if id(inst) in fm.handles:
         allocations.handle(fm, inst)
         return

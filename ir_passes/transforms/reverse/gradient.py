@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from enum import Enum
 
-from ...analysis.activity import (activity_analysis, check_constant_stores, check_integer_views,
+from ...analysis.activity import (activity_analysis, check_constant_stores, check_float_bits,
+                                  check_integer_views,
                                   check_handle_stores, check_pointer_stores)
 from ...analysis.alias import alias_analysis
 from ...analysis.dominators import dominators
@@ -69,6 +70,7 @@ class Gradient:
         check_refused_calls(primal, self.unsupported)
         check_constant_stores(primal, self.act, self.locate)
         check_integer_views(primal, self.act, self.locate)
+        check_float_bits(primal, self.act, self.locate)
         check_pointer_stores(primal, self.act, self.locate, failing_blocks(primal))
         check_handle_stores(primal, self.act, self.locate, failing_blocks(primal))
         self.null_ptr = Constant(T.ptr, "null")

@@ -66,6 +66,10 @@ def reverse_call(g, inst, block, b) -> None:
     if blas is not None:
         blas.reverse(g, inst, block, b)
         return
+    rule = lookup(inst.callee_name) if inst.callee_name else None
+    if rule is not None and rule.lanes is not None:   # a warp shuffle (rules/nvptx.py)
+        rule.lanes.reverse(g, inst, block, b)
+        return
     if constructor_out(inst) is not None:
         return       # the shadow object is released when the gradient ends
     pair = copy_in_operands(inst)
