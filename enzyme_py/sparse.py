@@ -32,6 +32,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ir_passes import decisions, parse_module
+from ir_passes.errors import InternalError
+from ir_passes.transforms.pattern_union import union_arms
 
 from .annotations import BatchDuplicated
 from .arguments import copy_same_layout, zeros_like_layout
@@ -69,6 +71,7 @@ class SparseJacobian:
         self.given = pattern is not None
         self.colours = None
         self.input_specific = False
+        self.united = False
         self.decisions: list = []
         self.dense = None
         self.detections = 0
@@ -118,12 +121,13 @@ class SparseJacobian:
         width = min(MAX_WIDTH, size)
         types = (width, tuple(numba.typeof(a) for a in args), None if out is None else
                  numba.typeof(out), tuple((k, numba.typeof(v)) for k, v in sorted(kwargs.items())))
-        found = self._analysed.get(types)
-        if found is None:       # the IR depends on the types only
-            found = self._analysed[types] = self._decisions(args, n, out, shape, width, kwargs)
+        judged = self._analysed.get(types)
+        if judged is None:       # the IR depends on the types only
+            judged = self._analysed[types] = self._decisions(args, n, out, shape, width, kwargs)
+        found, self.united = judged
         self.detections += 1
         self.decisions = list(found.decisions)
-        self.input_specific = found.input_specific
+        self.input_specific = found.input_specific and not self.united
         if found.blockers:
             text, reason = found.blockers[0]
             self.dense = f"{reason}: {text}"
@@ -141,18 +145,27 @@ class SparseJacobian:
                 s[...] = 0.0
             for s, members in zip(seeds, sets):
                 s.flat[members] = np.nan
-            ys = self._sweep(args, n, out, shape, seeds, kwargs, rerun=False)
+            ys = self._sweep(args, n, out, shape, seeds, kwargs,
+                             rerun="pattern" if self.united else False)
             return np.array([np.isnan(np.ravel(ys[k])) for k in range(len(sets))]).reshape(len(sets), m)
 
-        self.pattern = find_pattern(run_lanes, size, m, width)
+        try:
+            self.pattern = find_pattern(run_lanes, size, m, width)
+        except InternalError:
+            raise
+        except Exception:       # noqa: BLE001 - an arm run on the way not taken failed
+            if not self.united:
+                raise
+            self.united, self.input_specific = False, True
+            self._analysed[types] = (found, False)
+            self.pattern = find_pattern(run_lanes, size, m, width)
         self.colours = colour_columns(self.pattern)
 
     def _decisions(self, args, n, out, shape, width, kwargs):
         anns = self._annotations(args, n, out, [zeros_like_layout(args[n]) for _ in range(width)])
         bound = bind(as_dispatcher(self.f), tuple(anns), kwargs)
         target, targs, _ = run.forward_target(bound, None if out is not None else [shape])
-        text, name, activity = primal_ir(target, *targs)
-        return decisions(parse_module(text), name, activity)
+        return _judge(*primal_ir(target, *targs))
 
     def _check_given(self, shape, size):
         want = (int(np.prod(shape)), size)
@@ -222,6 +235,18 @@ class SparseJacobian:
         return seeds, gather
 
 
+def _judge(text, name, activity, unite=True):
+    """(ir_passes' Decisions, whether running both arms of each decision leaves none: then
+    the NaN runs use that code, transforms/pattern_union.py, and the pattern holds for every
+    input)."""
+    found = decisions(parse_module(text), name, activity)
+    if not found.decisions or found.blockers or not unite:
+        return found, False
+    module = parse_module(text)
+    made = union_arms(module, name, activity)
+    return found, not decisions(module, name, activity, ignore=made).decisions
+
+
 def _position(argnum, nargs):
     if not -nargs <= argnum < nargs:
         raise ValueError(f"argnum {argnum} is out of range for {nargs} positional arguments")
@@ -283,8 +308,7 @@ class SparseHessian(SparseJacobian):
         anns += list(args[1:])
         bound = bind(as_dispatcher(self.f), tuple(anns), kwargs)
         target, targs, _ = run.forward_target(bound)
-        text, name, activity = primal_ir(target, *targs)
-        return decisions(parse_module(text), name, activity)
+        return _judge(*primal_ir(target, *targs), unite=False)
 
     def _sweep(self, args, n, out, shape, seeds, kwargs, rerun=True):
         return list(products(self.f, args[0], [copy_same_layout(s) for s in seeds],

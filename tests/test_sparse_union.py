@@ -1,0 +1,97 @@
+"""A branch on the inputs' values whose arms can both run (ir_passes transforms/pattern_union.py):
+the pattern is the union of both arms', found once and kept for every input; each input's
+values equal the dense Jacobian's. A decision that cannot be united (an address computed from
+the inputs' values) still makes the pattern input-specific."""
+import numpy as np
+from numba import njit
+
+from enzyme_py import SparseJacobian, jacobian
+
+
+@njit
+def two_ways(x):
+    """The arms read different inputs: y0 reads x1 or x2, y1 x3 or x4 (through a store in
+    each arm), y2 picks through a select."""
+    y = np.empty(3)
+    if x[0] > 0.0:
+        y[0] = x[1] * x[1]
+        y[1] = np.exp(x[3])
+    else:
+        y[0] = np.sin(x[2])
+        y[1] = x[4] / (1.0 + x[4] * x[4])
+    y[2] = x[5] if x[5] > x[6] else 2.0 * x[6]
+    return y
+
+
+UNION = np.array([[0, 1, 1, 0, 0, 0, 0],
+                  [0, 0, 0, 1, 1, 0, 0],
+                  [0, 0, 0, 0, 0, 1, 1]])
+
+
+@njit
+def rotate(x):
+    """Rodrigues' rotation of (x3, x4, x5) by (x0, x1, x2), with bundle adjustment's first-order
+    arm at theta == 0: both arms read all six inputs but the third output x5's."""
+    r0, r1, r2, p0, p1, p2 = x[0], x[1], x[2], x[3], x[4], x[5]
+    y = np.empty(2)
+    sq = r0 * r0 + r1 * r1 + r2 * r2
+    if sq != 0.0:
+        t = np.sqrt(sq)
+        c, s = np.cos(t), np.sin(t)
+        y[0] = p0 * c + (r1 * p2 - r2 * p1) * s / t
+        y[1] = p1 * c + (r2 * p0 - r0 * p2) * s / t
+    else:
+        y[0] = p0 + r1 * p2 - r2 * p1
+        y[1] = p1 + r2 * p0 - r0 * p2
+    return y
+
+
+@njit
+def gather(x):
+    """An address computed from x's values: no union can cover it."""
+    y = np.empty(x.size)
+    k = int(abs(x[0]) * 100.0) % x.size
+    for i in range(x.size):
+        y[i] = x[i] * x[k]
+    return y
+
+
+def test_arms_reading_different_inputs_give_the_union():
+    J = SparseJacobian(two_ways)
+    rng = np.random.default_rng(0)
+    for sign in (1.0, -1.0, 1.0, -1.0):
+        x = rng.random(7)
+        x[0] = sign * (0.1 + x[0])
+        x[5], x[6] = (x[5] + 1.0, x[6]) if sign > 0 else (x[5], x[6] + 1.0)
+        S = J(x)
+        D = jacobian(two_ways, x)
+        np.testing.assert_allclose(S.toarray(), D, rtol=1e-13, atol=0)
+        assert np.array_equal(J.pattern.toarray(), UNION)
+        assert not ((D != 0) & (UNION == 0)).any()
+    assert J.united and not J.input_specific and J.decisions
+    assert J.detections == 1
+
+
+def test_rodrigues_branch_keeps_its_pattern_at_theta_zero():
+    J = SparseJacobian(rotate)
+    rng = np.random.default_rng(1)
+    for zero in (False, True, False):
+        x = rng.random(6)
+        if zero:
+            x[:3] = 0.0
+        np.testing.assert_allclose(J(x).toarray(), jacobian(rotate, x), rtol=1e-13, atol=1e-15)
+    assert J.united and not J.input_specific and J.detections == 1
+    assert np.array_equal(J.pattern.toarray(), np.ones((2, 6)))
+    x = np.zeros(6)
+    x[3:] = 1.0
+    assert jacobian(rotate, x)[0, 0] == 0.0      # the first-order arm alone misses d y0 / d r0
+
+
+def test_address_from_values_stays_input_specific():
+    J = SparseJacobian(gather)
+    rng = np.random.default_rng(2)
+    for _ in range(2):
+        x = rng.random(9)
+        np.testing.assert_allclose(J(x).toarray(), jacobian(gather, x), rtol=1e-13, atol=0)
+    assert J.input_specific and not J.united and J.detections == 2
+    assert any("address" in reason for _, reason in J.decisions)
