@@ -12,12 +12,17 @@
 2. Whether the pattern holds for other inputs: ir_passes' `decisions` lists the branches,
    selects, addresses, min/max and opaque calls that depend on the differentiated values. With
    none, the pattern is kept while the other arguments stay equal (compared on each call) and
-   the shapes stay the same; with some, `input_specific` is True and every call finds the
-   pattern again for its own input (as costly as a dense Jacobian). Fast-math flags (NaN may
+   the shapes stay the same. With some, ir_passes' pattern_union rewrites a copy of the code
+   so that both arms of each branch, select and min/max run (the primal values those of the
+   way taken, the tangents NaN when either arm's is); when no decision is left, the NaN runs
+   use that copy (guarded forward mode), the pattern is the union of every way the decisions
+   can go, `united` is True and the pattern is kept. Otherwise (an address or a loop bound
+   computed from the values) `input_specific` is True and every call finds the pattern again
+   for its own input (as costly as a dense Jacobian). Fast-math flags (NaN may
    be assumed away) or a float read as integer bits block the NaN run: then the Jacobian is
    computed dense (every column its own colour), `dense` says why and a
    SparseJacobianWarning is issued. A derivative never comes out zero because a pattern missed it.
-3. A greedy column colouring (colouring.py) and one forward sweep per 16 colours, each lane
+3. A greedy column colouring (colouring.py, the best of four orders) and one forward sweep per 16 colours, each lane
    seeded with the sum of one colour's unit vectors; the lanes are decompressed into a
    csr_matrix with the pattern's structure (entries zero at this point stay stored).
 
@@ -60,7 +65,8 @@ class SparseJacobian:
     pattern given by hand (its nonzeros, output.size x x.size), used as it is: a pattern that
     misses a nonzero gives wrong values. After a call: `pattern` (csr_matrix of ones),
     `colours` (per column), `ncolours`, `input_specific`, `decisions` ((instruction, reason)
-    pairs that made it so), `dense` (None, or why the Jacobian is computed dense),
+    pairs on the inputs' values), `united` (both arms of each decision ran: the pattern holds
+    for every input), `dense` (None, or why the Jacobian is computed dense),
     `detections` (how many times the pattern was found)."""
 
     def __init__(self, f, argnum: int = 0, pattern=None):

@@ -115,3 +115,28 @@ def test_reshaped_view_is_not_input_specific():
         np.testing.assert_allclose(S.toarray(), jacobian(reshaped, x, 4, out=out), rtol=1e-13, atol=0)
     assert J.decisions == [] and not J.input_specific and J.detections == 1
     assert np.array_equal(J.pattern.toarray(), np.kron(np.eye(4), np.ones(3)))
+
+
+@njit
+def ratio(x):
+    """At x0 == 0 the way not taken divides by zero (Numba's zero check would raise)."""
+    y = np.empty(2)
+    if x[0] != 0.0:
+        y[0] = x[1] / x[0]
+    else:
+        y[0] = x[1]
+    y[1] = x[2] * x[2]
+    return y
+
+
+def test_arm_dividing_by_zero_on_the_way_not_taken():
+    """The arm run on the way not taken computes inf; the guarded products keep the zero
+    tangents zero, so row 0 depends on x0 and x1 only, and nothing raises."""
+    J = SparseJacobian(ratio)
+    x = np.array([0.0, 0.7, 0.3])
+    np.testing.assert_allclose(J(x).toarray(), jacobian(ratio, x), rtol=1e-13, atol=0)
+    assert J.united
+    assert np.array_equal(J.pattern.toarray(), [[1, 1, 0], [0, 0, 1]])
+    x = np.array([0.5, 0.7, 0.3])
+    np.testing.assert_allclose(J(x).toarray(), jacobian(ratio, x), rtol=1e-13, atol=0)
+    assert J.detections == 1
