@@ -140,3 +140,44 @@ def test_arm_dividing_by_zero_on_the_way_not_taken():
     x = np.array([0.5, 0.7, 0.3])
     np.testing.assert_allclose(J(x).toarray(), jacobian(ratio, x), rtol=1e-13, atol=0)
     assert J.detections == 1
+
+
+@njit
+def weighted(x, v):
+    """sum v_k c_k(x) for chain constraints c_k = x_{k+1} - x_k - sin(x_k) x_{k+1}: the
+    Hessian of a constraint term of a Lagrangian, v its multipliers (Const)."""
+    s = 0.0
+    for k in range(x.size - 1):
+        s += v[k] * (x[k + 1] - x[k] - np.sin(x[k]) * x[k + 1])
+    return s
+
+
+@njit
+def switched(x, c):
+    """A Const value decides which input y0 reads."""
+    y = np.empty(2)
+    y[0] = x[1] * x[1] if c[0] > 0.0 else x[2] * x[2]
+    y[1] = c[1] * x[0]
+    return y
+
+
+def test_const_values_that_reach_no_decision_keep_the_pattern():
+    from enzyme_py import SparseHessian, hessian
+    H = SparseHessian(weighted)
+    rng = np.random.default_rng(5)
+    x = rng.random(12)
+    for _ in range(3):
+        v = rng.standard_normal(11)
+        np.testing.assert_allclose(H(x, v).toarray(), hessian(weighted, x, v), rtol=1e-12,
+                                   atol=1e-14)
+    assert H.detections == 1 and H.ncolours == 3
+
+
+def test_const_value_deciding_the_pattern_finds_it_again():
+    J = SparseJacobian(switched)
+    x = np.array([0.3, 0.5, 0.7])
+    for c0 in (1.0, -1.0):
+        c = np.array([c0, 2.0])
+        np.testing.assert_allclose(J(x, c).toarray(), jacobian(switched, x, c), rtol=1e-13, atol=0)
+        assert J.pattern[0, 1 if c0 > 0 else 2] == 1 and J.pattern[0].nnz == 1
+    assert J.detections == 2 and not J.input_specific
