@@ -161,3 +161,48 @@ def test_const_value_deciding_the_pattern_finds_it_again():
         np.testing.assert_allclose(J(x, c).toarray(), jacobian(switched, x, c), rtol=1e-13, atol=0)
         assert J.pattern[0, 1 if c0 > 0 else 2] == 1 and J.pattern[0].nnz == 1
     assert J.detections == 2 and not J.input_specific
+
+
+@njit
+def nested(x):
+    """An if/else inside an arm whose ways meet the outer join directly, in a loop."""
+    y = np.zeros(x.size)
+    for i in range(1, x.size - 1):
+        if x[i] > 0.5:
+            if x[i - 1] > 0.5:
+                y[i] = x[i - 1] * x[i]
+            else:
+                y[i] = np.exp(x[i + 1])
+        else:
+            y[i] += x[i] * 2.0
+    return y
+
+
+@njit
+def loop_in_arm(x):
+    """An arm that is a loop (its header is the arm's first block)."""
+    y = np.empty(2)
+    if x[0] > 0.5:
+        s = 0.0
+        for k in range(1, 4):
+            s += x[k] * x[k]
+        y[0] = s
+    else:
+        y[0] = x[4]
+    y[1] = max(x[5], x[6])
+    return y
+
+
+def test_nested_arms_and_an_arm_that_loops():
+    rng = np.random.default_rng(8)
+    band = np.zeros((9, 9))
+    for i in range(1, 8):
+        band[i, i - 1:i + 2] = 1.0
+    want = {nested: band, loop_in_arm: np.array([[0, 1, 1, 1, 1, 0, 0], [0, 0, 0, 0, 0, 1, 1]])}
+    for f, pattern in want.items():
+        J = SparseJacobian(f)
+        for _ in range(4):
+            x = rng.random(pattern.shape[1])
+            np.testing.assert_allclose(J(x).toarray(), jacobian(f, x), rtol=1e-13, atol=0)
+            assert np.array_equal(J.pattern.toarray(), pattern)
+        assert J.united and J.detections == 1

@@ -8,7 +8,9 @@ such decision can go, while the primal values stay those of the way taken:
 - a branch on dependent values whose two arms are single-entry regions meeting at one join
   block (an if/else or an if without else) runs both arms, one after the other; a value the
   join's phi picked becomes `select(c, a, b) + 0*a + 0*b` (the primal: the arm taken; the
-  tangent: NaN when either arm's is);
+  tangent: NaN when either arm's is). An arm starting at a loop header gets a block of its own
+  before it; arms meeting where other ways meet too get a join of their own (inner branches
+  first);
 - a float store in an arm becomes `store select(taken, v, old) + 0*v + 0*old` (`old` loaded
   just before): the location keeps what it holds on the way not taken, and its tangent unites
   the stored value's and the old one's, for either order the arms run in;
@@ -34,6 +36,7 @@ from ..analysis.forward_activity import failing_blocks
 from ..analysis.types import kind
 from ..ir import types as T
 from ..ir.instructions import Instruction
+from ..ir.module import Block
 from ..ir.parser import parse_module
 from ..ir.printer import print_module
 from ..ir.values import ConstFloat
@@ -150,16 +153,24 @@ def _speculable(i, deps) -> bool:
 def _merge_branch(fn, b, order, deps, made, names) -> bool:
     term = b.terminator
     cond, (yes, no) = term.ops[0], term.targets
-    join = _join(yes, no, order)
+    join = _join(yes, no, order) if yes is not no else None
     if join is None:
         return False
+    preds = fn.predecessors()
+    for s in (yes, no):
+        if s is not join and len(preds[s]) > 1:     # a loop header: an entry block of its own
+            _split(fn, b, s, names)
+    yes, no = term.targets
+    order = {x: k for k, x in enumerate(reverse_postorder(fn))}
     arms = [_region(yes, join, order, deps), _region(no, join, order, deps)]
     if any(a is None for a in arms) or set(arms[0]) & set(arms[1]):
         return False
     ends = [_end(a, join, b) for a in arms]
     preds = fn.predecessors()[join]
-    if sorted(map(id, preds)) != sorted(map(id, set(ends))) or ends[0] is ends[1]:
+    if ends[0] is ends[1] or any(e not in preds for e in ends):
         return False
+    if len(preds) > 2:          # other ways meet there too: a join of the arms' own
+        join = _split_join(fn, join, ends, names)
     for taken, arm in zip((True, False), arms):
         for blk in arm:
             for s in [i for i in blk.instructions if i.opcode == "store"]:
@@ -178,6 +189,37 @@ def _merge_branch(fn, b, order, deps, made, names) -> bool:
         p.ops, p.blocks = [merged], [last]
     made.add(id(term))
     return True
+
+
+def _block_before(fn, at, names) -> Block:
+    blk = Block(f"pu.b{next(names)}", fn)
+    fn.blocks.insert(fn.blocks.index(at), blk)
+    return blk
+
+
+def _split(fn, a, b, names) -> Block:
+    """A block of its own on the edge a -> b."""
+    mid = _block_before(fn, b, names)
+    mid.append(Instruction("br", T.void, [], targets=[b]))
+    a.terminator.replace_successor(b, mid)
+    for p in b.phis():
+        p.blocks = [mid if pb is a else pb for pb in p.blocks]
+    return mid
+
+
+def _split_join(fn, join, ends, names) -> Block:
+    """A block where only the ways from `ends` meet, before `join`; its phis take what
+    `join`'s took from them."""
+    mid = _block_before(fn, join, names)
+    for p in join.phis():
+        q = mid.append(_new("phi", p.type, [p.incoming(e) for e in ends], names, blocks=list(ends)))
+        keep = [k for k, pb in enumerate(p.blocks) if pb not in ends]
+        p.ops = [p.ops[k] for k in keep] + [q]
+        p.blocks = [p.blocks[k] for k in keep] + [mid]
+    mid.append(Instruction("br", T.void, [], targets=[join]))
+    for e in ends:
+        e.terminator.replace_successor(join, mid)
+    return mid
 
 
 def _goto_keep(block, term, target) -> None:
