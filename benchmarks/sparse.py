@@ -118,7 +118,7 @@ def ba_row(rounds):
                          shape=S.shape)
     diff = abs(S - want).max()
     print(f"\nBA ba1: Jacobian {S.shape}, {S.nnz} stored ({want.nnz} in the hand layout), "
-          f"{J.ncolours} colours, input_specific={J.input_specific} "
+          f"{J.ncolours} colours, input_specific={J.input_specific}, united={J.united} "
           f"({J.decisions[0][1] if J.decisions else ''}); first call {first:.2f} s, next call "
           f"{again:.2f} s; hand-written driver {1e3 * hand:.1f} ms; max diff {diff:.1e}")
 

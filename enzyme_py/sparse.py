@@ -12,12 +12,17 @@
 2. Whether the pattern holds for other inputs: ir_passes' `decisions` lists the branches,
    selects, addresses, min/max and opaque calls that depend on the differentiated values. With
    none, the pattern is kept while the other arguments stay equal (compared on each call) and
-   the shapes stay the same; with some, `input_specific` is True and every call finds the
-   pattern again for its own input (as costly as a dense Jacobian). Fast-math flags (NaN may
+   the shapes stay the same. With some, ir_passes' pattern_union rewrites a copy of the code
+   so that both arms of each branch, select and min/max run (the primal values those of the
+   way taken, the tangents NaN when either arm's is); when no decision is left, the NaN runs
+   use that copy (guarded forward mode), the pattern is the union of every way the decisions
+   can go, `united` is True and the pattern is kept. Otherwise (an address or a loop bound
+   computed from the values) `input_specific` is True and every call finds the pattern again
+   for its own input (as costly as a dense Jacobian). Fast-math flags (NaN may
    be assumed away) or a float read as integer bits block the NaN run: then the Jacobian is
    computed dense (every column its own colour), `dense` says why and a
    SparseJacobianWarning is issued. A derivative never comes out zero because a pattern missed it.
-3. A greedy column colouring (colouring.py) and one forward sweep per 16 colours, each lane
+3. A greedy column colouring (colouring.py, the best of four orders) and one forward sweep per 16 colours, each lane
    seeded with the sum of one colour's unit vectors; the lanes are decompressed into a
    csr_matrix with the pattern's structure (entries zero at this point stay stored).
 
@@ -32,6 +37,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ir_passes import decisions, parse_module
+from ir_passes.errors import InternalError
+from ir_passes.transforms.pattern_union import union_arms
 
 from .annotations import BatchDuplicated
 from .arguments import copy_same_layout, zeros_like_layout
@@ -58,7 +65,8 @@ class SparseJacobian:
     pattern given by hand (its nonzeros, output.size x x.size), used as it is: a pattern that
     misses a nonzero gives wrong values. After a call: `pattern` (csr_matrix of ones),
     `colours` (per column), `ncolours`, `input_specific`, `decisions` ((instruction, reason)
-    pairs that made it so), `dense` (None, or why the Jacobian is computed dense),
+    pairs on the inputs' values), `united` (both arms of each decision ran: the pattern holds
+    for every input), `dense` (None, or why the Jacobian is computed dense),
     `detections` (how many times the pattern was found)."""
 
     def __init__(self, f, argnum: int = 0, pattern=None):
@@ -69,13 +77,15 @@ class SparseJacobian:
         self.given = pattern is not None
         self.colours = None
         self.input_specific = False
+        self.united = False
         self.decisions: list = []
         self.dense = None
         self.detections = 0
         self._seen = None       # (shapes, copies of the other arguments) the pattern is for
         self._shape = None
         self._made = None       # (pattern, seeds, gather) of _plan
-        self._analysed = {}     # argument types -> ir_passes' Decisions
+        self._analysed = {}     # argument types -> (ir_passes' Decisions, united, free)
+        self._free = ()         # Const arrays whose values cannot change the pattern
 
     @property
     def ncolours(self) -> int:
@@ -88,7 +98,7 @@ class SparseJacobian:
         if not isinstance(xs, np.ndarray) or xs.dtype.kind != "f":
             raise TypeError(f"sparse Jacobian: argument {n} must be a real float array, not "
                             f"{type(xs).__name__}" + (f" of {xs.dtype}" if isinstance(xs, np.ndarray) else ""))
-        seen = _snapshot(args, n, out, kwargs)
+        seen = _snapshot(args, n, out, kwargs, self._free)
         if out is not None:
             shape = np.shape(out)
         elif self._seen is not None and _same(seen, self._seen):
@@ -98,7 +108,7 @@ class SparseJacobian:
         if self.pattern is None or (not self.given and (self.input_specific or
                                                         not _same(seen, self._seen))):
             self._detect(args, n, out, shape, kwargs)
-            self._seen, self._shape = seen, shape
+            self._seen, self._shape = _snapshot(args, n, out, kwargs, self._free), shape
         elif self.colours is None:
             self._check_given(shape, xs.size)
             self.colours = colour_columns(self.pattern)
@@ -118,12 +128,14 @@ class SparseJacobian:
         width = min(MAX_WIDTH, size)
         types = (width, tuple(numba.typeof(a) for a in args), None if out is None else
                  numba.typeof(out), tuple((k, numba.typeof(v)) for k, v in sorted(kwargs.items())))
-        found = self._analysed.get(types)
-        if found is None:       # the IR depends on the types only
-            found = self._analysed[types] = self._decisions(args, n, out, shape, width, kwargs)
+        judged = self._analysed.get(types)
+        if judged is None:       # the IR depends on the types only
+            judged = self._analysed[types] = self._decisions(args, n, out, shape, width, kwargs)
+        found, self.united, free = judged
+        self._free = free if self.united or not found.decisions else ()
         self.detections += 1
         self.decisions = list(found.decisions)
-        self.input_specific = found.input_specific
+        self.input_specific = found.input_specific and not self.united
         if found.blockers:
             text, reason = found.blockers[0]
             self.dense = f"{reason}: {text}"
@@ -141,18 +153,34 @@ class SparseJacobian:
                 s[...] = 0.0
             for s, members in zip(seeds, sets):
                 s.flat[members] = np.nan
-            ys = self._sweep(args, n, out, shape, seeds, kwargs, rerun=False)
+            ys = self._sweep(args, n, out, shape, seeds, kwargs,
+                             rerun="pattern" if self.united else False)
             return np.array([np.isnan(np.ravel(ys[k])) for k in range(len(sets))]).reshape(len(sets), m)
 
-        self.pattern = find_pattern(run_lanes, size, m, width)
+        try:
+            self.pattern = find_pattern(run_lanes, size, m, width)
+        except InternalError:
+            raise
+        except Exception:       # noqa: BLE001 - an arm run on the way not taken failed
+            if not self.united:
+                raise
+            self.united, self.input_specific = False, True
+            self._analysed[types] = (found, False, ())
+            self._free = ()
+            self.pattern = find_pattern(run_lanes, size, m, width)
         self.colours = colour_columns(self.pattern)
 
     def _decisions(self, args, n, out, shape, width, kwargs):
-        anns = self._annotations(args, n, out, [zeros_like_layout(args[n]) for _ in range(width)])
-        bound = bind(as_dispatcher(self.f), tuple(anns), kwargs)
-        target, targs, _ = run.forward_target(bound, None if out is not None else [shape])
-        text, name, activity = primal_ir(target, *targs)
-        return decisions(parse_module(text), name, activity)
+        """(Decisions, united, positions of the float Const arrays whose values reach no
+        decision: a new value of theirs keeps the pattern)."""
+        def judge(consts):
+            anns = self._annotations(args, n, out, [zeros_like_layout(args[n]) for _ in range(width)],
+                                     consts)
+            bound = bind(as_dispatcher(self.f), tuple(anns), kwargs)
+            target, targs, _ = run.forward_target(bound, None if out is not None else [shape])
+            return _judge(*primal_ir(target, *targs), unite=not consts)
+        found, united = judge(())
+        return found, united, _free(args, n, found, judge)
 
     def _check_given(self, shape, size):
         want = (int(np.prod(shape)), size)
@@ -161,9 +189,13 @@ class SparseJacobian:
 
     # ---- sweeps -----------------------------------------------------------------------------
 
-    def _annotations(self, args, n, out, seeds):
+    def _annotations(self, args, n, out, seeds, consts=()):
+        """`consts`: positions of other arrays annotated as differentiated too (the analysis
+        of what their values reach)."""
         anns = [copy_same_layout(a) if isinstance(a, np.ndarray) else a for a in args]
         anns[n] = BatchDuplicated(copy_same_layout(args[n]), tuple(seeds))
+        for i in consts:
+            anns[i] = BatchDuplicated(anns[i], tuple(zeros_like_layout(args[i]) for _ in seeds))
         if out is not None:
             dys = tuple(zeros_like_layout(out) for _ in seeds)
             anns.insert(1, BatchDuplicated(copy_same_layout(out), dys))
@@ -222,6 +254,32 @@ class SparseJacobian:
         return seeds, gather
 
 
+def _judge(text, name, activity, unite=True):
+    """(ir_passes' Decisions, whether running both arms of each decision leaves none: then
+    the NaN runs use that code, transforms/pattern_union.py, and the pattern holds for every
+    input)."""
+    found = decisions(parse_module(text), name, activity)
+    if not found.decisions or found.blockers or not unite:
+        return found, False
+    module = parse_module(text)
+    made = union_arms(module, name, activity)
+    return found, not decisions(module, name, activity, ignore=made).decisions
+
+
+def _free(args, n, found, judge) -> tuple:
+    """The positions of the float Const arrays when, differentiated along with args[n], they
+    add no decision to `found` (then their values cannot change the pattern); else ()."""
+    consts = tuple(i for i, a in enumerate(args) if i != n and isinstance(a, np.ndarray)
+                   and a.dtype.kind == "f" and a.size)
+    if not consts or found.blockers:
+        return ()
+    try:
+        wider = judge(consts)[0]
+    except Exception:       # noqa: BLE001 - not analysable as differentiated: keep the values
+        return ()
+    return consts if len(wider.decisions) == len(found.decisions) and not wider.blockers else ()
+
+
 def _position(argnum, nargs):
     if not -nargs <= argnum < nargs:
         raise ValueError(f"argnum {argnum} is out of range for {nargs} positional arguments")
@@ -232,16 +290,17 @@ def _copies(args):
     return tuple(copy_same_layout(a) if isinstance(a, np.ndarray) else a for a in args)
 
 
-def _snapshot(args, n, out, kwargs):
+def _snapshot(args, n, out, kwargs, free=()):
     """What the pattern depends on beyond args[n]'s values: every shape and dtype, the other
-    arguments' values."""
+    arguments' values (of those at positions `free`, shape and dtype only)."""
     def keep(v):
         if isinstance(v, np.ndarray):
             return ("array", v.shape, v.dtype.str, v.copy())
         if isinstance(v, tuple):
             return ("tuple",) + tuple(keep(u) for u in v)
         return ("value", type(v), v)
-    others = tuple(keep(a) if i != n else ("x", a.shape, a.dtype.str) for i, a in enumerate(args))
+    others = tuple(("x", a.shape, a.dtype.str) if i == n or i in free else keep(a)
+                   for i, a in enumerate(args))
     return (others, None if out is None else (out.shape, out.dtype.str),
             tuple((k, keep(kwargs[k])) for k in sorted(kwargs)))
 
@@ -278,13 +337,15 @@ class SparseHessian(SparseJacobian):
         return args[0].shape
 
     def _decisions(self, args, n, out, shape, width, kwargs):
-        anns = [BatchDuplicated(copy_same_layout(args[0]),
-                                tuple(zeros_like_layout(args[0]) for _ in range(width)))]
-        anns += list(args[1:])
-        bound = bind(as_dispatcher(self.f), tuple(anns), kwargs)
-        target, targs, _ = run.forward_target(bound)
-        text, name, activity = primal_ir(target, *targs)
-        return decisions(parse_module(text), name, activity)
+        def judge(consts):
+            anns = [BatchDuplicated(copy_same_layout(a), tuple(zeros_like_layout(a)
+                                                               for _ in range(width)))
+                    if i == 0 or i in consts else a for i, a in enumerate(args)]
+            bound = bind(as_dispatcher(self.f), tuple(anns), kwargs)
+            target, targs, _ = run.forward_target(bound)
+            return _judge(*primal_ir(target, *targs), unite=False)
+        found = judge(())[0]
+        return found, False, _free(args, 0, found, judge)
 
     def _sweep(self, args, n, out, shape, seeds, kwargs, rerun=True):
         return list(products(self.f, args[0], [copy_same_layout(s) for s in seeds],

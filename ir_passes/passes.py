@@ -28,6 +28,7 @@ from .options import Activity
 from .rules.libdevice import spelling
 from .transforms.common.vector_math import libmvec
 from .transforms.forward.driver import forward_mode
+from .transforms.pattern_union import union_arms
 from .transforms.prepare.float_copies import retype_float_copies
 from .transforms.prepare.fold_select_recurrences import fold_select_recurrences
 from .transforms.prepare.fold_sign_tests import fold_sign_tests
@@ -194,6 +195,20 @@ class FoldSignTests:
 
 
 @dataclass(frozen=True)
+class PatternUnion:
+    """Run both arms of each decision on the inputs' values, for a sparsity pattern that holds
+    for every input (transforms/pattern_union.py)."""
+    name = "pattern-union"
+    fn: str = option("", FN, str)
+    activity: tuple = option((), ACTIVITY, words)
+
+    def apply(self, module) -> str | None:
+        fn = self.fn or first_definition(module)
+        union_arms(module, fn, padded(self.activity, module.functions[fn]))
+        return None
+
+
+@dataclass(frozen=True)
 class FloatCopies:
     """Give an integer load that is only stored (a small memcpy) the float type of the slot it
     reads (transforms/prepare/float_copies.py; both modes run this first)."""
@@ -279,6 +294,7 @@ class Printer:
 
 
 PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStores, FoldSignTests,
+                              PatternUnion,
                               DropParameterRefcounts,
                               FloatCopies,
                               FoldSelectRecurrences,

@@ -259,7 +259,8 @@ def forward(bound: Bound, with_primal=False, shapes=None, rerun=True):
     """Forward mode: the return value's tangent(s); (tangent, value) with `with_primal`.
     `shapes`: per differentiable return leaf, its shape (else learnt from a run on copies).
     `rerun=False`: the unguarded tangent function runs once, even when its tangents come out
-    inf or NaN (enzyme_py/sparse.py seeds NaN on purpose)."""
+    inf or NaN (enzyme_py/sparse.py seeds NaN on purpose); `rerun="pattern"`: the guarded one
+    with both arms of each decision run (sparse.py's pattern of every input), once."""
     width = _width(bound.leaves)
     if width > MAX_WIDTH:
         return _chunked_forward(bound, with_primal, shapes, width)
@@ -304,10 +305,12 @@ def forward_target(bound: Bound, shapes=None, with_primal=False):
 
 
 def _call(target, args, keep_value, rerun=True):
-    fwd, annotated, shadows, tangents = forward_prepare(target, args)
+    pattern = rerun == "pattern"     # sparse.py's NaN runs (ir_passes transforms/pattern_union.py)
+    fwd, annotated, shadows, tangents = forward_prepare(target, args, guarded="pattern" if pattern
+                                                        else False)
     primal = [a.value for a in annotated]
     flat = [s for lanes in shadows for s in lanes] + [t for lanes in tangents for t in lanes]
-    if not rerun:
+    if not rerun or pattern:
         run = forward_value_entry(fwd) if keep_value else fwd.entry
         return run(*primal, *flat)
 

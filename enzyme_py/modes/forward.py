@@ -25,6 +25,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from ir_passes import Activity, forward_mode, parse_module, print_module
+from ir_passes.transforms.pattern_union import pattern_text
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, DuplicatedNoNeed, as_annotation
@@ -238,12 +239,13 @@ def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
           disjoint=False, no_need=(), guarded=False) -> CompiledForward:
     """`shadow_types`: the Numba types of the shadows, flat (per Duplicated argument, its k).
     `no_need`: positions of the DuplicatedNoNeed arguments. `guarded`: every product under the
-    strong zero (strong_zero.py)."""
+    strong zero (strong_zero.py); "pattern": that, with both arms of each decision on the
+    inputs' values run (ir_passes transforms/pattern_union.py, for enzyme_py/sparse.py)."""
     tangent_types = (types.float64,) * (kinds.count(Activity.ACTIVE) * width)
     slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
         "forward", dispatcher, tuple(argtypes) + tuple(shadow_types) + tangent_types,
-        (kinds, width, disjoint, no_need) + (("guarded",) if guarded else ()), make_forward_entry,
-        argtypes)
+        (kinds, width, disjoint, no_need) + (("guarded" if guarded is True else guarded,) if guarded
+                                             else ()), make_forward_entry, argtypes)
     if slot is not None and slot.hit:
         return CompiledForward(**slot.hit)
     cap = captured(dispatcher, argtypes)
@@ -251,11 +253,13 @@ def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
     texts = {"captured": cap.text}
     try:
         texts["cleaned"] = cleaned_text(cap)
+        if guarded == "pattern":    # enzyme_py/sparse.py's NaN runs: both arms of each decision
+            texts["cleaned"] = pattern_text(texts["cleaned"], cap.fn_name, activity)
         name = forward_name(cap.fn_name, cap.argtypes, activity, width) + ("" if disjoint else "_alias")
         if no_need:
             name += "_noneed" + "_".join(map(str, no_need))
         if guarded:
-            name += "_guarded"
+            name += "_guarded" if guarded is True else "_" + guarded
         if slot is not None:
             name = slot.symbol("fwd")
         texts["generated"] = forward_differentiate(texts["cleaned"], cap.fn_name, activity, name, width,
