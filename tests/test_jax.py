@@ -180,12 +180,43 @@ def test_reverse_runs_from_the_tape():
     np.testing.assert_allclose(b[0], 2 * a[0], rtol=1e-14)
 
 
-def test_second_order_raises():
-    f, args = case("elementwise")
-    with pytest.raises(ej.SecondOrderError, match="first derivatives only"):
-        check_grads(f, args, order=2, modes=("rev",))
-    with pytest.raises(ej.SecondOrderError, match="first derivatives only"):
-        jax.hessian(lambda x: f(x, Y).sum())(X)
+SMALL = {     # second order: small sizes (each second derivative runs the kernel again)
+    "elementwise": lambda: case("elementwise"),
+    "heat": lambda: (ej.wrap(heat, (U0[:5], KAPPA[:5], 3), inputs=(0, 1), outputs=(0,)), (U0[:5], KAPPA[:5])),
+    "nbody": lambda: (ej.wrap(nbody, (POS[:3], VEL[:3], MASS[:3], 0.05, 2), inputs=(0, 1, 2), outputs=(0, 1)),
+                      (POS[:3], VEL[:3], MASS[:3])),
+}
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_check_grads_order_2(name):
+    f, args = SMALL[name]()
+    check_grads(jax.jit(f), args, order=2, modes=("fwd", "rev"))
+
+
+def test_hessian_elementwise_analytic():
+    f, _ = case("elementwise")
+    H = jax.jit(jax.hessian(lambda x, y: f(x, y).sum(), argnums=(0, 1)))(X, Y)
+    np.testing.assert_allclose(H[0][0], np.diag(-np.sin(X) * Y + 2), atol=1e-13)
+    np.testing.assert_allclose(H[0][1], np.diag(np.cos(X)), atol=1e-13)
+    np.testing.assert_allclose(H[1][1], np.zeros((N, N)), atol=1e-13)
+
+
+def test_jvp_of_grad_matches_differences_of_the_gradient():
+    f, (u, c) = SMALL["heat"]()
+    grad = jax.jit(jax.grad(lambda u, c: jnp.sum(jnp.sin(f(u, c))), argnums=(0, 1)))
+    du, dc = np.linspace(-1, 1, 5), np.linspace(0.5, 1.5, 5)
+    _, hv = jax.jvp(grad, (u, c), (du, dc))
+    h = 1e-6
+    plus, minus = grad(u + h * du, c + h * dc), grad(u - h * du, c - h * dc)
+    for got, p, m in zip(hv, plus, minus):
+        np.testing.assert_allclose(got, (p - m) / (2 * h), rtol=1e-6, atol=1e-9)
+
+
+def test_third_order_raises():
+    f, _ = case("elementwise")
+    with pytest.raises(ej.SecondOrderError, match="first and second derivatives"):
+        jax.jacfwd(jax.hessian(lambda x: f(x, Y).sum()))(X)
 
 
 def test_bad_input():
