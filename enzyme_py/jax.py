@@ -3,13 +3,14 @@
     f = enzyme_py.jax.wrap(heat, (u0, out, 0.1, 50), inputs=(0,), outputs=(1,))
     jax.jit(jax.grad(lambda u: f(u).sum()))(u0)
 
-Four primitives, each lowered to an XLA FFI custom call (jax_ffi.py): the plain call to a handler
-compiled from the kernel, the others to a Python handler on XLA's buffers (`ffi=False`: all
-through `jax.pure_callback`):
+Four primitives, each lowered to an XLA FFI custom call (jax_ffi.py): unbatched, to a handler
+compiled from the kernel or its split-mode / forward-mode derivative (no Python on the call);
+batched, to a Python handler on XLA's buffers (`ffi=False`: all through `jax.pure_callback`):
 
 - `call`: the kernel (the outputs from the inputs);
 - `aug`: split mode's augmented forward sweep (modes/split.py): the outputs and the handle of the
-  Tape it keeps; `call`'s JVP rule binds it;
+  tape it keeps (in the kernel's ring of tapes, jax_ffi.Ring; a batched call's in `tapes`);
+  `call`'s JVP rule binds it;
 - `tangent`: forward mode, the output tangents from the input tangents; linear in the tangents.
   Its transpose is
 - `reverse`: the reverse sweep from the Tape the handle names; the kernel is not run again.
@@ -43,7 +44,7 @@ from .arguments import typeof, validate
 from .bridge.frozen import as_dispatcher
 from .bridge.restype import return_type
 from .bridge.convention import returns_float
-from .modes.split import Tape, augmented_forward, compiled_split
+from .modes.split import Tape, _check_call as check_call, compiled_split
 
 __all__ = ["wrap", "JaxKernel", "tapes", "SecondOrderError"]
 
@@ -67,8 +68,9 @@ class JaxKernel:
     (hashed by identity). `calls` counts the host calls of each primitive ("call", "aug",
     "tangent", "reverse"; a batched loop counts each item)."""
 
-    def __init__(self, kernel, example_args, inputs, outputs, ffi=True):
+    def __init__(self, kernel, example_args, inputs, outputs, ffi=True, max_tapes=16):
         self.ffi, self.targets = ffi, {}   # (primitive, batch, size) -> FFI target
+        self.max_tapes, self.ring = max_tapes, None   # jax_ffi.Ring: the unbatched calls' tapes
         self.split = None           # split mode's compiled entries, after the first `aug`
         self.second = None          # jax_second.SecondOrder, after the first second derivative
         self.dispatcher = as_dispatcher(kernel)
@@ -92,6 +94,7 @@ class JaxKernel:
         if self.returns:
             rt = return_type(self.dispatcher, argtypes)
             self.out_avals.append(jax.core.ShapedArray((), np.dtype(str(rt))))
+        self.dup = sorted(set(self.diff) | set(self.outs))     # the shadowed arguments
         self.calls = Counter()
 
     def __repr__(self):
@@ -122,20 +125,40 @@ class JaxKernel:
         return self.results(args, self.dispatcher(*args))
 
     def aug(self, *operands, call=None):
-        """The outputs and a tape's handle; `call` groups the tapes of one batched call."""
+        """The outputs and a tape's handle: a tape in the kernel's ring (a positive handle), or,
+        for the items of a batched call (`call` groups them), in `tapes` (a negative one)."""
         self.calls["aug"] += 1
         args = self.arguments(operands)
-        shadows = {p: np.zeros_like(args[p]) for p in self.diff + self.outs}
-        if self.split is None:      # the first call checks the arguments and builds
-            annotated = [Duplicated(a, shadows[p]) if p in shadows else Const(a) for p, a in enumerate(args)]
-            value, tape = augmented_forward(self.dispatcher, *annotated)
-            self.split = compiled_split(self.dispatcher, annotated, tuple(validate(i, a) for i, a in
-                                                                          enumerate(annotated)))
-        else:                       # the same types on every call: the compiled entry directly
-            sh = [shadows[p] for p in range(len(args)) if p in shadows]
-            value, frame = self.split.forward(*args, *sh)
-            tape = Tape(self.split, frame, args, sh, (len(args), self.split.spec.active_positions), self.name)
-        return self.results(args, value) + [np.int32(tapes.add(call or tapes.new_call(), tape, shadows))]
+        shadows = {p: np.zeros_like(args[p]) for p in self.dup}
+        sh = [shadows[p] for p in self.dup]
+        split = self.split_entries()
+        if call is None:
+            value, handle = self.tape_ring().aug(*args, *sh)
+            return self.results(args, value) + [np.int32(handle)]
+        value, frame = split.forward(*args, *sh)
+        tape = Tape(split, frame, args, sh, (len(args), split.spec.active_positions), self.name)
+        return self.results(args, value) + [np.int32(-tapes.add(call, tape, shadows))]
+
+    def split_entries(self):
+        """Split mode's compiled gradient (built on first use, the arguments checked then)."""
+        if self.split is None:
+            args = self.arguments([self.examples[p] for p in self.operands])
+            annotated = [Duplicated(a, np.zeros_like(a)) if p in self.dup else Const(a)
+                         for p, a in enumerate(args)]
+            kinds = tuple(validate(i, a) for i, a in enumerate(annotated))
+            check_call(self.dispatcher, annotated)
+            self.split = compiled_split(self.dispatcher, annotated, kinds)
+        return self.split
+
+    def tape_ring(self):
+        if self.ring is None:
+            self.ring = jax_ffi.Ring(self.split_entries(), self.max_tapes)
+        return self.ring
+
+    def release_tapes(self):
+        """Free the tapes of this kernel's unbatched forward calls."""
+        if self.ring is not None:
+            self.ring.clear()
 
     def tangent(self, handle, *rest):
         """Forward mode; tangents with a leading axis of k (BatchDuplicated) when `lanes` is k."""
@@ -161,8 +184,17 @@ class JaxKernel:
 
     def reverse(self, handle, *rest):
         self.calls["reverse"] += 1
-        cts = rest[len(self.operands):]
-        return tapes.reverse(int(handle), self, cts)
+        operands, cts = rest[:len(self.operands)], rest[len(self.operands):]
+        if int(handle) < 0:
+            return tapes.reverse(-int(handle), self, cts)
+        args = self.arguments(operands)
+        shadows = {p: np.zeros_like(args[p]) for p in self.dup}
+        for p, ct in zip(self.outs, cts):
+            shadows[p][...] = ct
+        seed = float(cts[len(self.outs)]) if self.returns else 0.0
+        if not self.tape_ring().reverse(*args, *[shadows[p] for p in self.dup], seed, int(handle)):
+            raise RuntimeError(jax_ffi.RELEASED.format(name=self.name, size=self.max_tapes))
+        return [shadows[p] for p in self.diff]
 
     def tangent2(self, *arrays):
         """[u^T H_k v]_k: one forward-over-reverse product per output entry (jax_second.py)."""
@@ -371,6 +403,9 @@ def _lowering(name):
         if key not in kernel.targets:
             if name == "call" and not size:
                 kernel.targets[key] = jax_ffi.register(kernel)
+            elif name in ("aug", "reverse", "tangent") and not size:
+                kernel.tape_ring()
+                kernel.targets[key] = jax_ffi.register_derivative(kernel, name)
             else:
                 ins = [_batched(a, size if b else 0) for a, b in zip(_operand_avals(kernel, name), batch)]
                 kernel.targets[key] = jax_ffi.register_python(
@@ -594,7 +629,7 @@ ad.primitive_transposes[rev2_p] = _rev2_transpose
 
 # ---- the user's function ----------------------------------------------------------------------
 
-def wrap(kernel, example_args, inputs=(), outputs=(), ffi=True):
+def wrap(kernel, example_args, inputs=(), outputs=(), ffi=True, max_tapes=16):
     """A function of JAX arrays that runs `kernel` (a Numba @njit dispatcher).
 
     `example_args`: one value per kernel parameter; arrays give the shapes and dtypes the function
@@ -608,11 +643,13 @@ def wrap(kernel, example_args, inputs=(), outputs=(), ffi=True):
     (one value alone, not in a tuple). It works under jit, grad, vjp, jvp, jacfwd, jacrev,
     hessian and vmap, to second order; `.kernel` is its JaxKernel (`.calls` counts the host calls).
 
-    `ffi`: under jit, an unbatched plain call runs the kernel through an XLA FFI handler compiled
-    from it (jax_ffi.py: no Python on the call), the derivatives and batched calls through a
-    Python FFI handler; False sends them all through jax.pure_callback (slower; it shows the
-    exception a kernel raises, which the compiled handler reports by name only)."""
-    k = JaxKernel(kernel, example_args, inputs, outputs, ffi)
+    `ffi`: under jit, an unbatched call or first derivative runs through an XLA FFI handler
+    compiled from the kernel or its derivative (jax_ffi.py: no Python on the call), batched calls
+    and second derivatives through a Python FFI handler; False sends them all through
+    jax.pure_callback (slower; it shows the exception a kernel raises, which the compiled
+    handlers report by name only). `max_tapes`: the unbatched forward calls whose tapes are kept
+    (the newest; jax_ffi.Ring)."""
+    k = JaxKernel(kernel, example_args, inputs, outputs, ffi, max_tapes)
 
     def f(*args):
         if len(args) != len(k.operands):
