@@ -199,6 +199,11 @@ def test_check_grads_order_2(name):
     check_grads(jax.jit(f), args, order=2, modes=("fwd", "rev"))
 
 
+def test_check_grads_order_2_vmap():
+    f, args = SMALL["heat"]()
+    check_grads(jax.jit(jax.vmap(f)), batch(args, 2), order=2, modes=("fwd", "rev"))
+
+
 def test_hessian_elementwise_analytic():
     f, _ = case("elementwise")
     H = jax.jit(jax.hessian(lambda x, y: f(x, y).sum(), argnums=(0, 1)))(X, Y)
