@@ -24,6 +24,7 @@ forward mode over reverse mode of the kernel, not from the tape. Third derivativ
 """
 from __future__ import annotations
 
+import inspect
 import itertools
 import threading
 from collections import Counter, OrderedDict
@@ -44,7 +45,7 @@ from .arguments import typeof, validate
 from .bridge.frozen import as_dispatcher
 from .bridge.restype import return_type
 from .bridge.convention import returns_float
-from .modes.split import Tape, _check_call as check_call, compiled_split
+from .modes.split import Tape, compiled_split
 
 __all__ = ["wrap", "JaxKernel", "tapes", "SecondOrderError"]
 
@@ -146,7 +147,11 @@ class JaxKernel:
             annotated = [Duplicated(a, np.zeros_like(a)) if p in self.dup else Const(a)
                          for p, a in enumerate(args)]
             kinds = tuple(validate(i, a) for i, a in enumerate(annotated))
-            check_call(self.dispatcher, annotated)
+            params = inspect.signature(self.dispatcher.py_func).parameters.values()
+            if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or \
+                    len(params) != len(args):
+                raise TypeError(f"{self.name}: wrap takes one example argument per parameter of the "
+                                f"kernel ({len(params)}), not {len(args)}")
             self.split = compiled_split(self.dispatcher, annotated, kinds)
         return self.split
 

@@ -318,7 +318,12 @@ class Ring:
         exec("\n".join(src) + "\n", scope)
         self.aug, self.reverse, self.clear = (numba.njit(nogil=True)(scope[n])
                                               for n in ("ring_aug", "ring_reverse", "ring_clear"))
-        self._finalizer = weakref.finalize(self, self.clear)
+        self._finalizer = weakref.finalize(self, _clear, self.clear, self.slots)
+
+
+def _clear(clear, slots):
+    """Free a collected Ring's frames (`slots` kept alive until then)."""
+    clear()
 
 
 def _prologue():
