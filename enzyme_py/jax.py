@@ -3,23 +3,28 @@
     f = enzyme_py.jax.wrap(heat, (u0, out, 0.1, 50), inputs=(0,), outputs=(1,))
     jax.jit(jax.grad(lambda u: f(u).sum()))(u0)
 
-Four primitives, each lowered to an XLA FFI custom call (jax_ffi.py): the plain call to a handler
-compiled from the kernel, the others to a Python handler on XLA's buffers (`ffi=False`: all
-through `jax.pure_callback`):
+Four primitives, each lowered to an XLA FFI custom call (jax_ffi.py): unbatched, to a handler
+compiled from the kernel or its split-mode / forward-mode derivative (no Python on the call);
+batched, to a Python handler on XLA's buffers (`ffi=False`: all through `jax.pure_callback`):
 
 - `call`: the kernel (the outputs from the inputs);
 - `aug`: split mode's augmented forward sweep (modes/split.py): the outputs and the handle of the
-  Tape it keeps; `call`'s JVP rule binds it;
+  tape it keeps (in the kernel's ring of tapes, jax_ffi.Ring; a batched call's in `tapes`);
+  `call`'s JVP rule binds it;
 - `tangent`: forward mode, the output tangents from the input tangents; linear in the tangents.
   Its transpose is
 - `reverse`: the reverse sweep from the Tape the handle names; the kernel is not run again.
 
 Batching: forward mode's k directions (BatchDuplicated) when only the tangents are batched, the k
-seeds run from one tape when only the cotangents are, a loop over the batch otherwise. Second
-derivatives raise: the tape's dependence on the inputs is invisible to JAX.
+seeds run from one tape when only the cotangents are, a loop over the batch otherwise.
+
+Second derivatives (jax_second.py): two more primitives, `tangent2` ([u^T H_k v]_k, the JVP of
+`tangent` in the inputs) and `rev2` (sum_k ct_k H_k v, the JVP of `reverse` in the inputs), by
+forward mode over reverse mode of the kernel, not from the tape. Third derivatives raise.
 """
 from __future__ import annotations
 
+import inspect
 import itertools
 import threading
 from collections import Counter, OrderedDict
@@ -33,12 +38,14 @@ from jax.interpreters import ad, batching, mlir
 
 from .annotations import BatchDuplicated, Const, Duplicated, Forward
 from . import jax_ffi
+from .errors import UnsupportedError
+from .jax_second import SecondOrder
 from .api import autodiff
 from .arguments import typeof, validate
 from .bridge.frozen import as_dispatcher
 from .bridge.restype import return_type
 from .bridge.convention import returns_float
-from .modes.split import Tape, augmented_forward, compiled_split
+from .modes.split import Tape, compiled_split
 
 __all__ = ["wrap", "JaxKernel", "tapes", "SecondOrderError"]
 
@@ -46,13 +53,15 @@ IN, INOUT, OUT, CONST, STATIC = "in", "inout", "out", "const", "static"
 
 
 class SecondOrderError(NotImplementedError):
-    """A second derivative was asked of a wrapped kernel."""
+    """A derivative enzyme_py.jax does not give: a third derivative, or a second derivative
+    forward mode over reverse mode cannot build for the kernel (the reason in the message)."""
 
 
-SECOND_ORDER = ("enzyme_py.jax gives first derivatives only: the reverse sweep runs from a split-mode "
-                "tape whose dependence on the inputs JAX cannot see, and no rule differentiates "
-                "the forward-mode tangent again. For Hessian-vector products call "
-                "enzyme_py.hessian_vector_product on the kernel itself (forward over reverse)")
+SECOND_ORDER = ("enzyme_py.jax: a derivative through the handle of a split-mode tape was asked "
+                "(the tape's dependence on the inputs is not visible to JAX)")
+THIRD_ORDER = ("enzyme_py.jax gives first and second derivatives: a third derivative was asked "
+               "(the second-order rules, forward mode over reverse or forward mode, are not "
+               "differentiated again)")
 
 
 class JaxKernel:
@@ -60,9 +69,11 @@ class JaxKernel:
     (hashed by identity). `calls` counts the host calls of each primitive ("call", "aug",
     "tangent", "reverse"; a batched loop counts each item)."""
 
-    def __init__(self, kernel, example_args, inputs, outputs, ffi=True):
+    def __init__(self, kernel, example_args, inputs, outputs, ffi=True, max_tapes=16):
         self.ffi, self.targets = ffi, {}   # (primitive, batch, size) -> FFI target
+        self.max_tapes, self.ring = max_tapes, None   # jax_ffi.Ring: the unbatched calls' tapes
         self.split = None           # split mode's compiled entries, after the first `aug`
+        self.second = None          # jax_second.SecondOrder, after the first second derivative
         self.dispatcher = as_dispatcher(kernel)
         self.name = getattr(self.dispatcher, "__name__", "kernel")
         examples = list(example_args)
@@ -84,6 +95,7 @@ class JaxKernel:
         if self.returns:
             rt = return_type(self.dispatcher, argtypes)
             self.out_avals.append(jax.core.ShapedArray((), np.dtype(str(rt))))
+        self.dup = sorted(set(self.diff) | set(self.outs))     # the shadowed arguments
         self.calls = Counter()
 
     def __repr__(self):
@@ -114,20 +126,44 @@ class JaxKernel:
         return self.results(args, self.dispatcher(*args))
 
     def aug(self, *operands, call=None):
-        """The outputs and a tape's handle; `call` groups the tapes of one batched call."""
+        """The outputs and a tape's handle: a tape in the kernel's ring (a positive handle), or,
+        for the items of a batched call (`call` groups them), in `tapes` (a negative one)."""
         self.calls["aug"] += 1
         args = self.arguments(operands)
-        shadows = {p: np.zeros_like(args[p]) for p in self.diff + self.outs}
-        if self.split is None:      # the first call checks the arguments and builds
-            annotated = [Duplicated(a, shadows[p]) if p in shadows else Const(a) for p, a in enumerate(args)]
-            value, tape = augmented_forward(self.dispatcher, *annotated)
-            self.split = compiled_split(self.dispatcher, annotated, tuple(validate(i, a) for i, a in
-                                                                          enumerate(annotated)))
-        else:                       # the same types on every call: the compiled entry directly
-            sh = [shadows[p] for p in range(len(args)) if p in shadows]
-            value, frame = self.split.forward(*args, *sh)
-            tape = Tape(self.split, frame, args, sh, (len(args), self.split.spec.active_positions), self.name)
-        return self.results(args, value) + [np.int32(tapes.add(call or tapes.new_call(), tape, shadows))]
+        shadows = {p: np.zeros_like(args[p]) for p in self.dup}
+        sh = [shadows[p] for p in self.dup]
+        split = self.split_entries()
+        if call is None:
+            value, handle = self.tape_ring().aug(*args, *sh)
+            return self.results(args, value) + [np.int32(handle)]
+        value, frame = split.forward(*args, *sh)
+        tape = Tape(split, frame, args, sh, (len(args), split.spec.active_positions), self.name)
+        return self.results(args, value) + [np.int32(-tapes.add(call, tape, shadows))]
+
+    def split_entries(self):
+        """Split mode's compiled gradient (built on first use, the arguments checked then)."""
+        if self.split is None:
+            args = self.arguments([self.examples[p] for p in self.operands])
+            annotated = [Duplicated(a, np.zeros_like(a)) if p in self.dup else Const(a)
+                         for p, a in enumerate(args)]
+            kinds = tuple(validate(i, a) for i, a in enumerate(annotated))
+            params = inspect.signature(self.dispatcher.py_func).parameters.values()
+            if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) or \
+                    len(params) != len(args):
+                raise TypeError(f"{self.name}: wrap takes one example argument per parameter of the "
+                                f"kernel ({len(params)}), not {len(args)}")
+            self.split = compiled_split(self.dispatcher, annotated, kinds)
+        return self.split
+
+    def tape_ring(self):
+        if self.ring is None:
+            self.ring = jax_ffi.Ring(self.split_entries(), self.max_tapes)
+        return self.ring
+
+    def release_tapes(self):
+        """Free the tapes of this kernel's unbatched forward calls."""
+        if self.ring is not None:
+            self.ring.clear()
 
     def tangent(self, handle, *rest):
         """Forward mode; tangents with a leading axis of k (BatchDuplicated) when `lanes` is k."""
@@ -153,8 +189,41 @@ class JaxKernel:
 
     def reverse(self, handle, *rest):
         self.calls["reverse"] += 1
-        cts = rest[len(self.operands):]
-        return tapes.reverse(int(handle), self, cts)
+        operands, cts = rest[:len(self.operands)], rest[len(self.operands):]
+        if int(handle) < 0:
+            return tapes.reverse(-int(handle), self, cts)
+        args = self.arguments(operands)
+        shadows = {p: np.zeros_like(args[p]) for p in self.dup}
+        for p, ct in zip(self.outs, cts):
+            shadows[p][...] = ct
+        seed = float(cts[len(self.outs)]) if self.returns else 0.0
+        if not self.tape_ring().reverse(*args, *[shadows[p] for p in self.dup], seed, int(handle)):
+            raise RuntimeError(jax_ffi.RELEASED.format(name=self.name, size=self.max_tapes))
+        return [shadows[p] for p in self.diff]
+
+    def tangent2(self, *arrays):
+        """[u^T H_k v]_k: one forward-over-reverse product per output entry (jax_second.py)."""
+        self.calls["tangent2"] += 1
+        n, d = len(self.operands), len(self.diff)
+        return self._second(lambda s: s.tangent2(arrays[:n], arrays[n:n + d], arrays[n + d:]))
+
+    def rev2(self, *arrays, vs=None):
+        """sum_k ct_k H_k v: forward mode over reverse mode; `vs` several v, one call."""
+        self.calls["rev2"] += 1
+        n, m = len(self.operands), len(self.out_avals)
+        many = vs is not None
+        vs = vs if many else [arrays[n + m:]]
+        out = self._second(lambda s: s.rev2(arrays[:n], arrays[n:n + m], vs))
+        return out if many else out[0]
+
+    def _second(self, run):
+        if self.second is None:
+            self.second = SecondOrder(self)
+        try:
+            return run(self.second)
+        except UnsupportedError as exc:
+            raise SecondOrderError(f"second derivatives of {self.name}: forward mode over its "
+                                   f"reverse-mode gradient fails ({exc})") from exc
 
 
 def _positions(ps, n):
@@ -265,13 +334,15 @@ def _operand_avals(kernel, name):
     tangents = [kernel.in_avals[kernel.operands.index(p)] for p in kernel.diff]
     return {"call": kernel.in_avals, "aug": kernel.in_avals,
             "tangent": handle + kernel.in_avals + tangents,
-            "reverse": handle + kernel.in_avals + kernel.out_avals}[name]
+            "reverse": handle + kernel.in_avals + kernel.out_avals,
+            "tangent2": kernel.in_avals + tangents + tangents,
+            "rev2": kernel.in_avals + kernel.out_avals + tangents}[name]
 
 
 def _result_avals(kernel, name):
     if name == "aug":
         return kernel.out_avals + [jax.core.ShapedArray((), np.int32)]
-    if name == "reverse":
+    if name in ("reverse", "rev2"):
         return [kernel.in_avals[kernel.operands.index(p)] for p in kernel.diff]
     return kernel.out_avals
 
@@ -301,6 +372,10 @@ def _host(*arrays, name, kernel, batch, size):
         return kernel.forward(arrays[1:n_fixed], arrays[n_fixed:], size) if all(batch[n_fixed:]) else \
             kernel.forward(arrays[1:n_fixed], [a if b else np.broadcast_to(a, (size,) + a.shape)
                                                for a, b in zip(arrays[n_fixed:], batch[n_fixed:])], size)
+    if name == "rev2" and not any(batch[:-len(kernel.diff)]):     # only the directions batched
+        n = len(arrays) - len(kernel.diff)
+        vs = [[a[i] if b else a for a, b in zip(arrays[n:], batch[n:])] for i in range(size)]
+        return [np.stack(col) for col in zip(*kernel.rev2(*arrays[:n], vs=vs))]
     if name == "aug":
         method = partial(method, call=tapes.new_call())
     rows = [method(*[a[i] if b else a for a, b in zip(arrays, batch)]) for i in range(size)]
@@ -333,6 +408,9 @@ def _lowering(name):
         if key not in kernel.targets:
             if name == "call" and not size:
                 kernel.targets[key] = jax_ffi.register(kernel)
+            elif name in ("aug", "reverse", "tangent") and not size:
+                kernel.tape_ring()
+                kernel.targets[key] = jax_ffi.register_derivative(kernel, name)
             else:
                 ins = [_batched(a, size if b else 0) for a, b in zip(_operand_avals(kernel, name), batch)]
                 kernel.targets[key] = jax_ffi.register_python(
@@ -375,68 +453,188 @@ def _batch_rule(prim, args, dims, *, kernel, batch, size):
     return out, [0] * len(out)
 
 
-call_p, aug_p, tangent_p, reverse_p = (_primitive(n) for n in ("call", "aug", "tangent", "reverse"))
+call_p, aug_p, tangent_p, reverse_p, tangent2_p, rev2_p = (
+    _primitive(n) for n in ("call", "aug", "tangent", "reverse", "tangent2", "rev2"))
 
 
 
 
-def _call_jvp(primals, tangents, *, kernel, batch, size):
+def _check_const(kernel, tangents):
+    """tangents: one per operand; a non-zero one of an operand not differentiated raises."""
     for p, t in zip(kernel.operands, tangents):
         if kernel.kinds[p] == CONST and not _zero(t):
             raise TypeError(f"{kernel.name}: argument {p} is not among the inputs given to wrap, "
                             f"and a derivative with respect to it was asked")
-    *outs, handle = aug_p.bind(*primals, kernel=kernel, batch=batch, size=size)
-    diff = [kernel.operands.index(p) for p in kernel.diff]
-    if all(_zero(tangents[i]) for i in diff):
-        return outs, [ad.Zero(jax.typeof(o).to_tangent_aval()) for o in outs]
-    dx = [ad.instantiate_zeros(tangents[i]) for i in diff]
-    flags = (bool(size),) + tuple(batch) + tuple(batch[i] for i in diff)
-    return outs, tangent_p.bind(handle, *primals, *dx, kernel=kernel, batch=flags, size=size)
 
 
 def _zero(t):
     return type(t) is ad.Zero
 
 
+def _bind(prim, kernel, size, *args):
+    """Bind a primitive, each operand batched when it has the batch axis (one more dimension
+    than its unbatched aval)."""
+    want = _operand_avals(kernel, prim.name[len("enzyme_py_"):])
+    flags = tuple(bool(size) and jnp.ndim(a) == len(w.shape) + 1 for a, w in zip(args, want))
+    return prim.bind(*args, kernel=kernel, batch=flags, size=size)
+
+
+def _fit(d, primal):
+    """A cotangent for an undefined primal: summed over the batch where the primal has none."""
+    return d.sum(0) if jnp.ndim(d) == len(primal.aval.shape) + 1 else d
+
+
+def _inst(ts):
+    return [ad.instantiate_zeros(t) for t in ts]
+
+
+def _diff_of(kernel, per_operand):
+    return [per_operand[kernel.operands.index(p)] for p in kernel.diff]
+
+
+def _add(terms, like):
+    if not terms:
+        return [ad.Zero(jax.typeof(o).to_tangent_aval()) for o in like]
+    return [sum(ts[1:], ts[0]) for ts in zip(*terms)]
+
+
+def _forward(kernel, size, handle, primals, tangents, outs):
+    """The outputs' tangents: forward mode from the inputs' tangents (one per operand)."""
+    _check_const(kernel, tangents)
+    dx = _diff_of(kernel, tangents)
+    if all(_zero(t) for t in dx):
+        return _add([], outs)
+    return _bind(tangent_p, kernel, size, handle, *primals, *_inst(dx))
+
+
+def _call_jvp(primals, tangents, *, kernel, batch, size):
+    *outs, handle = aug_p.bind(*primals, kernel=kernel, batch=batch, size=size)
+    return outs, _forward(kernel, size, handle, primals, tangents, outs)
+
+
+def _aug_jvp(primals, tangents, *, kernel, batch, size):
+    """Second order (the outputs of a gradient's forward sweep differentiated): as `call`."""
+    *outs, handle = aug_p.bind(*primals, kernel=kernel, batch=batch, size=size)
+    touts = _forward(kernel, size, handle, primals, tangents, outs)
+    return outs + [handle], list(touts) + [ad.Zero(jax.typeof(handle).to_tangent_aval())]
+
+
+def _tangent_jvp(primals, tangents, *, kernel, batch, size):
+    """d(J u) = J du + [u^T H_k dx]_k (tangent2: forward over forward)."""
+    n = len(kernel.operands)
+    handle, x, u = primals[0], primals[1:1 + n], primals[1 + n:]
+    _check_const(kernel, tangents[1:1 + n])
+    out = tangent_p.bind(*primals, kernel=kernel, batch=batch, size=size)
+    du, dx = tangents[1 + n:], _diff_of(kernel, tangents[1:1 + n])
+    terms = []
+    if not all(_zero(t) for t in du):
+        terms.append(_bind(tangent_p, kernel, size, handle, *x, *_inst(du)))
+    if not all(_zero(t) for t in dx):
+        terms.append(_bind(tangent2_p, kernel, size, *x, *u, *_inst(dx)))
+    return out, _add(terms, out)
+
+
+def _reverse_jvp(primals, tangents, *, kernel, batch, size):
+    """d(J^T ct) = J^T dct + sum_k ct_k H_k dx (rev2: forward over reverse)."""
+    n = len(kernel.operands)
+    handle, x, ct = primals[0], primals[1:1 + n], primals[1 + n:]
+    _check_const(kernel, tangents[1:1 + n])
+    out = reverse_p.bind(*primals, kernel=kernel, batch=batch, size=size)
+    dct, dx = tangents[1 + n:], _diff_of(kernel, tangents[1:1 + n])
+    terms = []
+    if not all(_zero(t) for t in dct):
+        terms.append(_bind(reverse_p, kernel, size, handle, *x, *_inst(dct)))
+    if not all(_zero(t) for t in dx):
+        terms.append(_bind(rev2_p, kernel, size, *x, *ct, *_inst(dx)))
+    return out, _add(terms, out)
+
+
+def _bilinear_jvp(prim):
+    """JVP of tangent2 / rev2 (x, a, b): bilinear in a and b; a tangent of x is a third
+    derivative."""
+    def rule(primals, tangents, *, kernel, batch, size):
+        n = len(kernel.operands)
+        if not all(_zero(t) for t in tangents[:n]):
+            raise SecondOrderError(THIRD_ORDER)
+        m = len(_operand_avals(kernel, prim.name[len("enzyme_py_"):])) - n - len(kernel.diff)
+        x, a, b = primals[:n], primals[n:n + m], primals[n + m:]
+        da, db = tangents[n:n + m], tangents[n + m:]
+        out = prim.bind(*primals, kernel=kernel, batch=batch, size=size)
+        terms = []
+        if not all(_zero(t) for t in da):
+            terms.append(_bind(prim, kernel, size, *x, *_inst(da), *b))
+        if not all(_zero(t) for t in db):
+            terms.append(_bind(prim, kernel, size, *x, *a, *_inst(db)))
+        return out, _add(terms, out)
+    return rule
+
+
+def _cotangents(cts):
+    return [ad.instantiate_zeros(c) for c in cts]
+
+
 def _tangent_transpose(cts, handle, *rest, kernel, batch, size):
+    """J u transposed in u: the reverse sweep from the tape."""
     n = len(kernel.operands)
     operands, dx = rest[:n], rest[n:]
     if ad.is_undefined_primal(handle) or any(ad.is_undefined_primal(a) for a in operands):
         raise SecondOrderError(SECOND_ORDER)
-    cts = [ad.instantiate_zeros(c) if _zero(c) else c for c in cts]
-    flags = tuple(batch[:1 + n]) + (bool(size),) * len(cts)
-    dxs = reverse_p.bind(handle, *operands, *cts, kernel=kernel, batch=flags, size=size)
-    # an input unbatched under a batched primitive: its cotangent summed over the batch
-    dxs = [d if b or not size else d.sum(0) for d, b in zip(dxs, batch[1 + n:])]
-    return [None] * (1 + n) + [d if ad.is_undefined_primal(t) else None for d, t in zip(dxs, dx)]
+    dxs = _bind(reverse_p, kernel, size, handle, *operands, *_cotangents(cts))
+    return [None] * (1 + n) + [_fit(d, t) if ad.is_undefined_primal(t) else None for d, t in zip(dxs, dx)]
 
 
-def _linear_jvp(prim, n_fixed):
-    """JVP of `tangent` / `reverse`: linear in its last operands; a tangent of the first
-    (the handle, the primal inputs) is a second derivative."""
-    def rule(primals, tangents, *, kernel, batch, size):
-        if not all(_zero(t) for t in tangents[:n_fixed(kernel)]):
-            raise SecondOrderError(SECOND_ORDER)
-        out = prim.bind(*primals, kernel=kernel, batch=batch, size=size)
-        lin = [ad.instantiate_zeros(t) for t in tangents[n_fixed(kernel):]]
-        return out, prim.bind(*primals[:n_fixed(kernel)], *lin, kernel=kernel, batch=batch, size=size)
-    return rule
+def _reverse_transpose(cts, handle, *rest, kernel, batch, size):
+    """J^T ct transposed in ct: forward mode, J w."""
+    n = len(kernel.operands)
+    operands, ct = rest[:n], rest[n:]
+    if ad.is_undefined_primal(handle) or any(ad.is_undefined_primal(a) for a in operands):
+        raise SecondOrderError(THIRD_ORDER)
+    outs = _bind(tangent_p, kernel, size, handle, *operands, *_cotangents(cts))
+    return [None] * (1 + n) + [_fit(d, t) if ad.is_undefined_primal(t) else None for d, t in zip(outs, ct)]
 
 
-def _aug_jvp(primals, tangents, **params):
-    raise SecondOrderError(SECOND_ORDER)
+def _tangent2_transpose(cts, *args, kernel, batch, size):
+    """[u^T H_k v]_k transposed in v (or u): sum_k w_k H_k u (rev2)."""
+    n, d = len(kernel.operands), len(kernel.diff)
+    x, u, v = args[:n], args[n:n + d], args[n + d:]
+    lin_u, lin_v = any(map(ad.is_undefined_primal, u)), any(map(ad.is_undefined_primal, v))
+    if any(map(ad.is_undefined_primal, x)) or lin_u == lin_v:
+        raise SecondOrderError(THIRD_ORDER)
+    known, linear = (u, v) if lin_v else (v, u)
+    out = _bind(rev2_p, kernel, size, *x, *_cotangents(cts), *known)
+    fitted = [_fit(o, t) for o, t in zip(out, linear)]
+    return [None] * n + ([None] * d + fitted if lin_v else fitted + [None] * d)
+
+
+def _rev2_transpose(cts, *args, kernel, batch, size):
+    """sum_k ct_k H_k v transposed in v: itself (H_k symmetric); in ct: tangent2."""
+    n, m = len(kernel.operands), len(kernel.out_avals)
+    x, ct, v = args[:n], args[n:n + m], args[n + m:]
+    lin_ct, lin_v = any(map(ad.is_undefined_primal, ct)), any(map(ad.is_undefined_primal, v))
+    if any(map(ad.is_undefined_primal, x)) or lin_ct == lin_v:
+        raise SecondOrderError(THIRD_ORDER)
+    if lin_v:
+        out = _bind(rev2_p, kernel, size, *x, *ct, *_cotangents(cts))
+        return [None] * (n + m) + [_fit(o, t) for o, t in zip(out, v)]
+    out = _bind(tangent2_p, kernel, size, *x, *_cotangents(cts), *v)
+    return [None] * n + [_fit(o, t) for o, t in zip(out, ct)] + [None] * len(v)
 
 
 ad.primitive_jvps[call_p] = _call_jvp
 ad.primitive_jvps[aug_p] = _aug_jvp
-ad.primitive_jvps[tangent_p] = _linear_jvp(tangent_p, lambda k: 1 + len(k.operands))
-ad.primitive_jvps[reverse_p] = _linear_jvp(reverse_p, lambda k: 1 + len(k.operands))
+ad.primitive_jvps[tangent_p] = _tangent_jvp
+ad.primitive_jvps[reverse_p] = _reverse_jvp
+ad.primitive_jvps[tangent2_p] = _bilinear_jvp(tangent2_p)
+ad.primitive_jvps[rev2_p] = _bilinear_jvp(rev2_p)
 ad.primitive_transposes[tangent_p] = _tangent_transpose
+ad.primitive_transposes[reverse_p] = _reverse_transpose
+ad.primitive_transposes[tangent2_p] = _tangent2_transpose
+ad.primitive_transposes[rev2_p] = _rev2_transpose
 
 
 # ---- the user's function ----------------------------------------------------------------------
 
-def wrap(kernel, example_args, inputs=(), outputs=(), ffi=True):
+def wrap(kernel, example_args, inputs=(), outputs=(), ffi=True, max_tapes=16):
     """A function of JAX arrays that runs `kernel` (a Numba @njit dispatcher).
 
     `example_args`: one value per kernel parameter; arrays give the shapes and dtypes the function
@@ -447,14 +645,16 @@ def wrap(kernel, example_args, inputs=(), outputs=(), ffi=True):
 
     The function takes the array arguments that are not outputs only, in the kernel's order, and
     returns the outputs in that order, then the return value when the kernel returns a float
-    (one value alone, not in a tuple). It works under jit, grad, vjp, jvp, jacfwd, jacrev and
-    vmap; `.kernel` is its JaxKernel (`.calls` counts the host calls).
+    (one value alone, not in a tuple). It works under jit, grad, vjp, jvp, jacfwd, jacrev,
+    hessian and vmap, to second order; `.kernel` is its JaxKernel (`.calls` counts the host calls).
 
-    `ffi`: under jit, an unbatched plain call runs the kernel through an XLA FFI handler compiled
-    from it (jax_ffi.py: no Python on the call), the derivatives and batched calls through a
-    Python FFI handler; False sends them all through jax.pure_callback (slower; it shows the
-    exception a kernel raises, which the compiled handler reports by name only)."""
-    k = JaxKernel(kernel, example_args, inputs, outputs, ffi)
+    `ffi`: under jit, an unbatched call or first derivative runs through an XLA FFI handler
+    compiled from the kernel or its derivative (jax_ffi.py: no Python on the call), batched calls
+    and second derivatives through a Python FFI handler; False sends them all through
+    jax.pure_callback (slower; it shows the exception a kernel raises, which the compiled
+    handlers report by name only). `max_tapes`: the unbatched forward calls whose tapes are kept
+    (the newest; jax_ffi.Ring)."""
+    k = JaxKernel(kernel, example_args, inputs, outputs, ffi, max_tapes)
 
     def f(*args):
         if len(args) != len(k.operands):

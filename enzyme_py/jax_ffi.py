@@ -4,18 +4,22 @@
   frame, copies the operands (the kernel may write its arguments), zeroes or fills the outputs
   and calls the kernel on XLA's buffers. No Python runs on the call. It cannot report the
   kernel's exceptions to XLA: a kernel that raises needs `wrap(..., ffi=False)`.
-- `register_python(name, host, ...)`: a Python function (the augmented forward sweep, forward
-  mode, the reverse sweep, batched calls: they keep tapes in Python) as a ctypes handler that
-  runs on NumPy views of XLA's buffers, its exceptions returned to XLA as errors. It skips
-  jax.pure_callback's conversions of every operand and result.
+- `register_derivative(kernel, name)`: the unbatched augmented forward sweep, reverse sweep and
+  forward mode as compiled handlers the same way: the forward sweep leaves its tape in the
+  kernel's `Ring` (a fixed table of split-mode frames) and returns its handle as an int32 buffer,
+  which the reverse sweep's handler looks up; no Python on either call.
+- `register_python(name, host, ...)`: a Python function (batched calls, second derivatives) as
+  a ctypes handler that runs on NumPy views of XLA's buffers, its exceptions returned to XLA as
+  errors. It skips jax.pure_callback's conversions of every operand and result.
 
-Both answer XLA's metadata query (the API version, no traits) and act at the execute stage only.
+All answer XLA's metadata query (the API version, no traits) and act at the execute stage only.
 """
 from __future__ import annotations
 
 import ctypes
 import itertools
 import math
+import weakref
 
 import jax
 import numba
@@ -231,4 +235,230 @@ def register_python(name, host, operand_avals, result_avals) -> str:
     target = f"enzyme_py_{name}_{next(_ids)}"
     _handlers[target] = fn = HANDLER(handler)
     jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(fn), platform="cpu")
+    return target
+
+
+# ---- the derivatives as compiled handlers: split mode's tapes in a ring per kernel -------------
+
+@intrinsic
+def fetch_add(typingctx, address, value):
+    """Atomically add `value` to the 64-bit word at `address`; the old word."""
+    def codegen(context, builder, sig, args):
+        p = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        return builder.atomic_rmw("add", p, args[1], "seq_cst")
+    return types.uint64(types.uint64, types.uint64), codegen
+
+
+@intrinsic
+def try_lock(typingctx, address):
+    """Set the word at `address` from 0 to 1 atomically; whether it was 0."""
+    def codegen(context, builder, sig, args):
+        p = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        zero, one = ir.Constant(ir.IntType(64), 0), ir.Constant(ir.IntType(64), 1)
+        return builder.extract_value(builder.cmpxchg(p, zero, one, "acquire", "monotonic"), 1)
+    return types.boolean(types.uint64), codegen
+
+
+@intrinsic
+def unlock(typingctx, address):
+    def codegen(context, builder, sig, args):
+        p = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        builder.store_atomic(ir.Constant(ir.IntType(64), 0), p, "release", 8)
+        return context.get_dummy_value()
+    return types.none(types.uint64), codegen
+
+
+class Ring:
+    """The tapes of a kernel's newest `size` augmented forward calls: slot i of `slots` holds
+    (handle, frame, lock); handle h lives in slot h % size until the call h + size (or one
+    between) takes the slot, which parks the old frame for reuse. Its @njit functions (the
+    handlers call them, and so does Python):
+
+    - `aug(*args, *shadows) -> (value, handle)`: the forward sweep into the slot's frame;
+    - `reverse(*args, *shadows, seed, handle) -> bool`: the reverse sweep from the tape, False
+      when the tape was released;
+    - `clear()`: free every frame."""
+
+    def __init__(self, split, size):
+        self.size = size
+        self.slots = np.zeros((size, 3), np.uint64)
+        self.next = np.zeros(1, np.uint64)
+        nargs, ndup = len(split.spec.argtypes), len(split.spec.dup_positions)
+        names = [f"a{i}" for i in range(nargs)] + [f"s{i}" for i in range(ndup)]
+        scope = {"np": np, "carray": numba.carray, "as_pointer": as_pointer, "fetch_add": fetch_add,
+                 "try_lock": try_lock, "unlock": unlock, "aug": split.aug, "rev": split.rev,
+                 "reset": split.reset, "drop": split.drop, "SLOTS": self.slots.ctypes.data,
+                 "NEXT": self.next.ctypes.data, "R": np.uint64(size)}
+        lock = ["    lk = SLOTS + slot * np.uint64(24) + np.uint64(16)",
+                "    while not try_lock(lk):", "        pass",
+                "    ring = carray(as_pointer(SLOTS), (R, 3), np.uint64)"]
+        src = [f"def ring_aug({', '.join(names)}):",
+               "    handle = fetch_add(NEXT, np.uint64(1)) % np.uint64(2147483646) + np.uint64(1)",
+               "    slot = handle % R", *lock,
+               "    old = ring[slot, 1]", "    ring[slot, 0] = 0", "    ring[slot, 1] = 0", "    unlock(lk)",
+               "    cell = np.empty(1, np.uintp)", "    cell[0] = old",
+               "    if old != 0:", "        reset(old)",
+               f"    value = aug({', '.join(names)}, cell)",
+               "    while not try_lock(lk):", "        pass",
+               "    if ring[slot, 1] != 0:", "        drop(ring[slot, 1])",
+               "    ring[slot, 1] = cell[0]", "    ring[slot, 0] = handle", "    unlock(lk)",
+               "    return value, np.int32(handle)",
+               "",
+               f"def ring_reverse({', '.join(names)}, seed, handle):",
+               "    slot = np.uint64(handle) % R", *lock,
+               "    if handle <= 0 or ring[slot, 0] != np.uint64(handle):",
+               "        unlock(lk)", "        return False",
+               f"    rev({', '.join(names)}, seed, ring[slot, 1])",
+               "    unlock(lk)", "    return True",
+               "",
+               "def ring_clear():",
+               "    for slot in range(R):", *["    " + line for line in lock],
+               "        if ring[slot, 1] != 0:", "            drop(ring[slot, 1])",
+               "        ring[slot, 0] = 0", "        ring[slot, 1] = 0", "        unlock(lk)"]
+        exec("\n".join(src) + "\n", scope)
+        self.aug, self.reverse, self.clear = (numba.njit(nogil=True)(scope[n])
+                                              for n in ("ring_aug", "ring_reverse", "ring_clear"))
+        self._finalizer = weakref.finalize(self, _clear, self.clear, self.slots)
+
+
+def _clear(clear, slots):
+    """Free a collected Ring's frames (`slots` kept alive until then)."""
+    clear()
+
+
+def _prologue():
+    return [
+        "def handler(frame):",
+        f"    ext = load_word(frame, {FRAME_EXTENSION})",
+        f"    if ext != 0 and load_int(as_pointer(ext), {EXTENSION_TYPE}) == {EXTENSION_METADATA}:",
+        f"        md = as_pointer(load_word(as_pointer(ext), {METADATA_EXTENSION_METADATA}))",
+        "        store64(md, 8, 24)", "        store64(md, 16, 0)",
+        f"        store32(md, 24, {API_MAJOR})", f"        store32(md, 28, {API_MINOR})",
+        "        store32(md, 32, 0)", "        store64(md, 40, 0)", "        return 0",
+        f"    if load_int(frame, {FRAME_STAGE}) != {STAGE_EXECUTE}:", "        return 0",
+        f"    args = as_pointer(load_word(frame, {FRAME_ARGS}))",
+        f"    rets = as_pointer(load_word(frame, {FRAME_RETS}))",
+    ]
+
+
+def _error_return(kernel, scope, key, message):
+    """Source returning an XLA error with a fixed message (kept alive with the kernel)."""
+    error_args = _ErrorArgs(28, None, message.encode(), ERROR_UNKNOWN)
+    kernel.ffi_errors[key] = (message.encode(), error_args)
+    scope[f"error_{key}"] = ctypes.addressof(error_args)
+    return (f"return call_pointer(load_word(as_pointer(load_word(frame, 16)), {API_ERROR_CREATE}), "
+            f"error_{key})")
+
+
+def derivative_source(kernel, name) -> tuple:
+    """The source and globals of the compiled handler of `aug`, `reverse` or `tangent` (unbatched)
+    for a JaxKernel whose `ring` and `dup` (the shadowed positions) are set."""
+    k = kernel
+    scope = {"carray": numba.carray, "load_word": load_word, "load_int": load_int,
+             "call_pointer": call_pointer, "store64": store64, "store32": store32,
+             "as_pointer": as_pointer, "np": np, "ring_aug": k.ring.aug, "ring_reverse": k.ring.reverse,
+             "kernel": k.dispatcher}
+    if not hasattr(k, "ffi_errors"):
+        k.ffi_errors = {}
+    lines = _prologue()
+    for p, v in enumerate(k.examples):
+        if isinstance(v, np.ndarray):
+            scope[f"dt{p}"], scope[f"sh{p}"] = v.dtype.type, v.shape
+        else:
+            scope[f"v{p}"] = v
+    if k.returns:
+        scope["rdt"] = k.out_avals[-1].dtype.type
+    n, first = len(k.operands), 1 if name in ("reverse", "tangent") else 0
+
+    def arg(i, p):
+        return f"carray({_buffer('args', first + i)}, sh{p}, dt{p})"
+
+    def ret(i, p):
+        return f"carray({_buffer('rets', i)}, sh{p}, dt{p})"
+
+    raised = _error_return(k, scope, name, f"{k.name} raised an exception in its XLA FFI call "
+                           f"({name}); wrap it with ffi=False to see the exception")
+    if name in ("aug", "tangent"):      # the primal arguments: copies the kernel may write
+        for p in range(len(k.kinds)):
+            if p in k.operands and p in k.outs and name == "aug":
+                lines += [f"    v{p} = {ret(k.outs.index(p), p)}", f"    v{p}[...] = {arg(k.operands.index(p), p)}"]
+            elif p in k.operands:
+                lines.append(f"    v{p} = {arg(k.operands.index(p), p)}.copy()")
+            elif p in k.outs:
+                lines.append(f"    v{p} = {ret(k.outs.index(p), p)}" if name == "aug" else
+                             f"    v{p} = np.zeros(sh{p}, dt{p})")
+                lines.append(f"    v{p}[...] = 0")
+    call_args = ", ".join(f"v{p}" for p in range(len(k.kinds)))
+    if name == "aug":
+        lines += [f"    s{p} = np.zeros(sh{p}, dt{p})" for p in k.dup]
+        shadows = ", ".join(f"s{p}" for p in k.dup)
+        lines += ["    try:", f"        value, handle = ring_aug({call_args}, {shadows})",
+                  "    except Exception:", f"        {raised}"]
+        if k.returns:
+            lines.append(f"    carray({_buffer('rets', len(k.outs))}, (1,), rdt)[0] = value")
+        lines.append(f"    carray({_buffer('rets', len(k.out_avals))}, (1,), np.int32)[0] = handle")
+    elif name == "tangent":
+        dx = {p: arg(n + i, p) for i, p in enumerate(k.diff)}
+        anns = []
+        for p in range(len(k.kinds)):
+            if p in k.outs:
+                lines += [f"    t{p} = {ret(k.outs.index(p), p)}",
+                          f"    t{p}[...] = {dx[p]}" if p in dx else f"    t{p}[...] = 0"]
+            elif p in dx:
+                lines.append(f"    t{p} = {dx[p]}.copy()")
+            anns.append(f"Duplicated(v{p}, t{p})" if p in k.outs or p in dx else f"Const(v{p})")
+        scope["forward"] = _forward_call(k, anns)
+        tangents = [f"t{p}" for p in range(len(k.kinds)) if p in k.outs or p in dx]
+        lines += ["    try:", f"        r = forward({call_args}, {', '.join(tangents)})",
+                  "    except Exception:", f"        {raised}"]
+        if k.returns:
+            lines.append(f"    carray({_buffer('rets', len(k.outs))}, (1,), rdt)[0] = r")
+    else:       # reverse: handle, operands, cotangents -> the differentiable inputs' cotangents
+        lines.append(f"    handle = carray({_buffer('args', 0)}, (1,), np.int32)[0]")
+        for p in range(len(k.kinds)):
+            if p in k.operands:
+                lines.append(f"    v{p} = {arg(k.operands.index(p), p)}")
+            elif p in k.outs:
+                lines.append(f"    v{p} = np.empty(sh{p}, dt{p})")
+        ct = {p: arg(n + i, p) for i, p in enumerate(k.outs)}
+        for p in k.dup:
+            if p in k.diff:
+                lines += [f"    s{p} = {ret(k.diff.index(p), p)}",
+                          f"    s{p}[...] = {ct[p]}" if p in ct else f"    s{p}[...] = 0"]
+            else:
+                lines.append(f"    s{p} = {ct[p]}.copy()")
+        seed = f"np.float64(carray({_buffer('args', 1 + n + len(k.outs))}, (1,), rdt)[0])" \
+            if k.returns else "0.0"
+        released = _error_return(k, scope, "released", RELEASED.format(name=k.name, size=k.ring.size))
+        shadows = ", ".join(f"s{p}" for p in k.dup)
+        lines += [f"    if not ring_reverse({call_args}, {shadows}, {seed}, handle):", f"        {released}"]
+    lines.append("    return 0")
+    return "\n".join(lines) + "\n", scope
+
+
+RELEASED = ("{name}: the tape of this forward call was released (a wrapped kernel keeps the tapes "
+            "of its newest {size} forward calls: wrap(..., max_tapes=)): run the forward call again")
+
+
+def _forward_call(k, anns):
+    """@njit forward(*kernel args, *tangents): forward mode of the kernel (autodiff in @njit)."""
+    from .annotations import Const, Duplicated, Forward
+    from .api import autodiff
+    scope = {"autodiff": autodiff, "Duplicated": Duplicated, "Const": Const, "Forward": Forward,
+             "kernel": k.dispatcher}
+    dup = [p for p in range(len(k.kinds)) if p in k.outs or p in k.diff]
+    params = [f"v{p}" for p in range(len(k.kinds))] + [f"t{p}" for p in dup]
+    exec(f"def forward({', '.join(params)}):\n    return autodiff(kernel, {', '.join(anns)}, mode=Forward)\n",
+         scope)
+    return numba.njit(nogil=True)(scope["forward"])
+
+
+def register_derivative(kernel, name) -> str:
+    """Compile the handler of `aug`, `reverse` or `tangent` and register it with XLA."""
+    source, scope = derivative_source(kernel, name)
+    exec(source, scope)
+    cfunc = numba.cfunc(types.uint64(types.voidptr), nopython=True)(scope["handler"])
+    target = f"enzyme_py_{kernel.name}_{name}_{next(_ids)}"
+    jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(cfunc.ctypes), platform="cpu")
+    kernel.ffi_handlers = getattr(kernel, "ffi_handlers", []) + [cfunc]
     return target
