@@ -25,6 +25,7 @@ from . import strong_zero
 from .. import disk_cache
 from ..bridge.codegen import failed
 from ..bridge.frozen import as_dispatcher
+from ..bridge.scratch import scratch_like
 from .reverse import written_positions
 
 _IMMUTABLE = (types.Number, types.Boolean, types.NoneType, types.Omitted, types.EnumMember,
@@ -46,8 +47,9 @@ class _Plan:
         if isinstance(ty, types.Array):
             if ty.mutable:
                 copy = f"c{len(self.copies)}"
-                self.copies.append(f"{copy} = {name}.copy()")
-                self.restores.extend(_copy_back(name, copy, ty.ndim))
+                self.copies.append(f"{copy} = scratch_like({name})")
+                self.copies.extend(_flat_copy(f"{copy}[k]", name, ty.ndim))
+                self.restores.extend(_flat_copy(name, f"{copy}[k]", ty.ndim))
         elif isinstance(ty, types.BaseTuple):
             for k, item in enumerate(ty):
                 self.snapshot(f"{name}[{k}]", item)
@@ -66,12 +68,16 @@ class _Plan:
             self.tests.append(f"cmath.isfinite({name})")
 
 
-def _copy_back(name: str, copy: str, ndim: int) -> list:
-    """Lines writing array `copy` back into `name` element by element (`name[...] = copy`
-    costs seconds of Numba compile per layout)."""
-    index = ", ".join(f"i{k}" for k in range(ndim)) or "()"
-    return ([" " * 4 * k + f"for i{k} in range({name}.shape[{k}]):" for k in range(ndim)]
-            + [" " * 4 * ndim + f"{name}[{index}] = {copy}[{index}]"])
+def _flat_copy(dst: str, src: str, ndim: int) -> list:
+    """Lines copying between an array and its flat copy, element by element in C order; `k`
+    indexes the copy (`dst` or `src` is "c<i>[k]", the other the array, indexed here)."""
+    index = ", ".join(f"i{j}" for j in range(ndim)) or "()"
+    array = dst if not dst.endswith("[k]") else src
+    where = f"{array}[{index}]"
+    left, right = (dst, where) if dst.endswith("[k]") else (where, src)
+    loops = [" " * 4 * j + f"for i{j} in range({array}.shape[{j}]):" for j in range(ndim)]
+    pad = " " * 4 * ndim
+    return ["k = 0", *loops, pad + f"{left} = {right}", pad + "k += 1"]
 
 
 @numba.njit(nogil=True, no_cfunc_wrapper=True)
@@ -117,6 +123,7 @@ def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label, laz
     names = ", ".join(params)
     inner = entry.py_func.__globals__       # the entry's intrinsic and raise (bridge/entry.py)
     scope = {"call": inner["call"], "raise_status": inner["raise_status"], "failed": failed,
+             "scratch_like": scratch_like,
              "all_finite": all_finite, "cmath": cmath, "numba": numba}
     if not plan.copyable:
         body = [f"return guarded({names})"]
