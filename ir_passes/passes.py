@@ -22,10 +22,15 @@ from .analysis.sharing import Iterations, nvptx_iterations, print_sharing
 from .analysis.tripcount import print_tripcounts
 from .analysis.types import print_types
 from .analysis.written import print_written
+from .ir import types as T
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity
 from .rules.libdevice import spelling
+from .runtime import block_sum, warp_add
+from .runtime.fresh_workspace import fresh_tapes
+from .runtime.heap import Heap
+from .runtime.helpers import ensure, release_objects
 from .transforms.common.vector_math import libmvec
 from .transforms.forward.driver import forward_mode
 from .transforms.prepare.float_copies import retype_float_copies
@@ -34,6 +39,7 @@ from .transforms.prepare.fold_sign_tests import fold_sign_tests
 from .transforms.prepare.forward_stores import forward_loop_stores
 from .transforms.prepare.hoist_loads import hoist_invariant_loads
 from .transforms.prepare.drop_parameter_refcounts import drop_parameter_refcounts
+from .transforms.reverse.checkpoint.schedule import ensure_schedule, unpooled
 from .transforms.reverse.driver import reverse_mode
 from .transforms.reverse.report import print_availability
 from .transforms.reverse.shadow_updates import Threads
@@ -229,6 +235,45 @@ class Simplify:
         return str(mod)
 
 
+FLOAT_TYPES = {"f64": T.f64, "f32": T.f32}
+
+
+def add_helper(module, name: str) -> None:
+    """Add runtime helper `name` to the module the way the generated code gets it."""
+    if name.startswith("enzpy.block_sum."):
+        target, suffix = name.split(".")[2:4]
+        block_sum.ensure(module, target, FLOAT_TYPES[suffix])
+    elif name.startswith("enzpy.warp_add.nvptx."):
+        warp_add.ensure(module, FLOAT_TYPES[name.rsplit(".", 1)[1]])
+    elif name.startswith("enzpy.release_objects."):
+        release_objects(module, name.split(".", 2)[2])
+    elif name.startswith("enzpy.ckpt."):
+        ensure_schedule(module)
+    else:
+        ensure(module, name)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Add runtime helpers (ir_passes/runtime/*.ll) to the module as the generated code gets
+    them, for the module's heap; `fresh`: then the variants that keep nothing between calls
+    (fresh_tapes, unpooled checkpoint frames), as forward mode over a gradient uses them."""
+    name = "runtime"
+    helpers: tuple = option((), "the helpers to add, e.g. enzpy.digamma,enzpy.block_sum.nvptx.f64", words)
+    heap: tuple = option((), "allocate,free[,realloc]: the heap to write them for (default: libc)", words)
+    fresh: bool = option(False, "replace the workspace and checkpoint helpers by their per-call variants")
+
+    def apply(self, module) -> str | None:
+        if self.heap:
+            module.heap = Heap(*self.heap) if len(self.heap) == 3 else Heap(*self.heap, realloc=None)
+        for name in self.helpers:
+            add_helper(module, name)
+        if self.fresh:
+            fresh_tapes(module)
+            unpooled(module)
+        return None
+
+
 PRINTERS = ("dominators", "loops", "types", "branches", "tripcounts", "alias", "nonnegative",
             "activity", "forward-activity", "availability", "sharing", "written", "decisions")
 
@@ -282,4 +327,4 @@ PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStore
                               DropParameterRefcounts,
                               FloatCopies,
                               FoldSelectRecurrences,
-                              Simplify, Printer)}
+                              Simplify, Printer, Runtime)}
