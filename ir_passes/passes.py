@@ -27,10 +27,12 @@ from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity
 from .rules.libdevice import spelling
+from .rules.parallel import ParallelUpdates, register_parallel_for
 from .runtime import block_sum, warp_add
 from .runtime.fresh_workspace import fresh_tapes
 from .runtime.heap import Heap
 from .runtime.helpers import ensure, release_objects
+from .transforms.common.extent import Extent
 from .transforms.common.vector_math import libmvec
 from .transforms.forward.driver import forward_mode
 from .transforms.prepare.float_copies import retype_float_copies
@@ -39,10 +41,14 @@ from .transforms.prepare.fold_sign_tests import fold_sign_tests
 from .transforms.prepare.forward_stores import forward_loop_stores
 from .transforms.prepare.hoist_loads import hoist_invariant_loads
 from .transforms.prepare.drop_parameter_refcounts import drop_parameter_refcounts
+from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option, parse_size
 from .transforms.reverse.checkpoint.schedule import ensure_schedule, unpooled
 from .transforms.reverse.driver import reverse_mode
 from .transforms.reverse.report import print_availability
 from .transforms.reverse.shadow_updates import Threads
+
+
+FLOAT_TYPES = {"f64": T.f64, "f32": T.f32}
 
 
 def words(text: str) -> tuple:
@@ -53,6 +59,27 @@ def words(text: str) -> tuple:
 def ints(text: str) -> tuple:
     """`2,3` -> (2, 3)."""
     return tuple(int(k) for k in text.split(",") if k)
+
+
+def extents(text: str) -> tuple:
+    """`0=1.2:3:f64,4=5.6+7.8:3` -> ((0, Extent([(1, 2)], 3, f64)), (4, Extent([(5, 6), (7, 8)], 3))):
+    per pointer parameter, its dimensions (length.stride parameter indices), the parameter
+    holding its item size, and optionally the float type it holds."""
+    out = []
+    for item in words(text):
+        param, _, rest = item.partition("=")
+        dims, size, *element = rest.split(":")
+        out.append((int(param), Extent([tuple(int(k) for k in d.split(".")) for d in dims.split("+")],
+                                       int(size), FLOAT_TYPES[element[0]] if element else None)))
+    return tuple(out)
+
+
+def memory(text: str) -> Memory:
+    """`tape`, a budget such as `4KB` (checkpoint time loops in it), or `auto:4KB` (the budget
+    memory="auto" stands for: segmented loops, or the full tape where it fits)."""
+    if text.startswith("auto:"):
+        return memory_option("auto", parse_size(text[5:]))
+    return memory_option(text, 0)
 
 
 def option(default, help: str, parse=None, choices=None):
@@ -100,6 +127,20 @@ class ReverseMode:
                           "(transforms/reverse/shadow_updates.py)", str, ("", "nvptx"))
     split: bool = option(False, "add out.aug.0, out.rev and out.free: a tape kept for reverse "
                          "sweeps run any number of times (transforms/reverse/public_split.py)")
+    no_need: tuple = option((), "dup parameters whose final primal contents are not needed "
+                            "(DuplicatedNoNeed: common/noneed.py)", ints)
+    extents: tuple = option((), "known memory extents: param=len.stride[+len.stride]:itemsize[:f64|f32] "
+                            "(parameter indices; common/extent.py)", extents)
+    memory: Memory = option(TAPE, "tape, a budget such as 4KB (checkpoint time loops), or auto:4KB "
+                            "(reverse/checkpoint/)", memory)
+    parallel: str = option("auto", "how parallel loops' reverse sweeps add into shared shadows "
+                           "(rules/parallel.py)", str, tuple(p.value for p in ParallelUpdates))
+    launcher: tuple = option((), "name,thread_id[,raise...]: register a parallel-for launcher "
+                             "(gufunc convention, rules/parallel.py)", words)
+    guard_products: bool = option(False, "guard every adjoint product by the strong zero (rules/partials.py)")
+    heap: tuple = option((), "allocate,free[,realloc]: the heap the gradient's memory comes from "
+                         "(runtime/heap.py; default: libc)", words)
+    fresh: bool = option(False, "tape arrays that live for one call: no workspace parked between calls")
 
     def apply(self, module) -> str | None:
         fn = self.fn or first_definition(module)
@@ -110,9 +151,17 @@ class ReverseMode:
             module.math_names = spelling
             codes.update(park=False, counts=None,
                          threads=Threads(lambda f: nvptx_iterations(f, True, True), block_sum="nvptx"))
+        if self.launcher:
+            register_parallel_for(self.launcher[0], thread_id=self.launcher[1],
+                                  raise_calls=self.launcher[2:])
+        if self.heap:
+            codes["heap"] = heap_of(self.heap)
         reverse_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
                      cache=self.cache, noalias=self.noalias,
-                     vector_library=vector_library(self.libmvec), **codes)
+                     vector_library=vector_library(self.libmvec), no_need=self.no_need,
+                     extents=dict(self.extents), memory=self.memory,
+                     parallel=ParallelUpdates(self.parallel), guard_products=self.guard_products,
+                     park=not self.fresh, **codes)
         return None
 
 
@@ -235,7 +284,9 @@ class Simplify:
         return str(mod)
 
 
-FLOAT_TYPES = {"f64": T.f64, "f32": T.f32}
+def heap_of(names: tuple) -> Heap:
+    """`(allocate, free[, realloc])` as a Heap (no realloc: growth by allocate + copy + free)."""
+    return Heap(*names) if len(names) == 3 else Heap(*names, realloc=None)
 
 
 def add_helper(module, name: str) -> None:
@@ -265,7 +316,7 @@ class Runtime:
 
     def apply(self, module) -> str | None:
         if self.heap:
-            module.heap = Heap(*self.heap) if len(self.heap) == 3 else Heap(*self.heap, realloc=None)
+            module.heap = heap_of(self.heap)
         for name in self.helpers:
             add_helper(module, name)
         if self.fresh:
