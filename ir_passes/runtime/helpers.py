@@ -14,14 +14,15 @@ FLOATS = (("f64", "double", 8), ("f32", "float", 4))
 HELPERS = {}
 
 
-def add_file(names, file: str, **values) -> None:
-    """Register runtime file `file` (filled with `values`) as the text of each of `names`."""
-    text = load(file, **values)
+def add_file(names, file: str, uses=(), **values) -> None:
+    """Register runtime file `file` (filled with `values`), followed by the files `uses` that
+    it calls, as the text of each of `names`."""
+    text = load(file, **values) + "".join(load(u) for u in uses)
     for name in ([names] if isinstance(names, str) else names):
         HELPERS[name] = text
 
 
-add_file(("enzpy.push_allocation", "enzpy.free_allocations"), "allocation_list")
+add_file(("enzpy.push_allocation", "enzpy.free_allocations"), "allocation_list", uses=("growable_list",))
 add_file("enzpy.digamma", "digamma")
 for _s, _t, _w in FLOATS:
     add_file(f"enzpy.copy_adjoint.{_s}", "copy_adjoint", SUFFIX=_s, WIDTH=_w, TYPE=_t)
@@ -29,7 +30,8 @@ for _s, _t, _w in FLOATS:
     add_file(f"enzpy.parfor.sum.{_s}", "parfor_sum", SUFFIX=_s, TYPE=_t)
 add_file("enzpy.parfor.iterations", "parfor_iterations")
 add_file(("enzpy.take", "enzpy.park", "enzpy.release"), "workspace")
-add_file(("enzpy.push_child", "enzpy.free_children", "enzpy.drop_children"), "children")
+add_file(("enzpy.push_child", "enzpy.free_children", "enzpy.drop_children"), "children",
+         uses=("growable_list",))
 add_file("enzpy.buffer", "buffer")
 
 
