@@ -145,6 +145,7 @@ class ReverseMode:
     def apply(self, module) -> str | None:
         fn = self.fn or first_definition(module)
         codes = {} if self.success_codes is None else {"success_codes": self.success_codes}
+        codes["park"] = not self.fresh
         if self.split:
             codes.update(split_entries=True, counts=None)
         if self.threads == "nvptx":
@@ -161,7 +162,7 @@ class ReverseMode:
                      vector_library=vector_library(self.libmvec), no_need=self.no_need,
                      extents=dict(self.extents), memory=self.memory,
                      parallel=ParallelUpdates(self.parallel), guard_products=self.guard_products,
-                     park=not self.fresh, **codes)
+                     **codes)
         return None
 
 
