@@ -41,6 +41,7 @@ from .transforms.prepare.fold_sign_tests import fold_sign_tests
 from .transforms.prepare.forward_stores import forward_loop_stores
 from .transforms.prepare.hoist_loads import hoist_invariant_loads
 from .transforms.prepare.drop_parameter_refcounts import drop_parameter_refcounts
+from .transforms.prepare.pipeline import PIPELINES, prepare
 from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option, parse_size
 from .transforms.reverse.checkpoint.schedule import ensure_schedule, unpooled
 from .transforms.reverse.driver import reverse_mode
@@ -91,6 +92,8 @@ def option(default, help: str, parse=None, choices=None):
 FN = "the function to work on (default: the first defined)"
 ACTIVITY = "per parameter: const, dup or active (missing ones are const)"
 NOALIAS = "distinct pointer parameters never overlap"
+EXTENTS = ("known memory extents: param=len.stride[+len.stride]:itemsize[:f64|f32] (parameter "
+           "indices; common/extent.py)")
 LIBMVEC = "ISA letters (b, c, d, e) whose libmvec variants the rules' math calls may use"
 
 
@@ -129,8 +132,7 @@ class ReverseMode:
                          "sweeps run any number of times (transforms/reverse/public_split.py)")
     no_need: tuple = option((), "dup parameters whose final primal contents are not needed "
                             "(DuplicatedNoNeed: common/noneed.py)", ints)
-    extents: tuple = option((), "known memory extents: param=len.stride[+len.stride]:itemsize[:f64|f32] "
-                            "(parameter indices; common/extent.py)", extents)
+    extents: tuple = option((), EXTENTS, extents)
     memory: Memory = option(TAPE, "tape, a budget such as 4KB (checkpoint time loops), or auto:4KB "
                             "(reverse/checkpoint/)", memory)
     parallel: str = option("auto", "how parallel loops' reverse sweeps add into shared shadows "
@@ -262,6 +264,22 @@ class FloatCopies:
 
 
 @dataclass(frozen=True)
+class Prepare:
+    """Run a mode's prepare pipeline on `fn` (transforms/prepare/pipeline.py: the passes above,
+    in the order the mode runs them before differentiating)."""
+    name = "prepare"
+    fn: str = option("", FN, str)
+    mode: str = option("reverse", "the pipeline: reverse or forward", str, tuple(PIPELINES))
+    noalias: bool = option(False, NOALIAS)
+    extents: tuple = option((), EXTENTS, extents)
+
+    def apply(self, module) -> str | None:
+        prepare(PIPELINES[self.mode], module.functions[self.fn or first_definition(module)],
+                self.noalias, dict(self.extents))
+        return None
+
+
+@dataclass(frozen=True)
 class Simplify:
     """LLVM's sroa, instcombine and simplifycfg through llvmlite: a canonical form for golden tests."""
     name = "simplify"
@@ -378,5 +396,5 @@ class Printer:
 PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStores, FoldSignTests,
                               DropParameterRefcounts,
                               FloatCopies,
-                              FoldSelectRecurrences,
+                              FoldSelectRecurrences, Prepare,
                               Simplify, Printer, Runtime)}
