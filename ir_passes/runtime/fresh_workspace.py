@@ -1,11 +1,11 @@
 """Tape arrays that live for one call only.
 
 A top-level gradient keeps its tape arrays between calls in a workspace parked in a global slot
-(helpers.py WORKSPACE, `enzpy.take` / `enzpy.park`). Code that differentiates a gradient
+(runtime/workspace.ll, `enzpy.take` / `enzpy.park`). Code that differentiates a gradient
 (forward mode over it: Hessian-vector products, batched seeds; an outer gradient over an inner
 one: nested AD) needs the tapes in ordinary memory: `fresh_tapes` replaces those helpers by
 versions that keep nothing. `take` starts from an empty frame; `park` frees the tape arrays (the
-first `pointers` fields are pointers, as WORKSPACE's park parks them) with the heap's free
+first `pointers` fields are pointers, as workspace.ll's park parks them) with the heap's free
 (runtime/heap.py: the module's, else the registered one), skipping null.
 """
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The checkpoint schedule, as runtime helpers in LLVM IR (added to a module on demand).
+"""The checkpoint schedule: runtime helpers in LLVM IR (runtime/checkpoint_schedule.ll), added to a
+module on demand.
 
 A schedule is a stack of snapshots, sorted by the step whose input state each holds; the frame
 keeps it (fields of 8 bytes):
