@@ -26,6 +26,7 @@ from .ir import types as T
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity
+from .rules.convention import register_error_report
 from .rules.libdevice import spelling
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .runtime import block_sum, warp_add
@@ -94,6 +95,8 @@ ACTIVITY = "per parameter: const, dup or active (missing ones are const)"
 NOALIAS = "distinct pointer parameters never overlap"
 EXTENTS = ("known memory extents: param=len.stride[+len.stride]:itemsize[:f64|f32] (parameter "
            "indices; common/extent.py)")
+ERROR_REPORT = ("report,status,pending: the host's error report (rules/convention.py: how generated "
+                "code raises an error)")
 LIBMVEC = "ISA letters (b, c, d, e) whose libmvec variants the rules' math calls may use"
 
 
@@ -143,6 +146,7 @@ class ReverseMode:
     heap: tuple = option((), "allocate,free[,realloc]: the heap the gradient's memory comes from "
                          "(runtime/heap.py; default: libc)", words)
     fresh: bool = option(False, "tape arrays that live for one call: no workspace parked between calls")
+    error_report: tuple = option((), ERROR_REPORT, words)
 
     def apply(self, module) -> str | None:
         fn = self.fn or first_definition(module)
@@ -154,6 +158,7 @@ class ReverseMode:
             module.math_names = spelling
             codes.update(park=False, counts=None,
                          threads=Threads(lambda f: nvptx_iterations(f, True, True), block_sum="nvptx"))
+        report(self.error_report)
         if self.launcher:
             register_parallel_for(self.launcher[0], thread_id=self.launcher[1],
                                   raise_calls=self.launcher[2:])
@@ -303,6 +308,12 @@ class Simplify:
         return str(mod)
 
 
+def report(names: tuple) -> None:
+    """Register `(report, status, pending)` as the host's error report, when given."""
+    if names:
+        register_error_report(names[0], int(names[1]), names[2])
+
+
 def heap_of(names: tuple) -> Heap:
     """`(allocate, free[, realloc])` as a Heap (no realloc: growth by allocate + copy + free)."""
     return Heap(*names) if len(names) == 3 else Heap(*names, realloc=None)
@@ -332,8 +343,10 @@ class Runtime:
     helpers: tuple = option((), "the helpers to add, e.g. enzpy.digamma,enzpy.block_sum.nvptx.f64", words)
     heap: tuple = option((), "allocate,free[,realloc]: the heap to write them for (default: libc)", words)
     fresh: bool = option(False, "replace the workspace and checkpoint helpers by their per-call variants")
+    error_report: tuple = option((), ERROR_REPORT, words)
 
     def apply(self, module) -> str | None:
+        report(self.error_report)
         if self.heap:
             module.heap = heap_of(self.heap)
         for name in self.helpers:

@@ -70,22 +70,13 @@ def _fail_function(text: str) -> str:
     report = error_report()
     if report is not None:
         data = text.encode() + b"\0"
-        body = "".join(f"\\{c:02X}" for c in data)
-        return (f'@enzpy.ckpt.message = private unnamed_addr constant [{len(data)} x i8] c"{body}"\n'
-                f"define internal void @enzpy.ckpt.fail() {{\nentry:\n"
-                f"  call void @{report[0]}(ptr @enzpy.ckpt.message)\n  ret void\n}}\n"
-                f"declare void @{report[0]}(ptr)\n")
+        return load("checkpoint_fail", LENGTH=len(data), BYTES="".join(f"\\{c:02X}" for c in data),
+                    REPORT=report[0])
     text += "\n"
     data = text.encode() + b"\0" * (-len(text.encode()) % 8)
     words = [int.from_bytes(data[k:k + 8], "little", signed=True) for k in range(0, len(data), 8)]
-    n = len(words)
-    body = ", ".join(f"i64 {w}" for w in words)
-    return (f"define internal void @enzpy.ckpt.fail() {{\nentry:\n"
-            f"  %m = alloca [{n} x i64], align 8\n"
-            f"  store [{n} x i64] [{body}], ptr %m\n"
-            f"  %w = call i64 @write(i32 2, ptr %m, i64 {len(text.encode())})\n"
-            f"  call void @abort()\n  unreachable\n}}\n"
-            f"declare i64 @write(i32, ptr, i64)\ndeclare void @abort()\n")
+    return load("checkpoint_abort", COUNT=len(words), WORDS=", ".join(f"i64 {w}" for w in words),
+                WRITTEN=len(text.encode()))
 
 
 def _ensure_fail(module) -> None:
