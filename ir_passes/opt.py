@@ -35,7 +35,7 @@ def parser() -> argparse.ArgumentParser:
     for name, meta in options().items():
         flag = "--" + name.replace("_", "-")
         users = [p.name for p in PASSES.values() if name in {f.name for f in fields(p)}]
-        text = f"{meta['help']} ({', '.join(users)})"
+        text = f"{meta['help']} ({', '.join(users)})".replace("%", "%%")   # argparse formats help
         if meta["parse"] is None:
             ap.add_argument(flag, dest=name, action="store_true", default=argparse.SUPPRESS, help=text)
         else:

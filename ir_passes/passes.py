@@ -22,10 +22,18 @@ from .analysis.sharing import Iterations, nvptx_iterations, print_sharing
 from .analysis.tripcount import print_tripcounts
 from .analysis.types import print_types
 from .analysis.written import print_written
+from .ir import types as T
 from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity
+from .rules.convention import register_error_report
 from .rules.libdevice import spelling
+from .rules.parallel import ParallelUpdates, register_parallel_for
+from .runtime import block_sum, warp_add
+from .runtime.fresh_workspace import fresh_tapes
+from .runtime.heap import Heap
+from .runtime.helpers import ensure, release_objects
+from .transforms.common.extent import Extent
 from .transforms.common.vector_math import libmvec
 from .transforms.forward.driver import forward_mode
 from .transforms.pattern_union import union_arms
@@ -35,9 +43,15 @@ from .transforms.prepare.fold_sign_tests import fold_sign_tests
 from .transforms.prepare.forward_stores import forward_loop_stores
 from .transforms.prepare.hoist_loads import hoist_invariant_loads
 from .transforms.prepare.drop_parameter_refcounts import drop_parameter_refcounts
+from .transforms.prepare.pipeline import PIPELINES, prepare
+from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option, parse_size
+from .transforms.reverse.checkpoint.schedule import ensure_schedule, unpooled
 from .transforms.reverse.driver import reverse_mode
 from .transforms.reverse.report import print_availability
 from .transforms.reverse.shadow_updates import Threads
+
+
+FLOAT_TYPES = {"f64": T.f64, "f32": T.f32}
 
 
 def words(text: str) -> tuple:
@@ -50,6 +64,27 @@ def ints(text: str) -> tuple:
     return tuple(int(k) for k in text.split(",") if k)
 
 
+def extents(text: str) -> tuple:
+    """`0=1.2:3:f64,4=5.6+7.8:3` -> ((0, Extent([(1, 2)], 3, f64)), (4, Extent([(5, 6), (7, 8)], 3))):
+    per pointer parameter, its dimensions (length.stride parameter indices), the parameter
+    holding its item size, and optionally the float type it holds."""
+    out = []
+    for item in words(text):
+        param, _, rest = item.partition("=")
+        dims, size, *element = rest.split(":")
+        out.append((int(param), Extent([tuple(int(k) for k in d.split(".")) for d in dims.split("+")],
+                                       int(size), FLOAT_TYPES[element[0]] if element else None)))
+    return tuple(out)
+
+
+def memory(text: str) -> Memory:
+    """`tape`, a budget such as `4KB` (checkpoint time loops in it), or `auto:4KB` (the budget
+    memory="auto" stands for: segmented loops, or the full tape where it fits)."""
+    if text.startswith("auto:"):
+        return memory_option("auto", parse_size(text[5:]))
+    return memory_option(text, 0)
+
+
 def option(default, help: str, parse=None, choices=None):
     """A pass field that is also a command-line option of `opt`: `parse(text)` makes its value
     (None: a flag, for a bool); `choices` limits the text."""
@@ -59,6 +94,10 @@ def option(default, help: str, parse=None, choices=None):
 FN = "the function to work on (default: the first defined)"
 ACTIVITY = "per parameter: const, dup or active (missing ones are const)"
 NOALIAS = "distinct pointer parameters never overlap"
+EXTENTS = ("known memory extents: param=len.stride[+len.stride]:itemsize[:f64|f32] (parameter "
+           "indices; common/extent.py)")
+ERROR_REPORT = ("report,status,pending: the host's error report (rules/convention.py: how generated "
+                "code raises an error)")
 LIBMVEC = "ISA letters (b, c, d, e) whose libmvec variants the rules' math calls may use"
 
 
@@ -95,19 +134,43 @@ class ReverseMode:
                           "(transforms/reverse/shadow_updates.py)", str, ("", "nvptx"))
     split: bool = option(False, "add out.aug.0, out.rev and out.free: a tape kept for reverse "
                          "sweeps run any number of times (transforms/reverse/public_split.py)")
+    no_need: tuple = option((), "dup parameters whose final primal contents are not needed "
+                            "(DuplicatedNoNeed: common/noneed.py)", ints)
+    extents: tuple = option((), EXTENTS, extents)
+    memory: Memory = option(TAPE, "tape, a budget such as 4KB (checkpoint time loops), or auto:4KB "
+                            "(reverse/checkpoint/)", memory)
+    parallel: str = option("auto", "how parallel loops' reverse sweeps add into shared shadows "
+                           "(rules/parallel.py)", str, tuple(p.value for p in ParallelUpdates))
+    launcher: tuple = option((), "name,thread_id[,raise...]: register a parallel-for launcher "
+                             "(gufunc convention, rules/parallel.py)", words)
+    guard_products: bool = option(False, "guard every adjoint product by the strong zero (rules/partials.py)")
+    heap: tuple = option((), "allocate,free[,realloc]: the heap the gradient's memory comes from "
+                         "(runtime/heap.py; default: libc)", words)
+    fresh: bool = option(False, "tape arrays that live for one call: no workspace parked between calls")
+    error_report: tuple = option((), ERROR_REPORT, words)
 
     def apply(self, module) -> str | None:
         fn = self.fn or first_definition(module)
         codes = {} if self.success_codes is None else {"success_codes": self.success_codes}
+        codes["park"] = not self.fresh
         if self.split:
             codes.update(split_entries=True, counts=None)
         if self.threads == "nvptx":
             module.math_names = spelling
             codes.update(park=False, counts=None,
                          threads=Threads(lambda f: nvptx_iterations(f, True, True), block_sum="nvptx"))
+        report(self.error_report)
+        if self.launcher:
+            register_parallel_for(self.launcher[0], thread_id=self.launcher[1],
+                                  raise_calls=self.launcher[2:])
+        if self.heap:
+            codes["heap"] = heap_of(self.heap)
         reverse_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
                      cache=self.cache, noalias=self.noalias,
-                     vector_library=vector_library(self.libmvec), **codes)
+                     vector_library=vector_library(self.libmvec), no_need=self.no_need,
+                     extents=dict(self.extents), memory=self.memory,
+                     parallel=ParallelUpdates(self.parallel), guard_products=self.guard_products,
+                     **codes)
         return None
 
 
@@ -221,6 +284,22 @@ class FloatCopies:
 
 
 @dataclass(frozen=True)
+class Prepare:
+    """Run a mode's prepare pipeline on `fn` (transforms/prepare/pipeline.py: the passes above,
+    in the order the mode runs them before differentiating)."""
+    name = "prepare"
+    fn: str = option("", FN, str)
+    mode: str = option("reverse", "the pipeline: reverse or forward", str, tuple(PIPELINES))
+    noalias: bool = option(False, NOALIAS)
+    extents: tuple = option((), EXTENTS, extents)
+
+    def apply(self, module) -> str | None:
+        prepare(PIPELINES[self.mode], module.functions[self.fn or first_definition(module)],
+                self.noalias, dict(self.extents))
+        return None
+
+
+@dataclass(frozen=True)
 class Simplify:
     """LLVM's sroa, instcombine and simplifycfg through llvmlite: a canonical form for golden tests."""
     name = "simplify"
@@ -242,6 +321,55 @@ class Simplify:
             if not f.is_declaration:
                 fpm.run(f, pb)
         return str(mod)
+
+
+def report(names: tuple) -> None:
+    """Register `(report, status, pending)` as the host's error report, when given."""
+    if names:
+        register_error_report(names[0], int(names[1]), names[2])
+
+
+def heap_of(names: tuple) -> Heap:
+    """`(allocate, free[, realloc])` as a Heap (no realloc: growth by allocate + copy + free)."""
+    return Heap(*names) if len(names) == 3 else Heap(*names, realloc=None)
+
+
+def add_helper(module, name: str) -> None:
+    """Add runtime helper `name` to the module the way the generated code gets it."""
+    if name.startswith("enzpy.block_sum."):
+        target, suffix = name.split(".")[2:4]
+        block_sum.ensure(module, target, FLOAT_TYPES[suffix])
+    elif name.startswith("enzpy.warp_add.nvptx."):
+        warp_add.ensure(module, FLOAT_TYPES[name.rsplit(".", 1)[1]])
+    elif name.startswith("enzpy.release_objects."):
+        release_objects(module, name.split(".", 2)[2])
+    elif name.startswith("enzpy.ckpt."):
+        ensure_schedule(module)
+    else:
+        ensure(module, name)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Add runtime helpers (ir_passes/runtime/*.ll) to the module as the generated code gets
+    them, for the module's heap; `fresh`: then the variants that keep nothing between calls
+    (fresh_tapes, unpooled checkpoint frames), as forward mode over a gradient uses them."""
+    name = "runtime"
+    helpers: tuple = option((), "the helpers to add, e.g. enzpy.digamma,enzpy.block_sum.nvptx.f64", words)
+    heap: tuple = option((), "allocate,free[,realloc]: the heap to write them for (default: libc)", words)
+    fresh: bool = option(False, "replace the workspace and checkpoint helpers by their per-call variants")
+    error_report: tuple = option((), ERROR_REPORT, words)
+
+    def apply(self, module) -> str | None:
+        report(self.error_report)
+        if self.heap:
+            module.heap = heap_of(self.heap)
+        for name in self.helpers:
+            add_helper(module, name)
+        if self.fresh:
+            fresh_tapes(module)
+            unpooled(module)
+        return None
 
 
 PRINTERS = ("dominators", "loops", "types", "branches", "tripcounts", "alias", "nonnegative",
@@ -297,5 +425,5 @@ PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStore
                               PatternUnion,
                               DropParameterRefcounts,
                               FloatCopies,
-                              FoldSelectRecurrences,
-                              Simplify, Printer)}
+                              FoldSelectRecurrences, Prepare,
+                              Simplify, Printer, Runtime)}

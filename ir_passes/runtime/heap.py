@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..ir import types as T
 from ..ir.parser import parse_module
+from .source import load
 
 
 @dataclass(frozen=True)
@@ -70,45 +71,11 @@ def reallocate(b, ptr, size, old_size):
     return b.call("enzpy.heap.realloc", T.ptr, [ptr, old_size(), size])
 
 
-# null-safe free, and realloc by allocate + copy + free
-HELPERS = """
-define internal void @enzpy.heap.free(ptr %p) {
-entry:
-  %null = icmp eq ptr %p, null
-  br i1 %null, label %done, label %release
-release:
-  call void @{F}(ptr %p)
-  br label %done
-done:
-  ret void
-}
-
-define internal ptr @enzpy.heap.realloc(ptr %old, i64 %oldbytes, i64 %bytes) {
-entry:
-  %new = call ptr @{A}(i64 %bytes)
-  %null = icmp eq ptr %old, null
-  br i1 %null, label %done, label %move
-move:
-  %less = icmp ult i64 %oldbytes, %bytes
-  %n = select i1 %less, i64 %oldbytes, i64 %bytes
-  call void @llvm.memcpy.p0.p0.i64(ptr %new, ptr %old, i64 %n, i1 false)
-  call void @{F}(ptr %old)
-  br label %done
-done:
-  ret ptr %new
-}
-
-declare ptr @{A}(i64)
-declare void @{F}(ptr)
-declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
-"""
-
-
 def _ensure(module, name: str) -> None:
     if name in module.functions:
         return
     h = of(module)
-    for fn in parse_module(HELPERS.replace("{A}", h.allocate).replace("{F}", h.free)).functions.values():
+    for fn in parse_module(load("heap", ALLOCATE=h.allocate, FREE=h.free)).functions.values():
         if fn.name not in module.functions:
             module.add_function(fn)
 

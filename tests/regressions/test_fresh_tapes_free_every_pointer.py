@@ -1,7 +1,7 @@
 """Hessian-vector products and batched seeds replace the gradient's workspace helpers by ones
 that keep nothing (ir_passes/runtime/fresh_workspace.py). The replacement `park` read its last
 argument as a bit mask of pointer fields, but the gradient passes the number of leading pointer
-fields (runtime/helpers.py WORKSPACE): with 2 tape arrays it freed only the second, with 4 only
+fields (runtime/workspace.ll): with 2 tape arrays it freed only the second, with 4 only
 the third, and the others leaked on every call. It now frees the first `pointers` fields, null
 ones skipped, with the module's heap."""
 import ctypes

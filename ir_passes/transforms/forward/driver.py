@@ -37,8 +37,7 @@ from ..common.noneed import unneeded_stores
 from ..common.extent import Extent
 from ..common.stand_in import free_forward_stand_ins
 from ..common.vector_math import VectorLibrary, use_vector_variants
-from ..prepare.float_copies import retype_float_copies
-from ..prepare.fold_sign_tests import fold_sign_tests
+from ..prepare.pipeline import FORWARD as FORWARD_PREPARE, prepare
 from .calls import DERIVED
 from .instructions import visit, visit_phi
 from .state import MAX_WIDTH, ForwardMode
@@ -74,9 +73,7 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     tests_nan(module)     # on the input module, before any guard is emitted (rules/finite.py)
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an integer from 1 to {MAX_WIDTH}, not {width!r}")
-    retype_float_copies(module.functions[fn_name])
-    if extents:
-        fold_sign_tests(module.functions[fn_name], [n for e in extents.values() for n, _ in e.dims])
+    prepare(FORWARD_PREPARE, module.functions[fn_name], extents=extents)
     fm = ForwardMode(module, fn_name, activity, out_name, width, strong_zero_guards=strong_zero_guards,
                      noalias_shadows=noalias_shadows)
     fm.extents = dict(extents or {})

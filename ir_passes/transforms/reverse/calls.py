@@ -44,6 +44,12 @@ def forward_call(fwd, inst, blk):
     """Emit F.aug in place of the primal call; returns the clone list entries."""
     g = fwd.g
     aug, _, act = split_names(g, inst)
+    if inst.type.is_float and any(a is not Activity.CONST for a in act):
+        # the split gradient's reverse takes no adjoint for a returned value (and activity
+        # analysis counts it constant): only results through memory (a host's return pointer)
+        # reach the callee's reverse
+        raise g.unsupported("a differentiated call of a module function that returns a float: "
+                            "return it through memory instead", inst)
     field = g.tape.new_field(T.ptr)
     out_ptr = fwd_field_address(fwd, blk, field)
     shadow_ops = [o for o, a in zip(inst.ops, act) if a is Activity.DUP]

@@ -27,12 +27,7 @@ from ...runtime import heap as _heap
 from ..common.extent import Extent
 from ..common.noneed import drop
 from ..common.vector_math import VectorLibrary, use_vector_variants
-from ..prepare.fold_select_recurrences import fold_select_recurrences
-from ..prepare.float_copies import retype_float_copies
-from ..prepare.fold_sign_tests import fold_sign_tests
-from ..prepare.forward_stores import forward_loop_stores
-from ..prepare.hoist_loads import hoist_invariant_loads
-from ..prepare.drop_parameter_refcounts import drop_parameter_refcounts
+from ..prepare.pipeline import REVERSE as REVERSE_PREPARE, prepare
 from .calls import DERIVED, drop_name, free_name
 from .checkpoint.budget import TAPE, Memory
 from .checkpoint.emit import emit_split
@@ -230,12 +225,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     """Prepare the primal, then build its gradient: the forward sweep, the reverse sweep, and
     what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
     primal = module.functions[fn_name]
-    retype_float_copies(primal)
-    drop_parameter_refcounts(primal)
-    fold_sign_tests(primal, [n for e in (extents or {}).values() for n, _ in e.dims])
-    fold_select_recurrences(primal)
-    hoist_invariant_loads(primal, noalias)
-    forward_loop_stores(primal, noalias)
+    prepare(REVERSE_PREPARE, primal, noalias, extents)
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents,
                  success_codes=success_codes, no_need=no_need)
     g.keep_frame = g.tape.kept_in_frame = keep_frame

@@ -29,7 +29,7 @@ from ...ir import types as T
 from ...ir.parser import parse_module
 from ...ir.values import Argument, ConstInt
 from ...rules.parallel import ParallelUpdates
-from ...runtime import heap
+from ...runtime.helpers import HELPERS, add_file, ensure
 from ..common.extent import extent_bounds
 from ..common.parallel_body import SCHED, TID, depends_on, iterations
 from .shadow_updates import ATOMIC
@@ -117,94 +117,14 @@ def check_deterministic(body_name, updates, mode) -> None:
                 tuple(u.location) if u.location else None)
 
 
-SUM = """
-define internal void @enzpy.parfor.sum.{S}(ptr %dst, ptr %copies, i64 %ncopies, i64 %count) {{
-entry:
-  br label %outer
-outer:
-  %k = phi i64 [ 0, %entry ], [ %k1, %next ]
-  %more = icmp slt i64 %k, %ncopies
-  br i1 %more, label %take, label %done
-take:
-  %slot = getelementptr ptr, ptr %copies, i64 %k
-  %src = load ptr, ptr %slot
-  %has = icmp ne ptr %src, null
-  br i1 %has, label %inner, label %next
-inner:
-  %i = phi i64 [ 0, %take ], [ %i1, %inner.body ]
-  %in = icmp slt i64 %i, %count
-  br i1 %in, label %inner.body, label %next
-inner.body:
-  %ps = getelementptr {T}, ptr %src, i64 %i
-  %pd = getelementptr {T}, ptr %dst, i64 %i
-  %vs = load {T}, ptr %ps
-  %vd = load {T}, ptr %pd
-  %sum = fadd {T} %vd, %vs
-  store {T} %sum, ptr %pd
-  %i1 = add i64 %i, 1
-  br label %inner
-next:
-  %k1 = add i64 %k, 1
-  br label %outer
-done:
-  ret void
-}}
-"""
-
-
 def sum_helper(module, ftype) -> str:
     """`sum(dst, copies, ncopies, count)`: dst[0..count) += each non-null copy, in order;
     the copies stay with the launch record."""
-    suffix = ftype.suffix
-    name = f"enzpy.parfor.sum.{suffix}"
-    if name not in module.functions:
-        text = SUM.format(S=suffix, T=str(ftype))
-        for fn in parse_module(heap.rewrite(module, text)).functions.values():
-            if fn.name not in module.functions:
-                module.add_function(fn)
+    name = f"enzpy.parfor.sum.{ftype.suffix}"
+    if name not in HELPERS:
+        add_file(name, "parfor_sum", SUFFIX=ftype.suffix, TYPE=ftype)
+    ensure(module, name)
     return name
-
-
-ITERATIONS = """
-define internal i64 @enzpy.parfor.iterations(ptr %sched, i64 %n, i64 %step) {
-entry:
-  %nd = udiv i64 %step, 16
-  br label %outer
-outer:
-  %e = phi i64 [ 0, %entry ], [ %e1, %next ]
-  %acc = phi i64 [ 0, %entry ], [ %acc1, %next ]
-  %more = icmp slt i64 %e, %n
-  br i1 %more, label %each, label %done
-each:
-  %off = mul i64 %e, %step
-  %p = getelementptr i8, ptr %sched, i64 %off
-  br label %inner
-inner:
-  %d = phi i64 [ 0, %each ], [ %d1, %inner.body ]
-  %prod = phi i64 [ 1, %each ], [ %prod1, %inner.body ]
-  %in = icmp slt i64 %d, %nd
-  br i1 %in, label %inner.body, label %next
-inner.body:
-  %ps = getelementptr i64, ptr %p, i64 %d
-  %dn = add i64 %d, %nd
-  %pe = getelementptr i64, ptr %p, i64 %dn
-  %start = load i64, ptr %ps
-  %stop = load i64, ptr %pe
-  %len0 = sub i64 %stop, %start
-  %len = add i64 %len0, 1
-  %pos = icmp sgt i64 %len, 0
-  %lenc = select i1 %pos, i64 %len, i64 0
-  %prod1 = mul i64 %prod, %lenc
-  %d1 = add i64 %d, 1
-  br label %inner
-next:
-  %acc1 = add i64 %acc, %prod
-  %e1 = add i64 %e, 1
-  br label %outer
-done:
-  ret i64 %acc
-}
-"""
 
 
 def iterations_helper(module) -> str:
@@ -212,5 +132,5 @@ def iterations_helper(module) -> str:
     entry of `step` bytes, the inclusive starts then stops of each dimension)."""
     name = "enzpy.parfor.iterations"
     if name not in module.functions:
-        module.add_function(parse_module(ITERATIONS).functions[name])
+        module.add_function(parse_module(HELPERS[name]).functions[name])   # no heap: it allocates nothing
     return name
