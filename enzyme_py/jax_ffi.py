@@ -29,6 +29,9 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .annotations import Const, Duplicated, Forward
+from .api import autodiff
+
 _ids = itertools.count()
 
 # byte offsets in c_api.h's structs on a 64-bit host
@@ -442,8 +445,6 @@ RELEASED = ("{name}: the tape of this forward call was released (a wrapped kerne
 
 def _forward_call(k, anns):
     """@njit forward(*kernel args, *tangents): forward mode of the kernel (autodiff in @njit)."""
-    from .annotations import Const, Duplicated, Forward
-    from .api import autodiff
     scope = {"autodiff": autodiff, "Duplicated": Duplicated, "Const": Const, "Forward": Forward,
              "kernel": k.dispatcher}
     dup = [p for p in range(len(k.kinds)) if p in k.outs or p in k.diff]

@@ -37,8 +37,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ir_passes import decisions, parse_module
-from ir_passes.errors import InternalError
-from ir_passes.transforms.pattern_union import union_arms
+from ir_passes import InternalError
+from ir_passes import union_arms
 
 from .annotations import BatchDuplicated
 from .arguments import copy_same_layout, zeros_like_layout

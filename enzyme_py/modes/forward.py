@@ -25,7 +25,7 @@ from numba.core import types
 from numba.core.errors import TypingError
 
 from ir_passes import Activity, forward_mode, parse_module, print_module
-from ir_passes.transforms.pattern_union import pattern_text
+from ir_passes import pattern_text
 
 from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, DuplicatedNoNeed, as_annotation
