@@ -129,7 +129,7 @@ class _Walk:
         callee = self.module.functions.get(name)
         direct = rule is not None and rule.inactive and (callee is None or callee.is_declaration)
         # a declared function that never carries derivatives reads only the memory its
-        # arguments point at (Numba's reshape: shapes and strides); others may follow pointers
+        # arguments point at (a host's reshape: shapes and strides); others may follow pointers
         reads = any(s.depends(o) for o in i.ops) or any(
             s.reads_dependent(p) or not direct and s.holds(p) for p in pointers)
         if not reads or name.startswith(QUIET):
@@ -268,7 +268,7 @@ def stack_slots(fn) -> dict:
     """For each load of a pointer from a constant offset of an alloca, the pointers stored at
     that offset: when the alloca's address is used only by constant-offset geps, loads, stores
     to it and calls that store no pointers (memset and the like; declared functions that never
-    carry derivatives: reference counts, Numba's reshape of shapes and strides). Numba keeps
+    carry derivatives: reference counts, a host's reshape of shapes and strides). A host keeps
     an array's fields there (the data pointer of a reshaped view)."""
     stored, loads, escaped = {}, [], set()
     for i in fn.instructions():

@@ -7,7 +7,7 @@ lo | (b & ~s) (idx), in range when j <= max (j >= max for up). Lane l receives t
 j when j is in range and its own value otherwise.
 
 `@enzpy.shfl.sync.<mode>.f64(mask, double v, b, c)` is one float64 shuffle: two 32-bit shuffles
-of v's halves, as CUDA and numba-cuda lower it. During AD the calls are declarations (a call of
+of v's halves, as CUDA compilers lower it. During AD the calls are declarations (a call of
 a defined function would be differentiated into); `define` adds the bodies afterwards.
 
 `@enzpy.shfl.adjoint.<mode>.<T>(mask, T d, b, c)` is the adjoint of the shuffled operand in this

@@ -1,7 +1,7 @@
 """Warp shuffles of a float's bits become float shuffles, before AD (the pass float-shuffles).
 
 `shfl.sync` moves 32-bit integers. A float32 goes through it as its bits, a float64 as two
-halves (CUDA's `__shfl_down_sync(double)` and numba-cuda lower it so):
+halves (CUDA's `__shfl_down_sync(double)` and other CUDA front ends lower it so):
 
     %bits = bitcast double %v to i64            %lo = trunc i64 %bits to i32
     %hi = trunc i64 (lshr i64 %bits, 32) to i32
