@@ -324,7 +324,7 @@ def _key(job) -> tuple:
         ((str(o.memory), o.memory.key) if o.memory.checkpoints else ())
 
 
-def _names(job, cap, activity) -> tuple:
+def _symbols(job, cap, activity) -> tuple:
     o = job.options
     name = gradient_name(cap.fn_name, cap.argtypes, activity)
     if not o.disjoint:
@@ -456,5 +456,5 @@ def make_gradient_entry(spec: GradientSpec, library=None):
                       raise_status, qualname=f"entry_{spec.name}")
 
 
-REVERSE = ModeSpec("reverse", CompiledGradient, _names, _transform, _key, _spec,
+REVERSE = ModeSpec("reverse", CompiledGradient, _symbols, _transform, _key, _spec,
                    make_gradient_entry, roles=("grad",), tail=(numba.float64,))
