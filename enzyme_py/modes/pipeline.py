@@ -87,7 +87,8 @@ class ModeSpec:
     build; it takes the fields of the pipeline it declares (entry, spec, library, layout,
     activity, kernel_name, error, the texts in TEXTS, a transform's extras).
     `names(job, cap, activity)`: its function symbols, the entry's last; `roles`: the disk
-    cache's name for each (its symbols then come from the key), () for a mode never stored.
+    cache's name for each (with the disk cache on, its symbols come from the key; (): the
+    mode's own names stay). `stored`: builds go to the disk cache (docs/caching.md).
     `transform(job, cap, cleaned, activity, names)` -> Generated: the AD.
     `spec(job, cap, name)`: the record the entry is made from; `entry(spec, library)`: the
     @njit entry (None: nothing is linked, the generated text is the result, as for CUDA);
@@ -102,6 +103,7 @@ class ModeSpec:
     spec: Optional[Callable] = None
     entry: Optional[Callable] = None
     roles: tuple = ()
+    stored: bool = True
     tail: tuple = ()
     capture: Callable = capture_host
     clean: Callable = clean_host
@@ -160,7 +162,7 @@ def build(mode: ModeSpec, job: Job):
 @timings.timed_build
 def _timed(dispatcher, mode, job):
     slot = None
-    if mode.roles and not job.keep_failure:      # docs/caching.md
+    if mode.stored and not job.keep_failure:      # docs/caching.md
         slot = disk_cache.open_slot(mode.label, dispatcher, tuple(job.argtypes) + tuple(job.entry_types),
                                     mode.key(job), mode.entry, job.argtypes)
     if slot is not None and slot.hit:
@@ -171,7 +173,7 @@ def _timed(dispatcher, mode, job):
     try:
         fields["cleaned"] = mode.clean(job, cap)
         names = mode.names(job, cap, activity)
-        if slot is not None:
+        if slot is not None and mode.roles:
             names = tuple(slot.symbol(role) for role in mode.roles)
         gen = mode.transform(job, cap, fields["cleaned"], activity, names)
         fields.update(generated=gen.text, layout=gen.layout, **gen.extra)
@@ -186,7 +188,7 @@ def _timed(dispatcher, mode, job):
     result = mode.result(fields)
     if slot is not None:
         slot.save(_stored(result, mode.entry is not None), fields.get("verified", gen.text),
-                  cap.environments)
+                  getattr(cap, "environments", None))
     return result
 
 

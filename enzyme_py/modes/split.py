@@ -348,4 +348,4 @@ def _entries(spec, library):
 
 
 SPLIT = ModeSpec("split", CompiledSplit, _symbols, _transform, lambda job: None, _spec, _entries,
-                 capture=_capture, link=_link, compile=_compile)
+                 stored=False, capture=_capture, link=_link, compile=_compile)
