@@ -223,14 +223,23 @@ def _reverse(r: Request):
 
 
 def _compile_reverse(r: Request):
-    grad = reverse.compile_gradient(r.kernel, *r.args, cache=r.cache, memory=r.memory)
+    grad = pipeline.compiled(reverse.REVERSE, r.kernel, r.args, cache=r.cache, memory=r.memory)[0]
     refuse_structured_return(r.kernel, r.args, "compile_gradient")
     return grad
 
 
 def _compile_forward(r: Request):
     refuse_structured_return(r.kernel, r.args, "compile_gradient(mode=Forward)")
-    return forward.compile_forward(r.kernel, *r.args)
+    return pipeline.compiled(forward.FORWARD, r.kernel, r.args)[0]
+
+
+def _inspect_reverse(r: Request):
+    return pipeline.compiled(reverse.REVERSE, r.kernel, r.args, cache=r.cache, memory=r.memory,
+                             keep_failure=True)[0]
+
+
+def _inspect_forward(r: Request):
+    return pipeline.compiled(forward.FORWARD, r.kernel, r.args, keep_failure=True)[0]
 
 
 def _batched_reverse(r: Request):
@@ -260,12 +269,9 @@ def _compile_cuda(r: Request):
 
 
 MODES = {
-    "reverse": Route(_reverse, _compile_reverse,
-                     lambda r: reverse.inspect(r.kernel, *r.args, cache=r.cache, memory=r.memory)),
+    "reverse": Route(_reverse, _compile_reverse, _inspect_reverse),
     "forward": Route(lambda r: bound.forward(r.call, with_primal=r.mode.with_primal),
-                     _compile_forward,
-                     lambda r: forward.compile_forward(r.kernel, *r.args, keep_failure=True),
-                     "forward mode"),
+                     _compile_forward, _inspect_forward, "forward mode"),
     "batched": Route(_batched_reverse, lambda r: batched.compile_batched(r.kernel, *r.args),
                      _inspect_batched, "reverse mode with BatchDuplicated arguments"),
     "cuda": Route(_cuda, _compile_cuda, _compile_cuda, "a numba-cuda launch"),

@@ -27,7 +27,8 @@ from numba import cuda
 from ir_passes import Activity, GpuLaunch, UnsupportedError
 
 from ..annotations import Active, BatchDuplicated, Const, Forward, Reverse, as_annotation
-from ..modes.pipeline import Generated, Job, ModeSpec, build, cached
+from ..modes.pipeline import build, cached
+from ..modes.records import Generated, Job, ModeSpec
 from .capture import capture
 from .cleanup import cleanup
 from .codegen import ptx

@@ -37,7 +37,8 @@ from ..bridge.convention import array_extents, returns_float
 from ..bridge.entry import make_entry, make_intrinsic
 from ..bridge.vector_math import host_library
 from .forward import MAX_WIDTH
-from .pipeline import Generated, Job, ModeSpec, build, cached
+from .pipeline import build, cached
+from .records import Generated, Job, ModeSpec
 from . import strong_zero
 
 

@@ -35,7 +35,8 @@ from ..bridge.codegen import (call_generated, check_shadow_type, float_slot, rai
 from ..bridge.convention import array_extents, build_activity, data_params, returns_float
 from ..bridge.entry import make_entry, make_intrinsic
 from ..bridge.vector_math import host_library
-from .pipeline import Generated, Job, ModeSpec, build, cached
+from .pipeline import build, cached, compiled
+from .records import Generated, Job, ModeSpec, Prepared
 
 MAX_WIDTH = 16
 
@@ -162,12 +163,18 @@ def check_active_forward(where, a):
 
 def compile_forward(kernel, *args, keep_failure=False) -> CompiledForward:
     """Build (or fetch from the cache) the tangent function for these annotated arguments."""
-    return prepare(kernel, args, keep_failure)[0]
+    return compiled(FORWARD, kernel, args, keep_failure=keep_failure)[0]
 
 
 def prepare(kernel, args, keep_failure=False, guarded=False):
     """Validate the arguments; return (cached or new CompiledForward, annotations, shadows,
     tangents). `guarded`: the variant with every product under the strong zero."""
+    fwd, prepared = compiled(FORWARD, kernel, args, keep_failure=keep_failure, guarded=guarded)
+    return (fwd,) + prepared.args
+
+
+def _prepare(kernel, args, keep_failure=False, guarded=False) -> Prepared:
+    """The mode's `prepare` (pipeline.py); `args`: (annotations, shadows, tangents)."""
     dispatcher = as_dispatcher(kernel)
     annotated, kinds, width, shadows, tangents = split_forward_args(args)
     if Activity.DUP in kinds:
@@ -177,13 +184,12 @@ def prepare(kernel, args, keep_failure=False, guarded=False):
     key = (kinds, width, disjoint, no_need, guarded) + tuple(type_key(i, a.value)
                                                     for i, a in enumerate(annotated))
 
-    def make():
+    def job():
         argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
         shadow_types = tuple(numba.typeof(s) for lanes in shadows for s in lanes)
-        return build(FORWARD, _job(dispatcher, argtypes, shadow_types, kinds,
-                                   ForwardOptions(width, disjoint, no_need, guarded), keep_failure))
-    fwd = cached(FORWARD, dispatcher, key, make)
-    return fwd, annotated, shadows, tangents
+        return _job(dispatcher, argtypes, shadow_types, kinds,
+                    ForwardOptions(width, disjoint, no_need, guarded), keep_failure)
+    return Prepared(dispatcher, key, job, (annotated, shadows, tangents))
 
 
 def all_disjoint(annotated, shadows) -> bool:
@@ -334,4 +340,4 @@ def make_forward_entry(spec: ForwardSpec, library):
 
 
 FORWARD = ModeSpec("forward", CompiledForward, _symbols, _transform, _key, _spec,
-                   make_forward_entry, roles=("fwd",))
+                   make_forward_entry, roles=("fwd",), prepare=_prepare)

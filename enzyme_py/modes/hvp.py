@@ -46,7 +46,8 @@ from . import strong_zero
 from .calls import bind, wrapper
 from .forward import MAX_WIDTH
 from .memory import auto_budget
-from .pipeline import Generated, Job, ModeSpec, build, cached, capture_host
+from .pipeline import build, cached
+from .records import Generated, Job, ModeSpec, capture_host
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,11 @@ from and the @njit entry. `build(mode, job)` runs the steps every mode shares:
     disk-cache slot -> capture -> cleanup -> names -> transform -> verify -> link -> entry -> save
 
 and `cached(mode, dispatcher, key, make)` keeps what was built in one table per kernel (dropped
-when Numba recompiles the kernel, emptied by `clear_cache`). A new mode is a ModeSpec and the
-functions that validate its arguments and call its entry (docs/architecture.md, "a new mode").
+when Numba recompiles the kernel, emptied by `clear_cache`). `compiled(mode, kernel, args)`
+validates a call with the mode's `prepare` and fetches or builds its result; `run` then calls
+its entry with the mode's `call`. The callers (api.py, bound.py) come here, and the pipeline
+calls the mode's functions, each of which returns: no module is entered twice on a call's path.
+A new mode is one module declaring its ModeSpec (docs/architecture.md, "a new mode").
 """
 from __future__ import annotations
 
@@ -16,106 +19,14 @@ import dataclasses
 import threading
 import weakref
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from functools import partial
+from typing import Any, Callable
 
 from .. import disk_cache, timings
-from ..bridge.convention import build_activity
-from ..bridge.entry import compile_entry
 from ..bridge.frozen import register
 from ..bridge.link import compile_library, prepare_module
-from ..bridge.memo import captured, cleaned_text, forget_all
-
-TEXTS = ("captured", "cleaned", "gradient", "generated", "verified")
-_NOT_STORED = ("error", "timings")
-
-
-@dataclass(frozen=True)
-class Job:
-    """One build. `argtypes`: the kernel's Numba argument types; `kinds`: an Activity per
-    argument; `entry_types`: the types of the entry's parameters after the primal arguments
-    (shadows, tangents, seeds), which the disk-cache key names; `options`: the mode's own record
-    (cache, memory, width, ...). `keep_failure`: a failure after capture is returned in the
-    result's `error` (inspect) instead of raised."""
-    dispatcher: Any
-    argtypes: tuple
-    kinds: tuple
-    entry_types: tuple
-    options: Any
-    keep_failure: bool = False
-
-
-@dataclass(frozen=True)
-class Generated:
-    """A transform's output: the module text, ir_passes' tape layout, and further fields of
-    the result (`gradient`: the reverse gradient forward mode differentiated, ...)."""
-    text: str
-    layout: Any = None
-    extra: dict = field(default_factory=dict)
-
-
-def capture_host(job: Job):
-    """The kernel's module on the Numba CPU target, one capture per overload (bridge/memo.py)."""
-    return captured(job.dispatcher, job.argtypes)
-
-
-def clean_host(job: Job, cap) -> str:
-    return cleaned_text(cap)
-
-
-def activity_host(job: Job, cap) -> tuple:
-    """An Activity per LLVM parameter of the captured kernel."""
-    return tuple(build_activity(cap.argtypes, cap.restype, job.kinds))
-
-
-def compile_host(entry, job: Job, cap, tail=()) -> None:
-    """Compile the entry for the captured argument types, the job's entry types and `tail`."""
-    compile_entry(entry, cap.argtypes + tuple(job.entry_types) + tuple(tail),
-                  cap.argtypes != tuple(job.argtypes))
-
-
-def link_name(name: str) -> tuple:
-    """(the function verify keeps external, the other functions it keeps) for symbol `name`."""
-    return name, ()
-
-
-@dataclass(frozen=True)
-class ModeSpec:
-    """What one mode builds.
-
-    `label`: its name in both caches ("reverse", "forward", ...). `record`: the dataclass of a
-    build; it takes the fields of the pipeline it declares (entry, spec, library, layout,
-    activity, kernel_name, error, the texts in TEXTS, a transform's extras).
-    `names(job, cap, activity)`: its function symbols, the entry's last; `roles`: the disk
-    cache's name for each (with the disk cache on, its symbols come from the key; (): the
-    mode's own names stay). `stored`: builds go to the disk cache (docs/caching.md).
-    `transform(job, cap, cleaned, activity, names)` -> Generated: the AD.
-    `spec(job, cap, name)`: the record the entry is made from; `entry(spec, library)`: the
-    @njit entry (None: nothing is linked, the generated text is the result, as for CUDA);
-    `tail`: the entry's last parameter types, the same for every build (reverse mode's seed).
-    `key(job)`: the options the disk-cache key names. The hooks `capture`, `clean`, `activity`,
-    `link` and `compile` default to the Numba CPU target's."""
-    label: str
-    record: type
-    names: Callable
-    transform: Callable
-    key: Callable
-    spec: Optional[Callable] = None
-    entry: Optional[Callable] = None
-    roles: tuple = ()
-    stored: bool = True
-    tail: tuple = ()
-    capture: Callable = capture_host
-    clean: Callable = clean_host
-    activity: Callable = activity_host
-    link: Callable = link_name
-    compile: Callable = compile_host
-
-    def result(self, fields: dict):
-        """The mode's record from the fields it takes."""
-        names = {f.name for f in dataclasses.fields(self.record)}
-        return self.record(**{k: v for k, v in fields.items() if k in names})
-
+from ..bridge.memo import forget_all
+from .records import NOT_STORED, TEXTS, Job, ModeSpec
 
 _lock = threading.RLock()
 _built = register(weakref.WeakKeyDictionary())     # dispatcher -> {(label, key): result}
@@ -140,6 +51,28 @@ def cached(mode: ModeSpec, dispatcher, key, make: Callable[[], Any]):
     return found
 
 
+def compiled(mode: ModeSpec, kernel, args, **options) -> tuple:
+    """(the cached or new result for this call, its Prepared): `mode.prepare` validates it."""
+    prepared = mode.prepare(kernel, args, **options)
+    return cached(mode, prepared.dispatcher, prepared.key, partial(_build_job, mode, prepared)), \
+        prepared
+
+
+def run(mode: ModeSpec, kernel, args, extra=(), **options):
+    """Build (or fetch) the result for this call and call its entry: `mode.call(result,
+    prepared, guarded, *extra)`."""
+    result, prepared = compiled(mode, kernel, args, **options)
+    return mode.call(result, prepared, partial(_guarded, mode, kernel, args, options), *extra)
+
+
+def _build_job(mode, prepared):
+    return build(mode, prepared.job())
+
+
+def _guarded(mode, kernel, args, options):
+    return compiled(mode, kernel, args, **dict(options, guarded=True))[0]
+
+
 def builds(dispatcher, mode: ModeSpec) -> list:
     """The results of one mode kept for a kernel."""
     with _lock:
@@ -154,13 +87,18 @@ def clear() -> None:
 
 
 def build(mode: ModeSpec, job: Job):
-    """Run the pipeline for one job (module docstring); stage timings in the result's
-    `timings` (enzyme_py/timings.py)."""
-    return _timed(job.dispatcher, mode, job)
+    """Run the pipeline for one job (module docstring), the garbage collector held off; stage
+    timings in the result's `timings` (enzyme_py/timings.py)."""
+    with timings.record() as table, timings.gc_paused():
+        result = _build(mode, job)
+    func = getattr(job.dispatcher, "py_func", job.dispatcher)
+    timings.print_table(table, getattr(func, "__qualname__", ""))
+    object.__setattr__(result, "timings", dict(table))
+    return result
 
 
-@timings.timed_build
-def _timed(dispatcher, mode, job):
+def _build(mode, job):
+    dispatcher = job.dispatcher
     slot = None
     if mode.stored and not job.keep_failure:      # docs/caching.md
         slot = disk_cache.open_slot(mode.label, dispatcher, tuple(job.argtypes) + tuple(job.entry_types),
@@ -205,6 +143,6 @@ def _link(mode, job, cap, name, fields) -> None:
 def _stored(result, linked: bool) -> dict:
     """The fields the disk cache keeps: all but the texts when there is a library to store,
     else (CUDA) the texts too."""
-    drop = _NOT_STORED + (TEXTS if linked else ())
+    drop = NOT_STORED + (TEXTS if linked else ())
     return {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
             if not f.name.startswith("_") and f.name not in drop}

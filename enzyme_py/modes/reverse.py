@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import inspect as _inspect
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Optional
 
 import numba
@@ -39,7 +40,8 @@ from ..bridge.link import define_counts
 from ..bridge.vector_math import host_library
 from . import strong_zero
 from .memory import auto_budget, cache_size, memory_bandwidth
-from .pipeline import Generated, Job, ModeSpec, build, cached, clear, counts
+from .pipeline import build, cached, clear, compiled, counts, run
+from .records import Generated, Job, ModeSpec, Prepared
 from .value_grad import value_entry
 
 # Attributes of a generated call wrapper's Python function (modes/calls.py): the user's name of
@@ -164,28 +166,38 @@ def reverse_call(kernel, args, seed, cache="auto", with_primal=False,
     """Reverse mode on `kernel(*args)` (annotated, the kernel's parameters in order):
     (one entry per argument: the derivative of an Active one, else None; the return value when
     `with_primal` (value_grad.py), else None). `updates`: rules.parallel.ParallelUpdates."""
-    grad, annotated = prepare(kernel, args, cache, updates=updates, memory=memory)
+    return run(REVERSE, kernel, args, (seed, with_primal), cache=cache, updates=updates,
+               memory=memory)
+
+
+def _call(grad, prepared, guarded, seed, with_primal=False) -> tuple:
+    """reverse_call's result from the gradient (the mode's `call`); `guarded()` builds the
+    variant with every product guarded (strong_zero.py)."""
+    annotated = prepared.args
     primal = [a.value for a in annotated]
     shadows = [a.shadow for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
     value = None
-
-    def guarded():
-        g = prepare(kernel, args, cache, updates=updates, memory=memory, guarded=True)[0]
-        return value_entry(g) if with_primal else g.entry
-
-    owner = user_kernel(kernel)
+    owner = getattr(prepared.dispatcher.py_func, WRAPPED_KERNEL, prepared.dispatcher)
     written = written_positions(grad, len(primal))
     if with_primal:
-        value, derivs = strong_zero.call(owner, value_entry(grad), guarded,
+        value, derivs = strong_zero.call(owner, value_entry(grad), partial(_value_entry, guarded),
                                          primal, shadows, (float(seed),), _second, written)
     else:
-        derivs = strong_zero.call(owner, grad.entry, guarded, primal, shadows,
+        derivs = strong_zero.call(owner, grad.entry, partial(_entry, guarded), primal, shadows,
                                   (float(seed),), None, written)
-    result = [None] * len(args)
+    result = [None] * len(annotated)
     for pos, d in zip(grad.spec.active_positions, derivs):
         result[pos] = d
     return tuple(result), value
+
+
+def _entry(build):
+    return build().entry
+
+
+def _value_entry(build):
+    return value_entry(build())
 
 
 def user_kernel(kernel):
@@ -211,12 +223,12 @@ def _second(pair):
 
 def compile_gradient(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:
     """The (cached or new) gradient for these annotated arguments."""
-    return prepare(kernel, args, cache, memory=memory)[0]
+    return compiled(REVERSE, kernel, args, cache=cache, memory=memory)[0]
 
 
 def inspect(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:
     """compile_gradient, but a failure after capture is returned in `.error` (api.inspect)."""
-    return prepare(kernel, args, cache, keep_failure=True, memory=memory)[0]
+    return compiled(REVERSE, kernel, args, cache=cache, keep_failure=True, memory=memory)[0]
 
 
 def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUTO, memory="tape",
@@ -224,6 +236,14 @@ def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUT
     """Validate the arguments; return (cached or new CompiledGradient, annotations).
     `memory`: "tape", "auto" or a budget such as "256MB" (docs/checkpointing.md).
     `guarded`: the variant with every product under the strong zero (strong_zero.py)."""
+    grad, prepared = compiled(REVERSE, kernel, args, cache=cache, keep_failure=keep_failure,
+                              updates=updates, memory=memory, guarded=guarded)
+    return grad, prepared.args
+
+
+def _prepare(kernel, args, cache="auto", keep_failure=False, updates=ParallelUpdates.AUTO,
+             memory="tape", guarded=False) -> Prepared:
+    """The mode's `prepare` (pipeline.py): the arguments validated, the cache key and the Job."""
     if isinstance(memory, str) and memory == "auto":
         memory = memory_option(memory, auto_budget(), cache_size(), memory_bandwidth())
     memory = memory_option(memory, auto_budget(), cache_size())
@@ -237,14 +257,13 @@ def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUT
     key = (kinds, cache, apart, no_need, updates, memory, guarded) + tuple([type_key(i, a.value)
                                                   for i, a in enumerate(annotated)])
 
-    def make():
+    def job():
         argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
         shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
                              if isinstance(a, (Duplicated, DuplicatedNoNeed)))
         options = ReverseOptions(cache, apart, no_need, updates, memory, guarded)
-        return build(REVERSE, Job(dispatcher, argtypes, kinds, shadow_types, options, keep_failure))
-    grad = cached(REVERSE, dispatcher, key, make)
-    return grad, annotated
+        return Job(dispatcher, argtypes, kinds, shadow_types, options, keep_failure)
+    return Prepared(dispatcher, key, job, annotated)
 
 
 def in_python_terms(exc, dispatcher, argtypes):
@@ -457,4 +476,5 @@ def make_gradient_entry(spec: GradientSpec, library=None):
 
 
 REVERSE = ModeSpec("reverse", CompiledGradient, _symbols, _transform, _key, _spec,
-                   make_gradient_entry, roles=("grad",), tail=(numba.float64,))
+                   make_gradient_entry, roles=("grad",), tail=(numba.float64,),
+                   prepare=_prepare, call=_call)

@@ -37,7 +37,8 @@ from ..bridge.frozen import as_dispatcher
 from ..bridge.vector_math import host_library
 
 from .frame_pool import FramePool, frame_bytes
-from .pipeline import Generated, Job, ModeSpec, build, builds, cached, capture_host
+from .pipeline import build, builds, cached
+from .records import Generated, Job, ModeSpec, capture_host
 from .reverse import GradientSpec, gradient_name
 
 class SplitEntries(NamedTuple):
