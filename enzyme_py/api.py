@@ -249,6 +249,10 @@ def _batched_reverse(r: Request):
     return bound.batched(r.call, r.seed)
 
 
+def _compile_batched(r: Request):
+    return pipeline.compiled(batched.BATCHED, r.kernel, r.args)[0]
+
+
 def _inspect_batched(r: Request):
     raise NotImplementedError(
         "compile_gradient/inspect take Duplicated in reverse mode; BatchDuplicated (k seeds "
@@ -272,7 +276,7 @@ MODES = {
     "reverse": Route(_reverse, _compile_reverse, _inspect_reverse),
     "forward": Route(lambda r: bound.forward(r.call, with_primal=r.mode.with_primal),
                      _compile_forward, _inspect_forward, "forward mode"),
-    "batched": Route(_batched_reverse, lambda r: batched.compile_batched(r.kernel, *r.args),
-                     _inspect_batched, "reverse mode with BatchDuplicated arguments"),
+    "batched": Route(_batched_reverse, _compile_batched, _inspect_batched,
+                     "reverse mode with BatchDuplicated arguments"),
     "cuda": Route(_cuda, _compile_cuda, _compile_cuda, "a numba-cuda launch"),
 }

@@ -16,7 +16,8 @@ mode's strong-zero guards (`select (d == 0), 0, d * partial`) are differentiated
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numba
@@ -37,8 +38,8 @@ from ..bridge.convention import array_extents, returns_float
 from ..bridge.entry import make_entry, make_intrinsic
 from ..bridge.vector_math import host_library
 from .forward import MAX_WIDTH
-from .pipeline import build, cached
-from .records import Generated, Job, ModeSpec
+from .pipeline import compiled, run
+from .records import Generated, Job, ModeSpec, Prepared
 from . import strong_zero
 
 
@@ -141,52 +142,56 @@ def compile_batched(kernel, *args):
     """The CompiledBatched for these annotations (BatchDuplicated with k shadows, Active, Const):
     `.entry` is an @njit function, callable from @njit code, with the signature in this module's
     docstring. `compile_gradient` returns it when an argument is BatchDuplicated."""
-    return _compile(kernel, *split_batched_args(args, 1.0)[:4])
-
-
-def _compile(kernel, annotated, kinds, width, lanes, guarded=False):
-    dispatcher = as_dispatcher(kernel)
-    apart = disjoint(annotated) and lanes_apart(annotated, lanes)
-    key = (kinds, width, apart, guarded) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
-
-    def job(apart):
-        argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
-        dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
-        entry_types = (tuple(dup_types) + tuple(numba.typeof(s) for ls in lanes for s in ls)
-                       + (types.float64,) * width)
-        return Job(dispatcher, argtypes, kinds, entry_types, BatchedOptions(width, apart, guarded))
-
-    def make():
-        try:
-            return build(BATCHED, job(apart))
-        except ConstantMemoryError:
-            # The disjoint gradient restores overwritten primal memory (a scratch array)
-            # from its tape in the reverse sweep, and forward mode over it takes the tape's
-            # loads for active data stored into the primal arguments, which it holds Const.
-            # The variant for aliased memory is correct for disjoint memory too.
-            if not apart:
-                raise
-            return build(BATCHED, job(False))
-    return cached(BATCHED, dispatcher, key, make)
+    return compiled(BATCHED, kernel, args)[0]
 
 
 def autodiff(kernel, *args, seed=1.0) -> tuple:
     """Reverse mode with BatchDuplicated: k seeds per array in one call. Shadows accumulate lane
     by lane; the result has, per Active argument, a tuple of its k derivatives."""
+    return run(BATCHED, kernel, args, seed=seed)
+
+
+def _prepare(kernel, args, seed=1.0, guarded=False) -> Prepared:
+    """The mode's `prepare` (pipeline.py); `args`: (annotations, kinds, lanes, seeds)."""
+    dispatcher = as_dispatcher(kernel)
     annotated, kinds, width, lanes, seeds = split_batched_args(args, seed)
-    c = _compile(kernel, annotated, kinds, width, lanes)
+    apart = disjoint(annotated) and lanes_apart(annotated, lanes)
+    key = (kinds, width, apart, guarded) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
+
+    def job():
+        argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
+        dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
+        entry_types = (tuple(dup_types) + tuple(numba.typeof(s) for ls in lanes for s in ls)
+                       + (types.float64,) * width)
+        return Job(dispatcher, argtypes, kinds, entry_types, BatchedOptions(width, apart, guarded))
+    return Prepared(dispatcher, key, job, (annotated, kinds, lanes, seeds))
+
+
+def _fallback(job, exc):
+    """The disjoint gradient restores overwritten primal memory (a scratch array) from its tape
+    in the reverse sweep, and forward mode over it takes the tape's loads for active data stored
+    into the primal arguments, which it holds Const. The variant for aliased memory is correct
+    for disjoint memory too: build it instead."""
+    if isinstance(exc, ConstantMemoryError) and job.options.disjoint:
+        return replace(job, options=replace(job.options, disjoint=False))
+    return None
+
+
+def _call(c, prepared, guarded) -> tuple:
+    """autodiff's result from the compiled entry (the mode's `call`)."""
+    annotated, kinds, lanes, seeds = prepared.args
     values = [a.value for a in annotated]
     scratch = [zeros_like_layout(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
-
-    def guarded():     # the variant with every product guarded (strong_zero.py)
-        return _compile(kernel, annotated, kinds, width, lanes, guarded=True).entry
-
-    derivs = strong_zero.call(as_dispatcher(kernel), c.entry, guarded, values,
+    derivs = strong_zero.call(prepared.dispatcher, c.entry, partial(_entry, guarded), values,
                               scratch + [s for ls in lanes for s in ls], seeds)
-    out = [None] * len(args)
+    out = [None] * len(annotated)
     for pos, d in zip(c.spec.active_positions, derivs):
         out[pos] = tuple(d)
     return tuple(out)
+
+
+def _entry(build):
+    return build().entry
 
 
 # ---- the mode ---------------------------------------------------------------------------------
@@ -280,4 +285,4 @@ def _make_entry(spec, library):
 
 
 BATCHED = ModeSpec("batched", CompiledBatched, _symbols, _transform, _key, _spec, _make_entry,
-                   roles=("bgrad", "batched"))
+                   roles=("bgrad", "batched"), prepare=_prepare, call=_call, fallback=_fallback)

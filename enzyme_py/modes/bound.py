@@ -27,7 +27,7 @@ from ir_passes import ParallelUpdates
 
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from ..arguments import check_annotation, memory_of
-from .batched import autodiff as batched_autodiff
+from .batched import BATCHED
 from .calls import COMPLEX, Bound, Seeding, leaf_labels, unmask, wrapper
 from .forward import FORWARD, MAX_WIDTH
 from .returns import UNSET, as_float_seed, is_complex, is_optional_float
@@ -190,7 +190,7 @@ def batched(bound: Bound, seed, width=None):
     target, args, nleaves, _ = target_and_args(bound, per_leaf, lanes=width)
     if target is not bound.plan.kernel:
         check_leaves(bound)
-    flat = batched_autodiff(target, *args, seed=float_seeds)
+    flat = run(BATCHED, target, args, seed=float_seeds)
     return to_user_order(bound, flat, nleaves)
 
 

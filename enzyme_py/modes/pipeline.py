@@ -66,7 +66,14 @@ def run(mode: ModeSpec, kernel, args, extra=(), **options):
 
 
 def _build_job(mode, prepared):
-    return build(mode, prepared.job())
+    job = prepared.job()
+    try:
+        return build(mode, job)
+    except Exception as exc:
+        again = mode.fallback(job, exc) if mode.fallback is not None else None
+        if again is None:
+            raise
+    return build(mode, again)
 
 
 def _guarded(mode, kernel, args, options):

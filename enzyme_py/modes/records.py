@@ -95,7 +95,8 @@ class ModeSpec:
     `link` and `compile` default to the Numba CPU target's.
     `prepare(kernel, args, **options)` -> Prepared: validates a call; `call(result, prepared,
     guarded, *extra)`: calls the entry (`guarded()`: the result built with guarded=True, for
-    strong_zero.py's rerun)."""
+    strong_zero.py's rerun). `fallback(job, exc)`: the Job to build instead when building `job`
+    raised `exc` (None: raise it)."""
     label: str
     record: type
     names: Callable
@@ -113,6 +114,7 @@ class ModeSpec:
     compile: Callable = compile_host
     prepare: Optional[Callable] = None
     call: Optional[Callable] = None
+    fallback: Optional[Callable] = None
 
     def result(self, fields: dict):
         """The mode's record from the fields it takes."""
