@@ -1,15 +1,17 @@
 """The user API: `autodiff`, `compile_gradient`, `inspect`, `compile_count`, `clear_cache`.
 
-Each function picks the mode (modes/): reverse, forward, or batched reverse when an argument is
-BatchDuplicated (k seeds). `autodiff` first binds the call to the kernel's signature
-(modes/calls.py: keywords, defaults, tuple arguments, the return value's seed) and runs the
-bound call in that mode (modes/bound.py). The modes validate the annotated arguments (`Const`, `Active`,
-`Duplicated`, `DuplicatedNoNeed`, `BatchDuplicated`; a bare value means Const), build the
-derivative once per (kernel, Numba signature, activity pattern) and cache it; later calls cost
-one @njit call.
+Each function picks its row of one table, MODES (`mode_of`): a CUDA launch, forward mode,
+batched reverse when an argument is BatchDuplicated (k seeds), or reverse mode. `autodiff`
+first binds the call to the kernel's signature (modes/calls.py: keywords, defaults, tuple
+arguments, the return value's seed) and runs the bound call in that mode (modes/bound.py). The
+modes validate the annotated arguments (`Const`, `Active`, `Duplicated`, `DuplicatedNoNeed`,
+`BatchDuplicated`; a bare value means Const), build the derivative once per (kernel, Numba
+signature, activity pattern) through modes/pipeline.py and cache it; later calls cost one
+@njit call.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ir_passes import ParallelUpdates
@@ -18,12 +20,11 @@ from .annotations import BatchDuplicated, Forward, Mode, Reverse, as_annotation
 from .arguments import is_cuda, typeof
 from .bridge.frozen import as_dispatcher
 from .bridge.restype import return_type
-from .modes import batched, bound, calls, fast, forward, reverse
+from .modes import batched, bound, calls, fast, forward, pipeline, reverse
 from .modes.memory import refuse_memory
 from .modes.returns import UNSET, ReturnPlan
 from .modes.strong_zero_entry import checked_batched, checked_forward, checked_gradient
 from .modes.reverse import CompiledGradient, compile_count
-from .modes.reverse import clear_cache as _clear_gradients
 from .options import kernel_options
 
 __all__ = ["CompiledGradient", "autodiff", "clear_cache", "compile_count", "compile_gradient",
@@ -98,37 +99,15 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
         if result is not None:
             return result
     kernel, args, mode = split_mode(kernel, args, mode)
-    if is_cuda(kernel):
-        refuse_memory(memory, "a numba-cuda launch")
-        if kwargs or seed is not UNSET or mode.with_primal:
-            raise TypeError("a numba-cuda launch takes positional annotated arguments, "
-                            "mode=Reverse or Forward and no seed (docs/cuda.md)")
-        from .cuda.api import autodiff as cuda_autodiff   # the optional `cuda` extra
-        return cuda_autodiff(kernel, *args, mode=mode, cache=cache)
-    call = calls.bind(as_dispatcher(kernel), args, kwargs)
-    if mode.base is Forward:
-        refuse_memory(memory, "forward mode")
-        return bound.forward(call, with_primal=mode.with_primal)
-    _check_mode(mode.base)
-    if _batched(call.leaves):
-        refuse_memory(memory, "reverse mode with BatchDuplicated arguments")
-        if mode.with_primal:
-            raise NotImplementedError("ReverseWithPrimal with BatchDuplicated arguments: call "
-                                      "the kernel for its value, or use Duplicated")
-        return bound.batched(call, seed)
-    updates = ParallelUpdates.DETERMINISTIC if deterministic else ParallelUpdates.AUTO
-    result, value = bound.reverse(call, seed, cache, mode.with_primal, updates, memory)
-    if mode.with_primal:
-        return result, value
-    if not kwargs and not deterministic and memory == "tape" and call.plan.identity and \
-            call.plan.returns.kind != "structured":
-        fast.remember(kernel, args, cache)
-    return result
+    request = Request(kernel, args, mode, cache, memory, kwargs, seed, deterministic)
+    if not is_cuda(kernel):
+        request.call = calls.bind(as_dispatcher(kernel), args, kwargs)
+    return dispatch(request, "autodiff", mode.base, request.call.leaves if request.call else args)
 
 
 def clear_cache() -> None:
-    """Forget every compiled gradient (the next call rebuilds)."""
-    _clear_gradients()
+    """Forget every compiled gradient, of every mode (the next call rebuilds)."""
+    pipeline.clear()
     fast.forget_all()
 
 
@@ -157,24 +136,7 @@ def compile_gradient(kernel: Callable, *args: Any, mode: Mode = Reverse,
     CompiledBatched of enzyme_py.modes.batched (k seeds per call); for a CUDA launch the
     CompiledKernel of enzyme_py.cuda.api.
     """
-    if is_cuda(kernel):
-        refuse_memory(memory, "a numba-cuda launch")
-        from .cuda.api import compile_kernel   # the optional `cuda` extra
-        return compile_kernel(kernel, *args, mode=mode, cache=cache)
-    if mode is Forward:
-        refuse_memory(memory, "forward mode")
-        refuse_structured_return(kernel, args, "compile_gradient(mode=Forward)")
-        return checked_forward(kernel, forward.compile_forward(kernel, *args),
-                               lambda: forward.compile_forward(kernel, *args, guarded=True))
-    if mode is Reverse and _batched(args):
-        refuse_memory(memory, "reverse mode with BatchDuplicated arguments")
-        return checked_batched(kernel, batched.compile_batched(kernel, *args),
-                               lambda: batched.compile_batched(kernel, *args, guarded=True))
-    _check_mode(mode)
-    grad = reverse.compile_gradient(kernel, *args, cache=cache, memory=memory)
-    refuse_structured_return(kernel, args, "compile_gradient")
-    return checked_gradient(kernel, grad, lambda: reverse.compile_gradient(
-        kernel, *args, cache=cache, memory=memory, guarded=True))
+    return dispatch(Request(kernel, args, mode, cache, memory), "compile", mode, args)
 
 
 def refuse_structured_return(kernel: Callable, args: tuple, what: str) -> None:
@@ -200,16 +162,127 @@ def inspect(kernel: Callable, *args: Any, mode: Mode = Reverse, cache: str = "au
     produced before it. Validation and Numba typing errors still raise.
     A CUDA kernel launch gets its CompiledKernel (docs/cuda.md), failures raised.
     """
+    return dispatch(Request(kernel, args, mode, cache, memory), "inspect", mode, args)
+
+
+# ---- the modes ---------------------------------------------------------------------------------
+
+@dataclass
+class Request:
+    """One call of autodiff, compile_gradient or inspect: the kernel, its annotated arguments,
+    the mode, the options; `call`: the arguments bound to the kernel's signature (autodiff on
+    the CPU, modes/calls.py)."""
+    kernel: Any
+    args: tuple
+    mode: Any
+    cache: str = "auto"
+    memory: str = "tape"
+    kwargs: dict = field(default_factory=dict)
+    seed: Any = UNSET
+    deterministic: bool = False
+    call: Any = None
+
+
+@dataclass(frozen=True)
+class Route:
+    """What autodiff, compile_gradient and inspect run in one mode, each a function of the
+    Request. `memory_refusal`: the mode's words when it does not checkpoint (None: it does)."""
+    autodiff: Callable
+    compile: Callable
+    inspect: Callable
+    memory_refusal: Optional[str] = None
+
+
+def dispatch(request: Request, what: str, mode, leaves):
+    """Run `what` ("autodiff", "compile", "inspect") of the request's mode (MODES)."""
+    route = MODES[mode_of(request.kernel, mode, leaves)]
+    if route.memory_refusal is not None:
+        refuse_memory(request.memory, route.memory_refusal)
+    return getattr(route, what)(request)
+
+
+def mode_of(kernel, mode, leaves) -> str:
+    """The key of MODES for a call: a CUDA launch, forward mode, reverse mode with k seeds
+    (an argument is BatchDuplicated) or with one."""
     if is_cuda(kernel):
-        refuse_memory(memory, "a numba-cuda launch")
-        from .cuda.api import compile_kernel   # the optional `cuda` extra
-        return compile_kernel(kernel, *args, mode=mode, cache=cache)
+        return "cuda"
     if mode is Forward:
-        refuse_memory(memory, "forward mode")
-        return forward.compile_forward(kernel, *args, keep_failure=True)
+        return "forward"
     _check_mode(mode)
-    if _batched(args):
-        raise NotImplementedError(
-            "compile_gradient/inspect take Duplicated in reverse mode; BatchDuplicated (k seeds "
-            "in one call) goes through autodiff (enzyme_py.modes.batched)")
-    return reverse.inspect(kernel, *args, cache=cache, memory=memory)
+    return "batched" if _batched(leaves) else "reverse"
+
+
+def _reverse(r: Request):
+    updates = ParallelUpdates.DETERMINISTIC if r.deterministic else ParallelUpdates.AUTO
+    result, value = bound.reverse(r.call, r.seed, r.cache, r.mode.with_primal, updates, r.memory)
+    if r.mode.with_primal:
+        return result, value
+    if not r.kwargs and not r.deterministic and r.memory == "tape" and r.call.plan.identity and \
+            r.call.plan.returns.kind != "structured":
+        fast.remember(r.kernel, r.args, r.cache)
+    return result
+
+
+def _compile_reverse(r: Request):
+    grad = pipeline.compiled(reverse.REVERSE, r.kernel, r.args, cache=r.cache, memory=r.memory)[0]
+    refuse_structured_return(r.kernel, r.args, "compile_gradient")
+    return checked_gradient(r.kernel, grad, lambda: pipeline.compiled(
+        reverse.REVERSE, r.kernel, r.args, cache=r.cache, memory=r.memory, guarded=True)[0])
+
+
+def _compile_forward(r: Request):
+    refuse_structured_return(r.kernel, r.args, "compile_gradient(mode=Forward)")
+    return checked_forward(r.kernel, pipeline.compiled(forward.FORWARD, r.kernel, r.args)[0],
+                           lambda: pipeline.compiled(forward.FORWARD, r.kernel, r.args,
+                                                     guarded=True)[0])
+
+
+def _inspect_reverse(r: Request):
+    return pipeline.compiled(reverse.REVERSE, r.kernel, r.args, cache=r.cache, memory=r.memory,
+                             keep_failure=True)[0]
+
+
+def _inspect_forward(r: Request):
+    return pipeline.compiled(forward.FORWARD, r.kernel, r.args, keep_failure=True)[0]
+
+
+def _batched_reverse(r: Request):
+    if r.mode.with_primal:
+        raise NotImplementedError("ReverseWithPrimal with BatchDuplicated arguments: call "
+                                  "the kernel for its value, or use Duplicated")
+    return bound.batched(r.call, r.seed)
+
+
+def _compile_batched(r: Request):
+    return checked_batched(r.kernel, pipeline.compiled(batched.BATCHED, r.kernel, r.args)[0],
+                           lambda: pipeline.compiled(batched.BATCHED, r.kernel, r.args,
+                                                     guarded=True)[0])
+
+
+def _inspect_batched(r: Request):
+    raise NotImplementedError(
+        "compile_gradient/inspect take Duplicated in reverse mode; BatchDuplicated (k seeds "
+        "in one call) goes through autodiff (enzyme_py.modes.batched)")
+
+
+def _cuda(r: Request):
+    if r.kwargs or r.seed is not UNSET or r.mode.with_primal:
+        raise TypeError("a numba-cuda launch takes positional annotated arguments, "
+                        "mode=Reverse or Forward and no seed (docs/cuda.md)")
+    from .cuda.api import autodiff as cuda_autodiff   # the optional `cuda` extra
+    return cuda_autodiff(r.kernel, *r.args, mode=r.mode, cache=r.cache)
+
+
+def _compile_cuda(r: Request):
+    from .cuda.api import compile_kernel   # the optional `cuda` extra
+    return compile_kernel(r.kernel, *r.args, mode=r.mode, cache=r.cache)
+
+
+MODES = {
+    "reverse": Route(_reverse, _compile_reverse, _inspect_reverse),
+    "forward": Route(lambda r: bound.forward(r.call, with_primal=r.mode.with_primal),
+                     _compile_forward, _inspect_forward, "forward mode"),
+    "batched": Route(_batched_reverse, _compile_batched, _inspect_batched,
+                     "reverse mode with BatchDuplicated arguments"),
+    "cuda": Route(_cuda, _compile_cuda, _compile_cuda, "a numba-cuda launch"),
+}

@@ -15,9 +15,6 @@ are disjoint, whether the launch is one-dimensional, compute capability). Buildi
 """
 from __future__ import annotations
 
-import dataclasses
-import threading
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,8 +27,9 @@ from numba import cuda
 
 from ir_passes import Activity, GpuLaunch, UnsupportedError
 
-from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, Forward, Reverse, as_annotation
+from ..modes.pipeline import build, cached
+from ..modes.records import Generated, Job, ModeSpec
 from .capture import capture
 from .cleanup import cleanup
 from .codegen import ptx
@@ -84,8 +82,6 @@ class CompiledKernel:
         return self._loaded[dev.id]
 
 
-_lock = threading.RLock()
-_kernels = weakref.WeakKeyDictionary()     # dispatcher -> {key: CompiledKernel}
 _stats = {"compiles": 0}
 
 
@@ -152,47 +148,57 @@ def _compiled(config, args, mode, cache, cc):
     cc = tuple(cc) if cc is not None else _current_cc()
     disjoint = not any(True for _ in _overlaps(ranges))
     key = (kinds, argtypes, mode.name, cache, disjoint, launch, cc)
-    with _lock:
-        per_kernel = _kernels.setdefault(dispatcher, {})
-        compiled = per_kernel.get(key)
-        if compiled is None:
-            compiled = per_kernel[key] = build(dispatcher, argtypes, kinds, mode, cache, disjoint,
-                                               launch, cc)
-    return compiled, annotated
+    spec = CUDA_FORWARD if mode is Forward else CUDA_REVERSE
+    job = Job(dispatcher, argtypes, kinds, (), CudaOptions(mode, cache, disjoint, launch, cc))
+    return cached(spec, dispatcher, key, lambda: build(spec, job)), annotated
 
 
-def build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc) -> CompiledKernel:
-    """capture -> cleanup -> ir_passes -> module text (docs/cuda.md); PTX comes on demand. With
-    the disk cache on (docs/caching.md) the texts and what launches need are stored and loaded."""
-    slot = disk_cache.open_slot(f"cuda-{mode.name.lower()}", dispatcher, argtypes,
-                                (kinds, cache, noalias, launch, tuple(cc)), None)
-    if slot is not None and slot.hit:
-        return CompiledKernel(**slot.hit)
-    compiled = _build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc)
-    if slot is not None:
-        fields = {f.name: getattr(compiled, f.name) for f in dataclasses.fields(compiled)
-                  if not f.name.startswith("_")}
-        slot.save(fields, compiled.generated)
-    return compiled
+# ---- the modes: capture -> cleanup -> ir_passes -> module text (docs/cuda.md); PTX on demand --
+
+@dataclass(frozen=True)
+class CudaOptions:
+    mode: Any
+    cache: str
+    noalias: bool
+    launch: GpuLaunch
+    cc: tuple
 
 
-def _build(dispatcher, argtypes, kinds, mode, cache, noalias, launch, cc) -> CompiledKernel:
-    cap = capture(dispatcher, argtypes, cc)
-    cleaned = cleanup(cap.text, cap.fn_name, cc)
-    name = _name(dispatcher, kinds, mode)
+def _capture(job):
+    return capture(job.dispatcher, job.argtypes, job.options.cc)
+
+
+def _clean(job, cap) -> str:
+    return cleanup(cap.text, cap.fn_name, job.options.cc)
+
+
+def _transform(job, cap, cleaned, activity, names) -> Generated:
+    o, name = job.options, names[-1]
     try:
-        if mode is Forward:
-            gen = forward_kernel(cleaned, cap.fn_name, argtypes, kinds, name, noalias=noalias)
+        if o.mode is Forward:
+            gen = forward_kernel(cleaned, cap.fn_name, job.argtypes, job.kinds, name, noalias=o.noalias)
         else:
-            gen = reverse_kernel(cleaned, cap.fn_name, argtypes, kinds, name, launch,
-                                 cache="minimal" if cache == "auto" else cache, noalias=noalias,
-                                 warp_add=tuple(cc) >= WARP_ADD_CC)
+            gen = reverse_kernel(cleaned, cap.fn_name, job.argtypes, job.kinds, name, o.launch,
+                                 cache="minimal" if o.cache == "auto" else o.cache, noalias=o.noalias,
+                                 warp_add=tuple(o.cc) >= WARP_ADD_CC)
     except Exception as exc:
-        raise _in_python_terms(exc, dispatcher, argtypes) from None
+        raise _in_python_terms(exc, job.dispatcher, job.argtypes) from None
     _stats["compiles"] += 1
-    return CompiledKernel(name, mode, kinds, argtypes, tuple(cc), cap.text, cleaned, gen.text,
-                          gen.activity, gen.shared, gen.updates,
-                          gen.gradient.layout if gen.gradient is not None else None)
+    layout = gen.gradient.layout if gen.gradient is not None else None
+    return Generated(gen.text, layout, dict(name=name, mode=o.mode, kinds=job.kinds,
+                                            argtypes=job.argtypes, cc=tuple(o.cc),
+                                            activity=gen.activity, shared=gen.shared,
+                                            updates=gen.updates))
+
+
+def _cuda_mode(mode) -> ModeSpec:
+    """The ModeSpec of a CUDA kernel in `mode`: no link and no entry (the generated kernel's
+    text is the result); the disk cache keeps the texts."""
+    return ModeSpec(f"cuda-{mode.name.lower()}", CompiledKernel,
+                    lambda job, cap, activity: (_name(job.dispatcher, job.kinds, job.options.mode),),
+                    _transform, lambda job: (job.kinds, job.options.cache, job.options.noalias,
+                                             job.options.launch, tuple(job.options.cc)),
+                    capture=_capture, clean=_clean, activity=lambda job, cap: None)
 
 
 def _name(dispatcher, kinds, mode) -> str:
@@ -415,3 +421,6 @@ def _float32_notes(updates) -> list:
             f"iterations in float32 ({', '.join(where) or 'no source line'}): where large terms "
             "cancel (x[j] - x[i] with j == i adds +d and -d into one shadow), the float32 sum can "
             "lose a much smaller gradient to rounding; differentiate with float64 arrays to check"]
+
+
+CUDA_REVERSE, CUDA_FORWARD = _cuda_mode(Reverse), _cuda_mode(Forward)

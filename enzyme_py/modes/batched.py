@@ -16,9 +16,8 @@ mode's strong-zero guards (`select (d == 0), 0, d * partial`) are differentiated
 from __future__ import annotations
 
 import hashlib
-import threading
-import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numba
@@ -28,21 +27,19 @@ from numba.core import types
 from ir_passes import (LIBC_HEAP, Activity, ConstantMemoryError, forward_mode, fresh_tapes, parse_module,
                        print_module, reverse_mode, tests_nan)
 
-from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
 from ..arguments import (argument_arrays, check_active, check_aliasing_lanes, check_duplicated,
                          disjoint, distinct_memory, type_key, typeof, zeros_like_layout)
 from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
-from ..bridge.frozen import register
 from ..bridge.cleanup import cleanup
-from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
-from ..bridge.convention import array_extents, build_activity, returns_float
-from ..bridge.entry import compile_entry, make_entry, make_intrinsic
-from ..bridge.link import compile_library, prepare_module
+from ..bridge.convention import array_extents, returns_float
+from ..bridge.entry import make_entry, make_intrinsic
 from ..bridge.vector_math import host_library
 from .forward import MAX_WIDTH
+from .pipeline import compiled, run
+from .records import Generated, Job, ModeSpec, Prepared
 from . import strong_zero
 
 
@@ -96,10 +93,6 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
     return gradient, print_module(module)
 
 
-_lock = threading.RLock()
-_compiled = register(weakref.WeakKeyDictionary())
-
-
 def split_batched_args(args, seed):
     """-> (annotations, kinds, width, shadow lanes per dup arg, seeds)."""
     annotated = [as_annotation(a) for a in args]
@@ -150,80 +143,91 @@ def compile_batched(kernel, *args, guarded=False):
     `.entry` is an @njit function, callable from @njit code, with the signature in this module's
     docstring. `compile_gradient` returns it when an argument is BatchDuplicated. `guarded`:
     the variant with every product under the strong zero (strong_zero.py)."""
-    return _compile(kernel, *split_batched_args(args, 1.0)[:4], guarded=guarded)
-
-
-def _compile(kernel, annotated, kinds, width, lanes, guarded=False):
-    dispatcher = as_dispatcher(kernel)
-    apart = disjoint(annotated) and lanes_apart(annotated, lanes)
-    key = (kinds, width, apart, guarded) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
-    per_kernel = _compiled.get(dispatcher)
-    c = per_kernel.get(key) if per_kernel is not None else None
-    if c is None:
-        with _lock:
-            try:
-                c = _build(dispatcher, annotated, kinds, width, lanes, apart, guarded)
-            except ConstantMemoryError:
-                # The disjoint gradient restores overwritten primal memory (a scratch array)
-                # from its tape in the reverse sweep, and forward mode over it takes the tape's
-                # loads for active data stored into the primal arguments, which it holds Const.
-                # The variant for aliased memory is correct for disjoint memory too.
-                if not apart:
-                    raise
-                c = _build(dispatcher, annotated, kinds, width, lanes, False, guarded)
-            _compiled.setdefault(dispatcher, {})[key] = c
-    return c
+    return compiled(BATCHED, kernel, args, guarded=guarded)[0]
 
 
 def autodiff(kernel, *args, seed=1.0) -> tuple:
     """Reverse mode with BatchDuplicated: k seeds per array in one call. Shadows accumulate lane
     by lane; the result has, per Active argument, a tuple of its k derivatives."""
+    return run(BATCHED, kernel, args, seed=seed)
+
+
+def _prepare(kernel, args, seed=1.0, guarded=False) -> Prepared:
+    """The mode's `prepare` (pipeline.py); `args`: (annotations, kinds, lanes, seeds)."""
+    dispatcher = as_dispatcher(kernel)
     annotated, kinds, width, lanes, seeds = split_batched_args(args, seed)
-    c = _compile(kernel, annotated, kinds, width, lanes)
+    apart = disjoint(annotated) and lanes_apart(annotated, lanes)
+    key = (kinds, width, apart, guarded) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
+
+    def job():
+        argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
+        dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
+        entry_types = (tuple(dup_types) + tuple(numba.typeof(s) for ls in lanes for s in ls)
+                       + (types.float64,) * width)
+        return Job(dispatcher, argtypes, kinds, entry_types, BatchedOptions(width, apart, guarded))
+    return Prepared(dispatcher, key, job, (annotated, kinds, lanes, seeds))
+
+
+def _fallback(job, exc):
+    """The disjoint gradient restores overwritten primal memory (a scratch array) from its tape
+    in the reverse sweep, and forward mode over it takes the tape's loads for active data stored
+    into the primal arguments, which it holds Const. The variant for aliased memory is correct
+    for disjoint memory too: build it instead."""
+    if isinstance(exc, ConstantMemoryError) and job.options.disjoint:
+        return replace(job, options=replace(job.options, disjoint=False))
+    return None
+
+
+def _call(c, prepared, guarded) -> tuple:
+    """autodiff's result from the compiled entry (the mode's `call`)."""
+    annotated, kinds, lanes, seeds = prepared.args
     values = [a.value for a in annotated]
     scratch = [zeros_like_layout(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
-
-    def guarded():     # the variant with every product guarded (strong_zero.py)
-        return _compile(kernel, annotated, kinds, width, lanes, guarded=True).entry
-
-    derivs = strong_zero.call(as_dispatcher(kernel), c.entry, guarded, values,
+    derivs = strong_zero.call(prepared.dispatcher, c.entry, partial(_entry, guarded), values,
                               scratch + [s for ls in lanes for s in ls], seeds)
-    out = [None] * len(args)
+    out = [None] * len(annotated)
     for pos, d in zip(c.spec.active_positions, derivs):
         out[pos] = tuple(d)
     return tuple(out)
 
 
-def _build(dispatcher, annotated, kinds, width, lanes, disjoint, guarded) -> CompiledBatched:
-    argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
-    dup_types = [numba.typeof(a.value) for a, k in zip(annotated, kinds) if k is Activity.DUP]
-    signature = (tuple(argtypes) + tuple(dup_types)
-                 + tuple(numba.typeof(s) for ls in lanes for s in ls) + (types.float64,) * width)
-    slot = disk_cache.open_slot("batched", dispatcher, signature, (kinds, width, disjoint) +
-                                (("guarded",) if guarded else ()),
-                                _make_entry, argtypes)     # docs/caching.md
-    if slot is not None and slot.hit:
-        return CompiledBatched(**slot.hit)
-    cap = captured(dispatcher, argtypes)
-    activity = build_activity(cap.argtypes, cap.restype, kinds)
-    cleaned = cleaned_text(cap)
-    tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), ",".join(kinds),
-                                 str(width), str(disjoint), str(guarded)]).encode()).hexdigest()[:20]
-    grad_name, name = f"__enzyme_py_bgrad_{tag}", f"__enzyme_py_batched_{tag}"
-    if slot is not None:
-        grad_name, name = slot.symbol("bgrad"), slot.symbol("batched")
-    gradient, generated = batched_module(cleaned, cap.fn_name, activity, grad_name, name,
-                                         array_extents(cap.argtypes), disjoint, width,
-                                         returns_float(cap.restype), guarded)
-    verified = prepare_module(generated, name)
-    library = compile_library(verified, name, cap.environments)
-    spec = BatchedSpec(cap.argtypes, cap.restype, kinds, width, name)
-    entry = _make_entry(spec, library)
-    compile_entry(entry, cap.argtypes + signature[len(argtypes):], cap.argtypes != argtypes)
-    fields = dict(entry=entry, spec=spec, library=library)
-    if slot is not None:
-        slot.save(fields, verified, cap.environments)
-    return CompiledBatched(**fields, gradient=gradient, generated=generated)
+def _entry(build):
+    return build().entry
+
+
+# ---- the mode ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BatchedOptions:
+    """`width`: seeds per call. `disjoint`: the arrays and seeds of the call are apart.
+    `guarded`: every product of the gradient under the strong zero (strong_zero.py)."""
+    width: int
+    disjoint: bool
+    guarded: bool
+
+
+def _key(job) -> tuple:
+    o = job.options
+    return (job.kinds, o.width, o.disjoint) + (("guarded",) if o.guarded else ())
+
+
+def _symbols(job, cap, activity) -> tuple:
+    o = job.options
+    tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), ",".join(job.kinds),
+                                 str(o.width), str(o.disjoint), str(o.guarded)]).encode()).hexdigest()[:20]
+    return f"__enzyme_py_bgrad_{tag}", f"__enzyme_py_batched_{tag}"
+
+
+def _transform(job, cap, cleaned, activity, names) -> Generated:
+    o = job.options
+    gradient, generated = batched_module(cleaned, cap.fn_name, activity, names[0], names[1],
+                                         array_extents(cap.argtypes), o.disjoint, o.width,
+                                         returns_float(cap.restype), o.guarded)
+    return Generated(generated, extra={"gradient": gradient})
+
+
+def _spec(job, cap, name) -> BatchedSpec:
+    return BatchedSpec(cap.argtypes, cap.restype, job.kinds, job.options.width, name)
 
 
 def _param_names(spec):
@@ -279,3 +283,7 @@ def _make_call(spec, library):
 def _make_entry(spec, library):
     return make_entry(_make_call(spec, library), _param_names(spec),
                       f"batched reverse entry {spec.name}", raise_status)
+
+
+BATCHED = ModeSpec("batched", CompiledBatched, _symbols, _transform, _key, _spec, _make_entry,
+                   roles=("bgrad", "batched"), prepare=_prepare, call=_call, fallback=_fallback)

@@ -27,13 +27,13 @@ from ir_passes import ParallelUpdates
 
 from ..annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed
 from ..arguments import check_annotation, memory_of
-from .batched import autodiff as batched_autodiff
+from .batched import BATCHED
 from .calls import COMPLEX, Bound, Seeding, leaf_labels, unmask, wrapper
-from .forward import MAX_WIDTH
-from .forward import prepare as forward_prepare
+from .forward import FORWARD, MAX_WIDTH
 from .returns import UNSET, as_float_seed, is_complex, is_optional_float
 from . import strong_zero
-from .reverse import reverse_call, user_kernel
+from .pipeline import compiled, run
+from .reverse import REVERSE, user_kernel
 from .value_grad import forward_value_entry
 
 
@@ -112,8 +112,8 @@ def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdate
     if plan.identity and returns.kind != "structured":     # the kernel's own call
         float_seed = 1.0 if seed is UNSET else 0.0 if seed is None else \
             as_float_seed(seed, "the return value")
-        return reverse_call(plan.kernel, bound.leaves, float_seed, cache, with_primal, updates,
-                            memory)
+        return run(REVERSE, plan.kernel, bound.leaves, (float_seed, with_primal), cache=cache,
+                   updates=updates, memory=memory)
     seeds = returns.seeds(seed)
     float_seed = 1.0
     if returns.kind == "float":
@@ -123,7 +123,8 @@ def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdate
     target, args, nleaves, seeding = target_and_args(bound, per_leaf, 1, with_primal)
     if target is not bound.plan.kernel:
         check_leaves(bound)
-    flat, value = reverse_call(target, args, float_seed, cache, with_primal, updates, memory)
+    flat, value = run(REVERSE, target, args, (float_seed, with_primal), cache=cache,
+                      updates=updates, memory=memory)
     if seeding is not None and seeding.result == "masked":
         vals, n = args[-1].value, len(returns.floats)
         value = unmask(value, {l.path: _leaf_value(l, complex(vals[k], vals[n + k]) if
@@ -189,7 +190,7 @@ def batched(bound: Bound, seed, width=None):
     target, args, nleaves, _ = target_and_args(bound, per_leaf, lanes=width)
     if target is not bound.plan.kernel:
         check_leaves(bound)
-    flat = batched_autodiff(target, *args, seed=float_seeds)
+    flat = run(BATCHED, target, args, seed=float_seeds)
     return to_user_order(bound, flat, nleaves)
 
 
@@ -306,20 +307,19 @@ def forward_target(bound: Bound, shapes=None, with_primal=False):
 
 def _call(target, args, keep_value, rerun=True):
     pattern = rerun == "pattern"     # sparse.py's NaN runs (ir_passes transforms/pattern_union.py)
-    fwd, annotated, shadows, tangents = forward_prepare(target, args, guarded="pattern" if pattern
-                                                        else False)
+    fwd, prepared = compiled(FORWARD, target, args, guarded="pattern" if pattern else False)
+    annotated, shadows, tangents = prepared.args
     primal = [a.value for a in annotated]
     flat = [s for lanes in shadows for s in lanes] + [t for lanes in tangents for t in lanes]
+    entry = forward_value_entry(fwd) if keep_value else fwd.entry
     if not rerun or pattern:
-        run = forward_value_entry(fwd) if keep_value else fwd.entry
-        return run(*primal, *flat)
+        return entry(*primal, *flat)
 
     def guarded():     # the variant with every product guarded (strong_zero.py)
-        g = forward_prepare(target, args, guarded=True)[0]
+        g = compiled(FORWARD, target, args, guarded=True)[0]
         return forward_value_entry(g) if keep_value else g.entry
 
-    run = forward_value_entry(fwd) if keep_value else fwd.entry
-    return strong_zero.call(user_kernel(target), run, guarded, primal, flat, ())
+    return strong_zero.call(user_kernel(target), entry, guarded, primal, flat, ())
 
 
 def _width(leaves) -> int:

@@ -45,7 +45,8 @@ from ..annotations import Active, BatchDuplicated, Const, Duplicated, Duplicated
 from ..bridge.frozen import register_attr
 from .returns import UNSET
 from . import strong_zero
-from .reverse import compile_gradient, prepare, written_positions
+from .pipeline import compiled
+from .reverse import REVERSE, written_positions
 
 RUNNER_CALLS = 1000                 # fast calls of one structure before its runner is compiled
 TABLE = register_attr("_enzyme_py_fast_calls")     # dispatcher attribute: a Tables
@@ -296,7 +297,7 @@ def remember(kernel, args, cache) -> None:
         return
     if parts is None:
         return
-    grad = compile_gradient(kernel, *args, cache=cache)     # the gradient cache's entry
+    grad = compiled(REVERSE, kernel, args, cache=cache)[0]     # the gradient cache's entry
     annotated = tuple(a if type(a) in _ANNOTATED else Const(a) for a in args)
     with _lock:
         tables = getattr(kernel, TABLE, None)
@@ -328,7 +329,7 @@ def _guarded(kernel, annotated, cache):
     ref = weakref.ref(kernel)
 
     def guarded():
-        return prepare(ref(), annotated, cache, guarded=True)[0].entry
+        return compiled(REVERSE, ref(), annotated, cache=cache, guarded=True)[0].entry
     return guarded
 
 

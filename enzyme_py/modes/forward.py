@@ -14,33 +14,29 @@ the tangents of their final contents (docs/semantics.md).
 from __future__ import annotations
 
 import hashlib
-import threading
-import weakref
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numba
 import numpy as np
 from numba.core import types
 from numba.core.errors import TypingError
 
-from ir_passes import Activity, forward_mode, parse_module, print_module
-from ir_passes import pattern_text
+from ir_passes import Activity, forward_mode, parse_module, pattern_text, print_module
 
-from .. import disk_cache
 from ..annotations import Active, BatchDuplicated, Const, DuplicatedNoNeed, as_annotation
 from ..arguments import (argument_arrays, check_active, check_aliasing_lanes, check_distinct_lanes,
                          check_duplicated, distinct_memory, memory_of, type_key, typeof)
 from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
-from ..bridge.frozen import register
 from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import (call_generated, check_shadow_type, float_slot, raise_status,
                               release_return_value, shadow_pointer, status_type, type_names)
 from ..bridge.convention import array_extents, build_activity, data_params, returns_float
-from ..bridge.entry import compile_entry, make_entry, make_intrinsic
-from ..bridge.link import compile_library, prepare_module
+from ..bridge.entry import make_entry, make_intrinsic
 from ..bridge.vector_math import host_library
+from .pipeline import build, cached, compiled
+from .records import Generated, Job, ModeSpec, Prepared, activity_host, clean_host
 
 MAX_WIDTH = 16
 
@@ -165,19 +161,21 @@ def check_active_forward(where, a):
 
 # ---- building and caching --------------------------------------------------------------------
 
-_lock = threading.RLock()
-_compiled = register(weakref.WeakKeyDictionary())   # dispatcher -> {key: CompiledForward}
-
-
 def compile_forward(kernel, *args, keep_failure=False, guarded=False) -> CompiledForward:
     """Build (or fetch from the cache) the tangent function for these annotated arguments.
     `guarded`: the variant with every product under the strong zero."""
-    return prepare(kernel, args, keep_failure, guarded)[0]
+    return compiled(FORWARD, kernel, args, keep_failure=keep_failure, guarded=guarded)[0]
 
 
 def prepare(kernel, args, keep_failure=False, guarded=False):
     """Validate the arguments; return (cached or new CompiledForward, annotations, shadows,
     tangents). `guarded`: the variant with every product under the strong zero."""
+    fwd, prepared = compiled(FORWARD, kernel, args, keep_failure=keep_failure, guarded=guarded)
+    return (fwd,) + prepared.args
+
+
+def _prepare(kernel, args, keep_failure=False, guarded=False) -> Prepared:
+    """The mode's `prepare` (pipeline.py); `args`: (annotations, shadows, tangents)."""
     dispatcher = as_dispatcher(kernel)
     annotated, kinds, width, shadows, tangents = split_forward_args(args)
     if Activity.DUP in kinds:
@@ -186,20 +184,13 @@ def prepare(kernel, args, keep_failure=False, guarded=False):
     no_need = tuple(i for i, a in enumerate(annotated) if isinstance(a, DuplicatedNoNeed))
     key = (kinds, width, disjoint, no_need, guarded) + tuple(type_key(i, a.value)
                                                     for i, a in enumerate(annotated))
-    per_kernel = _compiled.get(dispatcher)
-    fwd = per_kernel.get(key) if per_kernel is not None else None
-    if fwd is None:
-        with _lock:
-            per_kernel = _compiled.setdefault(dispatcher, {})
-            fwd = per_kernel.get(key)
-            if fwd is None:
-                argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
-                shadow_types = tuple(numba.typeof(s) for lanes in shadows for s in lanes)
-                fwd = build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
-                            disjoint, no_need, guarded)
-                if fwd.error is None:
-                    per_kernel[key] = fwd
-    return fwd, annotated, shadows, tangents
+
+    def job():
+        argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
+        shadow_types = tuple(numba.typeof(s) for lanes in shadows for s in lanes)
+        return _job(dispatcher, argtypes, shadow_types, kinds,
+                    ForwardOptions(width, disjoint, no_need, guarded), keep_failure)
+    return Prepared(dispatcher, key, job, (annotated, shadows, tangents))
 
 
 def all_disjoint(annotated, shadows) -> bool:
@@ -216,13 +207,9 @@ def forward_for_types(dispatcher, argtypes, shadow_types, kinds, width=1,
     variant that assumes nothing about how arrays and shadows overlap. `guarded`: every product
     under the strong zero (strong_zero.py)."""
     key = ("types", tuple(kinds), width, tuple(argtypes), tuple(shadow_types), guarded)
-    with _lock:
-        per_kernel = _compiled.setdefault(dispatcher, {})
-        fwd = per_kernel.get(key)
-        if fwd is None:
-            fwd = per_kernel[key] = build(dispatcher, tuple(argtypes), tuple(shadow_types),
-                                          tuple(kinds), width, False, guarded=guarded)
-    return fwd
+    job = _job(dispatcher, tuple(argtypes), tuple(shadow_types), tuple(kinds),
+               ForwardOptions(width, guarded=guarded))
+    return cached(FORWARD, dispatcher, key, lambda: build(FORWARD, job))
 
 
 def primal_ir(kernel, *args) -> tuple:
@@ -235,52 +222,62 @@ def primal_ir(kernel, *args) -> tuple:
     return cleaned_text(cap), cap.fn_name, build_activity(cap.argtypes, cap.restype, kinds)
 
 
-def build(dispatcher, argtypes, shadow_types, kinds, width, keep_failure,
-          disjoint=False, no_need=(), guarded=False) -> CompiledForward:
-    """`shadow_types`: the Numba types of the shadows, flat (per Duplicated argument, its k).
-    `no_need`: positions of the DuplicatedNoNeed arguments. `guarded`: every product under the
-    strong zero (strong_zero.py); "pattern": that, with both arms of each decision on the
-    inputs' values run (ir_passes transforms/pattern_union.py, for enzyme_py/sparse.py)."""
-    tangent_types = (types.float64,) * (kinds.count(Activity.ACTIVE) * width)
-    slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
-        "forward", dispatcher, tuple(argtypes) + tuple(shadow_types) + tangent_types,
-        (kinds, width, disjoint, no_need) + (("guarded" if guarded is True else guarded,) if guarded
-                                             else ()), make_forward_entry, argtypes)
-    if slot is not None and slot.hit:
-        return CompiledForward(**slot.hit)
-    cap = captured(dispatcher, argtypes)
-    activity = build_activity(cap.argtypes, cap.restype, kinds)
-    texts = {"captured": cap.text}
-    try:
-        texts["cleaned"] = cleaned_text(cap)
-        if guarded == "pattern":    # enzyme_py/sparse.py's NaN runs: both arms of each decision
-            texts["cleaned"] = pattern_text(texts["cleaned"], cap.fn_name, activity)
-        name = forward_name(cap.fn_name, cap.argtypes, activity, width) + ("" if disjoint else "_alias")
-        if no_need:
-            name += "_noneed" + "_".join(map(str, no_need))
-        if guarded:
-            name += "_guarded" if guarded is True else "_" + guarded
-        if slot is not None:
-            name = slot.symbol("fwd")
-        texts["generated"] = forward_differentiate(texts["cleaned"], cap.fn_name, activity, name, width,
-                                                   disjoint, array_extents(cap.argtypes),
-                                                   data_params(cap.argtypes, no_need), guarded)
-        texts["verified"] = prepare_module(texts["generated"], name)
-        library = compile_library(texts["verified"], name, cap.environments)
-        spec = ForwardSpec(cap.argtypes, cap.restype, kinds, width, name)
-        entry = make_forward_entry(spec, library)
-        compile_entry(entry, cap.argtypes + tuple(shadow_types) + tangent_types,
-                      cap.argtypes != tuple(argtypes))
-    except Exception as exc:
-        if not keep_failure:
-            raise
-        return CompiledForward(entry=None, spec=None, activity=tuple(activity),
-                               kernel_name=cap.fn_name, error=exc, **texts)
-    fields = dict(entry=entry, spec=spec, activity=tuple(activity), kernel_name=cap.fn_name,
-                  library=library)
-    if slot is not None:
-        slot.save(fields, texts["verified"], cap.environments)
-    return CompiledForward(**fields, **texts)
+# ---- the mode ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ForwardOptions:
+    """A forward-mode build's options. `width`: directions per call. `disjoint`: every array and
+    shadow of the call is memory of its own. `no_need`: positions of the DuplicatedNoNeed
+    arguments. `guarded`: every product under the strong zero (strong_zero.py); "pattern":
+    that, with both arms of each decision on the inputs' values run (ir_passes
+    transforms/pattern_union.py, for enzyme_py/sparse.py's NaN runs)."""
+    width: int = 1
+    disjoint: bool = False
+    no_need: tuple = ()
+    guarded: Union[bool, str] = False
+
+
+def _job(dispatcher, argtypes, shadow_types, kinds, options, keep_failure=False) -> Job:
+    """`shadow_types`: the Numba types of the shadows, flat (per Duplicated argument, its k);
+    the entry then takes a float tangent per Active argument and direction."""
+    tangent_types = (types.float64,) * (kinds.count(Activity.ACTIVE) * options.width)
+    return Job(dispatcher, argtypes, kinds, tuple(shadow_types) + tangent_types, options,
+               keep_failure)
+
+
+def _key(job) -> tuple:
+    o = job.options
+    return (job.kinds, o.width, o.disjoint, o.no_need) + \
+        (("guarded" if o.guarded is True else o.guarded,) if o.guarded else ())
+
+
+def _symbols(job, cap, activity) -> tuple:
+    o = job.options
+    name = forward_name(cap.fn_name, cap.argtypes, activity, o.width) + ("" if o.disjoint else "_alias")
+    if o.no_need:
+        name += "_noneed" + "_".join(map(str, o.no_need))
+    if o.guarded:
+        name += "_guarded" if o.guarded is True else "_" + o.guarded
+    return (name,)
+
+
+def _clean(job, cap) -> str:
+    """The CPU cleanup; for the "pattern" variant, both arms of each decision run."""
+    text = clean_host(job, cap)
+    if job.options.guarded == "pattern":
+        text = pattern_text(text, cap.fn_name, activity_host(job, cap))
+    return text
+
+
+def _transform(job, cap, cleaned, activity, names) -> Generated:
+    o = job.options
+    return Generated(forward_differentiate(cleaned, cap.fn_name, activity, names[-1], o.width,
+                                           o.disjoint, array_extents(cap.argtypes),
+                                           data_params(cap.argtypes, o.no_need), o.guarded))
+
+
+def _spec(job, cap, name) -> ForwardSpec:
+    return ForwardSpec(cap.argtypes, cap.restype, job.kinds, job.options.width, name)
 
 
 # ---- the intrinsic and the entry -------------------------------------------------------------
@@ -355,3 +352,7 @@ def make_forward_entry(spec: ForwardSpec, library):
     """The @njit entry (see the module docstring); it releases the GIL."""
     return make_entry(make_forward_call(spec, library), param_names(spec),
                       f"forward entry {spec.name}", raise_status)
+
+
+FORWARD = ModeSpec("forward", CompiledForward, _symbols, _transform, _key, _spec,
+                   make_forward_entry, roles=("fwd",), clean=_clean, prepare=_prepare)

@@ -22,8 +22,6 @@ is @njit and callable from @njit code; gx receives seed * grad f, hv_j receives 
 from __future__ import annotations
 
 import hashlib
-import threading
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,23 +33,21 @@ from numba.core.errors import TypingError
 from ir_passes import (LIBC_HEAP, TAPE, Activity, forward_mode, fresh_tapes, memory_option, parse_module, print_module,
                        reverse_mode, tests_nan, unpool_checkpoints)
 
-from .. import disk_cache
 from ..annotations import Const, Duplicated
 from ..arguments import copy_same_layout, disjoint, type_key, typeof, zeros_like_layout
 from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
-from ..bridge.frozen import register
 from ..bridge.cleanup import cleanup
-from ..bridge.memo import captured, cleaned_text
 from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
-from ..bridge.convention import array_extents, build_activity, returns_float
-from ..bridge.entry import compile_entry, make_entry, make_intrinsic
-from ..bridge.link import compile_library, prepare_module
+from ..bridge.convention import array_extents, returns_float
+from ..bridge.entry import make_entry, make_intrinsic
 from ..bridge.vector_math import host_library
 from . import strong_zero
 from .calls import bind, wrapper
 from .forward import MAX_WIDTH
 from .memory import auto_budget
+from .pipeline import build, cached
+from .records import Generated, Job, ModeSpec, capture_host
 
 
 @dataclass(frozen=True)
@@ -94,10 +90,6 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
     return gradient, print_module(module)
 
 
-_lock = threading.RLock()
-_compiled = register(weakref.WeakKeyDictionary())
-
-
 def compile_hvp(kernel, x, *const, width=1, memory="tape", guarded=False) -> CompiledHVP:
     """Build (or fetch) the Hessian-vector product of kernel(x, *const) for k = `width` vectors;
     `memory` as autodiff's: the reverse gradient it differentiates checkpoints time loops.
@@ -111,46 +103,58 @@ def compile_hvp(kernel, x, *const, width=1, memory="tape", guarded=False) -> Com
     apart = disjoint(annotated)
     memory = memory_option(memory, auto_budget())
     key = (width, apart, memory, guarded) + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
-    per_kernel = _compiled.get(dispatcher)
-    hit = per_kernel.get(key) if per_kernel is not None else None
-    if hit is not None:
-        return hit
-    with _lock:
+
+    def make():
         argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
         xt = numba.typeof(x)
-        entry_types = (types.float64, xt) + (xt,) * (2 * width)
-        slot = disk_cache.open_slot("hvp", dispatcher, argtypes + entry_types,
-                                    (width, apart, memory.key) + (("guarded",) if guarded else ()),
-                                    _make_entry)   # docs/caching.md
-        out = CompiledHVP(**slot.hit) if slot is not None and slot.hit else \
-            _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot, guarded)
-        _compiled.setdefault(dispatcher, {})[key] = out
-        return out
+        kinds = (Activity.DUP,) + (Activity.CONST,) * len(const)
+        return build(HVP, Job(dispatcher, argtypes, kinds, (types.float64, xt) + (xt,) * (2 * width),
+                              HVPOptions(width, apart, memory, guarded)))
+    return cached(HVP, dispatcher, key, make)
 
 
-def _build(dispatcher, argtypes, const, width, apart, memory, entry_types, slot, guarded) -> CompiledHVP:
-    cap = captured(dispatcher, argtypes)
+# ---- the mode ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HVPOptions:
+    """`width`: products per call; `disjoint`: the arrays of the call are apart; `memory`: the
+    reverse gradient's (an ir_passes Memory); `guarded`: every product of the gradient under the
+    strong zero (strong_zero.py)."""
+    width: int
+    disjoint: bool
+    memory: Any
+    guarded: bool
+
+
+def _key(job) -> tuple:
+    o = job.options
+    return (o.width, o.disjoint, o.memory.key) + (("guarded",) if o.guarded else ())
+
+
+def _symbols(job, cap, activity) -> tuple:
+    o = job.options
+    tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(o.width),
+                                 str(o.disjoint), o.memory.key, str(o.guarded)]).encode()).hexdigest()[:20]
+    return f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
+
+
+def _capture(job):
+    cap = capture_host(job)
     if not returns_float(cap.restype):
         raise TypeError(f"hessian_vector_product needs a kernel returning a float, not {cap.restype}")
-    kinds = (Activity.DUP,) + (Activity.CONST,) * len(const)
-    activity = build_activity(cap.argtypes, cap.restype, kinds)
-    cleaned = cleaned_text(cap)
-    tag = hashlib.sha1("|".join([cap.fn_name, ",".join(map(str, cap.argtypes)), str(width),
-                                 str(apart), memory.key, str(guarded)]).encode()).hexdigest()[:20]
-    grad_name, name = f"__enzyme_py_hgrad_{tag}", f"__enzyme_py_hvp_{tag}"
-    if slot is not None:
-        grad_name, name = slot.symbol("hgrad"), slot.symbol("hvp")
-    gradient, generated = hvp_module(cleaned, cap.fn_name, activity, grad_name, name,
-                                     array_extents(cap.argtypes), apart, width, memory, guarded)
-    verified = prepare_module(generated, name)
-    library = compile_library(verified, name, cap.environments)
-    spec = HVPSpec(cap.argtypes, cap.restype, width, name)
-    entry = _make_entry(spec, library)
-    compile_entry(entry, cap.argtypes + entry_types, cap.argtypes != argtypes)
-    fields = dict(entry=entry, spec=spec, library=library)
-    if slot is not None:
-        slot.save(fields, verified, cap.environments)
-    return CompiledHVP(**fields, cleaned=cleaned, gradient=gradient, generated=generated)
+    return cap
+
+
+def _transform(job, cap, cleaned, activity, names) -> Generated:
+    o = job.options
+    gradient, generated = hvp_module(cleaned, cap.fn_name, activity, names[0], names[1],
+                                     array_extents(cap.argtypes), o.disjoint, o.width, o.memory,
+                                     o.guarded)
+    return Generated(generated, extra={"gradient": gradient})
+
+
+def _spec(job, cap, name) -> HVPSpec:
+    return HVPSpec(cap.argtypes, cap.restype, job.options.width, name)
 
 
 def _param_names(spec):
@@ -226,3 +230,7 @@ def products(f, x, directions, consts, kwargs, memory="tape", rerun=True) -> tup
     strong_zero.call(as_dispatcher(target), c.entry, guarded, values, shadows, (),
                      derivs_of=lambda r: r[1])
     return hvs
+
+
+HVP = ModeSpec("hvp", CompiledHVP, _symbols, _transform, _key, _spec, _make_entry,
+               roles=("hgrad", "hvp"), capture=_capture)

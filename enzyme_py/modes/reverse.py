@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import inspect as _inspect
-import threading
-import weakref
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Optional
 
 import numba
@@ -27,22 +26,22 @@ from numba.core.errors import TypingError
 
 from ir_passes import TAPE, Activity, ParallelUpdates, memory_option, parse_module, print_module, reverse_mode
 
-from .. import disk_cache, timings
+from .. import timings
 from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from ..arguments import check_aliasing, type_key, typeof, validate
 from ..bridge.frozen import as_dispatcher
 from ..arguments import disjoint as disjoint_memory
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
-from ..bridge.frozen import register
-from ..bridge.memo import captured, cleaned_text, forget_all
 from ..bridge.codegen import (check_shadow_type, raise_status, release_return_value,
                               shadow_pointer, type_names)
-from ..bridge.convention import arg_layouts, array_extents, build_activity, data_params, returns_float
-from ..bridge.entry import compile_entry, make_entry, make_intrinsic
-from ..bridge.link import compile_library, define_counts, prepare_module
+from ..bridge.convention import arg_layouts, array_extents, data_params, returns_float
+from ..bridge.entry import make_entry, make_intrinsic
+from ..bridge.link import define_counts
 from ..bridge.vector_math import host_library
 from . import strong_zero
 from .memory import auto_budget, cache_size, memory_bandwidth
+from .pipeline import build, cached, clear, compiled, counts, run
+from .records import Generated, Job, ModeSpec, Prepared
 from .value_grad import value_entry
 
 # Attributes of a generated call wrapper's Python function (modes/calls.py): the user's name of
@@ -146,21 +145,14 @@ def gradient_name(fn_name: str, argtypes, activity) -> str:
     return "__enzyme_py_grad_" + hashlib.sha1(key.encode()).hexdigest()[:20]
 
 
-_lock = threading.RLock()
-_gradients = register(weakref.WeakKeyDictionary())   # dispatcher -> {key: CompiledGradient}
-_stats = {"compiles": 0}
-
-
 def compile_count() -> int:
-    """How many gradients have been built (cache misses) in this process."""
-    return _stats["compiles"]
+    """How many reverse-mode gradients have been built (cache misses) in this process."""
+    return counts["reverse"]
 
 
 def clear_cache() -> None:
-    """Forget every compiled gradient (the next call rebuilds)."""
-    with _lock:
-        _gradients.clear()
-    forget_all()
+    """Forget every compiled gradient, of every mode (the next call rebuilds)."""
+    clear()
 
 
 def autodiff(kernel, *args, seed=1.0, cache="auto", memory="tape") -> tuple:
@@ -174,28 +166,38 @@ def reverse_call(kernel, args, seed, cache="auto", with_primal=False,
     """Reverse mode on `kernel(*args)` (annotated, the kernel's parameters in order):
     (one entry per argument: the derivative of an Active one, else None; the return value when
     `with_primal` (value_grad.py), else None). `updates`: rules.parallel.ParallelUpdates."""
-    grad, annotated = prepare(kernel, args, cache, updates=updates, memory=memory)
+    return run(REVERSE, kernel, args, (seed, with_primal), cache=cache, updates=updates,
+               memory=memory)
+
+
+def _call(grad, prepared, guarded, seed, with_primal=False) -> tuple:
+    """reverse_call's result from the gradient (the mode's `call`); `guarded()` builds the
+    variant with every product guarded (strong_zero.py)."""
+    annotated = prepared.args
     primal = [a.value for a in annotated]
     shadows = [a.shadow for a in annotated
                if isinstance(a, (Duplicated, DuplicatedNoNeed))]
     value = None
-
-    def guarded():
-        g = prepare(kernel, args, cache, updates=updates, memory=memory, guarded=True)[0]
-        return value_entry(g) if with_primal else g.entry
-
-    owner = user_kernel(kernel)
+    owner = getattr(prepared.dispatcher.py_func, WRAPPED_KERNEL, prepared.dispatcher)
     written = written_positions(grad, len(primal))
     if with_primal:
-        value, derivs = strong_zero.call(owner, value_entry(grad), guarded,
+        value, derivs = strong_zero.call(owner, value_entry(grad), partial(_value_entry, guarded),
                                          primal, shadows, (float(seed),), _second, written)
     else:
-        derivs = strong_zero.call(owner, grad.entry, guarded, primal, shadows,
+        derivs = strong_zero.call(owner, grad.entry, partial(_entry, guarded), primal, shadows,
                                   (float(seed),), None, written)
-    result = [None] * len(args)
+    result = [None] * len(annotated)
     for pos, d in zip(grad.spec.active_positions, derivs):
         result[pos] = d
     return tuple(result), value
+
+
+def _entry(build):
+    return build().entry
+
+
+def _value_entry(build):
+    return value_entry(build())
 
 
 def user_kernel(kernel):
@@ -222,12 +224,12 @@ def _second(pair):
 def compile_gradient(kernel, *args, cache="auto", memory="tape", guarded=False) -> CompiledGradient:
     """The (cached or new) gradient for these annotated arguments. `guarded`: the variant with
     every product under the strong zero (strong_zero.py)."""
-    return prepare(kernel, args, cache, memory=memory, guarded=guarded)[0]
+    return compiled(REVERSE, kernel, args, cache=cache, memory=memory, guarded=guarded)[0]
 
 
 def inspect(kernel, *args, cache="auto", memory="tape") -> CompiledGradient:
     """compile_gradient, but a failure after capture is returned in `.error` (api.inspect)."""
-    return prepare(kernel, args, cache, keep_failure=True, memory=memory)[0]
+    return compiled(REVERSE, kernel, args, cache=cache, keep_failure=True, memory=memory)[0]
 
 
 def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUTO, memory="tape",
@@ -235,6 +237,14 @@ def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUT
     """Validate the arguments; return (cached or new CompiledGradient, annotations).
     `memory`: "tape", "auto" or a budget such as "256MB" (docs/checkpointing.md).
     `guarded`: the variant with every product under the strong zero (strong_zero.py)."""
+    grad, prepared = compiled(REVERSE, kernel, args, cache=cache, keep_failure=keep_failure,
+                              updates=updates, memory=memory, guarded=guarded)
+    return grad, prepared.args
+
+
+def _prepare(kernel, args, cache="auto", keep_failure=False, updates=ParallelUpdates.AUTO,
+             memory="tape", guarded=False) -> Prepared:
+    """The mode's `prepare` (pipeline.py): the arguments validated, the cache key and the Job."""
     if isinstance(memory, str) and memory == "auto":
         memory = memory_option(memory, auto_budget(), cache_size(), memory_bandwidth())
     memory = memory_option(memory, auto_budget(), cache_size())
@@ -247,21 +257,14 @@ def prepare(kernel, args, cache, keep_failure=False, updates=ParallelUpdates.AUT
     no_need = tuple(i for i, a in enumerate(annotated) if isinstance(a, DuplicatedNoNeed))
     key = (kinds, cache, apart, no_need, updates, memory, guarded) + tuple([type_key(i, a.value)
                                                   for i, a in enumerate(annotated)])
-    per_kernel = _gradients.get(dispatcher)
-    grad = per_kernel.get(key) if per_kernel is not None else None
-    if grad is None:
-        with _lock:
-            per_kernel = _gradients.setdefault(dispatcher, {})
-            grad = per_kernel.get(key)
-            if grad is None:
-                argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
-                shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
-                                     if isinstance(a, (Duplicated, DuplicatedNoNeed)))
-                grad = build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-                             apart, no_need, updates, memory, guarded)
-                if grad.error is None:
-                    per_kernel[key] = grad
-    return grad, annotated
+
+    def job():
+        argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
+        shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
+                             if isinstance(a, (Duplicated, DuplicatedNoNeed)))
+        options = ReverseOptions(cache, apart, no_need, updates, memory, guarded)
+        return Job(dispatcher, argtypes, kinds, shadow_types, options, keep_failure)
+    return Prepared(dispatcher, key, job, annotated)
 
 
 def in_python_terms(exc, dispatcher, argtypes):
@@ -314,80 +317,67 @@ def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=(),
     `no_need`: positions of the DuplicatedNoNeed arguments. `guarded`: the variant with every
     product under the strong zero (strong_zero.py)."""
     key = ("types", tuple(kinds), tuple(argtypes), tuple(shadow_types), tuple(no_need), guarded)
-    with _lock:
-        per_kernel = _gradients.setdefault(dispatcher, {})
-        grad = per_kernel.get(key)
-        if grad is None:
-            grad = per_kernel[key] = build(dispatcher, tuple(argtypes), tuple(shadow_types),
-                                           tuple(kinds), "auto", False,
-                                           no_need=tuple(no_need), guarded=guarded)
-    return grad
+    job = Job(dispatcher, tuple(argtypes), tuple(kinds), tuple(shadow_types),
+              ReverseOptions(no_need=tuple(no_need), guarded=guarded))
+    return cached(REVERSE, dispatcher, key, lambda: build(REVERSE, job))
 
 
-@timings.timed_build
-def build(dispatcher, argtypes, shadow_types, kinds, cache, keep_failure,
-          disjoint=False, no_need=(), updates=ParallelUpdates.AUTO, memory=TAPE,
-          guarded=False) -> CompiledGradient:
-    """Run the pipeline of docs/internals.md for one (kernel, signature, activity).
-    `shadow_types`: the Numba types of the Duplicated arguments' shadows, in order.
-    `no_need`: positions of the DuplicatedNoNeed arguments (their primal result is not needed).
-    `updates`: how parallel loops add into shared shadows (rules.parallel.ParallelUpdates).
-    `memory`: an ir_passes Memory (the full tape, or checkpointed time loops).
-    `guarded`: every product under the strong zero (strong_zero.py)."""
-    options = (kinds, cache, disjoint, no_need) + (("guarded",) if guarded else ()) + \
-        (() if updates is ParallelUpdates.AUTO else (updates.value,)) + \
-        ((str(memory), memory.key) if memory.checkpoints else ())
-    slot = None if keep_failure else disk_cache.open_slot(     # docs/caching.md
-        "reverse", dispatcher, tuple(argtypes) + tuple(shadow_types), options,
-        make_gradient_entry, argtypes)
-    if slot is not None and slot.hit:
-        return CompiledGradient(**slot.hit)
-    cap = captured(dispatcher, argtypes)
-    activity = build_activity(cap.argtypes, cap.restype, kinds)
-    texts = {"captured": cap.text}
+# ---- the mode ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ReverseOptions:
+    """A reverse-mode build's options. `cache`: "auto", "minimal" or "always". `disjoint`: the
+    arrays of the call are apart. `no_need`: positions of the DuplicatedNoNeed arguments (their
+    primal result is not needed). `updates`: how parallel loops add into shared shadows
+    (rules.parallel.ParallelUpdates). `memory`: an ir_passes Memory (the full tape, or
+    checkpointed time loops). `guarded`: every product under the strong zero (strong_zero.py)."""
+    cache: str = "auto"
+    disjoint: bool = False
+    no_need: tuple = ()
+    updates: ParallelUpdates = ParallelUpdates.AUTO
+    memory: Any = TAPE
+    guarded: bool = False
+
+
+def _key(job) -> tuple:
+    o = job.options
+    return (job.kinds, o.cache, o.disjoint, o.no_need) + (("guarded",) if o.guarded else ()) + \
+        (() if o.updates is ParallelUpdates.AUTO else (o.updates.value,)) + \
+        ((str(o.memory), o.memory.key) if o.memory.checkpoints else ())
+
+
+def _symbols(job, cap, activity) -> tuple:
+    o = job.options
+    name = gradient_name(cap.fn_name, cap.argtypes, activity)
+    if not o.disjoint:
+        name += "_alias"
+    if o.no_need:
+        name += "_noneed" + "_".join(map(str, o.no_need))
+    if o.updates is not ParallelUpdates.AUTO:
+        name += "_" + o.updates.value
+    if o.memory.checkpoints:
+        name += f"_ckpt{o.memory.key}"
+    if o.guarded:
+        name += "_guarded"
+    return (name,)
+
+
+def _transform(job, cap, cleaned, activity, names) -> Generated:
+    o, name, layouts = job.options, names[-1], {}
     try:
-        texts["cleaned"] = cleaned_text(cap)
-        name = gradient_name(cap.fn_name, cap.argtypes, activity)
-        if not disjoint:
-            name += "_alias"
-        if no_need:
-            name += "_noneed" + "_".join(map(str, no_need))
-        if updates is not ParallelUpdates.AUTO:
-            name += "_" + updates.value
-        if memory.checkpoints:
-            name += f"_ckpt{memory.key}"
-        if guarded:
-            name += "_guarded"
-        if slot is not None:
-            name = slot.symbol("grad")
-        layouts = {}
-        try:
-            texts["generated"] = differentiate(
-                texts["cleaned"], cap.fn_name, activity, name, cache, disjoint, layouts,
-                array_extents(cap.argtypes), data_params(cap.argtypes, no_need),
-                **({} if updates is ParallelUpdates.AUTO else {"updates": updates}),
-                **({"memory": memory} if memory.checkpoints else {}), guarded=guarded)
-        except Exception as exc:
-            raise in_python_terms(exc, dispatcher, cap.argtypes) from None
-        define_counts(layouts.get(name))
-        texts["verified"] = prepare_module(texts["generated"], name)
-        library = compile_library(texts["verified"], name, cap.environments)
-        spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
-        entry = make_gradient_entry(spec)
-        with timings.stage("entry"):
-            compile_entry(entry, cap.argtypes + shadow_types + (numba.float64,),
-                          cap.argtypes != tuple(argtypes))
+        text = differentiate(
+            cleaned, cap.fn_name, activity, name, o.cache, o.disjoint, layouts,
+            array_extents(cap.argtypes), data_params(cap.argtypes, o.no_need),
+            **({} if o.updates is ParallelUpdates.AUTO else {"updates": o.updates}),
+            **({"memory": o.memory} if o.memory.checkpoints else {}), guarded=o.guarded)
     except Exception as exc:
-        if not keep_failure:
-            raise
-        return CompiledGradient(entry=None, spec=None, activity=tuple(activity),
-                                kernel_name=cap.fn_name, error=exc, **texts)
-    _stats["compiles"] += 1
-    fields = dict(entry=entry, spec=spec, activity=tuple(activity), kernel_name=cap.fn_name,
-                  layout=layouts.get(name), library=library)
-    if slot is not None:
-        slot.save(fields, texts["verified"], cap.environments)
-    return CompiledGradient(**fields, **texts)
+        raise in_python_terms(exc, job.dispatcher, cap.argtypes) from None
+    define_counts(layouts.get(name))
+    return Generated(text, layouts.get(name))
+
+
+def _spec(job, cap, name) -> GradientSpec:
+    return GradientSpec(cap.argtypes, cap.restype, job.kinds, name)
 
 
 # ---- the intrinsic and the entry -------------------------------------------------------------
@@ -486,3 +476,8 @@ def make_gradient_entry(spec: GradientSpec, library=None):
     """
     return make_entry(make_gradient_call(spec), param_names(spec), f"entry {spec.name}",
                       raise_status, qualname=f"entry_{spec.name}")
+
+
+REVERSE = ModeSpec("reverse", CompiledGradient, _symbols, _transform, _key, _spec,
+                   make_gradient_entry, roles=("grad",), tail=(numba.float64,),
+                   prepare=_prepare, call=_call)

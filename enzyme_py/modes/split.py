@@ -17,8 +17,8 @@ import ctypes
 import inspect as _inspect
 import threading
 import weakref
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -31,35 +31,45 @@ from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from ..arguments import check_aliasing, type_key, typeof, validate
 from ..bridge import nrt  # noqa: F401 - Numba's allocators and status codes for ir_passes
 from ..bridge.codegen import array_data, float_slot, raise_status, status_type
-from ..bridge.convention import array_extents, build_activity, returns_float
+from ..bridge.convention import array_extents, returns_float
 from ..bridge.entry import make_entry, make_intrinsic
-from ..bridge.frozen import as_dispatcher, register
-from ..bridge.link import compile_library, prepare_module
-from ..bridge.memo import captured, cleaned_text
+from ..bridge.frozen import as_dispatcher
 from ..bridge.vector_math import host_library
 
 from .frame_pool import FramePool, frame_bytes
+from .pipeline import build, builds, cached
+from .records import Generated, Job, ModeSpec, capture_host
 from .reverse import GradientSpec, gradient_name
 
-_lock = threading.RLock()
-_built = register(weakref.WeakKeyDictionary())   # dispatcher -> {key: CompiledSplit}
-
-
-@dataclass(frozen=True)
-class CompiledSplit:
+class SplitEntries(NamedTuple):
     """The @njit entries of a split gradient: `aug(*args, *shadows, cell) -> value` (the
     forward sweep into the frame in cell[0], 0: a new one, left there; a failed call frees it
     and leaves 0), `rev(*args, *shadows, seed, frame) -> derivatives`, `reset(frame)`,
-    `drop(frame)`; `pool` keeps the frames of freed tapes (frame_pool.py); `layout` is
-    ir_passes' TapeLayout (its `frame_bytes` and `held` give a tape's size)."""
-    spec: GradientSpec
+    `drop(frame)`."""
     aug: Any
     rev: Any
     reset: Any
     drop: Any
+
+
+@dataclass(frozen=True)
+class CompiledSplit:
+    """A split gradient: its `entry` (SplitEntries, also as `aug`, `rev`, `reset`, `drop`);
+    `pool` keeps the frames of freed tapes (frame_pool.py); `layout` is ir_passes' TapeLayout
+    (its `frame_bytes` and `held` give a tape's size)."""
+    spec: GradientSpec
+    entry: SplitEntries
     layout: Any
     library: Any
-    pool: FramePool
+    pool: FramePool = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "pool", FramePool(self.layout, self.entry.reset, self.entry.drop))
+
+    aug = property(lambda self: self.entry.aug)
+    rev = property(lambda self: self.entry.rev)
+    reset = property(lambda self: self.entry.reset)
+    drop = property(lambda self: self.entry.drop)
 
     def forward(self, *args) -> tuple:
         """The forward sweep (args: the primal arguments, then the shadows) into a parked frame
@@ -157,8 +167,7 @@ def reverse(tape: Tape, seed: float = 1.0) -> tuple:
 def release_tapes(kernel) -> int:
     """Free the frames the released tapes of `kernel`'s split gradients left parked
     (frame_pool.py); returns the bytes freed. Live tapes are not touched."""
-    with _lock:
-        splits = list(_built.get(as_dispatcher(kernel), {}).values())
+    splits = builds(as_dispatcher(kernel), SPLIT)
     freed = 0
     for split in splits:
         freed += split.pool.nbytes
@@ -190,42 +199,54 @@ def _check_call(dispatcher, args) -> None:
 
 def compiled_split(dispatcher, annotated, kinds) -> CompiledSplit:
     key = kinds + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
-    with _lock:
-        per_kernel = _built.setdefault(dispatcher, {})
-        split = per_kernel.get(key)
-        if split is None:
-            argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
-            shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
-                                 if isinstance(a, (Duplicated, DuplicatedNoNeed)))
-            split = per_kernel[key] = build(dispatcher, argtypes, shadow_types, kinds)
-    return split
+
+    def make():
+        argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
+        shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
+                             if isinstance(a, (Duplicated, DuplicatedNoNeed)))
+        return build(SPLIT, Job(dispatcher, argtypes, kinds, shadow_types, None))
+    return cached(SPLIT, dispatcher, key, make)
 
 
-def build(dispatcher, argtypes, shadow_types, kinds) -> CompiledSplit:
-    cap = captured(dispatcher, argtypes)
+# ---- the mode ---------------------------------------------------------------------------------
+
+def _capture(job):
+    cap = capture_host(job)
     if not (returns_float(cap.restype) or cap.restype == types.none or
             isinstance(cap.restype, (types.Integer, types.Boolean))):
         raise NotImplementedError(
             f"split mode takes a kernel returning a float, an integer or nothing, not "
             f"{cap.restype}: "
             f"write the result into an output array passed as Duplicated")
-    activity = build_activity(cap.argtypes, cap.restype, kinds)
-    name = gradient_name(cap.fn_name, cap.argtypes, activity) + "_split"
-    module = parse_module(cleaned_text(cap))
-    g = reverse_mode(module, cap.fn_name, list(activity), name, counts=None,
+    return cap
+
+
+def _symbols(job, cap, activity) -> tuple:
+    return (gradient_name(cap.fn_name, cap.argtypes, activity) + "_split",)
+
+
+def _transform(job, cap, cleaned, activity, names) -> Generated:
+    module = parse_module(cleaned)
+    g = reverse_mode(module, cap.fn_name, list(activity), names[-1], counts=None,
                      extents=array_extents(cap.argtypes), vector_library=host_library(),
                      split_entries=True)
-    verified = prepare_module(print_module(module), name + ".aug.0",
-                              keep=(name + ".rev", name + ".reset", name + ".drop"))
-    library = compile_library(verified, name, cap.environments)
-    spec = GradientSpec(cap.argtypes, cap.restype, kinds, name)
-    aug, rev, reset, drop = _entries(spec, library)
-    aug.compile(cap.argtypes + shadow_types + (numba.types.Array(numba.uintp, 1, "C"),))
-    rev.compile(cap.argtypes + shadow_types + (numba.float64, numba.uintp))
-    reset.compile((numba.uintp,))
-    drop.compile((numba.uintp,))
-    return CompiledSplit(spec, aug, rev, reset, drop, g.layout, library,
-                         FramePool(g.layout, reset, drop))
+    return Generated(print_module(module), g.layout)
+
+
+def _link(name) -> tuple:
+    return name + ".aug.0", (name + ".rev", name + ".reset", name + ".drop")
+
+
+def _spec(job, cap, name) -> GradientSpec:
+    return GradientSpec(cap.argtypes, cap.restype, job.kinds, name)
+
+
+def _compile(entries, job, cap, tail) -> None:
+    shadow_types = tuple(job.entry_types)
+    entries.aug.compile(cap.argtypes + shadow_types + (numba.types.Array(numba.uintp, 1, "C"),))
+    entries.rev.compile(cap.argtypes + shadow_types + (numba.float64, numba.uintp))
+    entries.reset.compile((numba.uintp,))
+    entries.drop.compile((numba.uintp,))
 
 
 # ---- the entries ------------------------------------------------------------------------------
@@ -324,4 +345,8 @@ def _entries(spec, library):
     rev = make_entry(make_intrinsic("split_rev", _names(spec, ["seed", "frame"]), rev_typer,
                                     f"rev {spec.name}"),
                      _names(spec, ["seed", "frame"]), f"split reverse {spec.name}", raise_status)
-    return aug, rev, frame_call(".reset"), frame_call(".drop")
+    return SplitEntries(aug, rev, frame_call(".reset"), frame_call(".drop"))
+
+
+SPLIT = ModeSpec("split", CompiledSplit, _symbols, _transform, lambda job: None, _spec, _entries,
+                 stored=False, capture=_capture, link=_link, compile=_compile)
