@@ -16,7 +16,8 @@ or its transpose per the call's transpose flag:
 - `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (a rank-1 update, runtime/matrix.py, or
   in a loop one gemm when the reverse leaves it, transforms/reverse/deferred_rank1.py),
   dx += alpha op(A)^T dy, dy = beta dy; tangent alpha (op(A') x + op(A) x') + beta y'.
-- `*out = nrm2(n, x, inc)`: dx += d x / |x| (nothing where |x| = 0); tangent <x, x'> / |x|.
+- `*out = nrm2(n, x, inc)`: dx += d x / |x| (nothing where |x| = 0); tangent <x, x'> / |x|
+  (complex x: the same on each part, real <x, x'> = Re sum conj(x) x').
 alpha and beta must be constants stored into their slots right before the call (as a host's
 wrappers do); alpha and beta carry no derivative.
 
@@ -689,7 +690,9 @@ GEMM_PARAMS = [T.i8, T.i8, T.i8, T.i64, T.i64, T.i64, T.ptr, T.ptr, T.i64, T.ptr
 
 @dataclass(frozen=True)
 class Nrm2(Record):
-    """`*out = nrm2(n, x, inc)`; the fields are argument indices."""
+    """`*out = nrm2(n, x, inc)`; the fields are argument indices. Complex x: the norm of its
+    parts, so each part's adjoint and tangent is the real one (the helpers' `c` variants)."""
+    complex_data = True
     name: str
     kind: int = 0
     n: int = 1
@@ -722,7 +725,7 @@ class Nrm2(Record):
         n, inc = (b.cast("sext", g.avail.primal(call.ops[i], block, b), T.i64) for i in (self.n, self.inc))
         xv = self.input(g, call, self.x, block, b)
         dx = g.avail.shadow(call.ops[self.x], block, b)
-        helper = f"enzpy.nrm2_adjoint.{ft.suffix}"
+        helper = f"enzpy.{'c' if self.is_complex(call) else ''}nrm2_adjoint.{ft.suffix}"
         ensure(g.module, helper)
         b.call(helper, ft, [n, xv, inc, dx, d])
 
@@ -736,7 +739,7 @@ class Nrm2(Record):
             raise fm.unsupported(self.no_type(call), call)
         b = fm.b
         n, inc = (b.cast("sext", c.ops[i], T.i64) for i in (self.n, self.inc))
-        helper = f"enzpy.nrm2_tangent.{ft.suffix}"
+        helper = f"enzpy.{'c' if self.is_complex(call) else ''}nrm2_tangent.{ft.suffix}"
         ensure(fm.module, helper)
         for j in range(fm.width):
             t = b.call(helper, ft, [n, c.ops[self.x], inc, fm.shadow(call.ops[self.x], call)[j]])

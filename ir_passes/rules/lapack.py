@@ -81,11 +81,13 @@ def gemm_record():
 
 
 def call_gemm(b, module, like, kind, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc):
-    """A call of the host's gemm (refused by the caller when it registered none)."""
+    """A call of the host's gemm (refused by the caller when it registered none); ta, tb: true
+    for the transpose, or BLAS's letter ("c": the conjugate transpose)."""
     gemm = gemm_record()
     module.declare(gemm.name, like.type, GEMM_PARAMS)
     new = [None] * len(GEMM_PARAMS)
-    flags = (ConstInt(T.i8, ord("t") if ta else ord("n")), ConstInt(T.i8, ord("t") if tb else ord("n")))
+    flags = tuple(ConstInt(T.i8, ord(t.lower()) if isinstance(t, str) else ord("t") if t else ord("n"))
+                  for t in (ta, tb))
     for i, v in zip((gemm.kind, gemm.transa, gemm.transb, gemm.m, gemm.n, gemm.k, gemm.alpha, gemm.a,
                      gemm.lda, gemm.b, gemm.ldb, gemm.beta, gemm.c, gemm.ldc),
                     (kind,) + flags + (m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)):
@@ -315,9 +317,13 @@ class Lin:
         their `c` variants on complex data)."""
         self.helper("c" + name if self.cx else name, [n, src, lds, dst, ldd])
 
-    def scale(self, rows, cols, p, ld, value) -> None:
-        """p *= value (a float, or a value of type ft); 0 stores zeros."""
+    def scale(self, rows, cols, p, ld, value, real=False) -> None:
+        """p *= value (a float, or a value of type ft); 0 stores zeros. On complex data p is
+        complex unless `real` (the Hermitian eigenvalues)."""
         v = ConstFloat(self.ft, value) if isinstance(value, float) else value
+        if self.cx and not real:
+            two = ConstInt(T.i64, 2)
+            rows, ld = self.b.mul(self.i64(rows), two), self.b.mul(self.i64(ld), two)
         self.helper("scale_matrix", [rows, cols, p, ld, v])
 
     def swap_rows(self, n, ipiv, p, ld, back: bool) -> None:

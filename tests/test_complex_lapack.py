@@ -1,0 +1,103 @@
+"""Complex norms, Cholesky and Hermitian eigendecompositions (rules/blas.py Nrm2,
+rules/lapack_lu.py Potrf, rules/lapack_spectral.py Syevd, "Complex data"): reverse mode against
+analytic adjoints and finite differences, forward mode against analytic tangents. A Hermitian
+input's triangle stands for the whole matrix (LAPACK reads one triangle and the real part of the
+diagonal), so adjoints are compared with tangents through <shadow, A'> summed over that triangle."""
+import numba
+import numpy as np
+import pytest
+
+from enzyme_py import Duplicated, Forward, autodiff, check_gradient
+
+RNG = np.random.default_rng(11)
+TOLS = [(np.complex128, 1e-11), (np.complex64, 3e-4)]
+
+
+def crandn(*shape, dtype=np.complex128):
+    return (RNG.normal(size=shape) + 1j * RNG.normal(size=shape)).astype(dtype)
+
+
+def hermitian(n, dtype=np.complex128, shift=4.0):
+    b = crandn(n, n)
+    return (b @ b.conj().T + shift * np.eye(n)).astype(dtype)
+
+
+def fd_options(dtype):
+    return {} if dtype == np.complex128 else {"fd_dtype": np.float64}
+
+
+def lower_pairing(da, ta):
+    """Re <da, ta> over the lower triangle (Numba's LAPACK calls read it, in C order)."""
+    return np.sum((np.conj(da) * ta)[np.tril_indices(da.shape[0])]).real
+
+
+@numba.njit
+def norm_into(x, out):
+    out[0] = np.linalg.norm(x)
+
+
+@numba.njit
+def norm_strided(x, out):
+    out[0] = np.linalg.norm(x[::2])
+
+
+@numba.njit
+def chol_into(a, out):
+    out[:] = np.linalg.cholesky(a)
+
+
+def reverse(kernel, a, out, seed):
+    da = np.zeros_like(a)
+    autodiff(kernel, Duplicated(a.copy(), da), Duplicated(out, seed.copy()))
+    return da
+
+
+def tangent(kernel, a, ta, out):
+    tout = np.zeros_like(out)
+    autodiff(kernel, Duplicated(a.copy(), ta.copy()), Duplicated(out, tout), mode=Forward)
+    return tout
+
+
+@pytest.mark.parametrize("dtype, tol", TOLS)
+def test_norm_adjoint_and_tangent(dtype, tol):
+    x, tx = crandn(6, dtype=dtype), crandn(6, dtype=dtype)
+    out = np.zeros(1, x.real.dtype)
+    r = np.linalg.norm(x.astype(complex))
+    # |x| = sqrt(sum Re^2 + Im^2): shadow x / |x|, tangent Re <x, x'> / |x|
+    np.testing.assert_allclose(reverse(norm_into, x, out, np.ones(1, out.dtype)), x / r, rtol=tol)
+    np.testing.assert_allclose(tangent(norm_into, x, tx, out), [np.vdot(x, tx).real / r], rtol=tol)
+
+
+def test_strided_norm_against_finite_differences():
+    x = crandn(7)
+    report = check_gradient(norm_strided, Duplicated(x, np.zeros_like(x)),
+                            Duplicated(np.zeros(1), np.zeros(1)), rng=2)
+    assert report.passed, str(report)
+
+
+@pytest.mark.parametrize("dtype, tol", TOLS)
+def test_cholesky_tangent_and_adjoint(dtype, tol):
+    a, s = hermitian(4, dtype), crandn(4, 4, dtype=dtype)
+    ta = crandn(4, 4)
+    ta = (ta + ta.conj().T).astype(dtype)
+    out = np.zeros_like(a)
+    low = np.linalg.cholesky(a.astype(complex))
+    inv = np.linalg.inv(low)
+    # L' = L Phi(L^{-1} A' L^{-H}), Phi: the lower triangle, its diagonal halved
+    phi = np.tril(inv @ ta @ inv.conj().T)
+    phi[np.diag_indices(4)] *= 0.5
+    t = tangent(chol_into, a, ta, out)
+    np.testing.assert_allclose(t, low @ phi, rtol=tol, atol=tol)
+    # the adjoint pairs with every Hermitian tangent: Re <S, L'> = Re <shadow(A), A'> (lower)
+    da = reverse(chol_into, a, out, s)
+    assert np.all(da[np.triu_indices(4, 1)] == 0) and np.all(da.diagonal().imag == 0)
+    np.testing.assert_allclose(lower_pairing(da, ta), np.vdot(s, t).real, rtol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_cholesky_against_finite_differences(dtype):
+    a = hermitian(3, dtype)
+    out = np.zeros_like(a)
+    report = check_gradient(chol_into, Duplicated(a, np.zeros_like(a)),
+                            Duplicated(out, np.zeros_like(out)), rng=3, **fd_options(dtype))
+    assert report.passed, str(report)
