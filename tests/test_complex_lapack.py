@@ -101,3 +101,67 @@ def test_cholesky_against_finite_differences(dtype):
     report = check_gradient(chol_into, Duplicated(a, np.zeros_like(a)),
                             Duplicated(out, np.zeros_like(out)), rng=3, **fd_options(dtype))
     assert report.passed, str(report)
+
+
+@numba.njit
+def eigvalsh_into(a, out):
+    out[:] = np.linalg.eigvalsh(a)
+
+
+@numba.njit
+def eigh_weights(a, out):
+    """|V|^2 and w: invariant under each eigenvector's phase."""
+    w, v = np.linalg.eigh(a)
+    out[:, :] = np.abs(v) ** 2
+    out[0, :] += w
+
+
+def eigen_tangents(a, ta):
+    """w' = diag(V^H A' V) and V' = V (F o V^H A' V) in complex128."""
+    w, v = np.linalg.eigh(a.astype(complex))
+    t = v.conj().T @ ta @ v
+    gap = w[None, :] - w[:, None]
+    np.fill_diagonal(gap, 1.0)
+    f = 1.0 / gap
+    np.fill_diagonal(f, 0.0)
+    return w, v, np.diag(t).real, v @ (f * t)
+
+
+@pytest.mark.parametrize("dtype, tol", TOLS)
+def test_eigvalsh_tangent_and_adjoint(dtype, tol):
+    b = crandn(4, 4)
+    a, ta = (b + b.conj().T).astype(dtype), crandn(4, 4)
+    ta = (ta + ta.conj().T).astype(dtype)
+    out, s = np.zeros(4, a.real.dtype), RNG.normal(size=4).astype(a.real.dtype)
+    _, v, dw, _ = eigen_tangents(a, ta)
+    np.testing.assert_allclose(tangent(eigvalsh_into, a, ta, out), dw, rtol=tol, atol=tol)
+    # shadow(A): the lower triangle of V diag(s) V^H folded (off the diagonal twice, real on it)
+    g = v @ np.diag(s) @ v.conj().T
+    da = reverse(eigvalsh_into, a, out, s)
+    want = np.tril(2 * g, -1) + np.diag(g.diagonal().real)
+    np.testing.assert_allclose(da, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype, tol", TOLS)
+def test_eigh_gauge_invariant_tangent_and_adjoint(dtype, tol):
+    b = crandn(4, 4)
+    a, ta = (b + b.conj().T).astype(dtype), crandn(4, 4)
+    ta = (ta + ta.conj().T).astype(dtype)
+    out, s = np.zeros((4, 4), a.real.dtype), RNG.normal(size=(4, 4)).astype(a.real.dtype)
+    _, v, dw, dv = eigen_tangents(a, ta)
+    want = 2 * (np.conj(v) * dv).real
+    want[0] += dw
+    t = tangent(eigh_weights, a, ta, out)
+    np.testing.assert_allclose(t, want, rtol=tol, atol=tol)
+    da = reverse(eigh_weights, a, out, s)
+    np.testing.assert_allclose(lower_pairing(da, ta), np.sum(s * want), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+def test_eigh_against_finite_differences(dtype):
+    b = crandn(3, 3)
+    a = (b + b.conj().T).astype(dtype)
+    out = np.zeros((3, 3), a.real.dtype)
+    report = check_gradient(eigh_weights, Duplicated(a, np.zeros_like(a)),
+                            Duplicated(out, np.zeros_like(out)), rng=4, **fd_options(dtype))
+    assert report.passed, str(report)

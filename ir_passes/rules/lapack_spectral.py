@@ -6,6 +6,12 @@ one triangle of A; V overwrites A when jobz is 'V' (else A is left undefined):
 - reverse: Abar = V (diag(wbar) + F o (V^T Vbar)) V^T with F_ij = 1 / (w_j - w_i), folded onto
   the triangle read; V and w are computed again from the saved A (a syevd, gemms);
 - tangent: T = V^T sym(A') V, w' = diag(T), V' = V (F o T).
+Complex data (heevd, A Hermitian, A = V diag(w) V^H, w real): the same steps with V^H for V^T,
+the triangle read standing for a Hermitian matrix with a real diagonal (sym(A') mirrors A'
+conjugated; the fold takes X_ij + conj(X_ji) off the diagonal and Re X_ii on it). Each
+eigenvector's phase is free (LAPACK picks one): the adjoint is that of gauge-invariant losses
+(|V_ij|^2, w, V diag(f(w)) V^H), for which Im diag(V^H Vbar) = 0, and the tangent takes
+Im diag(V^H V') = 0.
 F is infinite for repeated eigenvalues: there the eigenvectors, and so their derivatives, are not
 unique, and the adjoints hold inf or nan unless the eigenvectors' seed is zero (F o T takes 0
 where T does: eigvalsh of a matrix with repeated eigenvalues has finite derivatives).
@@ -44,6 +50,7 @@ GESDD_PARAMS = [T.i8, T.i8, T.i64, T.i64, T.ptr, T.i64, T.ptr, T.ptr, T.i64, T.p
 @dataclass(frozen=True)
 class Syevd(Lapack):
     """`syevd(jobz, uplo, n, A, lda, w)`; the fields are argument indices."""
+    complex_data = True
     jobz: int = 1
     uplo: int = 2
     n: int = 3
@@ -94,15 +101,17 @@ class Syevd(Lapack):
         self.eigen(L, ops, n, v, w)
         da = g.avail.shadow(call.ops[self.a], block, b)
         dw = g.avail.shadow(call.ops[self.w], block, b)
+        h = "c" if L.cx else True                      # V^H on complex data
         if vectors:
-            L.gemm(True, False, n, n, n, 1.0, v, n, da, lda, 0.0, t, n)
+            L.gemm(h, False, n, n, n, 1.0, v, n, da, lda, 0.0, t, n)
         else:
             L.scale(n, n, t, n, 0.0)
-        L.helper("eig_middle", [n, t, w, dw, x])
+        L.helper("ceig_middle" if L.cx else "eig_middle", [n, t, w, dw, x])
         L.gemm(False, False, n, n, n, 1.0, v, n, x, n, 0.0, t, n)
-        L.gemm(False, True, n, n, n, 1.0, t, n, v, n, 0.0, x, n)
-        L.map("fold_lower_zero" if lower else "fold_upper_zero", n, x, n, da, lda)
-        L.scale(n, ConstInt(T.i64, 1), dw, n, 0.0)
+        L.gemm(False, h, n, n, n, 1.0, t, n, v, n, 0.0, x, n)
+        fold = "fold_lower_zero" if lower else "fold_upper_zero"
+        L.helper("h" + fold if L.cx else fold, [n, x, n, da, lda])
+        L.scale(n, ConstInt(T.i64, 1), dw, n, 0.0, real=True)
 
     def tangent(self, fm, call) -> None:
         flags = self.check(fm.has_shadow, call, fm.unsupported)
@@ -118,14 +127,17 @@ class Syevd(Lapack):
         L.map("copied", n, ops[self.a], lda, v, n)        # before the call
         c = fm.emit_primal(call)
         self.eigen(L, c.ops, n, v, w)
+        mirror = "mirror_lower" if lower else "mirror_upper"
+        # the real parts of T's diagonal: on complex data, every (2n + 2)-th float
+        step = L.b.add(L.b.mul(n, ConstInt(T.i64, 2)), ConstInt(T.i64, 1)) if L.cx else n
         for j in range(fm.width):
             da = fm.shadow(call.ops[self.a], call)[j]
-            L.map("mirror_lower" if lower else "mirror_upper", n, da, lda, sym, n)
-            L.gemm(True, False, n, n, n, 1.0, v, n, sym, n, 0.0, x, n)
+            L.helper("h" + mirror if L.cx else mirror, [n, da, lda, sym, n])
+            L.gemm("c" if L.cx else True, False, n, n, n, 1.0, v, n, sym, n, 0.0, x, n)
             L.gemm(False, False, n, n, n, 1.0, x, n, v, n, 0.0, t, n)          # T
-            L.helper("diagonal", [n, t, n, fm.shadow(call.ops[self.w], call)[j]])   # w'
+            L.helper("diagonal", [n, t, step, fm.shadow(call.ops[self.w], call)[j]])   # w'
             if vectors:
-                L.helper("eig_middle", [n, t, w, NULL, x])                     # F o T
+                L.helper("ceig_middle" if L.cx else "eig_middle", [n, t, w, NULL, x])  # F o T
                 L.gemm(False, False, n, n, n, 1.0, v, n, x, n, 0.0, da, lda)
             else:
                 L.scale(n, n, da, lda, 0.0)
