@@ -165,3 +165,47 @@ def test_eigh_against_finite_differences(dtype):
     report = check_gradient(eigh_weights, Duplicated(a, np.zeros_like(a)),
                             Duplicated(out, np.zeros_like(out)), rng=4, **fd_options(dtype))
     assert report.passed, str(report)
+
+
+@numba.njit
+def qr_into(a, q, r):
+    qq, rr = np.linalg.qr(a)
+    q[:] = qq
+    r[:] = rr
+
+
+def qr_tangents(a, ta):
+    """Q' = A' R^{-1} - Q Z, R' = Z R with X = Q^H A' R^{-1}, Z = triu(X) + tril(X, -1)^H and
+    Re X on the diagonal (R's diagonal stays real), for m >= n, in complex128."""
+    q, r = np.linalg.qr(a.astype(complex))
+    ri = np.linalg.inv(r)
+    x = q.conj().T @ ta @ ri
+    z = np.triu(x, 1) + np.tril(x, -1).conj().T + np.diag(x.diagonal().real)
+    return q, r, ta @ ri - q @ z, z @ r
+
+
+@pytest.mark.parametrize("dtype, tol", TOLS)
+def test_qr_tangent_and_adjoint(dtype, tol):
+    a, ta = crandn(5, 3, dtype=dtype), crandn(5, 3, dtype=dtype)
+    q, r = np.zeros((5, 3), dtype), np.zeros((3, 3), dtype)
+    sq, sr = crandn(5, 3, dtype=dtype), crandn(3, 3, dtype=dtype)
+    _, _, dq, dr = qr_tangents(a, ta)
+    tq, tr = np.zeros_like(q), np.zeros_like(r)
+    autodiff(qr_into, Duplicated(a.copy(), ta.copy()), Duplicated(q, tq), Duplicated(r, tr),
+             mode=Forward)
+    np.testing.assert_allclose(tq, dq, rtol=tol, atol=tol)
+    np.testing.assert_allclose(tr, dr, rtol=tol, atol=tol)
+    da = np.zeros_like(a)
+    autodiff(qr_into, Duplicated(a.copy(), da), Duplicated(q, sq.copy()), Duplicated(r, sr.copy()))
+    np.testing.assert_allclose(np.vdot(da, ta).real, np.vdot(sq, dq).real + np.vdot(sr, dr).real,
+                               rtol=tol)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (3, 5)])
+def test_qr_against_finite_differences(shape):
+    a = crandn(*shape)
+    k = min(shape)
+    q, r = np.zeros((shape[0], k), complex), np.zeros((k, shape[1]), complex)
+    report = check_gradient(qr_into, Duplicated(a, np.zeros_like(a)), Duplicated(q, np.zeros_like(q)),
+                            Duplicated(r, np.zeros_like(r)), rng=5)
+    assert report.passed, str(report)

@@ -317,6 +317,17 @@ class Lin:
         their `c` variants on complex data)."""
         self.helper("c" + name if self.cx else name, [n, src, lds, dst, ldd])
 
+    def rect(self, name, rows, cols, src, lds, dst, ldd) -> None:
+        """runtime/matrix.py's rectangular map `name` ("copy_rect", "upper_rect") of a rows x
+        cols matrix; on complex data a copy is one of twice the rows of parts, the others
+        their `c` variants."""
+        if self.cx and name == "copy_rect":
+            two = ConstInt(T.i64, 2)
+            rows, lds, ldd = (self.b.mul(self.i64(v), two) for v in (rows, lds, ldd))
+        elif self.cx:
+            name = "c" + name
+        self.helper(name, [rows, cols, src, lds, dst, ldd])
+
     def scale(self, rows, cols, p, ld, value, real=False) -> None:
         """p *= value (a float, or a value of type ft); 0 stores zeros. On complex data p is
         complex unless `real` (the Hermitian eigenvalues)."""

@@ -430,6 +430,21 @@ instances("upper_rect", grid("upper_rect", RECT_PARAMS, LOAD_SRC + """\
   %kd = add i64 %jd, %i
   %pd = getelementptr {T}, ptr %dst, i64 %kd
   store {T} %w, ptr %pd"""))
+# the upper trapezoid of a complex matrix (the grid over 2 rows parts)
+instances("cupper_rect", grid("cupper_rect", RECT_PARAMS, """\
+  %ci = lshr i64 %i, 1
+  %js = mul i64 %j, %lds
+  %js2 = shl i64 %js, 1
+  %ks = add i64 %js2, %i
+  %ps = getelementptr {T}, ptr %src, i64 %ks
+  %v = load {T}, ptr %ps
+  %up = icmp sle i64 %ci, %j
+  %w = select i1 %up, {T} %v, {T} 0.0
+  %jd = mul i64 %j, %ldd
+  %jd2 = shl i64 %jd, 1
+  %kd = add i64 %jd2, %i
+  %pd = getelementptr {T}, ptr %dst, i64 %kd
+  store {T} %w, ptr %pd""", "%r2", pre="  %r2 = shl i64 %rows, 1"))
 instances("transpose_rect", grid("transpose_rect", RECT_PARAMS, LOAD_SRC + """\
   %id = mul i64 %i, %ldd
   %kd = add i64 %id, %j
