@@ -209,3 +209,66 @@ def test_qr_against_finite_differences(shape):
     report = check_gradient(qr_into, Duplicated(a, np.zeros_like(a)), Duplicated(q, np.zeros_like(q)),
                             Duplicated(r, np.zeros_like(r)), rng=5)
     assert report.passed, str(report)
+
+
+@numba.njit
+def svd_into(a, u, s, vh):
+    uu, ss, vv = np.linalg.svd(a, full_matrices=False)
+    u[:] = uu
+    s[:] = ss
+    vh[:] = vv
+
+
+@numba.njit
+def svd_weights(a, pu, s, pv, rec):
+    """|U|^2, s, |V^H|^2 and U diag(sqrt(s)) V^H: invariant under the vectors' phases."""
+    u, ss, vh = np.linalg.svd(a, full_matrices=False)
+    pu[:] = np.abs(u) ** 2
+    s[:] = ss
+    pv[:] = np.abs(vh) ** 2
+    rec[:] = (u * np.sqrt(ss)) @ vh
+
+
+@pytest.mark.parametrize("dtype, tol", TOLS)
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5)])
+def test_svd_adjoint_pairs_with_tangent(shape, dtype, tol):
+    """The adjoint is the transpose of the tangent (which fixes the phases: U^H U' has
+    diagonal i Im(U^H A' V)_ii / s_i, V^H V' a zero one), for any seeds."""
+    m, n = shape
+    k = min(shape)
+    a, ta = crandn(m, n, dtype=dtype), crandn(m, n, dtype=dtype)
+    outs = [np.zeros((m, k), dtype), np.zeros(k, a.real.dtype), np.zeros((k, n), dtype)]
+    seeds = [crandn(m, k, dtype=dtype), RNG.normal(size=k).astype(a.real.dtype),
+             crandn(k, n, dtype=dtype)]
+    tangents = [np.zeros_like(o) for o in outs]
+    autodiff(svd_into, Duplicated(a.copy(), ta.copy()),
+             *[Duplicated(o, t) for o, t in zip(outs, tangents)], mode=Forward)
+    u, s, vh = np.linalg.svd(a.astype(complex), full_matrices=False)
+    p = u.conj().T @ ta @ vh.conj().T
+    np.testing.assert_allclose(tangents[1], p.diagonal().real, rtol=tol, atol=tol)
+    np.testing.assert_allclose((u.conj().T @ tangents[0]).diagonal().imag, p.diagonal().imag / s,
+                               rtol=10 * tol, atol=10 * tol)
+    da = np.zeros_like(a)
+    autodiff(svd_into, Duplicated(a.copy(), da), *[Duplicated(o, sd.copy()) for o, sd in zip(outs, seeds)])
+    np.testing.assert_allclose(np.vdot(da, ta).real, sum(np.vdot(sd, t).real for sd, t in
+                                                         zip(seeds, tangents)), rtol=10 * tol)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5)])
+def test_svd_gauge_invariant_against_finite_differences(shape):
+    m, n = shape
+    k = min(shape)
+    a = crandn(m, n)
+    outs = [np.zeros((m, k)), np.zeros(k), np.zeros((k, n)), np.zeros((m, n), complex)]
+    report = check_gradient(svd_weights, Duplicated(a, np.zeros_like(a)),
+                            *[Duplicated(o, np.zeros_like(o)) for o in outs], rng=6)
+    assert report.passed, str(report)
+    ta, h = crandn(m, n), 1e-6
+    tangents = [np.zeros_like(o) for o in outs]
+    autodiff(svd_weights, Duplicated(a.copy(), ta.copy()),
+             *[Duplicated(o, t) for o, t in zip(outs, tangents)], mode=Forward)
+    plus, minus = [np.zeros_like(o) for o in outs], [np.zeros_like(o) for o in outs]
+    svd_weights(a + h * ta, *plus)
+    svd_weights(a - h * ta, *minus)
+    for t, p, q in zip(tangents, plus, minus):
+        np.testing.assert_allclose(t, (p - q) / (2 * h), rtol=1e-5, atol=1e-7)

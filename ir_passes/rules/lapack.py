@@ -328,6 +328,17 @@ class Lin:
             name = "c" + name
         self.helper(name, [rows, cols, src, lds, dst, ldd])
 
+    def divide_by(self, rows, cols, p, ld, s, along) -> None:
+        """p_ij /= s_i (along rows, `along` 1) or s_j (`along` 0), s real; 0 where p_ij is 0."""
+        self.helper("cdivide_by" if self.cx else "divide_by", [rows, cols, p, ld, s, ConstInt(T.i64, along)])
+
+    def sum_abs(self, rows, cols, p, ld, out) -> None:
+        """*out += the sum of |p_ij| (of each part on complex data)."""
+        if self.cx:
+            two = ConstInt(T.i64, 2)
+            rows, ld = self.b.mul(self.i64(rows), two), self.b.mul(self.i64(ld), two)
+        self.helper("sum_abs", [rows, cols, p, ld, out])
+
     def scale(self, rows, cols, p, ld, value, real=False) -> None:
         """p *= value (a float, or a value of type ft); 0 stores zeros. On complex data p is
         complex unless `real` (the Hermitian eigenvalues)."""

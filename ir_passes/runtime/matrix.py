@@ -398,6 +398,11 @@ HERMITIAN_BODIES = {
     "hmirror_lower": """  %o = select i1 %up, {T} %cb, {T} %a
   %w = select i1 %diag, {T} %ad, {T} %o
   store {T} %w, ptr %dij""",
+    # s_ij - conj(s_ji) (twice the skew-Hermitian part)
+    "hantisym": """  %w = fsub {T} %a, %cb
+  store {T} %w, ptr %dij""",
+    # the conjugate transpose
+    "htransposed": """  store {T} %cb, ptr %dij""",
 }
 for _name, _body in HERMITIAN_BODIES.items():
     instances(_name, grid(_name, SQUARE_PARAMS, COMPLEX_SQUARE_ADDRESSES + HERMITIAN_PARTS + _body,
@@ -536,6 +541,63 @@ instances("svd_middle", grid("svd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr 
   %diag = icmp eq i64 %i, %j
   %w = select i1 %diag, {T} %ond, {T} %off
   store {T} %w, ptr %po""", "%n", "%n"))
+
+# The same on complex matrices, the grid over 2 rows of parts (%ci the complex row): divide_by
+# with real s; svd_middle with complex a, b, out and real s, d, whose diagonal's imaginary part is
+# iscale Im(a_ii) / s_i (0 where Im a_ii is 0): the phase the complex SVD's derivatives give U
+instances("cdivide_by", grid("cdivide_by", "i64 %rows, i64 %cols, ptr %p, i64 %ld, ptr %s, i64 %along", """\
+  %ci = lshr i64 %i, 1
+  %jl = mul i64 %j, %ld
+  %jl2 = shl i64 %jl, 1
+  %k = add i64 %jl2, %i
+  %q = getelementptr {T}, ptr %p, i64 %k
+  %v = load {T}, ptr %q
+  %rowwise = icmp ne i64 %along, 0
+  %at = select i1 %rowwise, i64 %ci, i64 %j
+  %ps = getelementptr {T}, ptr %s, i64 %at
+  %d = load {T}, ptr %ps
+  %r = fdiv {T} %v, %d
+  %nothing = fcmp oeq {T} %v, 0.0
+  %w = select i1 %nothing, {T} 0.0, {T} %r
+  store {T} %w, ptr %q""", "%r2", pre="  %r2 = shl i64 %rows, 1"))
+instances("csvd_middle", grid("csvd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr %d, {T} %dscale, "
+                              "{T} %iscale, ptr %out", """\
+  %ci = lshr i64 %i, 1
+  %part = and i64 %i, 1
+  %jn = mul i64 %j, %n
+  %k0 = add i64 %jn, %ci
+  %k1 = shl i64 %k0, 1
+  %k = or i64 %k1, %part
+  %pa = getelementptr {T}, ptr %a, i64 %k
+  %pb = getelementptr {T}, ptr %b, i64 %k
+  %po = getelementptr {T}, ptr %out, i64 %k
+  %psi = getelementptr {T}, ptr %s, i64 %ci
+  %psj = getelementptr {T}, ptr %s, i64 %j
+  %pdi = getelementptr {T}, ptr %d, i64 %ci
+  %va = load {T}, ptr %pa
+  %vb = load {T}, ptr %pb
+  %si = load {T}, ptr %psi
+  %sj = load {T}, ptr %psj
+  %di = load {T}, ptr %pdi
+  %as = fmul {T} %va, %sj
+  %sb = fmul {T} %si, %vb
+  %num = fadd {T} %as, %sb
+  %si2 = fmul {T} %si, %si
+  %sj2 = fmul {T} %sj, %sj
+  %gap = fsub {T} %sj2, %si2
+  %q = fdiv {T} %num, %gap
+  %nonum = fcmp oeq {T} %num, 0.0
+  %off = select i1 %nonum, {T} 0.0, {T} %q
+  %ond = fmul {T} %dscale, %di
+  %ia = fmul {T} %iscale, %va
+  %iq = fdiv {T} %ia, %si
+  %noia = fcmp oeq {T} %ia, 0.0
+  %oni = select i1 %noia, {T} 0.0, {T} %iq
+  %re = icmp eq i64 %part, 0
+  %on = select i1 %re, {T} %ond, {T} %oni
+  %diag = icmp eq i64 %ci, %j
+  %w = select i1 %diag, {T} %on, {T} %off
+  store {T} %w, ptr %po""", "%n2", "%n", pre="  %n2 = shl i64 %n, 1"))
 
 # LAPACK's row interchanges (ipiv: n 1-based i32 row numbers) on the `cols` columns of p (leading
 # dimension ld): applied in order (P^T p) when %back is 0, in reverse order (P p) when it is 1
