@@ -272,3 +272,31 @@ def test_svd_gauge_invariant_against_finite_differences(shape):
     svd_weights(a - h * ta, *minus)
     for t, p, q in zip(tangents, plus, minus):
         np.testing.assert_allclose(t, (p - q) / (2 * h), rtol=1e-5, atol=1e-7)
+
+
+@numba.njit
+def lstsq_into(a, b, x, res, s):
+    xx, rr, rank, ss = np.linalg.lstsq(a, b)
+    x[:] = xx
+    res[:] = rr
+    s[:] = ss
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_lstsq_against_finite_differences(shape):
+    """Full rank, tall (residuals) and wide (minimum norm); both modes."""
+    m, n = shape
+    a, b = crandn(m, n), crandn(m, 2)
+    outs = [np.zeros((n, 2), complex), np.zeros(2 if m > n else 0), np.zeros(min(shape))]
+    report = check_gradient(lstsq_into, Duplicated(a, np.zeros_like(a)), Duplicated(b, np.zeros_like(b)),
+                            *[Duplicated(o, np.zeros_like(o)) for o in outs], rng=7)
+    assert report.passed, str(report)
+    ta, tb, h = crandn(m, n), crandn(m, 2), 1e-6
+    tangents = [np.zeros_like(o) for o in outs]
+    autodiff(lstsq_into, Duplicated(a.copy(), ta.copy()), Duplicated(b.copy(), tb.copy()),
+             *[Duplicated(o, t) for o, t in zip(outs, tangents)], mode=Forward)
+    plus, minus = [np.zeros_like(o) for o in outs], [np.zeros_like(o) for o in outs]
+    lstsq_into(a + h * ta, b + h * tb, *plus)
+    lstsq_into(a - h * ta, b - h * tb, *minus)
+    for t, p, q in zip(tangents, plus, minus):
+        np.testing.assert_allclose(t, (p - q) / (2 * h), rtol=1e-5, atol=1e-7)

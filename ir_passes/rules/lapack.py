@@ -334,10 +334,19 @@ class Lin:
 
     def sum_abs(self, rows, cols, p, ld, out) -> None:
         """*out += the sum of |p_ij| (of each part on complex data)."""
+        self.parts("sum_abs", 1, [rows, cols, p, ld, out])
+
+    def parts(self, name, count, args) -> None:
+        """runtime/matrix.py's `name`, whose arguments are (rows, cols) and `count` matrices'
+        (pointer, ld), then others: on complex data each matrix taken as a real one of twice
+        the rows (for maps that treat each part alike: sum_abs, col_dots with Re(a^H b),
+        add_scaled_cols)."""
         if self.cx:
             two = ConstInt(T.i64, 2)
-            rows, ld = self.b.mul(self.i64(rows), two), self.b.mul(self.i64(ld), two)
-        self.helper("sum_abs", [rows, cols, p, ld, out])
+            args = list(args)
+            for i in [0] + [3 + 2 * j for j in range(count)]:
+                args[i] = self.b.mul(self.i64(args[i]), two)
+        self.helper(name, args)
 
     def scale(self, rows, cols, p, ld, value, real=False) -> None:
         """p *= value (a float, or a value of type ft); 0 stores zeros. On complex data p is
