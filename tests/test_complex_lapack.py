@@ -300,3 +300,17 @@ def test_lstsq_against_finite_differences(shape):
     lstsq_into(a - h * ta, b - h * tb, *minus)
     for t, p, q in zip(tangents, plus, minus):
         np.testing.assert_allclose(t, (p - q) / (2 * h), rtol=1e-5, atol=1e-7)
+
+
+@numba.njit
+def eigvals_loss(a):
+    return np.sum(np.abs(np.linalg.eigvals(a)))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_complex_eigvals_refused_with_the_line(mode):
+    from enzyme_py import UnsupportedError
+    a = crandn(3, 3)
+    kw = {} if mode == "reverse" else {"mode": Forward}
+    with pytest.raises(UnsupportedError, match=r"eigvals of complex matrices.*test_complex_lapack\.py:\d+"):
+        autodiff(eigvals_loss, Duplicated(a, np.zeros_like(a)), **kw)
