@@ -1,8 +1,11 @@
-"""Complex norms, Cholesky and Hermitian eigendecompositions (rules/blas.py Nrm2,
-rules/lapack_lu.py Potrf, rules/lapack_spectral.py Syevd, "Complex data"): reverse mode against
-analytic adjoints and finite differences, forward mode against analytic tangents. A Hermitian
-input's triangle stands for the whole matrix (LAPACK reads one triangle and the real part of the
-diagonal), so adjoints are compared with tangents through <shadow, A'> summed over that triangle."""
+"""Complex LAPACK beyond LU: norms (rules/blas.py Nrm2), Cholesky (rules/lapack_lu.py Potrf),
+Hermitian eigendecompositions, SVD (rules/lapack_spectral.py), QR (rules/lapack_qr.py), lstsq
+(rules/lapack_lstsq.py) and eigenvalues (rules/lapack_eig.py), "Complex data": reverse mode
+against analytic adjoints and finite differences, forward mode against analytic tangents. A
+Hermitian input's triangle stands for the whole matrix (LAPACK reads one triangle and the real
+part of the diagonal), so adjoints are compared with tangents through <shadow, A'> summed over
+that triangle; eigenvectors and singular vectors are checked through losses their phases leave
+unchanged."""
 import numba
 import numpy as np
 import pytest
@@ -303,14 +306,41 @@ def test_lstsq_against_finite_differences(shape):
 
 
 @numba.njit
-def eigvals_loss(a):
-    return np.sum(np.abs(np.linalg.eigvals(a)))
+def eigvals_into(a, out):
+    out[:] = np.linalg.eigvals(a)
+
+
+@numba.njit
+def eig_loss(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(np.abs(v))
+
+
+@pytest.mark.parametrize("dtype, tol", TOLS)
+def test_eigvals_tangent_and_adjoint(dtype, tol):
+    """w' = diag(V^{-1} A' V); the adjoint V^{-H} diag(wbar) V^H."""
+    a, ta, s = crandn(4, 4, dtype=dtype), crandn(4, 4, dtype=dtype), crandn(4, dtype=dtype)
+    out = np.zeros(4, dtype)
+    w, v = np.linalg.eig(a.astype(complex))
+    vi = np.linalg.inv(v)
+    np.testing.assert_allclose(tangent(eigvals_into, a, ta, out), np.diag(vi @ ta @ v),
+                               rtol=tol, atol=tol)
+    np.testing.assert_allclose(reverse(eigvals_into, a, out, s), vi.conj().T @ np.diag(s) @ v.conj().T,
+                               rtol=tol, atol=tol)
+
+
+def test_eigvals_against_finite_differences():
+    a = crandn(4, 4)
+    out = np.zeros(4, complex)
+    report = check_gradient(eigvals_into, Duplicated(a, np.zeros_like(a)),
+                            Duplicated(out, np.zeros_like(out)), rng=8)
+    assert report.passed, str(report)
 
 
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
-def test_complex_eigvals_refused_with_the_line(mode):
+def test_complex_eig_vectors_refused_with_the_line(mode):
     from enzyme_py import UnsupportedError
     a = crandn(3, 3)
     kw = {} if mode == "reverse" else {"mode": Forward}
-    with pytest.raises(UnsupportedError, match=r"eigvals of complex matrices.*test_complex_lapack\.py:\d+"):
-        autodiff(eigvals_loss, Duplicated(a, np.zeros_like(a)), **kw)
+    with pytest.raises(UnsupportedError, match=r"np\.linalg\.eig of a complex matrix.*test_complex_lapack\.py:\d+"):
+        autodiff(eig_loss, Duplicated(a, np.zeros_like(a)), **kw)
