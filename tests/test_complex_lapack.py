@@ -344,3 +344,21 @@ def test_complex_eig_vectors_refused_with_the_line(mode):
     kw = {} if mode == "reverse" else {"mode": Forward}
     with pytest.raises(UnsupportedError, match=r"np\.linalg\.eig of a complex matrix.*test_complex_lapack\.py:\d+"):
         autodiff(eig_loss, Duplicated(a, np.zeros_like(a)), **kw)
+
+
+@numba.njit
+def pinv_into(a, out):
+    out[:] = np.linalg.pinv(a)
+
+
+def test_pinv_against_finite_differences():
+    """Numba's pinv multiplies with conjugate transposes (gemm 'c', 'c'), its scale factors in
+    constant globals."""
+    a, ta, h = crandn(4, 3), crandn(4, 3), 1e-7
+    out = np.zeros((3, 4), complex)
+    report = check_gradient(pinv_into, Duplicated(a, np.zeros_like(a)),
+                            Duplicated(out, np.zeros_like(out)), rng=9)
+    assert report.passed, str(report)
+    t = tangent(pinv_into, a, ta, out)
+    fd = (np.linalg.pinv(a + h * ta) - np.linalg.pinv(a - h * ta)) / (2 * h)
+    np.testing.assert_allclose(t, fd, rtol=1e-5, atol=1e-7)
