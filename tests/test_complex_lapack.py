@@ -12,6 +12,8 @@ import pytest
 
 from enzyme_py import Duplicated, Forward, autodiff, check_gradient
 
+from test_complex_lu import reverse, tangent
+
 RNG = np.random.default_rng(11)
 TOLS = [(np.complex128, 1e-11), (np.complex64, 3e-4)]
 
@@ -47,18 +49,6 @@ def norm_strided(x, out):
 @numba.njit
 def chol_into(a, out):
     out[:] = np.linalg.cholesky(a)
-
-
-def reverse(kernel, a, out, seed):
-    da = np.zeros_like(a)
-    autodiff(kernel, Duplicated(a.copy(), da), Duplicated(out, seed.copy()))
-    return da
-
-
-def tangent(kernel, a, ta, out):
-    tout = np.zeros_like(out)
-    autodiff(kernel, Duplicated(a.copy(), ta.copy()), Duplicated(out, tout), mode=Forward)
-    return tout
 
 
 @pytest.mark.parametrize("dtype, tol", TOLS)

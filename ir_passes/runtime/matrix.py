@@ -514,15 +514,15 @@ instances("sum_abs", grid("sum_abs", "i64 %rows, i64 %cols, ptr %p, i64 %ld, ptr
 # The middle of the SVD's derivatives (n x n, leading dimension n): off the diagonal
 # out_ij = (a_ij s_j + s_i b_ij) / (s_j^2 - s_i^2), 0 where the numerator is 0 (so that repeated
 # singular values without a seed that tells them apart give finite values); on it dscale * d_i
-instances("svd_middle", grid("svd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr %d, {T} %dscale, ptr %out", """\
-  %jn = mul i64 %j, %n
-  %k = add i64 %jn, %i
+# %k the element, %ROW its row: the loads and the two values (off the diagonal, on it), shared
+# with csvd_middle
+SVD_MIDDLE_VALUES = """\
   %pa = getelementptr {T}, ptr %a, i64 %k
   %pb = getelementptr {T}, ptr %b, i64 %k
   %po = getelementptr {T}, ptr %out, i64 %k
-  %psi = getelementptr {T}, ptr %s, i64 %i
+  %psi = getelementptr {T}, ptr %s, i64 %ROW
   %psj = getelementptr {T}, ptr %s, i64 %j
-  %pdi = getelementptr {T}, ptr %d, i64 %i
+  %pdi = getelementptr {T}, ptr %d, i64 %ROW
   %va = load {T}, ptr %pa
   %vb = load {T}, ptr %pb
   %si = load {T}, ptr %psi
@@ -538,6 +538,11 @@ instances("svd_middle", grid("svd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr 
   %nonum = fcmp oeq {T} %num, 0.0
   %off = select i1 %nonum, {T} 0.0, {T} %q
   %ond = fmul {T} %dscale, %di
+"""
+instances("svd_middle", grid("svd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr %d, {T} %dscale, ptr %out", """\
+  %jn = mul i64 %j, %n
+  %k = add i64 %jn, %i
+""" + SVD_MIDDLE_VALUES.replace("%ROW", "%i") + """\
   %diag = icmp eq i64 %i, %j
   %w = select i1 %diag, {T} %ond, {T} %off
   store {T} %w, ptr %po""", "%n", "%n"))
@@ -568,27 +573,7 @@ instances("csvd_middle", grid("csvd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, pt
   %k0 = add i64 %jn, %ci
   %k1 = shl i64 %k0, 1
   %k = or i64 %k1, %part
-  %pa = getelementptr {T}, ptr %a, i64 %k
-  %pb = getelementptr {T}, ptr %b, i64 %k
-  %po = getelementptr {T}, ptr %out, i64 %k
-  %psi = getelementptr {T}, ptr %s, i64 %ci
-  %psj = getelementptr {T}, ptr %s, i64 %j
-  %pdi = getelementptr {T}, ptr %d, i64 %ci
-  %va = load {T}, ptr %pa
-  %vb = load {T}, ptr %pb
-  %si = load {T}, ptr %psi
-  %sj = load {T}, ptr %psj
-  %di = load {T}, ptr %pdi
-  %as = fmul {T} %va, %sj
-  %sb = fmul {T} %si, %vb
-  %num = fadd {T} %as, %sb
-  %si2 = fmul {T} %si, %si
-  %sj2 = fmul {T} %sj, %sj
-  %gap = fsub {T} %sj2, %si2
-  %q = fdiv {T} %num, %gap
-  %nonum = fcmp oeq {T} %num, 0.0
-  %off = select i1 %nonum, {T} 0.0, {T} %q
-  %ond = fmul {T} %dscale, %di
+""" + SVD_MIDDLE_VALUES.replace("%ROW", "%ci") + """\
   %ia = fmul {T} %iscale, %va
   %iq = fdiv {T} %ia, %si
   %noia = fcmp oeq {T} %ia, 0.0
