@@ -20,6 +20,7 @@ from .rules.effects import (register_allocator, register_constructor, register_c
                             register_pointer_getter, register_realloc, register_refused,
                             register_writes_nothing)
 from .rules.lapack import register_gesv
+from .rules.lapack_eig import register_geev
 from .rules.lapack_lstsq import register_gelsd
 from .rules.lapack_lu import register_getrf, register_getri, register_potrf
 from .rules.lapack_qr import register_geqrf, register_orgqr
@@ -59,7 +60,7 @@ __all__ = ["Decisions", "decisions", "pattern_text", "union_arms", "fresh_tapes"
            "register_allocator", "register_constructor", "register_copy_in", "register_copy_out",
            "register_dot",
            "register_external", "register_free",
-           "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd",
+           "register_geev", "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd",
            "register_gesv", "register_getrf", "register_getri", "register_handle_realloc",
            "register_heap", "register_host_routine", "unpool_checkpoints",
            "register_inactive", "register_nrm2", "register_orgqr", "register_parallel_for",

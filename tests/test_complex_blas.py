@@ -1,13 +1,12 @@
 """Complex BLAS (rules/blas.py, "Complex data"): np.dot, @ and np.vdot on complex vectors and
 matrices (zdotu/zdotc, zgemv, zgemm as Numba calls them) in reverse mode against finite
 differences and the analytic adjoints, in forward mode against central differences along a
-complex direction; complex LAPACK is refused naming the Python line."""
+complex direction (complex LAPACK and the refusal of complex eig's eigenvectors:
+test_complex_lu.py, test_complex_lapack.py)."""
 import numba
 import numpy as np
-import pytest
 
 from enzyme_py import Duplicated, Forward, autodiff, check_gradient
-from enzyme_py.errors import UnsupportedError
 
 RNG = np.random.default_rng(11)
 
@@ -89,17 +88,6 @@ def test_complex64_matmul():
                             Duplicated(np.zeros((3, 3), np.complex64), np.zeros((3, 3), np.complex64)),
                             rng=2, fd_dtype=np.float64)
     assert report.passed, str(report)
-
-
-@numba.njit
-def complex_norm(x):
-    return np.linalg.norm(x)
-
-
-def test_complex_routines_without_rules_are_refused_with_the_line():
-    x = crandn(4)
-    with pytest.raises(UnsupportedError, match=r"complex data.*test_complex_blas.py:\d+"):
-        autodiff(complex_norm, Duplicated(x, np.zeros_like(x)))
 
 
 @numba.njit

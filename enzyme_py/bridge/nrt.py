@@ -14,7 +14,7 @@ import ctypes
 
 from . import host_routines
 from ir_passes import (register_alias, register_allocator, register_dot, register_error_report,
-                       register_free, register_gelsd, register_gemm, register_gemv, register_geqrf,
+                       register_free, register_geev, register_gelsd, register_gemm, register_gemv, register_geqrf,
                        register_gesdd, register_gesv, register_getrf, register_getri,
                        register_handle_realloc, register_heap, register_host_routine,
                        register_inactive, register_nrm2, register_orgqr, register_parallel_for,
@@ -106,10 +106,12 @@ register_geqrf("numba_ez_geqrf")
 register_orgqr("numba_ez_xxgqr")
 # np.linalg.lstsq: (kind, m, n, nrhs, a, lda, b, ldb, s, rcond, rank)
 register_gelsd("numba_ez_gelsd")
-# complex results, named by what the user wrote (docs/linalg.md)
-for _name, _what in (("numba_ez_rgeev", "np.linalg.eig and eigvals of a real matrix return complex values"),
-                     ("numba_ez_cgeev", "np.linalg.eig and eigvals of complex matrices")):
-    register_refused(_name, f"{_what}, which enzyme_py does not differentiate")
+# np.linalg.eigvals (and roots) of complex matrices: (kind, jobvl, jobvr, n, a, lda, w, vl, ldvl,
+# vr, ldvr); eig (eigenvectors) is refused by the record
+register_geev("numba_ez_cgeev")
+# complex results of real matrices, named by what the user wrote (docs/linalg.md)
+register_refused("numba_ez_rgeev", "np.linalg.eig and eigvals of a real matrix return complex values, "
+                 "which enzyme_py does not differentiate")
 
 # math.gamma: Numba's own wrappers of libm's tgamma
 register_alias("numba_gamma", "tgamma")

@@ -16,7 +16,8 @@ or its transpose per the call's transpose flag:
 - `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (a rank-1 update, runtime/matrix.py, or
   in a loop one gemm when the reverse leaves it, transforms/reverse/deferred_rank1.py),
   dx += alpha op(A)^T dy, dy = beta dy; tangent alpha (op(A') x + op(A) x') + beta y'.
-- `*out = nrm2(n, x, inc)`: dx += d x / |x| (nothing where |x| = 0); tangent <x, x'> / |x|.
+- `*out = nrm2(n, x, inc)`: dx += d x / |x| (nothing where |x| = 0); tangent <x, x'> / |x|
+  (complex x: the same on each part, real <x, x'> = Re sum conj(x) x').
 alpha and beta must be constants stored into their slots right before the call (as a host's
 wrappers do); alpha and beta carry no derivative.
 
@@ -27,7 +28,10 @@ conjugates the output's shadow and the shadow it adds into in place, runs the re
 with the same library call, and conjugates both back (one product at a time: two inputs sharing
 a shadow, `a @ a`, stay right). The complex dot's adjoint is its own loop (dotu: dx += d
 conj(y); dotc, the record's `conj` argument true: dx += conj(d) y). Tangents are the real ones
-(each product is real-bilinear). Complex alpha and beta must have a zero imaginary part. The
+(each product is real-bilinear). A conjugate transpose flag ('c') makes the product no longer
+complex-analytic; with the adjoints alpha dC op(B)^H of op(A) and alpha op(A)^H dC of op(B),
+each reverse product is then one gemm with BLAS's letters (Gemm.reverse_conjugated). Complex
+alpha and beta must have a zero imaginary part. The
 strong zero holds for a complex dot with a zero adjoint (its loop is skipped); the complex
 products call the library unguarded (`guarded_product` is real-only), so a zero adjoint entry
 meeting an inf or NaN of a primal matrix gives NaN there.
@@ -116,9 +120,15 @@ def complex_constant_before(slot, call):
     return None
 
 
-def constant_global(module, p, ft):
+def constant_global(module, p, ft, parts=1):
     """The float (type ft) at the start of the constant global p (a host's array of one scale
-    factor: a host's pseudo-inverse may pass alpha and beta so), or None."""
+    factor: a host's pseudo-inverse may pass alpha and beta so), or None; `parts` 2: the
+    complex one, as (re, im)."""
+    v = _constant_global(module, p, ft, parts)
+    return v if v is None or parts > 1 else v[0]
+
+
+def _constant_global(module, p, ft, parts):
     if not isinstance(p, Global) or ft is None:
         return None
     head = f"@{p.name} = "
@@ -126,14 +136,15 @@ def constant_global(module, p, ft):
     if line is None or " constant " not in line:
         return None
     if "zeroinitializer" in line:
-        return 0.0
+        return (0.0,) * parts
     m = re.search(r'c"((?:[^"\\]|\\[0-9A-Fa-f]{2})*)"', line)
     if m is None:
         return None
     raw = re.sub(rb"\\([0-9A-Fa-f]{2})", lambda h: bytes([int(h.group(1), 16)]),
                  m.group(1).encode("latin-1"))
-    size = T.size_of(ft)
-    return struct.unpack("<d" if size == 8 else "<f", raw[:size])[0] if len(raw) >= size else None
+    size = T.size_of(ft) * parts
+    fmt = "<" + ("d" if T.size_of(ft) == 8 else "f") * parts
+    return struct.unpack(fmt, raw[:size]) if len(raw) >= size else None
 
 
 def arena(g):
@@ -208,7 +219,7 @@ class Record:
         """The constant behind pointer argument k (alpha, beta); for complex data, its real
         part (the imaginary part must be 0)."""
         if self.is_complex(call):
-            v = complex_constant_before(call.ops[k], call)
+            v = self.complex_constant(g.module, call, k)
             if v is None or v[1] != 0.0 or g.act.has_shadow(call.ops[k]):
                 raise g.unsupported(f"`{call.callee_name}` on complex data with a scale factor "
                                     f"that is not a real constant", call)
@@ -218,6 +229,14 @@ class Record:
             v = constant_global(g.module, call.ops[k], self.element_type(call, g.types))
         if v is None or g.act.has_shadow(call.ops[k]):
             raise g.unsupported(f"`{call.callee_name}` with a scale factor that is not a constant", call)
+        return v
+
+    def complex_constant(self, module, call, k):
+        """(re, im) of the complex constant behind pointer argument k: stored right before the
+        call, or a constant global; or None."""
+        v = complex_constant_before(call.ops[k], call)
+        if v is None:
+            v = constant_global(module, call.ops[k], KINDS[call.ops[self.kind].value], parts=2)
         return v
 
     # --- reverse mode
@@ -266,7 +285,7 @@ class Record:
         """Forward mode scales a tangent by beta's real part alone: a complex beta must be a
         real constant."""
         if self.is_complex(call):
-            v = complex_constant_before(call.ops[self.beta], call)
+            v = self.complex_constant(fm.module, call, self.beta)
             if v is None or v[1] != 0.0:
                 raise fm.unsupported(f"`{call.callee_name}` on complex data with a scale factor "
                                      f"that is not a real constant", call)
@@ -410,17 +429,23 @@ def register_dot(name: str, n: int, x: int, y: int, out: int, kind: int | None =
 
 
 def _trans(g_or_fm, call, k, complex_=False) -> bool:
-    """Is transpose flag k 't' (or 'c': real data)? Refuses a flag that is not a constant, and
-    'c' on complex data."""
+    """Is transpose flag k 't' or 'c'? Refuses a flag that is not a constant, and 'c' on
+    complex data unless `complex_` is "c" (gemm takes it)."""
     v = call.ops[k]
-    if not isinstance(v, ConstInt) or chr(v.value) not in ("nNtT" if complex_ else "nNtTcC"):
+    allowed = "nNtTcC" if complex_ in (False, "c") else "nNtT"
+    if not isinstance(v, ConstInt) or chr(v.value) not in allowed:
         raise g_or_fm.unsupported(f"`{call.callee_name}` with a transpose flag that is not a constant"
-                                  + (" 'n' or 't'" if complex_ else ""), call)
+                                  + (" 'n' or 't'" if allowed == "nNtT" else ""), call)
     return chr(v.value) not in "nN"
 
 
-def _flag(t: bool):
-    return ConstInt(T.i8, TR if t else N)
+def _letter(call, k) -> str:
+    return chr(call.ops[k].value).lower()
+
+
+def _flag(t):
+    """BLAS's flag: transposed or not, or a letter."""
+    return ConstInt(T.i8, ord(t) if isinstance(t, str) else TR if t else N)
 
 
 @dataclass(frozen=True)
@@ -475,12 +500,16 @@ class Gemm(Record):
             return
         ft = self.float_type(g, call)
         cx = self.is_complex(call)
-        ta, tb = _trans(g, call, self.transa, cx), _trans(g, call, self.transb, cx)
+        ta, tb = _trans(g, call, self.transa, cx and "c"), _trans(g, call, self.transb, cx and "c")
         alpha, beta = self.scalar(g, call, self.alpha), self.scalar(g, call, self.beta)
         P = [g.avail.primal(o, block, b) if not o.type.is_ptr else o for o in call.ops]
         m, n, k, lda, ldb, ldc = (P[i] for i in (self.m, self.n, self.k, self.lda, self.ldb, self.ldc))
         dc = g.avail.shadow(call.ops[self.c], block, b)
         sa, sb = _slot(b, g.alloca_builder, ft, alpha, cx), _slot(b, g.alloca_builder, ft, 1.0, cx)
+        if cx and "c" in (_letter(call, self.transa), _letter(call, self.transb)):
+            self.reverse_conjugated(g, call, block, b, P, dc, sa, sb)
+            self.scale_adjoint(g.module, b, ft, cx, m, n, dc, ldc, beta)
+            return
         def product(adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc):
             if not cx:
                 guarded_product(b, ft, alpha, adjoint, ta, tb, m, n, k, a, lda, bm, ldb, c, ldc,
@@ -505,11 +534,42 @@ class Gemm(Record):
                 product("b", not ta, False, k, n, m, av, lda, dc, ldc, db, ldb)
             else:        # dB (n x k) += alpha dC^T op(A)
                 product("a", True, ta, n, k, m, dc, ldc, av, lda, db, ldb)
+        self.scale_adjoint(g.module, b, ft, cx, m, n, dc, ldc, beta)
+
+    @staticmethod
+    def scale_adjoint(module, b, ft, cx, m, n, dc, ldc, beta) -> None:
+        """dC = beta dC."""
         helper = f"enzpy.scale_matrix.{ft.suffix}"
-        ensure(g.module, helper)
+        ensure(module, helper)
         # a complex matrix as a real one: 2m rows, leading dimension 2 ldc
         b.call(helper, T.void, [parts(b, m, cx), b.cast("sext", n, T.i64), dc, parts(b, ldc, cx),
                                 ConstFloat(ft, beta)])
+
+    def reverse_conjugated(self, g, call, block, b, P, dc, sa, sb) -> None:
+        """The reverse of a complex gemm with a conjugate transpose ('c') among its flags:
+        with the adjoints of op(A), op(B) alpha dC op(B)^H and alpha op(A)^H dC, every case is one
+        gemm with BLAS's letters, no conjugation (a 'c' flag turns a conjugate into a letter):
+        dA = alpha dC op(B)^H ('n'), alpha conj(op(B)) dC^T ('t'), alpha op(B) dC^H ('c');
+        dB = alpha op(A)^H dC ('n'), alpha dC^T conj(op(A)) ('t'), alpha dC^H op(A) ('c')."""
+        la, lb = _letter(call, self.transa), _letter(call, self.transb)
+        m, n, k, lda, ldb, ldc = (P[i] for i in (self.m, self.n, self.k, self.lda, self.ldb, self.ldc))
+        flip = {"n": "c", "c": "n"}
+        if g.act.has_shadow(call.ops[self.a]):
+            da, bv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.b, block, b)
+            if la == "n":      # lb is 'c'
+                self.gemm(b, call, P, "n", flip[lb], m, k, n, sa, dc, ldc, bv, ldb, sb, da, lda)
+            elif la == "t":    # lb is 'c': conj(B^H) = B^T
+                self.gemm(b, call, P, "t", "t", k, m, n, sa, bv, ldb, dc, ldc, sb, da, lda)
+            else:
+                self.gemm(b, call, P, lb, "c", k, m, n, sa, bv, ldb, dc, ldc, sb, da, lda)
+        if g.act.has_shadow(call.ops[self.b]):
+            db, av = g.avail.shadow(call.ops[self.b], block, b), self.input(g, call, self.a, block, b)
+            if lb == "n":      # la is 'c'
+                self.gemm(b, call, P, flip[la], "n", k, n, m, sa, av, lda, dc, ldc, sb, db, ldb)
+            elif lb == "t":    # la is 'c': conj(A^H) = A^T
+                self.gemm(b, call, P, "t", "t", n, k, m, sa, dc, ldc, av, lda, sb, db, ldb)
+            else:
+                self.gemm(b, call, P, "c", la, n, k, m, sa, dc, ldc, av, lda, sb, db, ldb)
 
     def tangent(self, fm, call) -> None:
         c = fm.emit_primal(call)
@@ -519,8 +579,8 @@ class Gemm(Record):
         ft = self.element_type(call, fm.types)
         if ft is None:
             raise fm.unsupported(self.no_type(call), call)
-        _trans(fm, call, self.transa, self.is_complex(call))     # constants, or refused
-        _trans(fm, call, self.transb, self.is_complex(call))
+        _trans(fm, call, self.transa, self.is_complex(call) and "c")     # constants, or refused
+        _trans(fm, call, self.transb, self.is_complex(call) and "c")
         b, ops = fm.b, c.ops
         cx = self.is_complex(call)
         one = fm.entry_slot(T.ArrayType(2, ft) if cx else ft, "gemm.one")
@@ -689,7 +749,9 @@ GEMM_PARAMS = [T.i8, T.i8, T.i8, T.i64, T.i64, T.i64, T.ptr, T.ptr, T.i64, T.ptr
 
 @dataclass(frozen=True)
 class Nrm2(Record):
-    """`*out = nrm2(n, x, inc)`; the fields are argument indices."""
+    """`*out = nrm2(n, x, inc)`; the fields are argument indices. Complex x: the norm of its
+    parts, so each part's adjoint and tangent is the real one (the helpers' `c` variants)."""
+    complex_data = True
     name: str
     kind: int = 0
     n: int = 1
@@ -722,7 +784,7 @@ class Nrm2(Record):
         n, inc = (b.cast("sext", g.avail.primal(call.ops[i], block, b), T.i64) for i in (self.n, self.inc))
         xv = self.input(g, call, self.x, block, b)
         dx = g.avail.shadow(call.ops[self.x], block, b)
-        helper = f"enzpy.nrm2_adjoint.{ft.suffix}"
+        helper = f"enzpy.{'c' if self.is_complex(call) else ''}nrm2_adjoint.{ft.suffix}"
         ensure(g.module, helper)
         b.call(helper, ft, [n, xv, inc, dx, d])
 
@@ -736,7 +798,7 @@ class Nrm2(Record):
             raise fm.unsupported(self.no_type(call), call)
         b = fm.b
         n, inc = (b.cast("sext", c.ops[i], T.i64) for i in (self.n, self.inc))
-        helper = f"enzpy.nrm2_tangent.{ft.suffix}"
+        helper = f"enzpy.{'c' if self.is_complex(call) else ''}nrm2_tangent.{ft.suffix}"
         ensure(fm.module, helper)
         for j in range(fm.width):
             t = b.call(helper, ft, [n, c.ops[self.x], inc, fm.shadow(call.ops[self.x], call)[j]])

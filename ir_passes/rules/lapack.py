@@ -81,11 +81,13 @@ def gemm_record():
 
 
 def call_gemm(b, module, like, kind, ta, tb, m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc):
-    """A call of the host's gemm (refused by the caller when it registered none)."""
+    """A call of the host's gemm (refused by the caller when it registered none); ta, tb: true
+    for the transpose, or BLAS's letter ("c": the conjugate transpose)."""
     gemm = gemm_record()
     module.declare(gemm.name, like.type, GEMM_PARAMS)
     new = [None] * len(GEMM_PARAMS)
-    flags = (ConstInt(T.i8, ord("t") if ta else ord("n")), ConstInt(T.i8, ord("t") if tb else ord("n")))
+    flags = tuple(ConstInt(T.i8, ord(t.lower()) if isinstance(t, str) else ord("t") if t else ord("n"))
+                  for t in (ta, tb))
     for i, v in zip((gemm.kind, gemm.transa, gemm.transb, gemm.m, gemm.n, gemm.k, gemm.alpha, gemm.a,
                      gemm.lda, gemm.b, gemm.ldb, gemm.beta, gemm.c, gemm.ldc),
                     (kind,) + flags + (m, n, k, alpha, a, lda, bm, ldb, beta, c, ldc)):
@@ -315,9 +317,44 @@ class Lin:
         their `c` variants on complex data)."""
         self.helper("c" + name if self.cx else name, [n, src, lds, dst, ldd])
 
-    def scale(self, rows, cols, p, ld, value) -> None:
-        """p *= value (a float, or a value of type ft); 0 stores zeros."""
+    def rect(self, name, rows, cols, src, lds, dst, ldd) -> None:
+        """runtime/matrix.py's rectangular map `name` ("copy_rect", "upper_rect") of a rows x
+        cols matrix; on complex data a copy is one of twice the rows of parts, the others
+        their `c` variants."""
+        if self.cx and name == "copy_rect":
+            two = ConstInt(T.i64, 2)
+            rows, lds, ldd = (self.b.mul(self.i64(v), two) for v in (rows, lds, ldd))
+        elif self.cx:
+            name = "c" + name
+        self.helper(name, [rows, cols, src, lds, dst, ldd])
+
+    def divide_by(self, rows, cols, p, ld, s, along) -> None:
+        """p_ij /= s_i (along rows, `along` 1) or s_j (`along` 0), s real; 0 where p_ij is 0."""
+        self.helper("cdivide_by" if self.cx else "divide_by", [rows, cols, p, ld, s, ConstInt(T.i64, along)])
+
+    def sum_abs(self, rows, cols, p, ld, out) -> None:
+        """*out += the sum of |p_ij| (of each part on complex data)."""
+        self.parts("sum_abs", 1, [rows, cols, p, ld, out])
+
+    def parts(self, name, count, args) -> None:
+        """runtime/matrix.py's `name`, whose arguments are (rows, cols) and `count` matrices'
+        (pointer, ld), then others: on complex data each matrix taken as a real one of twice
+        the rows (for maps that treat each part alike: sum_abs, col_dots with Re(a^H b),
+        add_scaled_cols)."""
+        if self.cx:
+            two = ConstInt(T.i64, 2)
+            args = list(args)
+            for i in [0] + [3 + 2 * j for j in range(count)]:
+                args[i] = self.b.mul(self.i64(args[i]), two)
+        self.helper(name, args)
+
+    def scale(self, rows, cols, p, ld, value, real=False) -> None:
+        """p *= value (a float, or a value of type ft); 0 stores zeros. On complex data p is
+        complex unless `real` (the Hermitian eigenvalues)."""
         v = ConstFloat(self.ft, value) if isinstance(value, float) else value
+        if self.cx and not real:
+            two = ConstInt(T.i64, 2)
+            rows, ld = self.b.mul(self.i64(rows), two), self.b.mul(self.i64(ld), two)
         self.helper("scale_matrix", [rows, cols, p, ld, v])
 
     def swap_rows(self, n, ipiv, p, ld, back: bool) -> None:

@@ -16,6 +16,8 @@ T itself is in no particular basis of the complement of A's range; only its colu
 defined, and the tangent and adjoint above are those of the norms (a host's lstsq reads T only
 for the residuals). A rank-deficient A (rank < min(m, n)) makes the solution discontinuous: the
 adjoints and tangents of X and the residuals are nan there.
+Complex data (zgelsd, S real): the same steps with ^H for ^T (A^+ = V S^{-1} U^H), the column
+dot products Re(a^H b), S' = Re diag(U^H A' V).
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from typing import ClassVar
 
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
-from .blas import AFTER, KINDS
+from .blas import AFTER, element_bytes
 from .lapack import Lapack, Lin, i64, needs_gemm, primal_ops
 from .lapack_spectral import thin_svd
 
@@ -32,6 +34,7 @@ from .lapack_spectral import thin_svd
 @dataclass(frozen=True)
 class Gelsd(Lapack):
     """`gelsd(m, n, nrhs, A, lda, B, ldb, S, rcond, rank)`; the fields are argument indices."""
+    complex_data = True
     m: int = 1
     n: int = 2
     nrhs: int = 3
@@ -55,9 +58,8 @@ class Gelsd(Lapack):
             return super().input_bytes(b, ops, k)
         rows = b.select(b.icmp("sgt", i64(b, ops[self.m]), i64(b, ops[self.n])),
                         i64(b, ops[self.m]), i64(b, ops[self.n]))
-        ft = KINDS.get(ops[self.kind].value, T.f64)
         count = b.add(b.mul(i64(b, ops[self.ldb]), b.sub(i64(b, ops[self.nrhs]), ConstInt(T.i64, 1))), rows)
-        return b.mul(count, ConstInt(T.i64, T.size_of(ft)))
+        return b.mul(count, ConstInt(T.i64, element_bytes(ops, self.kind)))
 
     def check(self, has_shadow, call, unsupported) -> bool:
         """Has the call a derivative to compute?"""
@@ -84,6 +86,7 @@ class Gelsd(Lapack):
         if not self.check(g.act.has_shadow, call, g.unsupported):
             return
         L = Lin.reverse(self, g, call, b)
+        h = "c" if L.cx else True                    # ^H on complex data
         ops = primal_ops(g, call, block, b)
         m, n, c, k, tail = self.sizes(b, ops, L)
         lda, ldb = L.i64(ops[self.lda]), L.i64(ops[self.ldb])
@@ -95,50 +98,51 @@ class Gelsd(Lapack):
         b0 = self.input(g, call, self.b, block, b, always=True)
         bx = self.input(g, call, (AFTER, self.b), block, b, always=True)
         rank = self.input(g, call, (AFTER, self.rank), block, b, always=True)
-        L.helper("copy_rect", [m, n, a0, lda, ac, m])
+        L.rect("copy_rect", m, n, a0, lda, ac, m)
         thin_svd().thin(L, m, n, k, ac, s, u, vt)
         db = g.avail.shadow(call.ops[self.b], block, b)
-        L.helper("copy_rect", [m, c, b0, ldb, r, m])
+        L.rect("copy_rect", m, c, b0, ldb, r, m)
         L.gemm(False, False, m, c, n, -1.0, a0, lda, bx, ldb, 1.0, r, m)        # R = B - A X
-        L.scale(c, ConstInt(T.i64, 1), num, c, 0.0)
-        L.scale(c, ConstInt(T.i64, 1), den, c, 0.0)
+        L.scale(c, ConstInt(T.i64, 1), num, c, 0.0, real=True)
+        L.scale(c, ConstInt(T.i64, 1), den, c, 0.0, real=True)
         tx, tb = L.at(bx, n, L.zero, ldb), L.at(db, n, L.zero, ldb)
-        L.helper("col_dots", [tail, c, tx, ldb, tb, ldb, num])
-        L.helper("col_dots", [tail, c, tx, ldb, tx, ldb, den])                # alpha = num / den
+        L.parts("col_dots", 2, [tail, c, tx, ldb, tb, ldb, num])
+        L.parts("col_dots", 2, [tail, c, tx, ldb, tx, ldb, den])                # alpha = num / den
         self.apply(L, u, s, vt, m, n, k, c, db, ldb, t1, y, False)            # Y = A^{+T} Xbar
         self.apply(L, u, s, vt, m, n, k, c, y, m, t1, z, True)                # Z = A^+ Y
         self.apply(L, u, s, vt, m, n, k, c, bx, ldb, t1, w, False)            # W = A^{+T} X
-        L.helper("copy_rect", [n, c, db, ldb, p, n])
+        L.rect("copy_rect", n, c, db, ldb, p, n)
         L.gemm(False, False, k, c, n, 1.0, vt, k, db, ldb, 0.0, t1, k)
-        L.gemm(True, False, n, c, k, -1.0, vt, k, t1, k, 1.0, p, n)             # P
-        L.helper("add_scaled_cols", [m, c, r, m, y, m, num, den])             # G
+        L.gemm(h, False, n, c, k, -1.0, vt, k, t1, k, 1.0, p, n)             # P
+        L.parts("add_scaled_cols", 2, [m, c, r, m, y, m, num, den])             # G
         bad = self.poison(L, rank, k)
         if g.act.has_shadow(call.ops[self.a]):
             da = g.avail.shadow(call.ops[self.a], block, b)
-            L.gemm(False, True, m, n, c, -1.0, y, m, bx, ldb, 0.0, da, lda)
-            L.gemm(False, True, m, n, c, 1.0, r, m, z, n, 1.0, da, lda)
-            L.gemm(False, True, m, n, c, 1.0, w, m, p, n, 1.0, da, lda)
+            L.gemm(False, h, m, n, c, -1.0, y, m, bx, ldb, 0.0, da, lda)
+            L.gemm(False, h, m, n, c, 1.0, r, m, z, n, 1.0, da, lda)
+            L.gemm(False, h, m, n, c, 1.0, w, m, p, n, 1.0, da, lda)
             L.scale(m, n, da, lda, bad)
             L.scale(k, k, zk, k, 0.0)                                            # + U diag(Sbar) V^T
-            L.helper("svd_middle", [k, zk, zk, s, g.avail.shadow(call.ops[self.s], block, b),
-                                    ConstFloat(L.ft, 1.0), mid])
+            thin_svd().middle(L, zk, zk, s, g.avail.shadow(call.ops[self.s], block, b), 1.0, 0.0,
+                              mid, k)
             L.gemm(False, False, m, k, k, 1.0, u, m, mid, k, 0.0, uk, m)
             L.gemm(False, False, m, n, k, 1.0, uk, m, vt, k, 1.0, da, lda)
         L.scale(L.when(b.icmp("sgt", n, m), b.sub(n, m)), c, L.at(db, m, L.zero, ldb), ldb, 0.0)
-        L.helper("copy_rect", [m, c, y, m, db, ldb])                          # Bbar = G
+        L.rect("copy_rect", m, c, y, m, db, ldb)                          # Bbar = G
         L.scale(m, c, db, ldb, bad)
-        L.scale(k, ConstInt(T.i64, 1), g.avail.shadow(call.ops[self.s], block, b), k, 0.0)
+        L.scale(k, ConstInt(T.i64, 1), g.avail.shadow(call.ops[self.s], block, b), k, 0.0, real=True)
 
     def apply(self, L, u, s, vt, m, n, k, c, src, lds, t, dst, transposed, beta=0.0):
         """dst = A^{+T} src (m x c, src n x c), or A^+ src when `transposed` (n x c, src m x c);
-        t: k x c scratch."""
+        t: k x c scratch. On complex data ^H for ^T."""
+        h = "c" if L.cx else True
         if transposed:
-            L.gemm(True, False, k, c, m, 1.0, u, m, src, lds, 0.0, t, k)
-            L.helper("divide_by", [k, c, t, k, s, ConstInt(T.i64, 1)])
-            L.gemm(True, False, n, c, k, 1.0, vt, k, t, k, beta, dst, n)
+            L.gemm(h, False, k, c, m, 1.0, u, m, src, lds, 0.0, t, k)
+            L.divide_by(k, c, t, k, s, 1)
+            L.gemm(h, False, n, c, k, 1.0, vt, k, t, k, beta, dst, n)
         else:
             L.gemm(False, False, k, c, n, 1.0, vt, k, src, lds, 0.0, t, k)
-            L.helper("divide_by", [k, c, t, k, s, ConstInt(T.i64, 1)])
+            L.divide_by(k, c, t, k, s, 1)
             L.gemm(False, False, m, c, k, 1.0, u, m, t, k, beta, dst, m)
 
     def tangent(self, fm, call) -> None:
@@ -147,6 +151,7 @@ class Gelsd(Lapack):
             return
         ops = [fm.val(o) for o in call.ops]
         L = Lin.forward(self, fm, call, ops[self.kind])
+        h = "c" if L.cx else True                    # ^H on complex data
         b = L.b
         m, n, c, k, tail = self.sizes(b, ops, L)
         lda, ldb = L.i64(ops[self.lda]), L.i64(ops[self.ldb])
@@ -154,46 +159,48 @@ class Gelsd(Lapack):
         a0, ac, u, vt, s, b0, r, w, yp, t1, dx, q, num, den, mk, kk = L.scratch(
             L.bytes(m, n), L.bytes(m, n), L.bytes(m, k), L.bytes(k, n), L.bytes(k), mc, mc, mc, mc,
             L.bytes(k, c), nc, nc, L.bytes(c), L.bytes(c), L.bytes(m, k), L.bytes(k, k))
-        L.helper("copy_rect", [m, n, ops[self.a], lda, a0, m])      # before the call
-        L.helper("copy_rect", [m, c, ops[self.b], ldb, b0, m])
+        L.rect("copy_rect", m, n, ops[self.a], lda, a0, m)      # before the call
+        L.rect("copy_rect", m, c, ops[self.b], ldb, b0, m)
         cl = fm.emit_primal(call)
         L.copy(ac, a0, L.bytes(m, n))
         thin_svd().thin(L, m, n, k, ac, s, u, vt)
         x = cl.ops[self.b]
-        L.helper("copy_rect", [m, c, b0, m, r, m])
+        L.rect("copy_rect", m, c, b0, m, r, m)
         L.gemm(False, False, m, c, n, -1.0, a0, m, x, ldb, 1.0, r, m)          # R
         self.apply(L, u, s, vt, m, n, k, c, x, ldb, t1, w, False)             # W = A^{+T} X
         bad = self.poison(L, cl.ops[self.rank], k)
         has_a = fm.has_shadow(call.ops[self.a])
+        # the real parts of U^T A' V's diagonal: on complex data, every (2k + 2)-th float
+        step = b.add(b.mul(k, ConstInt(T.i64, 2)), ConstInt(T.i64, 1)) if L.cx else k
         for j in range(fm.width):
             db = fm.shadow(call.ops[self.b], call)[j]
-            L.helper("copy_rect", [m, c, db, ldb, yp, m])
+            L.rect("copy_rect", m, c, db, ldb, yp, m)
             if has_a:
                 da = fm.shadow(call.ops[self.a], call)[j]
                 L.gemm(False, False, m, c, n, -1.0, da, lda, x, ldb, 1.0, yp, m)   # Y'
-                L.gemm(True, False, n, c, m, 1.0, da, lda, w, m, 0.0, dx, n)     # A'^T W
+                L.gemm(h, False, n, c, m, 1.0, da, lda, w, m, 0.0, dx, n)     # A'^T W
                 L.gemm(False, False, k, c, n, 1.0, vt, k, dx, n, 0.0, t1, k)
-                L.gemm(True, False, n, c, k, -1.0, vt, k, t1, k, 1.0, dx, n)     # (I - A^+ A) ...
-                L.gemm(True, False, n, c, m, 1.0, da, lda, r, m, 0.0, q, n)      # A'^T R
+                L.gemm(h, False, n, c, k, -1.0, vt, k, t1, k, 1.0, dx, n)     # (I - A^+ A) ...
+                L.gemm(h, False, n, c, m, 1.0, da, lda, r, m, 0.0, q, n)      # A'^T R
                 L.gemm(False, False, k, c, n, 1.0, vt, k, q, n, 0.0, t1, k)
-                L.helper("divide_by", [k, c, t1, k, s, ConstInt(T.i64, 1)])
-                L.helper("divide_by", [k, c, t1, k, s, ConstInt(T.i64, 1)])
-                L.gemm(True, False, n, c, k, 1.0, vt, k, t1, k, 1.0, dx, n)      # A^+ A^{+T} ...
+                L.divide_by(k, c, t1, k, s, 1)
+                L.divide_by(k, c, t1, k, s, 1)
+                L.gemm(h, False, n, c, k, 1.0, vt, k, t1, k, 1.0, dx, n)      # A^+ A^{+T} ...
                 self.apply(L, u, s, vt, m, n, k, c, yp, m, t1, dx, True, beta=1.0)
-                L.gemm(False, True, m, k, n, 1.0, da, lda, vt, k, 0.0, mk, m)
-                L.gemm(True, False, k, k, m, 1.0, u, m, mk, m, 0.0, kk, k)
-                L.helper("diagonal", [k, kk, k, fm.shadow(call.ops[self.s], call)[j]])   # S'
+                L.gemm(False, h, m, k, n, 1.0, da, lda, vt, k, 0.0, mk, m)
+                L.gemm(h, False, k, k, m, 1.0, u, m, mk, m, 0.0, kk, k)
+                L.helper("diagonal", [k, kk, step, fm.shadow(call.ops[self.s], call)[j]])   # S'
             else:
                 self.apply(L, u, s, vt, m, n, k, c, yp, m, t1, dx, True)
-                L.scale(k, ConstInt(T.i64, 1), fm.shadow(call.ops[self.s], call)[j], k, 0.0)
-            L.scale(c, ConstInt(T.i64, 1), num, c, 0.0)
-            L.scale(c, ConstInt(T.i64, 1), den, c, 0.0)
-            L.helper("col_dots", [m, c, r, m, yp, m, num])
-            L.helper("col_dots", [m, c, r, m, r, m, den])
+                L.scale(k, ConstInt(T.i64, 1), fm.shadow(call.ops[self.s], call)[j], k, 0.0, real=True)
+            L.scale(c, ConstInt(T.i64, 1), num, c, 0.0, real=True)
+            L.scale(c, ConstInt(T.i64, 1), den, c, 0.0, real=True)
+            L.parts("col_dots", 2, [m, c, r, m, yp, m, num])
+            L.parts("col_dots", 2, [m, c, r, m, r, m, den])
             tb = L.at(db, n, L.zero, ldb)
             L.scale(tail, c, tb, ldb, 0.0)
-            L.helper("add_scaled_cols", [tail, c, L.at(x, n, L.zero, ldb), ldb, tb, ldb, num, den])
-            L.helper("copy_rect", [n, c, dx, n, db, ldb])
+            L.parts("add_scaled_cols", 2, [tail, c, L.at(x, n, L.zero, ldb), ldb, tb, ldb, num, den])
+            L.rect("copy_rect", n, c, dx, n, db, ldb)
             L.scale(b.add(n, tail), c, db, ldb, bad)
         L.release()
 

@@ -7,7 +7,11 @@ reads only that triangle, and leaves the strictly lower one as it was):
   S = U^{-1} P U^{-T} (two trsm with U), the upper triangle of shadow(A) becomes S + S^T (S on the
   diagonal: the entry stands for both triangles); the lower one passes through (Murray 2016);
 - tangent: X = U^{-T} sym(A') U^{-1} (two trsm with U), U' = triu(X, diagonal halved) U (gemm).
-Only the upper variant is implemented (the one `np.linalg.cholesky` calls).
+Only the upper variant is implemented (the one `np.linalg.cholesky` calls). Complex data (A
+Hermitian, A = U^H U; the factorization is not complex-analytic): the same steps with U^H for U^T
+(P = tril(U Ubar^H), S = U^{-1} P U^{-H}; X = U^{-H} herm(A') U^{-1}), where the triangle stands
+for a Hermitian matrix whose diagonal is real: the upper triangle of shadow(A) becomes
+S + S^H off the diagonal and Re S on it, and herm(A') mirrors A' conjugated, its diagonal real.
 
 `getrf(n, n, A, lda, ipiv)` overwrites a square A with its packed LU factors, A = P L U (L unit
 lower, U upper, P from the row interchanges ipiv):
@@ -24,7 +28,7 @@ it and the kernel (a slogdet returns -inf) decides; the adjoints then hold inf o
   getrf's reverse turns them back into G;
 - tangent: V' = -V A' V with A' = P (L' U + L U') from the factors' tangents (gemms).
 
-Complex data (getrf and getri; potrf is real only): every step above is complex-analytic, so with
+Complex data, getrf and getri: every step above is complex-analytic, so with
 shadows holding dL/dRe + i dL/dIm the reverse is conj(real formula(conj(shadow))): shadow(A) is
 conjugated in place before the steps and after them, with the same gemm, complex trsm, and the
 `c` variants of the elementwise helpers and row interchanges; the tangents are the real ones.
@@ -42,6 +46,7 @@ from .lapack import Lapack, Lin, needs_gemm
 @dataclass(frozen=True)
 class Potrf(Lapack):
     """`potrf(uplo, n, A, lda)`; the fields are argument indices."""
+    complex_data = True
     uplo: int = 1
     n: int = 2
     a: int = 3
@@ -66,13 +71,16 @@ class Potrf(Lapack):
         uc, w2, w3 = L.scratch(nn, nn, nn)
         factor = self.input(g, call, (AFTER, self.a), block, b, always=True)
         da = g.avail.shadow(call.ops[self.a], block, b)
+        h = "C" if L.cx else "T"                        # U^H on complex data
         L.map("upper_of", n, factor, lda, uc, n)        # U
         L.map("upper_of", n, da, lda, w3, n)            # Ubar
+        if L.cx:
+            L.conj((n, n, w3, n))
         L.gemm(False, True, n, n, n, 1.0, uc, n, w3, n, 0.0, w2, n)
         L.map("half_lower", n, w2, n, w2, n)            # P
         L.trsm("L", "U", "N", "N", n, n, uc, n, w2, n)  # U^{-1} P
-        L.trsm("R", "U", "T", "N", n, n, uc, n, w2, n)  # S = U^{-1} P U^{-T}
-        L.map("fold_upper", n, w2, n, da, lda)
+        L.trsm("R", "U", h, "N", n, n, uc, n, w2, n)    # S = U^{-1} P U^{-T}
+        L.helper("hfold_upper" if L.cx else "fold_upper", [n, w2, n, da, lda])
 
     def tangent(self, fm, call) -> None:
         self.check(fm.has_shadow, call, fm.unsupported)
@@ -86,8 +94,8 @@ class Potrf(Lapack):
         L.map("upper_of", n, c.ops[self.a], lda, uc, n)     # U
         for j in range(fm.width):
             da = fm.shadow(call.ops[self.a], call)[j]
-            L.map("mirror_upper", n, da, lda, sym, n)
-            L.trsm("L", "U", "T", "N", n, n, uc, n, sym, n)  # U^{-T} sym(A')
+            L.helper("hmirror_upper" if L.cx else "mirror_upper", [n, da, lda, sym, n])
+            L.trsm("L", "U", "C" if L.cx else "T", "N", n, n, uc, n, sym, n)  # U^{-T} sym(A')
             L.trsm("R", "U", "N", "N", n, n, uc, n, sym, n)  # X = U^{-T} sym(A') U^{-1}
             L.map("half_upper", n, sym, n, t1, n)
             L.gemm(False, False, n, n, n, 1.0, t1, n, uc, n, 0.0, sym, n)

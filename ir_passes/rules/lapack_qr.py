@@ -7,12 +7,16 @@ taken alone (the reflectors' would be needed); they go through the pair, found b
 share: geqrf's tangent computes Q' as well and hands it to orgqr's, orgqr's adjoint hands Qbar to
 geqrf's, through a stack slot (forward: a heap block of the lanes' Q', freed by orgqr; reverse:
 the arena offset of a copy of Qbar). Q and R are computed again from the saved A. For A = Q R
-with m >= n (Walter and Lehmann 2018; Liao et al. 2019), with copyltu(M) = tril(M) + tril(M, -1)^T:
-- reverse: M = R Rbar^T - Qbar^T Q, Abar = (Qbar + Q copyltu(M)) R^{-T} (trsm with R);
-- tangent: X = Q^T A' R^{-1}, Z = triu(X) + triu(X, 1)^T, R' = Z R, Q' = A' R^{-1} - Q Z.
+with m >= n (Walter and Lehmann 2018; Liao et al. 2019), with copyutl(M) = triu(M) + triu(M, 1)^T:
+- reverse: N = Rbar R^T - Q^T Qbar, Abar = (Qbar + Q copyutl(N)) R^{-T} (trsm with R);
+- tangent: X = Q^T A' R^{-1}, Z = triu(X) + tril(X, -1)^T, R' = Z R, Q' = A' R^{-1} - Q Z.
 A wide A = Q [R1 R2] (m < n) splits as [X Y]: X = Q R1 as above, with Qbar + Y R2bar^T for Qbar
 in the reverse; Ybar = Q R2bar; R2' = Q'^T Y + Q^T Y'. A singular R1 (rank-deficient A) makes the
 triangular solves divide by zero: the derivative, which does not exist there, holds inf or nan.
+Complex data (zgeqrf, zungqr): LAPACK's R has a real diagonal, which makes the factors unique;
+the steps are the same with ^H for ^T, copyutl(N) the Hermitian matrix N's upper triangle stands
+for (real diagonal) and Z = triu(X) + tril(X, -1)^H with Re X on the diagonal (the part of X
+that is not skew-Hermitian).
 """
 from __future__ import annotations
 
@@ -59,6 +63,7 @@ def same_value(x, y) -> bool:
 @dataclass(frozen=True)
 class Geqrf(Lapack):
     """`geqrf(m, n, A, lda, tau)`; the fields are argument indices."""
+    complex_data = True
     m: int = 1
     n: int = 2
     a: int = 3
@@ -81,13 +86,13 @@ class Geqrf(Lapack):
         """From the m x n matrix at a (leading dimension lda): R (k x n) into r, Q (m x k) into q
         (a copy of A, destroyed), tau scratch."""
         b, orgqr = L.b, BLAS[self.partner_name]
-        L.helper("copy_rect", [m, n, a, lda, q, m])
+        L.rect("copy_rect", m, n, a, lda, q, m)
         again = list(ops)
         again[self.m], again[self.n], again[self.lda] = (as_arg(b, ops[i], v) for i, v in
                                                         ((self.m, m), (self.n, n), (self.lda, m)))
         again[self.a], again[self.tau] = q, tau
         b.call(self.name, L.call.type, again)
-        L.helper("upper_rect", [k, n, q, m, r, k])
+        L.rect("upper_rect", k, n, q, m, r, k)
         L.module.declare(orgqr.name, L.call.type, ORGQR_PARAMS)
         args = [None] * len(ORGQR_PARAMS)
         for i, v in ((orgqr.kind, L.kind), (orgqr.m, m), (orgqr.n, k), (orgqr.k, k), (orgqr.a, q),
@@ -115,18 +120,19 @@ class Geqrf(Lapack):
         a0 = self.input(g, call, self.a, block, b, always=True)
         self.factor(L, ops, m, n, k, lda, a0, tau, q, r)
         da = g.avail.shadow(call.ops[self.a], block, b)
-        L.helper("upper_rect", [k, n, da, lda, rb, k])                       # Rbar
+        h = "c" if L.cx else True                                            # ^H on complex data
+        L.rect("upper_rect", k, n, da, lda, rb, k)                           # Rbar
         qbar = b.gep(T.i8, g.tape.load(b, arena(g)[0]), [b.load(T.i64, slot)])  # orgqr's Qbar
-        L.helper("copy_rect", [m, k, qbar, m, qb, m])
+        L.rect("copy_rect", m, k, qbar, m, qb, m)
         y, r2b = L.at(a0, L.zero, k, lda), L.at(rb, L.zero, k, k)
-        L.gemm(False, True, m, k, extra, 1.0, y, lda, r2b, k, 1.0, qb, m)   # Qbar + Y R2bar^T
-        L.gemm(False, True, k, k, k, 1.0, r, k, rb, k, 0.0, mid, k)          # R1 R1bar^T
-        L.gemm(True, False, k, k, m, -1.0, qb, m, q, m, 1.0, mid, k)         # - Qbar^T Q
-        L.map("mirror_lower", k, mid, k, c, k)                               # copyltu
+        L.gemm(False, h, m, k, extra, 1.0, y, lda, r2b, k, 1.0, qb, m)      # Qbar + Y R2bar^T
+        L.gemm(False, h, k, k, k, 1.0, rb, k, r, k, 0.0, mid, k)             # R1bar R1^T
+        L.gemm(h, False, k, k, m, -1.0, q, m, qb, m, 1.0, mid, k)            # - Q^T Qbar
+        L.helper("hmirror_upper" if L.cx else "mirror_upper", [k, mid, k, c, k])   # copyltu
         L.copy(bm, qb, mk)
         L.gemm(False, False, m, k, k, 1.0, q, m, c, k, 1.0, bm, m)
-        L.trsm("R", "U", "T", "N", m, k, r, k, bm, m)                       # B R1^{-T}
-        L.helper("copy_rect", [m, k, bm, m, da, lda])                        # Abar[:, :k]
+        L.trsm("R", "U", "C" if L.cx else "T", "N", m, k, r, k, bm, m)     # B R1^{-T}
+        L.rect("copy_rect", m, k, bm, m, da, lda)                            # Abar[:, :k]
         L.gemm(False, False, m, extra, k, 1.0, q, m, r2b, k, 0.0, L.at(da, L.zero, k, lda),
                lda)                                                          # Abar[:, k:] = Q R2bar
 
@@ -145,29 +151,30 @@ class Geqrf(Lapack):
         mk, kk = L.bytes(m, k), L.bytes(k, k)
         a0, q, tau, r, t, z = L.scratch(L.bytes(m, n), L.bytes(m, n), L.bytes(k), L.bytes(k, n),
                                         kk, kk)
-        L.helper("copy_rect", [m, n, ops[self.a], lda, a0, m])      # before the call
+        L.rect("copy_rect", m, n, ops[self.a], lda, a0, m)          # before the call
         c = fm.emit_primal(call)
         self.factor(L, c.ops, m, n, k, m, a0, tau, q, r)
         dqs = heap.allocate(b, b.mul(mk, ConstInt(T.i64, fm.width)))     # orgqr frees it
         b.store(dqs, pair_slot(fm.bmap[fm.primal.entry], call, lambda: fm.entry_slot(T.ptr, "qr.dq")))
         y = L.at(a0, L.zero, k, m)
+        h = "c" if L.cx else True                                  # ^H on complex data
         for j in range(fm.width):
             da = fm.shadow(call.ops[self.a], call)[j]
             dq = b.gep(T.i8, dqs, [b.mul(mk, ConstInt(T.i64, j))])
-            L.gemm(True, False, k, k, m, 1.0, q, m, da, lda, 0.0, t, k)       # Q^T A1'
+            L.gemm(h, False, k, k, m, 1.0, q, m, da, lda, 0.0, t, k)          # Q^T A1'
             L.trsm("R", "U", "N", "N", k, k, r, k, t, k)                    # X = Q^T A1' R1^{-1}
-            L.map("fold_upper_zero", k, t, k, z, k)                          # R1' R1^{-1}
-            L.helper("copy_rect", [m, k, da, lda, dq, m])
+            L.helper("hfold_upper_zero" if L.cx else "fold_upper_zero", [k, t, k, z, k])  # R1' R1^{-1}
+            L.rect("copy_rect", m, k, da, lda, dq, m)
             L.trsm("R", "U", "N", "N", m, k, r, k, dq, m)                   # A1' R1^{-1}
             L.gemm(False, False, m, k, k, -1.0, q, m, z, k, 1.0, dq, m)      # Q'
             L.gemm(False, False, k, k, k, 1.0, z, k, r, k, 0.0, t, k)        # R1'
             r2 = L.at(r, L.zero, k, k)
             dr2 = L.at(da, L.zero, k, lda)                       # A2' in, R2' out
-            L.gemm(True, False, k, extra, m, 1.0, q, m, dr2, lda, 0.0, r2, k)   # Q^T A2' (over R2)
-            L.gemm(True, False, k, extra, m, 1.0, dq, m, y, m, 1.0, r2, k)      # + Q'^T A2
-            L.helper("upper_rect", [k, k, t, k, da, lda])                   # R' over A'
+            L.gemm(h, False, k, extra, m, 1.0, q, m, dr2, lda, 0.0, r2, k)      # Q^T A2' (over R2)
+            L.gemm(h, False, k, extra, m, 1.0, dq, m, y, m, 1.0, r2, k)         # + Q'^T A2
+            L.rect("upper_rect", k, k, t, k, da, lda)                       # R' over A'
             L.scale(b.sub(m, k), k, L.at(da, k, L.zero, lda), lda, 0.0)
-            L.helper("copy_rect", [k, extra, r2, k, dr2, lda])
+            L.rect("copy_rect", k, extra, r2, k, dr2, lda)
         L.release()
 
 
@@ -176,6 +183,7 @@ class Geqrf(Lapack):
 class Orgqr(Lapack):
     """`orgqr(m, n, k, A, lda, tau)` with n = k (Q's first k columns, as np.linalg.qr asks);
     the fields are argument indices."""
+    complex_data = True
     m: int = 1
     n: int = 2
     k: int = 3
@@ -205,7 +213,7 @@ class Orgqr(Lapack):
         b.store(off, pair_slot(g.alloca_block, geqrf, lambda: g.alloca_builder.alloca(T.i64)))
         qbar = b.gep(T.i8, g.tape.load(b, arena(g)[0]), [off])
         da = g.avail.shadow(call.ops[self.a], block, b)
-        L.helper("copy_rect", [m, n, da, lda, qbar, m])      # Qbar, for geqrf's adjoint
+        L.rect("copy_rect", m, n, da, lda, qbar, m)          # Qbar, for geqrf's adjoint
         L.scale(m, n, da, lda, 0.0)
 
     def tangent(self, fm, call) -> None:
@@ -220,7 +228,7 @@ class Orgqr(Lapack):
                                        lambda: fm.entry_slot(T.ptr, "qr.dq")))
         for j in range(fm.width):
             dq = b.gep(T.i8, dqs, [b.mul(L.bytes(m, n), ConstInt(T.i64, j))])
-            L.helper("copy_rect", [m, n, dq, m, fm.shadow(call.ops[self.a], call)[j], lda])
+            L.rect("copy_rect", m, n, dq, m, fm.shadow(call.ops[self.a], call)[j], lda)
         heap.free(b, dqs)
 
 

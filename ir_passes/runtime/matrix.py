@@ -71,12 +71,22 @@ instances("scale_matrix", grid("scale_matrix", "i64 %rows, i64 %cols, ptr %p, i6
   %w = select i1 %zero, {T} 0.0, {T} %s
   store {T} %w, ptr %q""", head="  %base = mul i64 %j, %ld"))
 
-# 2-norm of n elements of x at stride inc (BLAS returns 0 for inc <= 0); with dx null: the norm,
-# else dx[i*inc] += d * x[i*inc] / norm (nothing where the norm is 0: a subgradient; nor where d
-# is 0 and the norm inf or NaN: the strong zero of rules/partials.py)
+# The offset of part %{V} of a vector at stride inc (elements) of {P} parts per element (1 real,
+# 2 complex): (%{V} / P) inc P + %{V} % P, into %{K}
+def nrm2_at(v: str, k: str) -> str:
+    return (f"  %{k}e = udiv i64 %{v}, {{P}}\n  %{k}p = urem i64 %{v}, {{P}}\n"
+            f"  %{k}ei = mul i64 %{k}e, %inc\n  %{k}0 = mul i64 %{k}ei, {{P}}\n"
+            f"  %{k} = add i64 %{k}0, %{k}p")
+
+
+# 2-norm of n elements of x at stride inc (BLAS returns 0 for inc <= 0; `cnrm2_*`: complex
+# elements, each part a coordinate); with dx null: the norm, else dx[i*inc] += d * x[i*inc] /
+# norm (nothing where the norm is 0: a subgradient; nor where d is 0 and the norm inf or NaN: the
+# strong zero of rules/partials.py)
 NRM2 = """
-define internal {T} @enzpy.nrm2_adjoint.{S}(i64 %n, ptr %x, i64 %inc, ptr %dx, {T} %d) {{
+define internal {T} @enzpy.{C}nrm2_adjoint.{S}(i64 %n, ptr %x, i64 %inc, ptr %dx, {T} %d) {{
 entry:
+  %parts = mul i64 %n, {P}
   %bad = icmp sle i64 %inc, 0
   %empty = icmp sle i64 %n, 0
   %skip = or i1 %bad, %empty
@@ -84,13 +94,13 @@ entry:
 sum:
   %i = phi i64 [ 0, %entry ], [ %i1, %sum ]
   %acc = phi {T} [ 0.0, %entry ], [ %acc1, %sum ]
-  %k = mul i64 %i, %inc
+""" + nrm2_at("i", "k") + """
   %q = getelementptr {T}, ptr %x, i64 %k
   %v = load {T}, ptr %q
   %vv = fmul {T} %v, %v
   %acc1 = fadd {T} %acc, %vv
   %i1 = add i64 %i, 1
-  %more = icmp slt i64 %i1, %n
+  %more = icmp slt i64 %i1, %parts
   br i1 %more, label %sum, label %root
 root:
   %norm = call {T} @llvm.sqrt.{S}({T} %acc1)
@@ -107,7 +117,7 @@ add:
   br label %addloop
 addloop:
   %j = phi i64 [ 0, %add ], [ %j1, %addloop ]
-  %kj = mul i64 %j, %inc
+""" + nrm2_at("j", "kj") + """
   %qx = getelementptr {T}, ptr %x, i64 %kj
   %qd = getelementptr {T}, ptr %dx, i64 %kj
   %vx = load {T}, ptr %qx
@@ -116,7 +126,7 @@ addloop:
   %nd = fadd {T} %vd, %t
   store {T} %nd, ptr %qd
   %j1 = add i64 %j, 1
-  %jmore = icmp slt i64 %j1, %n
+  %jmore = icmp slt i64 %j1, %parts
   br i1 %jmore, label %addloop, label %out
 out:
   ret {T} %norm
@@ -129,8 +139,9 @@ declare {T} @llvm.sqrt.{S}({T})
 
 # tangent of the 2-norm: sum x[i*inc] * dx[i*inc] / norm (0 where the norm is 0)
 NRM2_TANGENT = """
-define internal {T} @enzpy.nrm2_tangent.{S}(i64 %n, ptr %x, i64 %inc, ptr %dx) {{
+define internal {T} @enzpy.{C}nrm2_tangent.{S}(i64 %n, ptr %x, i64 %inc, ptr %dx) {{
 entry:
+  %parts = mul i64 %n, {P}
   %bad = icmp sle i64 %inc, 0
   %empty = icmp sle i64 %n, 0
   %skip = or i1 %bad, %empty
@@ -139,7 +150,7 @@ sum:
   %i = phi i64 [ 0, %entry ], [ %i1, %sum ]
   %acc = phi {T} [ 0.0, %entry ], [ %acc1, %sum ]
   %dot = phi {T} [ 0.0, %entry ], [ %dot1, %sum ]
-  %k = mul i64 %i, %inc
+""" + nrm2_at("i", "k") + """
   %q = getelementptr {T}, ptr %x, i64 %k
   %qd = getelementptr {T}, ptr %dx, i64 %k
   %v = load {T}, ptr %q
@@ -149,7 +160,7 @@ sum:
   %xd = fmul {T} %v, %vd
   %dot1 = fadd {T} %dot, %xd
   %i1 = add i64 %i, 1
-  %more = icmp slt i64 %i1, %n
+  %more = icmp slt i64 %i1, %parts
   br i1 %more, label %sum, label %root
 root:
   %norm = call {T} @llvm.sqrt.{S}({T} %acc1)
@@ -165,8 +176,9 @@ declare {T} @llvm.sqrt.{S}({T})
 """
 
 for _s, _t in (("f64", "double"), ("f32", "float")):
-    HELPERS[f"enzpy.nrm2_adjoint.{_s}"] = NRM2.format(S=_s, T=_t)
-    HELPERS[f"enzpy.nrm2_tangent.{_s}"] = NRM2_TANGENT.format(S=_s, T=_t)
+    for _c, _p in (("", 1), ("c", 2)):
+        HELPERS[f"enzpy.{_c}nrm2_adjoint.{_s}"] = NRM2.format(S=_s, T=_t, C=_c, P=_p)
+        HELPERS[f"enzpy.{_c}nrm2_tangent.{_s}"] = NRM2_TANGENT.format(S=_s, T=_t, C=_c, P=_p)
 
 # The arena: copies of inputs for the reverse sweep, one after another in one buffer (*slot, of
 # capacity *capp, *usedp bytes in use). Push copies size bytes from src and returns their offset
@@ -352,6 +364,50 @@ for _name, _body in SQUARE_BODIES.items():
                                 COMPLEX_SQUARE_ADDRESSES + _body.replace("{T} 1.0", "{T} %one"),
                                 "%n2", "%n", pre="  %n2 = shl i64 %n, 1"))
 
+# Maps of complex matrices alone, for a Hermitian matrix that one triangle stands for (LAPACK
+# reads the real part of its diagonal): %cb is conj(s_ji)'s part, %ad s_ii's real part (0 for
+# the imaginary one). "hfold_upper": dst's upper triangle = s_ij + conj(s_ji), Re s_ii on the
+# diagonal (the adjoint of the upper triangle's entries), dst's lower triangle kept;
+# "hfold_lower_zero" / "hfold_upper_zero" the same on the lower / upper triangle, zero on the
+# other; "hmirror_upper" / "hmirror_lower": the Hermitian matrix whose upper / lower triangle
+# src holds.
+HERMITIAN_PARTS = """\
+  %a = load {T}, ptr %sij
+  %b = load {T}, ptr %sji
+  %nb = fneg {T} %b
+  %cb = select i1 %re, {T} %b, {T} %nb
+  %ad = select i1 %re, {T} %a, {T} 0.0
+"""
+HERMITIAN_BODIES = {
+    "hfold_upper": """  %ab = fadd {T} %a, %cb
+  %s = select i1 %diag, {T} %ad, {T} %ab
+  %old = load {T}, ptr %dij
+  %w = select i1 %up, {T} %s, {T} %old
+  store {T} %w, ptr %dij""",
+    "hfold_lower_zero": """  %ab = fadd {T} %a, %cb
+  %s = select i1 %up, {T} 0.0, {T} %ab
+  %w = select i1 %diag, {T} %ad, {T} %s
+  store {T} %w, ptr %dij""",
+    "hfold_upper_zero": """  %ab = fadd {T} %a, %cb
+  %s = select i1 %up, {T} %ab, {T} 0.0
+  %w = select i1 %diag, {T} %ad, {T} %s
+  store {T} %w, ptr %dij""",
+    "hmirror_upper": """  %o = select i1 %up, {T} %a, {T} %cb
+  %w = select i1 %diag, {T} %ad, {T} %o
+  store {T} %w, ptr %dij""",
+    "hmirror_lower": """  %o = select i1 %up, {T} %cb, {T} %a
+  %w = select i1 %diag, {T} %ad, {T} %o
+  store {T} %w, ptr %dij""",
+    # s_ij - conj(s_ji) (twice the skew-Hermitian part)
+    "hantisym": """  %w = fsub {T} %a, %cb
+  store {T} %w, ptr %dij""",
+    # the conjugate transpose
+    "htransposed": """  store {T} %cb, ptr %dij""",
+}
+for _name, _body in HERMITIAN_BODIES.items():
+    instances(_name, grid(_name, SQUARE_PARAMS, COMPLEX_SQUARE_ADDRESSES + HERMITIAN_PARTS + _body,
+                          "%n2", "%n", pre="  %n2 = shl i64 %n, 1"))
+
 # rows x cols matrices (column-major, leading dimensions lds, ldd): a copy, its upper trapezoid
 # (zeros below), its transpose (cols x rows); p_ij /= s_i (along rows, %along 1) or s_j (%along
 # 0), 0 where p_ij is 0 (no seed, no contribution, even where s is 0); out_j += column j of a
@@ -379,6 +435,21 @@ instances("upper_rect", grid("upper_rect", RECT_PARAMS, LOAD_SRC + """\
   %kd = add i64 %jd, %i
   %pd = getelementptr {T}, ptr %dst, i64 %kd
   store {T} %w, ptr %pd"""))
+# the upper trapezoid of a complex matrix (the grid over 2 rows parts)
+instances("cupper_rect", grid("cupper_rect", RECT_PARAMS, """\
+  %ci = lshr i64 %i, 1
+  %js = mul i64 %j, %lds
+  %js2 = shl i64 %js, 1
+  %ks = add i64 %js2, %i
+  %ps = getelementptr {T}, ptr %src, i64 %ks
+  %v = load {T}, ptr %ps
+  %up = icmp sle i64 %ci, %j
+  %w = select i1 %up, {T} %v, {T} 0.0
+  %jd = mul i64 %j, %ldd
+  %jd2 = shl i64 %jd, 1
+  %kd = add i64 %jd2, %i
+  %pd = getelementptr {T}, ptr %dst, i64 %kd
+  store {T} %w, ptr %pd""", "%r2", pre="  %r2 = shl i64 %rows, 1"))
 instances("transpose_rect", grid("transpose_rect", RECT_PARAMS, LOAD_SRC + """\
   %id = mul i64 %i, %ldd
   %kd = add i64 %id, %j
@@ -443,15 +514,15 @@ instances("sum_abs", grid("sum_abs", "i64 %rows, i64 %cols, ptr %p, i64 %ld, ptr
 # The middle of the SVD's derivatives (n x n, leading dimension n): off the diagonal
 # out_ij = (a_ij s_j + s_i b_ij) / (s_j^2 - s_i^2), 0 where the numerator is 0 (so that repeated
 # singular values without a seed that tells them apart give finite values); on it dscale * d_i
-instances("svd_middle", grid("svd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr %d, {T} %dscale, ptr %out", """\
-  %jn = mul i64 %j, %n
-  %k = add i64 %jn, %i
+# %k the element, %ROW its row: the loads and the two values (off the diagonal, on it), shared
+# with csvd_middle
+SVD_MIDDLE_VALUES = """\
   %pa = getelementptr {T}, ptr %a, i64 %k
   %pb = getelementptr {T}, ptr %b, i64 %k
   %po = getelementptr {T}, ptr %out, i64 %k
-  %psi = getelementptr {T}, ptr %s, i64 %i
+  %psi = getelementptr {T}, ptr %s, i64 %ROW
   %psj = getelementptr {T}, ptr %s, i64 %j
-  %pdi = getelementptr {T}, ptr %d, i64 %i
+  %pdi = getelementptr {T}, ptr %d, i64 %ROW
   %va = load {T}, ptr %pa
   %vb = load {T}, ptr %pb
   %si = load {T}, ptr %psi
@@ -467,9 +538,51 @@ instances("svd_middle", grid("svd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr 
   %nonum = fcmp oeq {T} %num, 0.0
   %off = select i1 %nonum, {T} 0.0, {T} %q
   %ond = fmul {T} %dscale, %di
+"""
+instances("svd_middle", grid("svd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr %d, {T} %dscale, ptr %out", """\
+  %jn = mul i64 %j, %n
+  %k = add i64 %jn, %i
+""" + SVD_MIDDLE_VALUES.replace("%ROW", "%i") + """\
   %diag = icmp eq i64 %i, %j
   %w = select i1 %diag, {T} %ond, {T} %off
   store {T} %w, ptr %po""", "%n", "%n"))
+
+# The same on complex matrices, the grid over 2 rows of parts (%ci the complex row): divide_by
+# with real s; svd_middle with complex a, b, out and real s, d, whose diagonal's imaginary part is
+# iscale Im(a_ii) / s_i (0 where Im a_ii is 0): the phase the complex SVD's derivatives give U
+instances("cdivide_by", grid("cdivide_by", "i64 %rows, i64 %cols, ptr %p, i64 %ld, ptr %s, i64 %along", """\
+  %ci = lshr i64 %i, 1
+  %jl = mul i64 %j, %ld
+  %jl2 = shl i64 %jl, 1
+  %k = add i64 %jl2, %i
+  %q = getelementptr {T}, ptr %p, i64 %k
+  %v = load {T}, ptr %q
+  %rowwise = icmp ne i64 %along, 0
+  %at = select i1 %rowwise, i64 %ci, i64 %j
+  %ps = getelementptr {T}, ptr %s, i64 %at
+  %d = load {T}, ptr %ps
+  %r = fdiv {T} %v, %d
+  %nothing = fcmp oeq {T} %v, 0.0
+  %w = select i1 %nothing, {T} 0.0, {T} %r
+  store {T} %w, ptr %q""", "%r2", pre="  %r2 = shl i64 %rows, 1"))
+instances("csvd_middle", grid("csvd_middle", "i64 %n, ptr %a, ptr %b, ptr %s, ptr %d, {T} %dscale, "
+                              "{T} %iscale, ptr %out", """\
+  %ci = lshr i64 %i, 1
+  %part = and i64 %i, 1
+  %jn = mul i64 %j, %n
+  %k0 = add i64 %jn, %ci
+  %k1 = shl i64 %k0, 1
+  %k = or i64 %k1, %part
+""" + SVD_MIDDLE_VALUES.replace("%ROW", "%ci") + """\
+  %ia = fmul {T} %iscale, %va
+  %iq = fdiv {T} %ia, %si
+  %noia = fcmp oeq {T} %ia, 0.0
+  %oni = select i1 %noia, {T} 0.0, {T} %iq
+  %re = icmp eq i64 %part, 0
+  %on = select i1 %re, {T} %ond, {T} %oni
+  %diag = icmp eq i64 %ci, %j
+  %w = select i1 %diag, {T} %on, {T} %off
+  store {T} %w, ptr %po""", "%n2", "%n", pre="  %n2 = shl i64 %n, 1"))
 
 # LAPACK's row interchanges (ipiv: n 1-based i32 row numbers) on the `cols` columns of p (leading
 # dimension ld): applied in order (P^T p) when %back is 0, in reverse order (P p) when it is 1
@@ -617,6 +730,37 @@ done:
 for _s, _t in (("f64", "double"), ("f32", "float")):
     HELPERS[f"enzpy.eig_middle.{_s}"] = EIG_MIDDLE.format(S=_s, T=_t)
     HELPERS[f"enzpy.diagonal.{_s}"] = DIAGONAL.format(S=_s, T=_t)
+
+# eig_middle of a complex t and x with real w, dw (the Hermitian eigendecomposition): each part
+# of t_ij over w_j - w_i, dw_i + 0i on the diagonal
+instances("ceig_middle", grid("ceig_middle", "i64 %n, ptr %t, ptr %w, ptr %dw, ptr %x", """\
+  %ci = lshr i64 %i, 1
+  %part = and i64 %i, 1
+  %jn = mul i64 %j, %n
+  %k0 = add i64 %jn, %ci
+  %k1 = shl i64 %k0, 1
+  %k = or i64 %k1, %part
+  %pt = getelementptr {T}, ptr %t, i64 %k
+  %px = getelementptr {T}, ptr %x, i64 %k
+  %vt = load {T}, ptr %pt
+  %pwi = getelementptr {T}, ptr %w, i64 %ci
+  %pwj = getelementptr {T}, ptr %w, i64 %j
+  %wi = load {T}, ptr %pwi
+  %wj = load {T}, ptr %pwj
+  %gap = fsub {T} %wj, %wi
+  %q = fdiv {T} %vt, %gap
+  %none = fcmp oeq {T} %vt, 0.0
+  %r = select i1 %none, {T} 0.0, {T} %q
+  %nodw = icmp eq ptr %dw, null
+  %dwp = select i1 %nodw, ptr %w, ptr %dw
+  %pdw = getelementptr {T}, ptr %dwp, i64 %ci
+  %vdw = load {T}, ptr %pdw
+  %dv0 = select i1 %nodw, {T} 0.0, {T} %vdw
+  %re = icmp eq i64 %part, 0
+  %dv = select i1 %re, {T} %dv0, {T} 0.0
+  %diag = icmp eq i64 %ci, %j
+  %v = select i1 %diag, {T} %dv, {T} %r
+  store {T} %v, ptr %px""", "%n2", "%n", pre="  %n2 = shl i64 %n, 1"))
 
 # Does a zero of the adjoint operand meet an inf or NaN of the primal one in the product op(A)
 # op(B) (op(A) m x k, op(B) k x n, transposed where ta, tb)? The terms are op(A)_il op(B)_lj, so

@@ -90,7 +90,7 @@ GROUPS = [
         D("linalg.cond", "np.linalg.cond(A)", "A"),
         D("linalg.det", "np.linalg.det(A)", "A"),
         D("linalg.eig", "w, v = np.linalg.eig(H)\nW(w) + W(v * v)", "H"),
-        D("linalg.eigh", "w, v = np.linalg.eigh(H)\nW(w) + W(v * v)", "H"),
+        D("linalg.eigh", "w, v = np.linalg.eigh(H)\nW(w) + W(v * np.conj(v))", "H"),
         D("linalg.eigvals", "W(np.linalg.eigvals(H))", "H"),
         D("linalg.eigvalsh", "W(np.linalg.eigvalsh(H))", "H"),
         D("linalg.inv", "W(np.linalg.inv(A))", "A"),
@@ -102,7 +102,7 @@ GROUPS = [
         D("linalg.qr", "q, r = np.linalg.qr(R)\nW(q) + W(r)", "R"),
         D("linalg.slogdet", "s, l = np.linalg.slogdet(A)\ns * l", "A"),
         D("linalg.solve", "W(np.linalg.solve(A, z))", "Az"),
-        D("linalg.svd", "u, s, vt = np.linalg.svd(R)\nW(s) + W(u[:, 0] * u[:, 0])", "R"),
+        D("linalg.svd", "u, s, vt = np.linalg.svd(R)\nW(s) + W(u[:, 0] * np.conj(u[:, 0]))", "R"),
     ]),
     ("Reductions", [
         D("amax", "np.amax(u) * 2.0", "u"),
