@@ -30,15 +30,12 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 import torch
-from numba import njit, typeof
-
-from ir_passes import Activity
+from numba import njit
 
 from .annotations import Active, Const, Duplicated, Forward
 from .api import autodiff
 from .bridge.frozen import as_dispatcher
 from .errors import UnsupportedError
-from .modes.reverse import gradient_for_types
 from .modes.split import augmented_forward
 
 __all__ = ["Out", "KernelOp", "kernel_op"]
@@ -345,6 +342,7 @@ class KernelOp:
         direction u, by forward mode over an @njit function that calls it."""
         bound = self._bind(primal)
         scalars = tuple(i for i in self.diff if bound[i].dim() == 0)
+        grad_fn = self._nested_vjp(scalars)
         seeds = dict(zip(self.outs + ["return"], douts))
         anns = []
         results = {}
@@ -368,36 +366,29 @@ class KernelOp:
         anns.append(Duplicated(gs, results["scalars"]))
         ret_seed = float(seeds["return"]) if self.returns else 0.0
         anns.append(Active(ret_seed, 0.0))
-        grad_fn = self._nested_vjp(scalars, tuple(typeof(getattr(a, "value", a)) for a in anns))
         autodiff(grad_fn, *anns, mode=Forward)
         return [torch.tensor(results["scalars"][scalars.index(i)], dtype=torch.float64)
                 if i in scalars else torch.from_numpy(results[i]) for i in self.diff]
 
-    def _nested_vjp(self, scalars, types):
-        """@njit grad(*params, *seed arrays, gs, ret_seed) (`types`: their Numba types): the
-        kernel's guarded reverse-mode gradient (every product under the strong zero:
-        modes/strong_zero.py), the Active scalars' derivatives written into gs. It is called
-        straight, not through `autodiff` in @njit code, whose checked entry (copies, and an
-        object-mode rerun on an inf or NaN) forward mode cannot differentiate."""
-        fn = self._nested.get((scalars, types))
+    def _nested_vjp(self, scalars):
+        """@njit grad(*params, *seed arrays, gs, ret_seed): reverse mode of the kernel in
+        autodiff, the Active scalars' derivatives written into gs."""
+        fn = self._nested.get(scalars)
         if fn is not None:
             return fn
-        n = len(self.params)
+        names = [f"a{i}" for i in range(len(self.params))]
         dup = [i for i in self.diff + [k for k in self.outs if k not in self.diff] if i not in scalars]
-        kinds = tuple(Activity.DUP if i in dup else Activity.ACTIVE if i in scalars
-                      else Activity.CONST for i in range(n))
-        shadow_types = dict(zip(dup, types[n:n + len(dup)]))
-        entry = gradient_for_types(as_dispatcher(self.kernel), types[:n],
-                                   tuple(shadow_types[i] for i in sorted(dup)), kinds,
-                                   guarded=True).entry
-        names = [f"a{i}" for i in range(n)]
-        call = ", ".join(names + [f"s{i}" for i in sorted(dup)] + ["ret_seed"])
-        body = [f"    d = entry({call})"] + [f"    gs[{k}] = d[{k}]" for k in range(len(scalars))]
+        anns = [f"Duplicated(a{i}, s{i})" if i in dup else f"Active(a{i})" if i in scalars
+                else f"Const(a{i})" for i in range(len(self.params))]
+        seed = ", seed=ret_seed" if self.returns else ""
+        body = [f"    d = autodiff(kernel, {', '.join(anns)}{seed})"]
+        body += [f"    gs[{k}] = d[{i}]" for k, i in enumerate(scalars)]
         src = f"def grad({', '.join(names + [f's{i}' for i in dup] + ['gs', 'ret_seed'])}):\n" + \
             "\n".join(body) + "\n"
-        scope = {"entry": entry}
+        scope = {"autodiff": autodiff, "Duplicated": Duplicated, "Active": Active, "Const": Const,
+                 "kernel": self.kernel}
         exec(src, scope)
-        fn = self._nested[scalars, types] = njit(scope["grad"])
+        fn = self._nested[scalars] = njit(scope["grad"])
         return fn
 
     # ---- fake tensors and autograd ------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Fixed: every enzyme_py.torch double backward was refused (NotImplementedError).
 
-The double backward is forward mode over an @njit function calling the reverse-mode gradient.
-It called it through `autodiff` in @njit code, whose strong-zero entry copies arrays and reruns
-an inf or NaN call from an object-mode block, which forward mode cannot differentiate. It now
-calls the guarded gradient straight (every product under the strong zero: no rerun needed).
+The double backward is forward mode over an @njit function that calls `autodiff` (reverse mode)
+in @njit code, whose strong-zero entry copies arrays and reruns an inf or NaN call from an
+object-mode block, which forward mode cannot differentiate. The capture now links the guarded
+gradient, called straight, in the entry's place (bridge/capture.capture_as).
 """
 import numpy as np
 import pytest
