@@ -12,7 +12,7 @@ length and each item's); shadows must not share memory with the primal arrays (P
 """
 import inspect as _inspect
 
-from numba import njit, typeof
+from numba import typeof
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.imputils import impl_ret_borrowed, lower_builtin, lower_constant
@@ -24,7 +24,6 @@ from ir_passes import Activity
 
 from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, Forward, Mode, Reverse
 from .api import autodiff
-from .bridge.capture import capture_as
 from .bridge.convention import returns_float
 from .bridge.restype import return_type
 from .modes.forward import forward_for_types
@@ -249,12 +248,10 @@ def _plan(dispatcher, anns, mode, seed):
         call = f"_, ts = entry({', '.join(value + shadows + tangents)})"
         floats = returns_float(fwd.spec.restype)
         result, restype = ("ts[0]", fwd.spec.value_type) if floats else ("None", types.none)
-
-        def guarded():
-            return forward_for_types(dispatcher, argtypes, shadow_types, fkinds, guarded=True).entry
         entry = checked_entry(
             dispatcher, fwd.entry, len(argtypes), range(len(argtypes), len(argtypes) + len(shadows)),
-            None, "d[1]", guarded, fwd.spec.name)
+            None, "d[1]", lambda: forward_for_types(dispatcher, argtypes, shadow_types, fkinds,
+                                                    guarded=True).entry, fwd.spec.name)
     else:
         no_need = tuple(i for i, a in enumerate(anns)
                         if isinstance(a, AnnotationType) and a.kind == "DuplicatedNoNeed")
@@ -271,31 +268,17 @@ def _plan(dispatcher, anns, mode, seed):
             restypes.append(t if k is Activity.ACTIVE else types.none)
             n += k is Activity.ACTIVE
         result, restype = "(" + "".join(s + ", " for s in slots) + ")", types.Tuple(restypes)
-
-        def guarded():
-            return gradient_for_types(dispatcher, argtypes, shadow_types, rkinds, no_need,
-                                      guarded=True).entry
         entry = checked_entry(
             dispatcher, grad.entry, len(argtypes), range(len(argtypes), len(argtypes) + len(shadows)),
-            written_positions(grad, len(argtypes)), "d", guarded, grad.spec.name)
-    capture_as(entry, entry.signatures[0], lambda: straight_entry(entry, guarded()))
+            written_positions(grad, len(argtypes)), "d",
+            lambda: gradient_for_types(dispatcher, argtypes, shadow_types, rkinds, no_need,
+                                       guarded=True).entry, grad.spec.name)
     src = (f"def body(kernel, {', '.join(names + ['mode', 'seed'])}):\n"
            + "".join(f"    {c}\n" for c in checks)
            + f"    {call}\n    return {result}\n")
     scope = {"entry": entry}
     exec(compile(src, f"<enzyme_py njit autodiff of {dispatcher.py_func.__name__}>", "exec"), scope)
     return scope["body"], restype
-
-
-def straight_entry(entry, guarded):
-    """@njit(*params): guarded(*params), for checked `entry`'s signature. What code that calls
-    `entry` is differentiated as (bridge/capture.capture_as): the guarded gradient gives the
-    derivatives the checked entry does (modes/strong_zero_entry.py), and AD can follow it (not
-    the entry's copies and object-mode rerun)."""
-    names = ", ".join(f"p{i}" for i in range(len(entry.signatures[0])))
-    scope = {"guarded": guarded}
-    exec(f"def straight({names}):\n    return guarded({names})\n", scope)
-    return njit(nogil=True, no_cfunc_wrapper=True)(scope["straight"])
 
 
 def _every_argument(dispatcher, n):
