@@ -11,7 +11,8 @@ reverse against central differences of the gradient and against hessian_vector_p
 import numpy as np
 from numba import njit
 
-from enzyme_py import Const, Duplicated, Forward, autodiff, hessian_vector_product
+from enzyme_py import (Const, Duplicated, Forward, autodiff, compile_gradient,
+                       hessian_vector_product)
 
 
 @njit
@@ -82,6 +83,23 @@ def test_forward_over_energy_gradient_is_hvp_mode():
     pos, mass, v = rng.standard_normal((4, 2)), 1 + rng.random(4), rng.standard_normal((4, 2))
     hv = np.zeros((4, 2))
     autodiff(energy_gradient, Duplicated(pos.copy(), v.copy()), Duplicated(np.zeros((4, 2)), hv),
+             Const(mass), mode=Forward)
+    np.testing.assert_allclose(hv, hessian_vector_product(energy, pos, v, mass), rtol=1e-10,
+                               atol=1e-12)
+
+
+def test_forward_over_a_compile_gradient_entry():
+    """compile_gradient's entry is checked too (its guarded variant built with it)."""
+    rng = np.random.default_rng(3)
+    pos, mass, v = rng.standard_normal((4, 2)), 1 + rng.random(4), rng.standard_normal((4, 2))
+    entry = compile_gradient(energy, Duplicated(pos, np.zeros_like(pos)), Const(mass)).entry
+
+    @njit
+    def outer(pos, spos, mass):
+        entry(pos, mass, spos, 1.0)
+
+    hv = np.zeros((4, 2))
+    autodiff(outer, Duplicated(pos.copy(), v.copy()), Duplicated(np.zeros((4, 2)), hv),
              Const(mass), mode=Forward)
     np.testing.assert_allclose(hv, hessian_vector_product(energy, pos, v, mass), rtol=1e-10,
                                atol=1e-12)
