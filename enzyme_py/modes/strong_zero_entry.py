@@ -146,9 +146,23 @@ def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label, laz
         compiled.compile(sig)
     compiled.disable_compile()
     compiled.unchecked = entry      # the gradient alone: no copies, no check (docs/semantics.md)
-    capture_as(compiled, sig, lambda: _straight(len(sig), guarded()))
+    capture_as(compiled, sig, _substitute(len(sig), scope.get("guarded"), guarded))
     _pickle_as_keys(compiled, entry, scope.get("guarded"))
     return compiled
+
+
+def _substitute(n: int, built, guarded):
+    """What a capture links for a checked entry: `built` (the guarded entry, when built with the
+    entry; then `guarded`, which may hold the caller's arrays, is not kept) or `guarded()`,
+    called straight."""
+    source = (lambda: built) if built is not None else guarded
+    made = []
+
+    def substitute():
+        if not made:        # once: every capture of a caller links the same function
+            made.append(_straight(n, source()))
+        return made[0]
+    return substitute
 
 
 def _straight(n: int, guarded):
