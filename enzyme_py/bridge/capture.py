@@ -56,6 +56,7 @@ from .nrt import note_thread_id_pointer
 
 _RECORD_ATTR = "_enzyme_py_ir_texts"
 _RECORD_ONLY_ATTR = "_enzyme_py_record_only"   # a private copy's library: record, never compile
+_SUBSTITUTE_ATTR = "_enzyme_py_captured_as"     # an overload's library: what capture links instead
 
 
 def _make_recording_class(base):
@@ -134,6 +135,15 @@ def _install_overload_lookup():
 
 
 _install_overload_lookup()
+
+
+def capture_as(dispatcher, sig, substitute) -> None:
+    """Code calling `dispatcher`'s overload for `sig` is captured calling `substitute()`'s
+    overload for `sig` instead (an @njit dispatcher, built on first capture), under the same
+    symbol: for an overload whose own code AD cannot follow but which computes what the
+    substitute does (a strong-zero entry's copies and object-mode rerun around the gradient)."""
+    lib = dispatcher.overloads[sig].library
+    lib.__dict__[_SUBSTITUTE_ATTR] = (substitute, sig, dispatcher.overloads[sig].fndesc.mangled_name)
 
 
 def _recorded(dispatcher) -> bool:
@@ -395,7 +405,10 @@ class _Collector:
         for lib in iter_libraries(cres.library, self.seen):
             self.visited.append(lib)
             recorded = getattr(lib, _RECORD_ATTR, None)
-            if recorded:
+            substitute = lib.__dict__.get(_SUBSTITUTE_ATTR)
+            if substitute is not None:
+                self._add_substitute(*substitute)
+            elif recorded:
                 texts = [t for t in recorded if not _WRAPPER_DEF.search(t)]
                 if rename and lib is cres.library:
                     texts = [t.replace(*rename) for t in texts]
@@ -427,6 +440,12 @@ class _Collector:
                 self.texts = [t.replace(old, new) for t in self.texts]
             if callee is not None and id(callee.library) not in self.seen:
                 self.add(callee)
+
+    def _add_substitute(self, substitute, sig, name):
+        dispatcher = substitute()
+        dispatcher.compile(sig)
+        cres = dispatcher.overloads[sig]
+        self.add(cres, rename=(cres.fndesc.mangled_name, name))
 
     def _add_fresh_copy(self, dispatcher, argtypes, old):
         _, cres = _compile_copy(dispatcher, argtypes, old.signature.return_type)

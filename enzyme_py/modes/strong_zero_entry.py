@@ -7,7 +7,9 @@ a returned derivative holds an inf or NaN it puts the arrays back and runs the g
 (every product under the strong zero). The guarded variant is built the first time a call needs
 it, from Python (an object-mode block, entered only then). An argument whose memory the entry
 cannot copy (a typed List, a record, a jitclass) makes the entry call the guarded variant
-straight away, built with the entry.
+straight away, built with the entry. Code calling a checked entry is differentiated as calling
+the guarded variant straight (bridge/capture.capture_as): AD cannot follow the copies and the
+object-mode block.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from numba.core.errors import NumbaWarning
 
 from . import strong_zero
 from .. import disk_cache
+from ..bridge.capture import capture_as
 from ..bridge.codegen import failed
 from ..bridge.frozen import as_dispatcher
 from ..bridge.scratch import scratch_like
@@ -150,8 +153,33 @@ def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label, laz
         compiled.compile(sig)
     compiled.disable_compile()
     compiled.unchecked = entry      # the gradient alone: no copies, no check (docs/semantics.md)
+    capture_as(compiled, sig, _substitute(len(sig), scope.get("guarded"), guarded))
     _pickle_as_keys(compiled, entry, scope.get("guarded"))
     return compiled
+
+
+def _substitute(n: int, built, guarded):
+    """What a capture links for a checked entry: `built` (the guarded entry, when built with the
+    entry; then `guarded`, which may hold the caller's arrays, is not kept) or `guarded()`,
+    called straight."""
+    source = (lambda: built) if built is not None else guarded
+    made = []
+
+    def substitute():
+        if not made:        # once: every capture of a caller links the same function
+            made.append(_straight(n, source()))
+        return made[0]
+    return substitute
+
+
+def _straight(n: int, guarded):
+    """@njit(p0, ..., p{n-1}): guarded(...). What code calling a checked entry is differentiated
+    as (bridge/capture.capture_as): the guarded variant gives the entry's derivatives, in code AD
+    can follow (not the entry's copies and object-mode rerun)."""
+    names = ", ".join(f"p{i}" for i in range(n))
+    scope = {"guarded": guarded}
+    exec(f"def straight({names}):\n    return guarded({names})\n", scope)
+    return numba.njit(nogil=True, no_cfunc_wrapper=True)(scope["straight"])
 
 
 def _pickle_as_keys(compiled, entry, guarded) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..ir import types as T
 from ..ir.instructions import Instruction
 from ..ir.values import Argument, ConstInt
-from .loops import loop_info
+from .loops import IrreducibleError, loop_info
 from .tripcount import exact_trip
 
 
@@ -63,7 +63,11 @@ def _bounded_counters(fn) -> dict:
     runs from init up to bound unsigned, so both non-negative makes it non-negative. When the
     exit tests the increment, the counter stays below bound and the increment reaches it."""
     out = {}
-    for lp in loop_info(fn).loops:
+    try:
+        loops = loop_info(fn).loops
+    except IrreducibleError:     # no natural loops to read counters from: none known
+        return out
+    for lp in loops:
         et = exact_trip(lp, set())     # other exits only stop the counter earlier
         if et is None or et.strict or et.step != 1:
             continue
