@@ -27,8 +27,10 @@ from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity
 from .rules.convention import register_error_report
+from .rules.effects import register_allocator, register_writes_nothing
 from .rules.libdevice import spelling
 from .rules.parallel import ParallelUpdates, register_parallel_for
+from .rules.registry import inactive
 from .runtime import block_sum, warp_add
 from .runtime.fresh_workspace import fresh_tapes
 from .runtime.heap import Heap
@@ -83,6 +85,17 @@ def memory(text: str) -> Memory:
     if text.startswith("auto:"):
         return memory_option("auto", parse_size(text[5:]))
     return memory_option(text, 0)
+
+
+def register_handles(specs) -> None:
+    """Register handle allocators as a host does: `alloc:data:retain:release` each, the size the
+    allocator's first argument, the reference counts inactive and writing no memory."""
+    for spec in specs:
+        alloc, data, retain, release = spec.split(":")
+        register_allocator(alloc, 0, data, retain, release)
+        for name in (retain, release):
+            inactive(name)
+            register_writes_nothing(name)
 
 
 def option(default, help: str, parse=None, choices=None):
@@ -183,8 +196,11 @@ class ForwardMode:
     out: str = option("fwd", "the name of the function to add", str)
     width: int = option(1, "tangents per value (1 to 16)", int)
     libmvec: str = option("", LIBMVEC, str)
+    handles: tuple = option((), "handle allocators to register first, each "
+                            "alloc:data:retain:release (a host registers its own)", words)
 
     def apply(self, module) -> str | None:
+        register_handles(self.handles)
         fn = self.fn or first_definition(module)
         forward_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
                      width=self.width, vector_library=vector_library(self.libmvec))

@@ -190,6 +190,8 @@ SMALL = {     # second order: small sizes (each second derivative runs the kerne
     "heat": lambda: (ej.wrap(heat, (U0[:5], KAPPA[:5], 3), inputs=(0, 1), outputs=(0,)), (U0[:5], KAPPA[:5])),
     "nbody": lambda: (ej.wrap(nbody, (POS[:3], VEL[:3], MASS[:3], 0.05, 2), inputs=(0, 1, 2), outputs=(0, 1)),
                       (POS[:3], VEL[:3], MASS[:3])),
+    "rnn": lambda: (ej.wrap(rnn, (W[:3, :3], U[:3], XS[:3], H0[:3], np.zeros((3, 3))), inputs=(0, 1, 2, 3),
+                            outputs=(4,)), (W[:3, :3], U[:3], XS[:3], H0[:3])),
 }
 
 

@@ -244,9 +244,23 @@ def _merged_size(handle, a):
     """The size of the allocations a phi or select of handles merges, when they all come from
     allocator `a` with the same size (an `np.empty` reassigned in a loop: LLVM's loop rotation
     allocates in the preheader and in the latch); else None."""
+    calls = merged_handles(handle, a)
+    sizes = [h.ops[a.size_arg] for h in calls or ()]
+    first = sizes[0] if sizes else None
+    for z in sizes[1:]:
+        if z is not first and not (getattr(z, "value", None) is not None
+                                   and getattr(z, "value", None) == getattr(first, "value", None)
+                                   and str(z.type) == str(first.type)):
+            return None
+    return first
+
+
+def merged_handles(handle, a) -> list | None:
+    """The calls of allocator `a` that a phi or select of handles merges (through other phis and
+    selects), when every source is one; else None."""
     if getattr(handle, "opcode", None) not in ("phi", "select"):
         return None
-    sizes, seen, work = [], set(), [handle]
+    calls, seen, work = [], set(), [handle]
     while work:
         h = work.pop()
         if id(h) in seen:
@@ -258,16 +272,26 @@ def _merged_size(handle, a):
         elif op == "select":
             work.extend(h.ops[1:])
         elif op == "call" and h.callee_name == a.alloc:
-            sizes.append(h.ops[a.size_arg])
+            calls.append(h)
         else:
             return None
-    first = sizes[0] if sizes else None
-    for z in sizes[1:]:
-        if z is not first and not (getattr(z, "value", None) is not None
-                                   and getattr(z, "value", None) == getattr(first, "value", None)
-                                   and str(z.type) == str(first.type)):
-            return None
-    return first
+    return calls
+
+
+def accessed_handles(inst) -> list:
+    """For the data accessor of a handle allocator: the allocator calls whose data it may
+    return (the handle operand, or the calls a phi or select of handles merges); else []."""
+    h = handle_allocator(inst)
+    if h is not None:
+        return [h]
+    if inst.opcode != "call" or not inst.ops:
+        return []
+    for a in ALLOCATORS.values():
+        if a.data is not None and a.data == inst.callee_name:
+            calls = merged_handles(inst.ops[0], a)
+            if calls:
+                return calls
+    return []
 
 
 def is_allocation(v) -> bool:

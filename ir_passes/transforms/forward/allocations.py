@@ -23,7 +23,7 @@ from ...analysis.types import roots
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, Global
-from ...rules.effects import (FREES, allocation_size, handle_allocator, handle_of,
+from ...rules.effects import (FREES, accessed_handles, allocation_size, handle_of,
                               handle_realloc_size, handle_size, is_reference_count, is_zeroed,
                               realloc_operand, writes_nothing)
 from .memory import memset_zero
@@ -36,8 +36,7 @@ def shadow_handles(fn, act) -> dict:
     insts = list(fn.instructions())
     for i in insts:
         if act.has_shadow(i):
-            h = handle_allocator(i)
-            if h is not None:
+            for h in accessed_handles(i):
                 out[id(h)] = i.callee_name
     changed = True
     while changed:
@@ -77,7 +76,11 @@ def allocation(fm, inst) -> None:
     size = allocation_size(inst)
     if size is None:
         raise fm.unsupported(f"differentiable memory comes from a call to `{inst.callee_name}`", inst)
-    h = handle_allocator(inst) if handle_realloc_size(inst) is None else handle_of(inst)
+    # the handle: an allocator's call or a phi / select merging such calls (an array allocated
+    # in a loop: loop rotation allocates in the preheader and the latch); its shadow handles
+    # give the shadow data (the accessor called on the primal handle would give the primal's)
+    h = handle_of(inst) if handle_realloc_size(inst) is not None else \
+        inst.ops[0] if accessed_handles(inst) else None
     if h is not None:
         handles = fm.hmap[id(h)]
         fm.smap[id(inst)] = [fm.clone(inst, [handles[j]] + c.ops[1:], fm.suffix(inst, "shadow", j))
