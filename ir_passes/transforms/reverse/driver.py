@@ -33,6 +33,7 @@ from ..prepare.fold_sign_tests import fold_sign_tests
 from ..prepare.forward_stores import forward_loop_stores
 from ..prepare.hoist_loads import hoist_invariant_loads
 from ..prepare.drop_parameter_refcounts import drop_parameter_refcounts
+from ..prepare.split_returns import split_returns
 from .calls import DERIVED, drop_name, free_name
 from .checkpoint.budget import TAPE, Memory
 from .checkpoint.emit import emit_split
@@ -230,6 +231,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     """Prepare the primal, then build its gradient: the forward sweep, the reverse sweep, and
     what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
     primal = module.functions[fn_name]
+    split_returns(primal)
     retype_float_copies(primal)
     drop_parameter_refcounts(primal)
     fold_sign_tests(primal, [n for e in (extents or {}).values() for n, _ in e.dims])
