@@ -44,6 +44,7 @@ from .transforms.prepare.fold_select_recurrences import fold_select_recurrences
 from .transforms.prepare.fold_sign_tests import fold_sign_tests
 from .transforms.prepare.forward_stores import forward_loop_stores
 from .transforms.prepare.hoist_loads import hoist_invariant_loads
+from .transforms.prepare.split_returns import split_returns
 from .transforms.prepare.drop_parameter_refcounts import drop_parameter_refcounts
 from .transforms.prepare.pipeline import PIPELINES, prepare
 from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option, parse_size
@@ -288,6 +289,18 @@ class PatternUnion:
 
 
 @dataclass(frozen=True)
+class SplitReturns:
+    """Give each predecessor of a merged `phi` + `ret` block its own `ret` (reverse-mode runs
+    this first): raise paths return a constant status, so they get no adjoint code."""
+    name = "split-returns"
+    fn: str = option("", FN, str)
+
+    def apply(self, module) -> str | None:
+        split_returns(module.functions[self.fn or first_definition(module)])
+        return None
+
+
+@dataclass(frozen=True)
 class FloatCopies:
     """Give an integer load that is only stored (a small memcpy) the float type of the slot it
     reads (transforms/prepare/float_copies.py; both modes run this first)."""
@@ -441,5 +454,5 @@ PASSES = {p.name: p for p in (ReverseMode, ForwardMode, HoistLoads, ForwardStore
                               PatternUnion,
                               DropParameterRefcounts,
                               FloatCopies,
-                              FoldSelectRecurrences, Prepare,
+                              FoldSelectRecurrences, SplitReturns, Prepare,
                               Simplify, Printer, Runtime)}

@@ -28,7 +28,12 @@ def call_generated(context, builder, name, argtypes, restype, primal_args, extra
     (%retptr, %excinfo, flattened arguments) followed by `extra` LLVM values.
 
     Returns (retptr, status code, excinfo as void*). It does not raise: the entry raises with
-    raise_status after the call, once Numba has released the arrays (entry.py)."""
+    raise_status after the call, once Numba has released the arrays (entry.py).
+
+    `library` (the generated function's) is not linked into the caller: compile_library
+    finalized it, so it is loaded in Numba's JIT engine and the call resolves by symbol.
+    Linking would copy the whole generated function into every caller, to be optimized and
+    compiled again. `library` stays a parameter so that callers keep it alive with the entry."""
     call_conv = context.call_conv
     primal_fnty = call_conv.get_function_type(restype, list(argtypes))
     retptr = cgutils.alloca_once(builder, primal_fnty.args[0].pointee)
@@ -39,7 +44,6 @@ def call_generated(context, builder, name, argtypes, restype, primal_args, extra
     fnty = ir.FunctionType(ir.IntType(32), list(primal_fnty.args) + [v.type for v in extra])
     fn = cgutils.get_or_insert_function(builder.module, fnty, name)
     code = builder.call(fn, [retptr, excinfo] + flat + list(extra))
-    context.active_code_library.add_linking_library(library)
     return retptr, code, builder.bitcast(builder.load(excinfo), cgutils.voidptr_t)
 
 

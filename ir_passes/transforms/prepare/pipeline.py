@@ -13,6 +13,7 @@ from .fold_select_recurrences import fold_select_recurrences
 from .fold_sign_tests import fold_sign_tests
 from .forward_stores import forward_loop_stores
 from .hoist_loads import hoist_invariant_loads
+from .split_returns import split_returns
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Step:
 
 
 REVERSE = (
+    Step("split-returns", lambda fn, f: split_returns(fn)),
     Step("float-copies", lambda fn, f: retype_float_copies(fn)),
     Step("drop-parameter-refcounts", lambda fn, f: drop_parameter_refcounts(fn)),
     Step("fold-sign-tests", lambda fn, f: fold_sign_tests(fn, f.nonnegative)),

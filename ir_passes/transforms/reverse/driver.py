@@ -236,6 +236,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     fwd = ForwardSweep(g)
     g.fwd = fwd
     reaching = blocks_reaching_success(module, g.dom, g.preds, success_codes)
+    fwd.counted = {lp for lp in g.loops.loops if lp.header in reaching}
     g.exact_trips = {lp: exact_trip(lp, reaching) for lp in g.loops.loops}
     g.fused = fused_loops(g, reaching)
     g.sweep = Sweep.FORWARD

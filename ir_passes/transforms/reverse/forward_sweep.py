@@ -70,6 +70,7 @@ class ForwardSweep:
         self.groups: dict = {}        # rules/effects.handle_groups of the primal
         self.cells: dict = {}         # id(handle) -> the forward sweep's cell of its shadow
         self.moves: dict = {}         # id(handle reallocation) -> (old shadow, bytes kept)
+        self.counted = None           # loops whose headers reach a success (None: every loop)
 
     # --- step 1: clone every reachable block
     def clone_blocks(self) -> None:
@@ -377,8 +378,10 @@ class ForwardSweep:
     def edge(self, src, dst):
         """Emit the counter and tape work of edge src -> dst; None when there is none."""
         g = self.g
-        exited = g.loops.loops_exited(src, dst)
+        exited = [lp for lp in g.loops.loops_exited(src, dst) if self.counts(lp)]
         header = g.loops.header_loop(dst)
+        if header is not None and not self.counts(header):
+            header = None     # a loop on a raise path: the reverse sweep never runs it
         back = header if header is not None and src in header.blocks else None
         entered = header if header is not None and src not in header.blocks else None
         if not (exited or back or entered):
@@ -397,6 +400,11 @@ class ForwardSweep:
             g.tape.reserve(b, entered, self.trip_count(b, entered))
         b.br(self.fb[dst])
         return first, b.block
+
+    def counts(self, loop) -> bool:
+        """Does the forward sweep count `loop`'s iterations and reserve its tape? Not when
+        no success is reached from its header (a loop that builds a raise's message)."""
+        return self.counted is None or loop in self.counted
 
     def trip_count(self, b, loop):
         """An upper bound on the iterations of this entry of `loop` (trips.py), or None when
