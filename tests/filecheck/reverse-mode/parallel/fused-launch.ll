@@ -108,8 +108,8 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 ; CHECK: call void @parallel_for(ptr @enzpy.parfor.body.1.task.fwd.0,
 ; CHECK: call void @enzpy.pool.park(ptr @grad.pool,
 ; CHECK-LABEL: define internal i32 @enzpy.parfor.body.1.grad.0(ptr %args, ptr %dims, ptr %steps, ptr %data, i64 %tid, ptr %sched, ptr %array.1, ptr %array.2, ptr %array.1.shadow, ptr %array.2.shadow)
-; CHECK: %t.47 = getelementptr double, ptr %array.1.shadow, i64 %t.28
-; CHECK-NEXT: atomicrmw fadd ptr %t.47, double %t.46 monotonic, align 8
+; CHECK: [[P:%t\.[0-9]+]] = getelementptr double, ptr %array.1.shadow, i64 %t.{{[0-9]+}}
+; CHECK-NEXT: atomicrmw fadd ptr [[P]], double %t.{{[0-9]+}} monotonic, align 8
 ; CHECK-LABEL: define internal void @enzpy.parfor.body.1.task.fwd.0(ptr %args, ptr %dims, ptr %steps, ptr %record)
 ; CHECK: %t.1 = call i64 @get_thread_id()
 ; CHECK: call i32 @enzpy.parfor.body.1.grad.0(
@@ -117,10 +117,10 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 ; NOALIAS-LABEL: define internal i32 @enzpy.parfor.body.1.grad.0(
 ; NOALIAS-NOT: atomicrmw fadd
-; NOALIAS: %t.16 = getelementptr double, ptr %array.1.shadow, i64 %i
-; NOALIAS-NEXT: %t.17 = load double, ptr %t.16, align 8
-; NOALIAS-NEXT: %t.18 = fadd reassoc nsz double %t.17, %t.15
-; NOALIAS-NEXT: store double %t.18, ptr %t.16, align 8
+; NOALIAS: [[P:%t\.[0-9]+]] = getelementptr double, ptr %array.1.shadow, i64 %i
+; NOALIAS-NEXT: [[OLD:%t\.[0-9]+]] = load double, ptr [[P]], align 8
+; NOALIAS-NEXT: [[NEW:%t\.[0-9]+]] = fadd reassoc nsz double [[OLD]], %t.{{[0-9]+}}
+; NOALIAS-NEXT: store double [[NEW]], ptr [[P]], align 8
 ; NOALIAS-LABEL: define internal void @enzpy.parfor.body.1.task.fwd.0(
 
 ; DET: deterministic=True: a parallel loop adds into a shadow that other iterations may update too
