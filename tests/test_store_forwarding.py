@@ -13,7 +13,7 @@ import pytest
 from numba import njit
 
 import enzyme_py
-import ir_passes.transforms.reverse.driver as reverse
+import ir_passes.transforms.prepare.pipeline as prepare    # the reverse pipeline's steps call it
 from enzyme_py import Const, Duplicated, autodiff, explain
 from enzyme_py.check import check_gradient
 
@@ -78,7 +78,7 @@ def tape_bytes(kernel, x, m, D):
 
 @pytest.fixture
 def without_forwarding(monkeypatch):
-    monkeypatch.setattr(reverse, "forward_loop_stores", lambda fn, noalias=False: 0)
+    monkeypatch.setattr(prepare, "forward_loop_stores", lambda fn, noalias=False: 0)
     enzyme_py.clear_cache()
     yield
     enzyme_py.clear_cache()
@@ -205,12 +205,12 @@ def pure_call_fill(x, m):
     (shorter_reader, False), (pure_call_fill, True)])
 def test_shapes(kernel, forwarded, monkeypatch):
     counts = []
-    real = reverse.forward_loop_stores
+    real = prepare.forward_loop_stores
 
     def counting(fn, noalias=False):
         counts.append(real(fn, noalias))
         return counts[-1]
-    monkeypatch.setattr(reverse, "forward_loop_stores", counting)
+    monkeypatch.setattr(prepare, "forward_loop_stores", counting)
     enzyme_py.clear_cache()
     rng = np.random.default_rng(4)
     x, m = rng.standard_normal((5, 4)), rng.uniform(0.5, 1.5, 4)

@@ -11,7 +11,6 @@ from numba import njit
 
 import enzyme_py
 from enzyme_py import Const, Duplicated, Forward, autodiff
-from ir_passes.errors import UnsupportedError
 
 
 @njit
@@ -98,10 +97,6 @@ def test_variants_against_central_differences(f):
     np.testing.assert_allclose(hv, central(f, wf, h0, v), rtol=1e-6, atol=1e-7)
 
 
-# autodiff inside @njit is refused while the strong zero's object-mode block sits in the
-# entry it calls (NRT_adapt_ndarray_to_python_acqref); a wrong value still fails
-@pytest.mark.xfail(raises=UnsupportedError, strict=False,
-                   reason="nested autodiff over arrays refused by the strong zero's object-mode block")
 def test_nested_autodiff_forward_over_reverse():
     wf, h0, v, u = data()
     grad, hv = analytic(wf, h0, v)
