@@ -67,20 +67,23 @@ class CompiledBatched:
     gradient: str = ""
     generated: str = ""
     library: Any = None
+    written: Any = None     # the primal's LLVM parameters the kernel may write (None: unknown)
 
 
 def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias, width,
                    float_ret=False, guarded=False) -> tuple:
-    """(the gradient after O2, the module with forward mode over the gradient's seeds).
+    """(the gradient after O2, the module with forward mode over the gradient's seeds, the
+    primal's LLVM parameters the kernel may write).
 
     %retptr is duplicated too when the kernel returns a float: the analysis may call the
     primal return value varying (its tangents are zero), and its shadows are just k slots.
     `guarded`: every product of the gradient under the strong zero (strong_zero.py)."""
     module = parse_module(cleaned)
     nan_tests = tests_nan(module)     # the primal's: the gradient's own guards read as tests
-    reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias, extents=extents,
-                 counts=None, heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
-                 vector_library=host_library(), guard_products=guarded)
+    reverse = reverse_mode(module, fn_name, list(activity), grad_name, noalias=noalias,
+                           extents=extents, counts=None,
+                           heap=LIBC_HEAP,   # forward mode below knows malloc / realloc / free
+                           vector_library=host_library(), guard_products=guarded)
     fresh_tapes(module)
     gradient = cleanup(print_module(module), grad_name)
     module = parse_module(gradient)
@@ -90,7 +93,7 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
         act[0] = Activity.DUP
     forward_mode(module, grad_name, act, out_name, width=width, strong_zero_guards=True,
                  nan_tests=nan_tests, noalias_shadows=noalias, vector_library=host_library())
-    return gradient, print_module(module)
+    return gradient, print_module(module), getattr(reverse.layout, "written", None)
 
 
 def split_batched_args(args, seed):
@@ -220,10 +223,10 @@ def _symbols(job, cap, activity) -> tuple:
 
 def _transform(job, cap, cleaned, activity, names) -> Generated:
     o = job.options
-    gradient, generated = batched_module(cleaned, cap.fn_name, activity, names[0], names[1],
-                                         array_extents(cap.argtypes), o.disjoint, o.width,
-                                         returns_float(cap.restype), o.guarded)
-    return Generated(generated, extra={"gradient": gradient})
+    gradient, generated, written = batched_module(
+        cleaned, cap.fn_name, activity, names[0], names[1], array_extents(cap.argtypes),
+        o.disjoint, o.width, returns_float(cap.restype), o.guarded)
+    return Generated(generated, extra={"gradient": gradient, "written": written})
 
 
 def _spec(job, cap, name) -> BatchedSpec:

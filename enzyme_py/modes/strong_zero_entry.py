@@ -27,6 +27,7 @@ from . import strong_zero
 from .. import disk_cache
 from ..bridge.capture import capture_as
 from ..bridge.codegen import failed
+from ..bridge.convention import arg_layouts
 from ..bridge.frozen import as_dispatcher
 from ..bridge.scratch import scratch_like
 from .reverse import written_positions
@@ -252,6 +253,10 @@ def checked_batched(kernel, compiled, guarded):
     arrays and shadow lanes are its shadows."""
     n, spec = len(compiled.spec.argtypes), compiled.spec
     shadows = range(n, n + len(spec.dup_positions) * (1 + spec.width))
-    entry = checked_entry(kernel, compiled.entry, n, shadows, None, "d", lambda: guarded().entry,
-                          spec.name, lazy=False)
+    written = compiled.written
+    if written is not None:
+        written = tuple(pos for pos, lay in enumerate(arg_layouts(spec.argtypes))
+                        if not written.isdisjoint(lay.params))
+    entry = checked_entry(kernel, compiled.entry, n, shadows, written, "d",
+                          lambda: guarded().entry, spec.name, lazy=False)
     return dataclasses.replace(compiled, entry=entry)
