@@ -521,31 +521,27 @@ def _aug_jvp(primals, tangents, *, kernel, batch, size):
 
 def _tangent_jvp(primals, tangents, *, kernel, batch, size):
     """d(J u) = J du + [u^T H_k dx]_k (tangent2: forward over forward)."""
-    n = len(kernel.operands)
-    handle, x, u = primals[0], primals[1:1 + n], primals[1 + n:]
-    _check_const(kernel, tangents[1:1 + n])
-    out = tangent_p.bind(*primals, kernel=kernel, batch=batch, size=size)
-    du, dx = tangents[1 + n:], _diff_of(kernel, tangents[1:1 + n])
-    terms = []
-    if not all(_zero(t) for t in du):
-        terms.append(_bind(tangent_p, kernel, size, handle, *x, *_inst(du)))
-    if not all(_zero(t) for t in dx):
-        terms.append(_bind(tangent2_p, kernel, size, *x, *u, *_inst(dx)))
-    return out, _add(terms, out)
+    return _linear_jvp(tangent_p, tangent2_p, primals, tangents, kernel, batch, size)
 
 
 def _reverse_jvp(primals, tangents, *, kernel, batch, size):
     """d(J^T ct) = J^T dct + sum_k ct_k H_k dx (rev2: forward over reverse)."""
+    return _linear_jvp(reverse_p, rev2_p, primals, tangents, kernel, batch, size)
+
+
+def _linear_jvp(prim, second, primals, tangents, kernel, batch, size):
+    """The JVP of `prim`, linear in its last operands w (u or ct) given the tape handle and x:
+    prim(dw) plus `second`'s term in dx (w^T H dx)."""
     n = len(kernel.operands)
-    handle, x, ct = primals[0], primals[1:1 + n], primals[1 + n:]
+    handle, x, w = primals[0], primals[1:1 + n], primals[1 + n:]
     _check_const(kernel, tangents[1:1 + n])
-    out = reverse_p.bind(*primals, kernel=kernel, batch=batch, size=size)
-    dct, dx = tangents[1 + n:], _diff_of(kernel, tangents[1:1 + n])
+    out = prim.bind(*primals, kernel=kernel, batch=batch, size=size)
+    dw, dx = tangents[1 + n:], _diff_of(kernel, tangents[1:1 + n])
     terms = []
-    if not all(_zero(t) for t in dct):
-        terms.append(_bind(reverse_p, kernel, size, handle, *x, *_inst(dct)))
+    if not all(_zero(t) for t in dw):
+        terms.append(_bind(prim, kernel, size, handle, *x, *_inst(dw)))
     if not all(_zero(t) for t in dx):
-        terms.append(_bind(rev2_p, kernel, size, *x, *ct, *_inst(dx)))
+        terms.append(_bind(second, kernel, size, *x, *w, *_inst(dx)))
     return out, _add(terms, out)
 
 
