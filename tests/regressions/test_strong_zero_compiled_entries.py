@@ -166,3 +166,16 @@ def test_compile_gradient_batched_entry():
     grad(X, w, np.zeros(3), d1, d2, 1.0, 2.0)
     np.testing.assert_array_equal(d1, [2.0, 0.0, 3.0])
     np.testing.assert_array_equal(d2, [5.0, 1.0, 7.0])
+
+
+def test_empty_arrays_through_both_entries():
+    """Size 0: the copies and the check see no element (the stack copy has length 0)."""
+    x, w = np.zeros(0), np.zeros(0)
+    dw = np.zeros(0)
+    grad_where_sqrt(x, w, dw)
+    grad = compile_gradient(where_sqrt, Const(x), Duplicated(w, dw)).entry
+    assert grad(x, w, dw, 1.0) == () and dw.shape == (0,)
+    tangent = compile_gradient(decay, Duplicated(np.array([2.0]), np.zeros(1)),
+                               Duplicated(np.array([1.0]), np.ones(1)), mode=Forward).entry
+    value, (t,) = tangent(np.array([2.0]), np.array([1.0]), np.zeros(1), np.ones(1))
+    assert np.isclose(t, -2.0 * np.exp(-2.0))             # d/dw exp(-x w) = -x exp(-x w)
