@@ -59,7 +59,7 @@ def colour_columns(pattern, order=None) -> np.ndarray:
 
 def column_graph(pattern):
     """The column intersection graph as CSR arrays (indptr, indices), no self loops."""
-    p = sp.csr_matrix(pattern, dtype=np.float64)
+    p = sp.csr_matrix(pattern, dtype=np.float64, copy=True)
     p.data[:] = 1.0
     g = sp.csr_matrix(p.T @ p)
     g.setdiag(0)
@@ -73,8 +73,15 @@ def column_order(pattern, name: str) -> np.ndarray:
         return np.arange(n, dtype=np.int64)
     if name not in ORDERS:
         raise ValueError(f"order {name!r} is not one of {ORDERS}")
-    ptr, adj = column_graph(pattern)
+    return vertex_order(*column_graph(pattern), name)
+
+
+def vertex_order(ptr, adj, name: str) -> np.ndarray:
+    """The vertices of the graph (CSR arrays, no self loops) in the order `name` (ORDERS)."""
+    n = len(ptr) - 1
     degree = np.diff(ptr)
+    if name == "natural":
+        return np.arange(n, dtype=np.int64)
     if name == "largest_first":
         return np.argsort(-degree, kind="stable").astype(np.int64)
     if name == "smallest_last":

@@ -49,6 +49,7 @@ from .modes.calls import bind
 from .modes.forward import MAX_WIDTH, primal_ir
 from .modes.hvp import products
 from .sparsity import find_pattern, ones
+from .star_colouring import colour_star, star_gather, symmetric
 
 __all__ = ["SparseHessian", "SparseJacobian", "SparseJacobianWarning"]
 
@@ -111,7 +112,7 @@ class SparseJacobian:
             self._seen, self._shape = _snapshot(args, n, out, kwargs, self._free), shape
         elif self.colours is None:
             self._check_given(shape, xs.size)
-            self.colours = colour_columns(self.pattern)
+            self._colour()
         return self._evaluate(args, n, out, shape, kwargs)
 
     # ---- the pattern ------------------------------------------------------------------------
@@ -168,6 +169,9 @@ class SparseJacobian:
             self._analysed[types] = (found, False, ())
             self._free = ()
             self.pattern = find_pattern(run_lanes, size, m, width)
+        self._colour()
+
+    def _colour(self):
         self.colours = colour_columns(self.pattern)
 
     def _decisions(self, args, n, out, shape, width, kwargs):
@@ -247,11 +251,16 @@ class SparseJacobian:
             for lane, c in enumerate(range(start, min(start + width, k))):
                 chunk[lane].flat[np.flatnonzero(self.colours == c)] = 1.0
             seeds.append(chunk)
-        p = self.pattern
-        rows = np.repeat(np.arange(m), np.diff(p.indptr))
-        gather = self.colours[p.indices] * m + rows
+        gather = self._gather(m)
         self._made = (self.pattern, seeds, gather)
         return seeds, gather
+
+    def _gather(self, m):
+        """Per stored entry of the pattern, its place in the compressed results (colour-major,
+        rows of length m)."""
+        p = self.pattern
+        rows = np.repeat(np.arange(m), np.diff(p.indptr))
+        return self.colours[p.indices] * m + rows
 
 
 def _judge(text, name, activity, unite=True):
@@ -323,12 +332,26 @@ class SparseHessian(SparseJacobian):
     """The Hessian of a scalar kernel f(x, *const) w.r.t. x as a scipy.sparse.csr_matrix
     (x.size x x.size, C order): the Jacobian of the gradient, found and compressed as
     SparseJacobian's, with Hessian-vector products (forward over reverse, modes/hvp.py) for
-    the forward sweeps. The colouring is a plain column colouring of the Hessian's pattern
-    (symmetry is not used). `H = SparseHessian(f)`, then `H(x, *const, **kwargs)`."""
+    the forward sweeps. The pattern is made symmetric and gets a star colouring
+    (star_colouring.py: an entry is read from B[i, c(j)] or B[j, c(i)]) where that takes fewer
+    colours than a column colouring (`star` says which). `H = SparseHessian(f)`, then
+    `H(x, *const, **kwargs)`."""
 
     def __init__(self, f, pattern=None, memory="tape"):
         super().__init__(f, 0, pattern)
         self.memory = memory
+        self.star = False
+
+    def _colour(self):
+        self.pattern = ones(symmetric(self.pattern))
+        super()._colour()
+        star = colour_star(self.pattern)
+        self.star = star is not None and star.max(initial=-1) < self.colours.max(initial=-1)
+        if self.star:
+            self.colours = star
+
+    def _gather(self, m):
+        return star_gather(self.pattern, self.colours, m) if self.star else super()._gather(m)
 
     def __call__(self, x, *const, **kwargs):
         return super().__call__(x, *const, **kwargs)
