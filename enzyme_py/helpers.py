@@ -315,7 +315,7 @@ def _copies(args):
 # ---- jacobian ---------------------------------------------------------------------------------
 
 @kernel_options(also=AUTODIFF_OPTIONS)
-def jacobian(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, mode: str = "forward",
+def jacobian(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, mode: str | None = None,
              argnums: Any = 0, sparse: bool = False, **kwargs: Any) -> Any:
     """The Jacobian of the kernel's output w.r.t. args[argnums] (args = (x, *const)): shape
     output.shape + argument.shape (a tuple of them for a tuple `argnums`).
@@ -323,16 +323,18 @@ def jacobian(f: Callable, x: Any, *const: Any, out: np.ndarray | None = None, mo
     The output is the array the kernel returns, or `out` for a kernel f(x, out, *const) that
     writes it. mode="forward": columns by forward mode, up to 16 directions per call
     (BatchDuplicated); mode="reverse": rows by reverse mode, up to 16 seeds per call (batched
-    reverse). sparse=True: a scipy.sparse.csr_matrix of shape (output.size, argument.size)
-    from the sparsity pattern and a column colouring (forward mode; one int `argnums`; the
+    reverse); None: forward. sparse=True: a scipy.sparse.csr_matrix of shape (output.size,
+    argument.size) from the sparsity pattern and a column colouring (forward sweeps) or a row
+    colouring (reverse sweeps; mode None chooses, SparseJacobian's), one int `argnums`, the
     argument a float array; enzyme_py.SparseJacobian keeps the pattern across calls:
     docs/sparse.md)."""
-    if mode not in ("forward", "reverse"):
+    if mode not in (None, "forward", "reverse"):
         raise ValueError(f"mode must be 'forward' or 'reverse', not {mode!r}")
     if sparse:
-        if mode != "forward" or isinstance(argnums, (tuple, list)):
-            raise ValueError("jacobian(..., sparse=True) takes mode='forward' and one int argnums")
-        return SparseJacobian(f, argnums)(x, *const, out=out, **kwargs)
+        if isinstance(argnums, (tuple, list)):
+            raise ValueError("jacobian(..., sparse=True) takes one int argnums")
+        return SparseJacobian(f, argnums, mode=mode)(x, *const, out=out, **kwargs)
+    mode = mode or "forward"
     args = (x,) + tuple(const)
     many = isinstance(argnums, (tuple, list))
     nums = _argnums(argnums, len(args))

@@ -53,6 +53,8 @@ from .star_colouring import colour_star, star_gather, symmetric
 
 __all__ = ["SparseHessian", "SparseJacobian", "SparseJacobianWarning"]
 
+REVERSE_COST = 2    # a reverse lane against a forward lane, for choosing rows over columns
+
 
 class SparseJacobianWarning(UserWarning):
     """The sparsity pattern could not be found: the Jacobian is computed dense."""
@@ -64,16 +66,21 @@ class SparseJacobian:
     `J = SparseJacobian(f)`, then `J(x, *const, out=None, **kwargs)` as `jacobian` takes them
     (f returns a float array, or writes `out`: f(x, out, *const)). `pattern`: a sparsity
     pattern given by hand (its nonzeros, output.size x x.size), used as it is: a pattern that
-    misses a nonzero gives wrong values. After a call: `pattern` (csr_matrix of ones),
-    `colours` (per column), `ncolours`, `input_specific`, `decisions` ((instruction, reason)
+    misses a nonzero gives wrong values. `mode`: "forward" (columns coloured, forward sweeps),
+    "reverse" (rows coloured, batched reverse sweeps) or None (rows where that takes under
+    half as many colours). After a call: `pattern` (csr_matrix of ones), `by_rows`,
+    `colours` (per column, or per row when by_rows), `ncolours`, `input_specific`, `decisions` ((instruction, reason)
     pairs on the inputs' values), `united` (both arms of each decision ran: the pattern holds
     for every input), `dense` (None, or why the Jacobian is computed dense),
     `detections` (how many times the pattern was found)."""
 
-    def __init__(self, f, argnum: int = 0, pattern=None):
+    def __init__(self, f, argnum: int = 0, pattern=None, mode=None):
         if not isinstance(argnum, (int, np.integer)) or isinstance(argnum, bool):
             raise TypeError(f"argnum must be an int, not {argnum!r}")
-        self.f, self.argnum = f, int(argnum)
+        if mode not in (None, "forward", "reverse"):
+            raise ValueError(f"mode must be None, 'forward' or 'reverse', not {mode!r}")
+        self.f, self.argnum, self.mode = f, int(argnum), mode
+        self.by_rows = False
         self.pattern = None if pattern is None else ones(sp.csr_matrix(pattern))
         self.given = pattern is not None
         self.colours = None
@@ -84,7 +91,7 @@ class SparseJacobian:
         self.detections = 0
         self._seen = None       # (shapes, copies of the other arguments) the pattern is for
         self._shape = None
-        self._made = None       # (pattern, seeds, gather) of _plan
+        self._made = None       # (pattern, by_rows, seeds, gather) of _plan
         self._analysed = {}     # argument types -> (ir_passes' Decisions, united, free)
         self._free = ()         # Const arrays whose values cannot change the pattern
 
@@ -144,7 +151,9 @@ class SparseJacobian:
                 f"no sparsity pattern for {getattr(self.f, '__name__', self.f)}: {self.dense}; "
                 f"the Jacobian is computed dense"), stacklevel=3)
             self.pattern = ones(sp.csr_matrix(np.ones((m, size))))
-            self.colours = np.arange(size)
+            self.by_rows = self.mode == "reverse" or (self.mode is None and
+                                                      REVERSE_COST * m < size)
+            self.colours = np.arange(m if self.by_rows else size)
             return
         self.dense = None
         seeds = [zeros_like_layout(args[n]) for _ in range(width)]
@@ -172,7 +181,13 @@ class SparseJacobian:
         self._colour()
 
     def _colour(self):
-        self.colours = colour_columns(self.pattern)
+        """Columns coloured for forward sweeps, or rows for reverse sweeps where the mode
+        asks for it or (mode None) that takes under 1/REVERSE_COST as many colours."""
+        columns = None if self.mode == "reverse" else colour_columns(self.pattern)
+        rows = None if self.mode == "forward" else colour_columns(self.pattern.T.tocsr())
+        self.by_rows = columns is None or (rows is not None and REVERSE_COST * (
+            rows.max(initial=-1) + 1) < columns.max(initial=-1) + 1)
+        self.colours = rows if self.by_rows else columns
 
     def _decisions(self, args, n, out, shape, width, kwargs):
         """(Decisions, united, positions of the float Const arrays whose values reach no
@@ -218,7 +233,14 @@ class SparseJacobian:
     def _evaluate(self, args, n, out, shape, kwargs):
         x = args[n]
         m, size, k = int(np.prod(shape)), x.size, self.ncolours
-        seeds, gather = self._plan(x, m)
+        seeds, gather = self._plan(x, m, shape)
+        if self.by_rows:
+            y = np.zeros((max(k, 1), size))
+            for start, chunk in zip(range(0, k, MAX_WIDTH), seeds):
+                dxs = self._reverse_sweep(args, n, out, chunk, kwargs)
+                for lane in range(min(MAX_WIDTH, k - start)):
+                    y[start + lane] = np.ravel(dxs[lane])
+            return self._matrix(y, gather, x, out, m, size)
         y = np.zeros((max(k, 1), m))
         width = len(seeds[0]) if seeds else 1
         lanes = [zeros_like_layout(x) for _ in range(width)]
@@ -233,34 +255,59 @@ class SparseJacobian:
                 ys = self._sweep(args, n, out, shape, lanes, kwargs)
             for lane in range(min(width, k - start)):
                 y[start + lane] = np.ravel(ys[lane])
+        return self._matrix(y, gather, x, out, m, size)
+
+    def _matrix(self, y, gather, x, out, m, size):
         p = self.pattern
         dtype = np.result_type(x.dtype, np.float64 if out is None else out.dtype)
         data = y.ravel()[gather].astype(dtype)
         return sp.csr_matrix((data, p.indices.copy(), p.indptr.copy()), shape=(m, size))
 
-    def _plan(self, x, m):
-        """(per chunk of 16 colours, the seed of each lane; per stored entry of the pattern, its
-        place in the compressed results), made once per pattern."""
-        if self._made is not None and self._made[0] is self.pattern:
-            return self._made[1:]
+    def _plan(self, x, m, shape):
+        """(per chunk of 16 colours, the seed of each lane: x's tangents, or the output's
+        seeds when by rows; per stored entry of the pattern, its place in the compressed
+        results), made once per pattern."""
+        if self._made is not None and self._made[0] is self.pattern and \
+                self._made[1] == self.by_rows:
+            return self._made[2:]
         k = self.ncolours
         width = min(MAX_WIDTH, max(k, 1))
+        like = np.zeros(shape) if self.by_rows else np.zeros(x.shape, x.dtype)
         seeds = []
         for start in range(0, k, width):
-            chunk = [np.zeros(x.shape, x.dtype) for _ in range(width)]
+            chunk = [np.zeros_like(like) for _ in range(width)]
             for lane, c in enumerate(range(start, min(start + width, k))):
                 chunk[lane].flat[np.flatnonzero(self.colours == c)] = 1.0
             seeds.append(chunk)
-        gather = self._gather(m)
-        self._made = (self.pattern, seeds, gather)
+        gather = self._gather(m, x.size)
+        self._made = (self.pattern, self.by_rows, seeds, gather)
         return seeds, gather
 
-    def _gather(self, m):
+    def _gather(self, m, size):
         """Per stored entry of the pattern, its place in the compressed results (colour-major,
-        rows of length m)."""
+        rows of length m; of length size when by rows)."""
         p = self.pattern
         rows = np.repeat(np.arange(m), np.diff(p.indptr))
+        if self.by_rows:
+            return self.colours[rows] * size + p.indices
         return self.colours[p.indices] * m + rows
+
+    def _reverse_sweep(self, args, n, out, seeds, kwargs):
+        """Batched reverse mode seeded with these output lanes, on copies of the arguments:
+        the derivative of each lane's weighted output sum w.r.t. args[n]."""
+        anns = [copy_same_layout(a) if isinstance(a, np.ndarray) else a for a in args]
+        dxs = tuple(zeros_like_layout(args[n]) for _ in seeds)
+        anns[n] = BatchDuplicated(copy_same_layout(args[n]), dxs)
+        if out is None:
+            run.batched(bind(as_dispatcher(self.f), tuple(anns), kwargs), list(seeds),
+                        len(seeds))
+        else:
+            dys = tuple(zeros_like_layout(out) for _ in seeds)
+            for d, s in zip(dys, seeds):
+                d[...] = s
+            anns.insert(1, BatchDuplicated(copy_same_layout(out), dys))
+            run.batched(bind(as_dispatcher(self.f), tuple(anns), kwargs), None)
+        return dxs
 
 
 def _judge(text, name, activity, unite=True):
@@ -338,20 +385,22 @@ class SparseHessian(SparseJacobian):
     `H(x, *const, **kwargs)`."""
 
     def __init__(self, f, pattern=None, memory="tape"):
-        super().__init__(f, 0, pattern)
+        super().__init__(f, 0, pattern, "forward")
         self.memory = memory
         self.star = False
 
     def _colour(self):
         self.pattern = ones(symmetric(self.pattern))
-        super()._colour()
+        self.colours = colour_columns(self.pattern)
         star = colour_star(self.pattern)
         self.star = star is not None and star.max(initial=-1) < self.colours.max(initial=-1)
         if self.star:
             self.colours = star
 
-    def _gather(self, m):
-        return star_gather(self.pattern, self.colours, m) if self.star else super()._gather(m)
+    def _gather(self, m, size):
+        if self.star:
+            return star_gather(self.pattern, self.colours, m)
+        return super()._gather(m, size)
 
     def __call__(self, x, *const, **kwargs):
         return super().__call__(x, *const, **kwargs)

@@ -65,11 +65,12 @@ def own_seed(s, shadows):
     return s
 
 
-def target_and_args(bound: Bound, per_leaf, lanes=1, with_primal=False):
+def target_and_args(bound: Bound, per_leaf, lanes=None, with_primal=False):
     """(function to differentiate, its annotated arguments, number of user leaves or None when
     it is the kernel itself, its Seeding or None).
 
-    `per_leaf`: per differentiable return leaf, None or its seeds (one per lane)."""
+    `per_leaf`: per differentiable return leaf, None or its seeds (one per lane). `lanes`:
+    None for plain reverse mode, else the batch width (1 included)."""
     plan = bound.plan
     returns = plan.returns
     seeded = [(leaf, values) for leaf, values in zip(returns.leaves, per_leaf)
@@ -77,10 +78,10 @@ def target_and_args(bound: Bound, per_leaf, lanes=1, with_primal=False):
     result = returns.result_policy(with_primal)
     if plan.direct is not None and not seeded and result == "value":
         return plan.kernel, bound.kernel_args(), None, None
-    seeding = Seeding("reverse", tuple(leaf for leaf, _ in seeded), lanes, result)
+    seeding = Seeding("reverse", tuple(leaf for leaf, _ in seeded), lanes or 1, result)
     shadows = _shadows_of(bound.leaves)
     extra = [Const(own_seed(v, shadows)) for _, values in seeded for v in values]
-    if seeded and lanes == 1:
+    if seeded and lanes is None:
         extra.append(Duplicated(np.zeros(1), np.ones(1)))
     elif seeded:
         extra.append(BatchDuplicated(np.zeros(lanes),
@@ -120,7 +121,7 @@ def reverse(bound: Bound, seed, cache, with_primal=False, updates=ParallelUpdate
         float_seed = 0.0 if seeds[0] is None else seeds[0]
         seeds = ()
     per_leaf = [None if s is None else (s,) for s in seeds]
-    target, args, nleaves, seeding = target_and_args(bound, per_leaf, 1, with_primal)
+    target, args, nleaves, seeding = target_and_args(bound, per_leaf, None, with_primal)
     if target is not bound.plan.kernel:
         check_leaves(bound)
     flat, value = run(REVERSE, target, args, (float_seed, with_primal), cache=cache,
