@@ -186,3 +186,10 @@ def test_float32_strided_input():
     alpha = torch.tensor(0.2, dtype=torch.float32, requires_grad=True)
     HEAT(torch.rand(8, dtype=torch.float64), alpha, 3).sum().backward()
     assert alpha.grad.dtype == torch.float32
+
+
+def test_state_copied_from_an_input():
+    op = kernel_op(K.rnn_copy, ["in", "in", "in", "in",
+                                Out(shape=lambda W, U, xs, h: (xs.shape[0], h.shape[0]))])
+    args = (rand(3, 3) - 0.5, rand(3, 2) - 0.5, rand(4, 2), rand(3, seed=2))
+    assert gradcheck(op, args) and gradgradcheck(op, args)
