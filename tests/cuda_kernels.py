@@ -257,68 +257,56 @@ def warp_sum_f32(x, out):
 NBINS = 8
 
 
-@cuda.jit
-def histogram_shared(x, w, hist):
-    """A weighted histogram privatised per block: each block counts into bins in shared memory
-    (shared atomics), then adds its bins into the global histogram with one atomic per bin."""
-    bins = cuda.shared.array(NBINS, float64)
-    t = cuda.threadIdx.x
-    if t < NBINS:
-        bins[t] = 0.0
-    cuda.syncthreads()
-    i = cuda.grid(1)
-    if i < x.size:
-        b = int(x[i] * NBINS) % NBINS
-        cuda.atomic.add(bins, b, w[i] * w[i])
-    cuda.syncthreads()
-    if t < NBINS:
-        cuda.atomic.add(hist, t, bins[t])
-
-
 TILE = 16
 
 
-@cuda.jit
-def nbody_tiled(pos, mass, force):
-    """Softened gravity with the bodies read in tiles through shared memory, one tile per block
-    width at a time (the CUDA n-body sample's scheme)."""
-    tile = cuda.shared.array((TILE, 4), float64)
-    t = cuda.threadIdx.x
-    i = cuda.grid(1)
-    n = pos.shape[0]
-    px = pos[i, 0] if i < n else 0.0
-    py = pos[i, 1] if i < n else 0.0
-    pz = pos[i, 2] if i < n else 0.0
-    fx = 0.0
-    fy = 0.0
-    fz = 0.0
-    for start in range(0, n, TILE):
-        j = start + t
-        if j < n:
-            tile[t, 0] = pos[j, 0]
-            tile[t, 1] = pos[j, 1]
-            tile[t, 2] = pos[j, 2]
-            tile[t, 3] = mass[j]
-        else:
-            tile[t, 0] = 0.0
-            tile[t, 1] = 0.0
-            tile[t, 2] = 0.0
-            tile[t, 3] = 0.0
-        cuda.syncthreads()
-        for k in range(TILE):
-            dx = tile[k, 0] - px
-            dy = tile[k, 1] - py
-            dz = tile[k, 2] - pz
-            r2 = dx * dx + dy * dy + dz * dz + 0.01
-            s = tile[k, 3] / (r2 * math.sqrt(r2))
-            fx += dx * s
-            fy += dy * s
-            fz += dz * s
-        cuda.syncthreads()
-    if i < n:
-        force[i, 0] = fx
-        force[i, 1] = fy
-        force[i, 2] = fz
+def _nbody_tiled(dtype):
+    @cuda.jit
+    def nbody_tiled(pos, mass, force):
+        """Softened gravity with the bodies read in tiles through shared memory, one tile per block
+        width at a time (the CUDA n-body sample's scheme)."""
+        tile = cuda.shared.array((TILE, 4), dtype)
+        t = cuda.threadIdx.x
+        i = cuda.grid(1)
+        n = pos.shape[0]
+        px = pos[i, 0] if i < n else 0.0
+        py = pos[i, 1] if i < n else 0.0
+        pz = pos[i, 2] if i < n else 0.0
+        fx = 0.0
+        fy = 0.0
+        fz = 0.0
+        for start in range(0, n, TILE):
+            j = start + t
+            if j < n:
+                tile[t, 0] = pos[j, 0]
+                tile[t, 1] = pos[j, 1]
+                tile[t, 2] = pos[j, 2]
+                tile[t, 3] = mass[j]
+            else:
+                tile[t, 0] = 0.0
+                tile[t, 1] = 0.0
+                tile[t, 2] = 0.0
+                tile[t, 3] = 0.0
+            cuda.syncthreads()
+            for k in range(TILE):
+                dx = tile[k, 0] - px
+                dy = tile[k, 1] - py
+                dz = tile[k, 2] - pz
+                r2 = dx * dx + dy * dy + dz * dz + 0.01
+                s = tile[k, 3] / (r2 * math.sqrt(r2))
+                fx += dx * s
+                fy += dy * s
+                fz += dz * s
+            cuda.syncthreads()
+        if i < n:
+            force[i, 0] = fx
+            force[i, 1] = fy
+            force[i, 2] = fz
+    return nbody_tiled
+
+
+nbody_tiled = _nbody_tiled(float64)
+nbody_tiled_f32 = _nbody_tiled(float32)
 
 
 @cuda.jit
@@ -338,8 +326,9 @@ def pair_sum(x, out):
 
 @cuda.jit
 def histogram_f32(x, w, a, hist):
-    """histogram_shared in float32, with an Active float32 scale a: with accumulate="float64"
-    the shared bins' shadow is float64 in shared memory, a's derivative a float64 block sum."""
+    """A float32 histogram privatised per block (one bin per thread), with an Active float32
+    scale a: with accumulate="float64" the shared bins' shadow is float64 in shared memory,
+    a's derivative a float64 block sum."""
     bins = cuda.shared.array(NBINS, float32)
     t = cuda.threadIdx.x
     if t < NBINS:
@@ -352,6 +341,57 @@ def histogram_f32(x, w, a, hist):
     cuda.syncthreads()
     if t < NBINS:
         cuda.atomic.add(hist, t, bins[t])
+
+
+TPB = 4
+
+
+@cuda.jit
+def matmul_shared(A, B, C):
+    """numba-cuda's documented fast matrix product: TPB x TPB tiles of A and B in shared
+    memory, a 2-D grid of 2-D blocks."""
+    sA = cuda.shared.array(shape=(TPB, TPB), dtype=float64)
+    sB = cuda.shared.array(shape=(TPB, TPB), dtype=float64)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x
+    tmp = 0.0
+    for i in range(bpg):
+        sA[ty, tx] = 0.0
+        sB[ty, tx] = 0.0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        cuda.syncthreads()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+WIDE_BINS = 40
+
+
+@cuda.jit
+def histogram_shared(x, w, hist):
+    """A weighted histogram privatised per block: each block counts into bins in shared memory
+    (shared atomics), then adds its bins into the global histogram, one atomic per bin; more
+    bins than threads, so the block zeroes and flushes them in strided loops. The bin comes
+    from x (its derivative is zero)."""
+    bins = cuda.shared.array(WIDE_BINS, float64)
+    t = cuda.threadIdx.x
+    for k in range(t, WIDE_BINS, cuda.blockDim.x):
+        bins[k] = 0.0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(bins, int(x[i] * WIDE_BINS) % WIDE_BINS, math.exp(w[i]))
+    cuda.syncthreads()
+    for k in range(t, WIDE_BINS, cuda.blockDim.x):
+        cuda.atomic.add(hist, k, bins[k])
 
 
 @cuda.jit
@@ -437,9 +477,6 @@ CASES = {
     "elementwise_f32": Case(elementwise_f32, 2, 32, lambda r: [
         ("dup", r.normal(size=40).astype(np.float32)), ("dup", np.zeros(40, np.float32))],
         rtol=2e-2),
-    "histogram_shared": Case(histogram_shared, 3, 32, lambda r: [
-        ("const", r.uniform(0.0, 1.0, size=90)), ("dup", r.normal(size=90)),
-        ("dup", np.zeros(NBINS))]),
     "nbody_tiled": Case(nbody_tiled, 2, TILE, lambda r: [
         ("dup", r.normal(size=(27, 3))), ("dup", r.uniform(1.0, 2.0, size=27)),
         ("dup", np.zeros((27, 3)))]),
@@ -447,6 +484,16 @@ CASES = {
         ("const", r.uniform(0.0, 1.0, size=90).astype(np.float32)),
         ("dup", r.normal(size=90).astype(np.float32)), ("active", np.float32(0.7)),
         ("dup", np.zeros(NBINS, np.float32))], rtol=2e-2, accumulate="float64"),
+    "matmul_shared": Case(matmul_shared, (2, 2), (TPB, TPB), lambda r: [
+        ("dup", r.normal(size=(7, 6))), ("dup", r.normal(size=(6, 7))),
+        ("dup", np.zeros((7, 7)))]),
+    "histogram_shared": Case(histogram_shared, 3, 16, lambda r: [
+        ("dup", r.uniform(0.01, 0.99, size=45)), ("dup", r.normal(size=45)),
+        ("dup", np.zeros(WIDE_BINS))]),
+    "nbody_tiled_f32_wide": Case(nbody_tiled_f32, 2, TILE, lambda r: [
+        ("dup", r.normal(size=(27, 3)).astype(np.float32)),
+        ("dup", r.uniform(1.0, 2.0, size=27).astype(np.float32)),
+        ("dup", np.zeros((27, 3), np.float32))], rtol=2e-2, accumulate="float64"),
     "block_sum_pair": Case(block_sum_pair, 2, 16, lambda r: [
         ("dup", r.normal(size=28)), ("dup", np.zeros(2))]),
     "relax_in_place": Case(relax_in_place, 2, 16, lambda r: [

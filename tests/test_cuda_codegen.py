@@ -22,9 +22,10 @@ pytestmark = pytest.mark.skipif(not HAVE_CUDA_EXTRA,
 
 KERNELS = ["elementwise", "early_return", "gather", "nbody", "block_sum", "block_sum_atomic",
            "local_array", "elementwise_f32", "warp_softmax", "warp_broadcast", "warp_sum_f32",
-           "block_sum_pair", "histogram_shared", "nbody_tiled", "relax_in_place",
-           "histogram_f32_wide"]
-TOLERANCE = {"elementwise_f32": 2e-3, "warp_sum_f32": 2e-3, "histogram_f32_wide": 2e-3}
+           "block_sum_pair", "histogram_shared", "histogram_f32_wide", "nbody_tiled",
+           "nbody_tiled_f32_wide", "matmul_shared", "relax_in_place"]
+TOLERANCE = {"elementwise_f32": 2e-3, "warp_sum_f32": 2e-3, "histogram_f32_wide": 2e-3,
+             "nbody_tiled_f32_wide": 2e-3}
 # How the reverse sweep must add into each kernel's shadows (shadow_updates.py)
 UPDATES = {
     "elementwise": ["private", "privatised per block"],     # y[i], x[i]; the Active scalar a
@@ -34,6 +35,7 @@ UPDATES = {
     # shared atomics into bins[b], global ones into hist[t]; bins[t], w[i]
     "histogram_shared": ["atomic", "private"],
     "nbody_tiled": ["atomic", "private"],       # tile[k, .], pos[start + t]; tile[t, .], pos[i]
+    "matmul_shared": ["atomic"],                # a 2-D launch: no injective thread index
 }
 
 
