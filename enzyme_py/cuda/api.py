@@ -473,7 +473,8 @@ def _float32_notes(updates, accumulate=None) -> list:
     return [f"{len(summed)} float32 shadow update(s) sum the adjoints of many threads or "
             f"iterations in float32 ({lines}): where large terms cancel (x[j] - x[i] with "
             "j == i adds +d and -d into one shadow), the float32 sum can lose a much smaller "
-            "gradient to rounding; pass accumulate='float64' to sum them in float64"]
+            "gradient to rounding; enzyme_py.cuda.api.autodiff(..., accumulate='float64') sums "
+            "them in float64"]
 
 
 CUDA_REVERSE, CUDA_FORWARD = _cuda_mode(Reverse), _cuda_mode(Forward)

@@ -85,8 +85,9 @@ def gpu_reverse_kernel(text, fn_name, activity, name, extents, rows, launch=GpuL
     derivative outputs; Threads.wide)."""
     module, body, shared = _prepare(text, fn_name)
     activity = list(activity) + [_shared_activity(s) for s in shared]
-    if wide is not None:
-        wide = frozenset(wide) | {s.param for s in shared if s.element == T.f32}
+    if wide is not None:       # the differentiated float32 arrays, shared ones included
+        wide = frozenset(k for k in wide if activity[k] == Activity.DUP) | \
+            {s.param for s in shared if s.element == T.f32}
     threads = Threads(_iterations(body, shared, rows, launch), block_sum="nvptx",
                       warp_add=warp_add, wide=wide)
     g = reverse_mode(module, fn_name, activity, name + ".body", cache=cache, noalias=noalias,
