@@ -119,15 +119,18 @@ class ShadowUpdates:
     def accumulate(self, b, p, sp, d, align=None, inst=None, ty=None) -> None:
         """shadow(p) += d, where sp is p's shadow at b (inst: the primal access, for the report;
         ty: the type of the data at p, when d is summed in a wider one)."""
-        sp, ty, align = self.memory(b, p, sp, ty or d.type, align)
-        d = convert(b, d, ty)
-        how = self.how(p, ty)
+        ty = ty or d.type
+        mty = self.memory_type(p, ty)
+        d = convert(b, d, mty)
+        how = self.how(p, mty)
         self.note(inst, how, self._reason(inst))
+        if how == PRIVATISED:
+            slot = self._slot(p, mty)
+            b.store(b.accumulate(b.load(mty, slot), d), slot)
+            return
+        sp, ty, align = self.memory(b, p, sp, ty, align)
         if how in (PLAIN, PRIVATE, PER_TASK):
             b.store(b.accumulate(b.load(ty, sp, align=align), d), sp, align=align)
-        elif how == PRIVATISED:
-            slot = self._slot(p, ty)
-            b.store(b.accumulate(b.load(ty, slot), d), slot)
         elif self.threads.warp_add:
             b.call(ensure_warp_add(self.g.module, d.type), T.void, [sp, d])
         else:
