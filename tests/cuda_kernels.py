@@ -521,6 +521,7 @@ def check(name: str) -> dict:
                             accumulate=case.accumulate if mode is Reverse else None)
         entry = report.setdefault(mode.name, {})
         entry["updates"] = sorted({u.how for u in ck.updates})
+        entry["atomics"] = sum(u.how == "atomic" for u in ck.updates)
         for cc in ((8, 0), (9, 0)):
             rc, msg = ptxas(ck.ptx(cc), f"sm_{cc[0]}{cc[1]}")
             entry[f"ptxas_sm_{cc[0]}{cc[1]}"] = [rc, msg[-400:]]

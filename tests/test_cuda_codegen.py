@@ -38,6 +38,18 @@ UPDATES = {
     "matmul_shared": ["atomic"],                # a 2-D launch: no injective thread index
 }
 
+# How many shadow updates explain reports atomic: each is an atomic per thread (or per warp)
+ATOMICS = {
+    "elementwise": 0,
+    "gather": 2,                      # x[idx[i]], x[i]
+    "nbody": 7,                       # pos[j, k], pos[i, k] (read in the loop), mass[j]
+    "histogram_shared": 1,            # bins[b] (the shared bins' shadow)
+    # pos[i, k] (pos is also read at other rows), pos[start + t, k] and mass[start + t] (every
+    # block reads them), the four tile[t, .] stores (the last merged with the zeros), the four
+    # tile[k, .] reads
+    "nbody_tiled": 15,
+}
+
 
 def run_check(name):
     r = subprocess.run([sys.executable, os.path.join(HERE, "cuda_kernels.py"), name],
@@ -59,6 +71,8 @@ def test_kernel_gradient_without_gpu(name):
                 f"{name} {mode}: argument {arg} differs from finite differences by {err:.2e}"
     if name in UPDATES:
         assert report["Reverse"]["updates"] == UPDATES[name]
+    if name in ATOMICS:
+        assert report["Reverse"]["atomics"] == ATOMICS[name]
 
 
 def test_float32_adjoints_summed_in_float64():
