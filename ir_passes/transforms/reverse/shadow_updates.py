@@ -91,7 +91,7 @@ class ShadowUpdates:
         gets its register now."""
         if self.sharing is None:
             return PLAIN
-        ty = self.memory_type(p, ty)
+        ty = self.memory_type(p, ty)            # a privatised float32 is summed in a double
         kind = self.sharing.pointer_kind(p)
         if kind == "private":
             return PRIVATE
@@ -122,7 +122,7 @@ class ShadowUpdates:
         ty = ty or d.type
         mty = self.memory_type(p, ty)
         d = convert(b, d, mty)
-        how = self.how(p, mty)
+        how = self.how(p, ty)
         self.note(inst, how, self._reason(inst))
         if how == PRIVATISED:
             slot = self._slot(p, mty)
@@ -182,7 +182,12 @@ class ShadowUpdates:
 
     def memory_type(self, p, ty):
         """The type of p's shadow in memory, for data of type ty."""
-        return T.f64 if self.wide and ty == T.f32 and self._wide_root(p) is not None else ty
+        if not self.wide or self._wide_root(p) is None:
+            return ty
+        if ty != T.f32:      # a float32 array read as another type: its offsets do not scale
+            raise self.g.unsupported(f"a float32 array with float64 sums accessed as {ty}", p,
+                                     "Differentiate without float64 sums.")
+        return T.f64
 
     def _wide_root(self, p):
         roots = self.g.alias.roots(p)
