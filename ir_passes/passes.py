@@ -146,6 +146,8 @@ class ReverseMode:
                                          "every return), e.g. 0,-2", ints)
     threads: str = option("", "nvptx: the function is a CUDA kernel's body, run by many threads "
                           "(transforms/reverse/shadow_updates.py)", str, ("", "nvptx"))
+    wide: tuple = option((), "with --threads: float32 adjoints summed in float64, and these "
+                         "float32 parameters' shadows float64 (Threads.wide)", ints)
     split: bool = option(False, "add out.aug.0, out.rev and out.free: a tape kept for reverse "
                          "sweeps run any number of times (transforms/reverse/public_split.py)")
     no_need: tuple = option((), "dup parameters whose final primal contents are not needed "
@@ -172,7 +174,8 @@ class ReverseMode:
         if self.threads == "nvptx":
             module.math_names = spelling
             codes.update(park=False, counts=None,
-                         threads=Threads(lambda f: nvptx_iterations(f, True, True), block_sum="nvptx"))
+                         threads=Threads(lambda f: nvptx_iterations(f, True, True), block_sum="nvptx",
+                                         wide=frozenset(self.wide) if self.wide else None))
         report(self.error_report)
         if self.launcher:
             register_parallel_for(self.launcher[0], thread_id=self.launcher[1],

@@ -254,6 +254,174 @@ def warp_sum_f32(x, out):
         out[i // 32] = v
 
 
+NBINS = 8
+
+
+TILE = 16
+
+
+def _nbody_tiled(dtype):
+    @cuda.jit
+    def nbody_tiled(pos, mass, force):
+        """Softened gravity with the bodies read in tiles through shared memory, one tile per block
+        width at a time (the CUDA n-body sample's scheme)."""
+        tile = cuda.shared.array((TILE, 4), dtype)
+        t = cuda.threadIdx.x
+        i = cuda.grid(1)
+        n = pos.shape[0]
+        px = pos[i, 0] if i < n else 0.0
+        py = pos[i, 1] if i < n else 0.0
+        pz = pos[i, 2] if i < n else 0.0
+        fx = 0.0
+        fy = 0.0
+        fz = 0.0
+        for start in range(0, n, TILE):
+            j = start + t
+            if j < n:
+                tile[t, 0] = pos[j, 0]
+                tile[t, 1] = pos[j, 1]
+                tile[t, 2] = pos[j, 2]
+                tile[t, 3] = mass[j]
+            else:
+                tile[t, 0] = 0.0
+                tile[t, 1] = 0.0
+                tile[t, 2] = 0.0
+                tile[t, 3] = 0.0
+            cuda.syncthreads()
+            for k in range(TILE):
+                dx = tile[k, 0] - px
+                dy = tile[k, 1] - py
+                dz = tile[k, 2] - pz
+                r2 = dx * dx + dy * dy + dz * dz + 0.01
+                s = tile[k, 3] / (r2 * math.sqrt(r2))
+                fx += dx * s
+                fy += dy * s
+                fz += dz * s
+            cuda.syncthreads()
+        if i < n:
+            force[i, 0] = fx
+            force[i, 1] = fy
+            force[i, 2] = fz
+    return nbody_tiled
+
+
+nbody_tiled = _nbody_tiled(float64)
+nbody_tiled_f32 = _nbody_tiled(float32)
+
+
+@cuda.jit
+def pair_sum(x, out):
+    """out[i] = sum over j of f(x[j] - x[i]), f(d) = d / (d * d + 1e-6): the j == i term's
+    adjoint (f'(0) = 1e6) goes to x[j] through shared memory (atomic) and comes back negated
+    through x[i] (a register summed over the loop); only their sum is small."""
+    i = cuda.grid(1)
+    if i < x.size:
+        xi = x[i]
+        e = float32(0.0)              # float32 constants: float32 data stays float32
+        for j in range(x.size):
+            d = x[j] - xi
+            e += d / (d * d + float32(1e-6))
+        out[i] = e
+
+
+@cuda.jit
+def histogram_f32(x, w, a, hist):
+    """A float32 histogram privatised per block (one bin per thread), with an Active float32
+    scale a: with accumulate="float64" the shared bins' shadow is float64 in shared memory,
+    a's derivative a float64 block sum."""
+    bins = cuda.shared.array(NBINS, float32)
+    t = cuda.threadIdx.x
+    if t < NBINS:
+        bins[t] = float32(0.0)
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < x.size:
+        b = int(x[i] * NBINS) % NBINS
+        cuda.atomic.add(bins, b, a * w[i] * w[i])
+    cuda.syncthreads()
+    if t < NBINS:
+        cuda.atomic.add(hist, t, bins[t])
+
+
+TPB = 4
+
+
+@cuda.jit
+def matmul_shared(A, B, C):
+    """numba-cuda's documented fast matrix product: TPB x TPB tiles of A and B in shared
+    memory, a 2-D grid of 2-D blocks."""
+    sA = cuda.shared.array(shape=(TPB, TPB), dtype=float64)
+    sB = cuda.shared.array(shape=(TPB, TPB), dtype=float64)
+    x, y = cuda.grid(2)
+    tx = cuda.threadIdx.x
+    ty = cuda.threadIdx.y
+    bpg = cuda.gridDim.x
+    tmp = 0.0
+    for i in range(bpg):
+        sA[ty, tx] = 0.0
+        sB[ty, tx] = 0.0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        cuda.syncthreads()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        cuda.syncthreads()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+WIDE_BINS = 40
+
+
+@cuda.jit
+def histogram_shared(x, w, hist):
+    """A weighted histogram privatised per block: each block counts into bins in shared memory
+    (shared atomics), then adds its bins into the global histogram, one atomic per bin; more
+    bins than threads, so the block zeroes and flushes them in strided loops. The bin comes
+    from x (its derivative is zero)."""
+    bins = cuda.shared.array(WIDE_BINS, float64)
+    t = cuda.threadIdx.x
+    for k in range(t, WIDE_BINS, cuda.blockDim.x):
+        bins[k] = 0.0
+    cuda.syncthreads()
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(bins, int(x[i] * WIDE_BINS) % WIDE_BINS, math.exp(w[i]))
+    cuda.syncthreads()
+    for k in range(t, WIDE_BINS, cuda.blockDim.x):
+        cuda.atomic.add(hist, k, bins[k])
+
+
+@cuda.jit
+def block_sum_pair(x, out):
+    """A tree reduction that stops at two partials and ends in s[0] + s[1]."""
+    s = cuda.shared.array(64, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = math.cos(x[i]) * x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    stride = cuda.blockDim.x // 2
+    while stride > 1:
+        if t < stride:
+            s[t] += s[t + stride]
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0] + s[1]
+
+
+@cuda.jit
+def relax_in_place(x, c, steps):
+    """Each thread advances its own state x[i] in place, steps[i] times (a trip count read from
+    data): every iteration overwrites the value the next one reads."""
+    i = cuda.grid(1)
+    if i < x.size:
+        for _ in range(steps[i]):
+            x[i] = x[i] + 0.3 * math.sin(c[i] * x[i])
+
+
 @dataclass
 class Case:
     """A kernel, its launch, and a function making its arguments: a list of (kind, value) with
@@ -263,6 +431,7 @@ class Case:
     threads: int
     make: object
     rtol: float = 1e-6
+    accumulate: str | None = None      # reverse mode: "float64" sums float32 adjoints in float64
 
 
 def _rng():
@@ -308,6 +477,28 @@ CASES = {
     "elementwise_f32": Case(elementwise_f32, 2, 32, lambda r: [
         ("dup", r.normal(size=40).astype(np.float32)), ("dup", np.zeros(40, np.float32))],
         rtol=2e-2),
+    "nbody_tiled": Case(nbody_tiled, 2, TILE, lambda r: [
+        ("dup", r.normal(size=(27, 3))), ("dup", r.uniform(1.0, 2.0, size=27)),
+        ("dup", np.zeros((27, 3)))]),
+    "histogram_f32_wide": Case(histogram_f32, 3, 32, lambda r: [
+        ("const", r.uniform(0.0, 1.0, size=90).astype(np.float32)),
+        ("dup", r.normal(size=90).astype(np.float32)), ("active", np.float32(0.7)),
+        ("dup", np.zeros(NBINS, np.float32))], rtol=2e-2, accumulate="float64"),
+    "matmul_shared": Case(matmul_shared, (2, 2), (TPB, TPB), lambda r: [
+        ("dup", r.normal(size=(7, 6))), ("dup", r.normal(size=(6, 7))),
+        ("dup", np.zeros((7, 7)))]),
+    "histogram_shared": Case(histogram_shared, 3, 16, lambda r: [
+        ("dup", r.uniform(0.01, 0.99, size=45)), ("dup", r.normal(size=45)),
+        ("dup", np.zeros(WIDE_BINS))]),
+    "nbody_tiled_f32_wide": Case(nbody_tiled_f32, 2, TILE, lambda r: [
+        ("dup", r.normal(size=(27, 3)).astype(np.float32)),
+        ("dup", r.uniform(1.0, 2.0, size=27).astype(np.float32)),
+        ("dup", np.zeros((27, 3), np.float32))], rtol=2e-2, accumulate="float64"),
+    "block_sum_pair": Case(block_sum_pair, 2, 16, lambda r: [
+        ("dup", r.normal(size=28)), ("dup", np.zeros(2))]),
+    "relax_in_place": Case(relax_in_place, 2, 16, lambda r: [
+        ("dup", r.normal(size=27)), ("dup", r.uniform(0.5, 1.5, size=27)),
+        ("const", r.integers(0, 9, size=27))]),
 }
 
 
@@ -326,9 +517,11 @@ def check(name: str) -> dict:
     for mode in (Reverse, Forward):
         annotated = [Duplicated(v, np.zeros_like(v)) if k == "dup" else
                      Active(v, 0.3) if k == "active" else Const(v) for k, v in spec]
-        ck = compile_kernel(config, *annotated, mode=mode, cc=(8, 0))
+        ck = compile_kernel(config, *annotated, mode=mode, cc=(8, 0),
+                            accumulate=case.accumulate if mode is Reverse else None)
         entry = report.setdefault(mode.name, {})
         entry["updates"] = sorted({u.how for u in ck.updates})
+        entry["atomics"] = sum(u.how == "atomic" for u in ck.updates)
         for cc in ((8, 0), (9, 0)):
             rc, msg = ptxas(ck.ptx(cc), f"sm_{cc[0]}{cc[1]}")
             entry[f"ptxas_sm_{cc[0]}{cc[1]}"] = [rc, msg[-400:]]
@@ -360,12 +553,17 @@ def _reverse(case, spec, ck, primal, generated, kernel_params, rng) -> dict:
     values = [v for _, v in spec]
     seeds = {k: rng.normal(size=np.shape(v)).astype(v.dtype) for k, (kind, v) in enumerate(spec)
              if kind == "dup"}
-    shadows = {k: s.copy() for k, s in seeds.items()}
-    douts = {k: np.zeros(1) for k, (kind, _) in enumerate(spec) if kind == "active"}
+    wide = {k for k, s in seeds.items() if case.accumulate and s.dtype == np.float32}
+    shadows = {k: s.astype(np.float64) if k in wide else s.copy() for k, s in seeds.items()}
+    douts = {k: np.zeros(1, np.float32 if np.asarray(v).dtype == np.float32 and not
+                         case.accumulate else np.float64)
+             for k, (kind, v) in enumerate(spec) if kind == "active"}
     run_values = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
     _launch(case, generated, ck.argtypes, run_values,
             [shadows[k].ctypes.data for k in sorted(shadows)] +
             [douts[k].ctypes.data for k in sorted(douts)])
+    for k in wide:                      # float64 sums, rounded to float32 once
+        shadows[k] = shadows[k].astype(np.float32)
     errors = {}
     for k, (kind, v) in enumerate(spec):
         if kind == "const":
@@ -426,7 +624,52 @@ def _relative(ad, fd) -> float:
     return float(np.max(np.abs(ad - fd)) / scale) if fd.size else 0.0
 
 
+# ---- float32 adjoints summed in float64 (accumulate="float64") ------------------------------
+
+def check_float64_sums(n: int = 512, threads: int = 128) -> dict:
+    """pair_sum's float32 gradient, with float32 sums and with float64 sums, against its float64
+    gradient at the same (float32) points: the largest error relative to the largest entry,
+    and ptxas on the float64-sum kernel's PTX."""
+    from enzyme_py.cuda.codegen import ptxas
+    rng = _rng()
+    x = (np.arange(n) * 0.1 + rng.uniform(0.0, 0.02, size=n)).astype(np.float32)
+    rng.shuffle(x)
+    seed = rng.normal(size=n).astype(np.float32)
+    config = pair_sum[(n + threads - 1) // threads, threads]
+    ref, _ = _pair_gradient(config, x.astype(np.float64), seed.astype(np.float64), None)
+    report = {}
+    for accumulate in (None, "float64"):
+        dx, ck = _pair_gradient(config, x, seed, accumulate)
+        err = float(np.max(np.abs(dx.astype(np.float64) - ref)) / np.max(np.abs(ref)))
+        report[str(accumulate)] = {"error": err}
+        if accumulate:
+            for cc in ((8, 0), (9, 0)):
+                rc, msg = ptxas(ck.ptx(cc), f"sm_{cc[0]}{cc[1]}")
+                report[accumulate][f"ptxas_sm_{cc[0]}{cc[1]}"] = [rc, msg[-400:]]
+    return report
+
+
+def _pair_gradient(config, x, seed, accumulate):
+    """The reverse-mode gradient of pair_sum w.r.t. x, run on the CPU harness: with
+    accumulate="float64" the kernel takes float64 shadows, rounded to float32 once after."""
+    from enzyme_py import Duplicated
+    from enzyme_py.cuda.api import compile_kernel
+    from enzyme_py.cuda.harness import HostKernel
+    out = np.zeros_like(x)
+    ck = compile_kernel(config, Duplicated(x, np.zeros_like(x)), Duplicated(out, seed.copy()),
+                        cc=(8, 0), accumulate=accumulate)
+    wide = np.float64 if accumulate else x.dtype
+    shadows = [np.zeros(x.shape, wide), seed.astype(wide)]
+    case = Case(config, config.griddim[0], config.blockdim[0], None)
+    _launch(case, HostKernel(ck.generated, ck.name), ck.argtypes, [x.copy(), out],
+            [a.ctypes.data for a in shadows])
+    return shadows[0].astype(x.dtype), ck
+
+
 if __name__ == "__main__":
     import warnings
     warnings.simplefilter("ignore")
-    print(json.dumps(check(sys.argv[1])))
+    if sys.argv[1] == "--float64-sums":
+        print(json.dumps(check_float64_sums()))
+    else:
+        print(json.dumps(check(sys.argv[1])))

@@ -80,6 +80,34 @@ def test_explain_names_the_float32_rounding_risk():
         notes[dt] = [line for line in text.splitlines() if "note:" in line]
     assert len(notes[np.float32]) == 1 and "float32" in notes[np.float32][0]
     assert "cuda_kernels.py:" in notes[np.float32][0] and notes[np.float64] == []
+    assert "accumulate='float64'" in notes[np.float32][0]
+
+
+def test_float64_sums_of_float32_adjoints():
+    """accumulate="float64": explain says the sums are float64; the kernel reads and writes its
+    float32 arrays' shadows as doubles (float32 data stays float); forward mode and a strided
+    float32 shadow are refused."""
+    from enzyme_py import Duplicated, Forward
+    from enzyme_py.cuda.api import compile_kernel, explain
+    from cuda_kernels import nbody
+    pos, mass = np.ones((20, 3), np.float32), np.ones(20, np.float32)
+
+    def annotated(p=pos):
+        return (Duplicated(p, np.zeros_like(p)), Duplicated(mass, np.zeros_like(mass)),
+                Duplicated(np.zeros_like(pos), np.ones_like(pos)))
+    text = str(explain(nbody[2, 16], *annotated(), accumulate="float64"))
+    assert "in float64 (accumulate='float64')" in text
+    ck = compile_kernel(nbody[2, 16], *annotated(), accumulate="float64")
+    body = ck.generated[ck.generated.index(".body("):]
+    assert "warp_add.nvptx.f64" in body and "warp_add.nvptx.f32" not in body   # pos[j]
+    with pytest.raises(ValueError, match="reverse mode"):
+        compile_kernel(nbody[2, 16], *annotated(), mode=Forward, accumulate="float64")
+    strided = np.ones((20, 6), np.float32)[:, ::2]
+    with pytest.raises(ValueError, match="contiguous"):
+        compile_kernel(nbody[2, 16], Duplicated(strided, np.zeros((20, 6), np.float32)[:, ::2]),
+                       *annotated()[1:], accumulate="float64")
+    with pytest.raises(ValueError, match="accumulate"):
+        compile_kernel(nbody[2, 16], *annotated(), accumulate="float128")
 
 
 def test_two_dimensional_launch_makes_updates_atomic():

@@ -21,14 +21,33 @@ pytestmark = pytest.mark.skipif(not HAVE_CUDA_EXTRA,
                                 reason="needs the cuda extra: pip install -e '.[cuda]'")
 
 KERNELS = ["elementwise", "early_return", "gather", "nbody", "block_sum", "block_sum_atomic",
-           "local_array", "elementwise_f32", "warp_softmax", "warp_broadcast", "warp_sum_f32"]
-TOLERANCE = {"elementwise_f32": 2e-3, "warp_sum_f32": 2e-3}
+           "local_array", "elementwise_f32", "warp_softmax", "warp_broadcast", "warp_sum_f32",
+           "block_sum_pair", "histogram_shared", "histogram_f32_wide", "nbody_tiled",
+           "nbody_tiled_f32_wide", "matmul_shared", "relax_in_place"]
+TOLERANCE = {"elementwise_f32": 2e-3, "warp_sum_f32": 2e-3, "histogram_f32_wide": 2e-3,
+             "nbody_tiled_f32_wide": 2e-3}
 # How the reverse sweep must add into each kernel's shadows (shadow_updates.py)
 UPDATES = {
     "elementwise": ["private", "privatised per block"],     # y[i], x[i]; the Active scalar a
     "early_return": ["private"],
     "gather": ["atomic", "private", "privatised per block"],  # x[idx[i]]; x[i], y[i]; w[0], w[1]
     "nbody": ["atomic", "private"],                           # pos[j], pos[i]; force[i, k]
+    # shared atomics into bins[b], global ones into hist[t]; bins[t], w[i]
+    "histogram_shared": ["atomic", "private"],
+    "nbody_tiled": ["atomic", "private"],       # tile[k, .], pos[start + t]; tile[t, .], pos[i]
+    "matmul_shared": ["atomic"],                # a 2-D launch: no injective thread index
+}
+
+# How many shadow updates explain reports atomic: each is an atomic per thread (or per warp)
+ATOMICS = {
+    "elementwise": 0,
+    "gather": 2,                      # x[idx[i]], x[i]
+    "nbody": 7,                       # pos[j, k], pos[i, k] (read in the loop), mass[j]
+    "histogram_shared": 1,            # bins[b] (the shared bins' shadow)
+    # pos[i, k] (pos is also read at other rows), pos[start + t, k] and mass[start + t] (every
+    # block reads them), the four tile[t, .] stores (the last merged with the zeros), the four
+    # tile[k, .] reads
+    "nbody_tiled": 15,
 }
 
 
@@ -52,3 +71,18 @@ def test_kernel_gradient_without_gpu(name):
                 f"{name} {mode}: argument {arg} differs from finite differences by {err:.2e}"
     if name in UPDATES:
         assert report["Reverse"]["updates"] == UPDATES[name]
+    if name in ATOMICS:
+        assert report["Reverse"]["atomics"] == ATOMICS[name]
+
+
+def test_float32_adjoints_summed_in_float64():
+    """pair_sum in float32 (512 points): each x[i]'s adjoint gets +1e6 through x[j] at j == i and
+    -1e6 through x[i], and is a few hundred in the end. Against the float64 gradient at the same
+    points, float32 sums lose it to rounding (7e-3); accumulate="float64" keeps it (1.4e-7), and
+    ptxas accepts that kernel's PTX."""
+    report = run_check("--float64-sums")
+    wide = report["float64"]
+    for arch in ("sm_80", "sm_90"):
+        assert wide[f"ptxas_{arch}"][0] == 0, wide[f"ptxas_{arch}"]
+    assert wide["error"] < 1e-6, report
+    assert report["None"]["error"] > 1e-4, report     # the case has the cancellation

@@ -142,6 +142,32 @@ def test_block_sum_and_forward_mode():
     np.testing.assert_allclose(tout, np.add.reduceat(per, np.arange(0, n, threads)), rtol=1e-9)
 
 
+def test_float32_adjoints_summed_in_float64():
+    """accumulate="float64" on host and device float32 arrays, against the float64 gradient at
+    the same points (pair_sum: +-1e6 terms cancel in each x[i]'s adjoint)."""
+    from numba import cuda
+    from enzyme_py import Duplicated
+    from enzyme_py.cuda.api import autodiff
+    from cuda_kernels import pair_sum
+    rng = np.random.default_rng(5)
+    n = 2048
+    x = (np.arange(n) * 0.1 + rng.uniform(0.0, 0.02, size=n)).astype(np.float32)
+    seed = rng.normal(size=n).astype(np.float32)
+    config = pair_sum[_launch(n)]
+    ref = np.zeros(n)
+    autodiff(config, Duplicated(x.astype(np.float64), ref),
+             Duplicated(np.zeros(n), seed.astype(np.float64)))
+    dx = np.zeros(n, np.float32)
+    autodiff(config, Duplicated(x, dx), Duplicated(np.zeros(n, np.float32), seed.copy()),
+             accumulate="float64")
+    assert np.max(np.abs(dx - ref)) / np.max(np.abs(ref)) < 1e-6
+    d_dx = cuda.to_device(np.zeros(n, np.float32))
+    autodiff(config, Duplicated(cuda.to_device(x), d_dx),
+             Duplicated(cuda.device_array(n, np.float32), cuda.to_device(seed)),
+             accumulate="float64")
+    assert np.max(np.abs(d_dx.copy_to_host() - ref)) / np.max(np.abs(ref)) < 1e-6
+
+
 @pytest.mark.parametrize("name", ["elementwise", "nbody", "gather"])
 def test_time_ratio(name):
     """Gradient / primal time at a size that fills the GPU (printed; the target is <= 3)."""

@@ -96,24 +96,27 @@ def is_kernel(obj) -> bool:
     return t.__module__.startswith("numba.cuda") and t.__name__ == "CUDADispatcher"
 
 
-def autodiff(config, *args, mode=Reverse, cache="auto"):
+def autodiff(config, *args, mode=Reverse, cache="auto", accumulate=None):
     """Differentiate the launch `config` (`kernel[blocks, threads]`) of a numba-cuda kernel.
 
     Reverse mode returns a tuple with the derivative of each Active argument (summed over all
-    threads), None elsewhere; forward mode returns None (the tangents are in the shadows)."""
+    threads), None elsewhere; forward mode returns None (the tangents are in the shadows).
+    `accumulate="float64"` (reverse mode): float32 adjoints are summed in float64, the float32
+    shadows widened to float64 for the launch and rounded back once after it."""
     if is_kernel(config):
         raise TypeError("autodiff needs the launch: kernel[blocks, threads], not the kernel alone")
-    compiled, annotated = _compiled(config, args, mode, cache, None)
+    compiled, annotated = _compiled(config, args, mode, cache, None, accumulate)
     loaded = compiled.load()
     stream, retr = config.stream, []
-    params = parameters(compiled.argtypes, annotated, compiled.kinds, stream, retr)
+    wide = accumulate == "float64"
+    params = parameters(compiled.argtypes, annotated, compiled.kinds, stream, retr, wide)
     slots = []
     if mode is Forward:
         params += [_tangent(ty, a) for ty, a, k in zip(compiled.argtypes, annotated, compiled.kinds)
                    if k == Activity.ACTIVE]
     else:
         pointers, slots = derivative_slots(compiled.argtypes, compiled.kinds, compiled._slots,
-                                           stream)
+                                           stream, wide)
         params += pointers
     loaded.launch(config.griddim, config.blockdim, stream, config.sharedmem, params)
     for wb in retr:
@@ -127,29 +130,41 @@ def autodiff(config, *args, mode=Reverse, cache="auto"):
     return tuple(result)
 
 
-def compile_kernel(config, *args, mode=Reverse, cache="auto", cc=None) -> CompiledKernel:
+def compile_kernel(config, *args, mode=Reverse, cache="auto", cc=None,
+                   accumulate=None) -> CompiledKernel:
     """Build (or fetch) the kernel `autodiff` launches for these arguments. Needs no GPU: `cc`
     is the compute capability to build for (default: the current device's, else (8, 0)).
-    `config` is `kernel[blocks, threads]`; `kernel` alone is taken as a one-dimensional launch."""
-    return _compiled(config, args, mode, cache, cc)[0]
+    `config` is `kernel[blocks, threads]`; `kernel` alone is taken as a one-dimensional launch.
+    With `accumulate="float64"` the kernel takes float64 shadows of the float32 arrays (element
+    k at byte 8k: a contiguous float64 array of the same shape and order) and float64
+    derivative outputs of float32 Active arguments."""
+    return _compiled(config, args, mode, cache, cc, accumulate)[0]
 
 
-def _compiled(config, args, mode, cache, cc):
+def _compiled(config, args, mode, cache, cc, accumulate=None):
     if mode not in (Reverse, Forward):
         raise ValueError(f"mode must be enzyme_py.Reverse or Forward, not {mode!r}")
     if cache not in ("auto", "minimal", "always"):
         raise ValueError(f"cache must be 'auto', 'minimal' or 'always', not {cache!r}")
+    if accumulate not in (None, "float64"):
+        raise ValueError(f"accumulate must be None or 'float64', not {accumulate!r}")
+    if accumulate is not None and mode is not Reverse:
+        raise ValueError("accumulate='float64' is for reverse mode: forward mode sums nothing "
+                         "across threads")
     dispatcher, launch = _launch_of(config)
     annotated = [as_annotation(a) for a in args]
     kinds = tuple(_validate(i, a, mode) for i, a in enumerate(annotated))
+    if accumulate is not None:
+        _check_widenable(annotated, kinds)
     ranges = _ranges(annotated)
     _check_aliasing(ranges)
     argtypes = tuple(_typeof(dispatcher, i, a.value) for i, a in enumerate(annotated))
     cc = tuple(cc) if cc is not None else _current_cc()
     disjoint = not any(True for _ in _overlaps(ranges))
-    key = (kinds, argtypes, mode.name, cache, disjoint, launch, cc)
+    key = (kinds, argtypes, mode.name, cache, disjoint, launch, cc, accumulate)
     spec = CUDA_FORWARD if mode is Forward else CUDA_REVERSE
-    job = Job(dispatcher, argtypes, kinds, (), CudaOptions(mode, cache, disjoint, launch, cc))
+    job = Job(dispatcher, argtypes, kinds, (),
+              CudaOptions(mode, cache, disjoint, launch, cc, accumulate == "float64"))
     return cached(spec, dispatcher, key, lambda: build(spec, job)), annotated
 
 
@@ -162,6 +177,7 @@ class CudaOptions:
     noalias: bool
     launch: GpuLaunch
     cc: tuple
+    wide: bool = False         # float32 adjoints summed in float64 (accumulate="float64")
 
 
 def _capture(job):
@@ -180,7 +196,7 @@ def _transform(job, cap, cleaned, activity, names) -> Generated:
         else:
             gen = reverse_kernel(cleaned, cap.fn_name, job.argtypes, job.kinds, name, o.launch,
                                  cache="minimal" if o.cache == "auto" else o.cache, noalias=o.noalias,
-                                 warp_add=tuple(o.cc) >= WARP_ADD_CC)
+                                 warp_add=tuple(o.cc) >= WARP_ADD_CC, wide=o.wide)
     except Exception as exc:
         raise _in_python_terms(exc, job.dispatcher, job.argtypes) from None
     _stats["compiles"] += 1
@@ -197,7 +213,8 @@ def _cuda_mode(mode) -> ModeSpec:
     return ModeSpec(f"cuda-{mode.name.lower()}", CompiledKernel,
                     lambda job, cap, activity: (_name(job.dispatcher, job.kinds, job.options.mode),),
                     _transform, lambda job: (job.kinds, job.options.cache, job.options.noalias,
-                                             job.options.launch, tuple(job.options.cc)),
+                                             job.options.launch, tuple(job.options.cc),
+                                             job.options.wide),
                     capture=_capture, clean=_clean, activity=lambda job, cap: None)
 
 
@@ -266,6 +283,37 @@ def _validate(pos, ann, mode) -> str:
     if isinstance(shadow, np.ndarray) and not shadow.flags.writeable:
         raise ValueError(f"{where}: the shadow is read-only; derivatives are added into it")
     return Activity.DUP
+
+
+def _check_widenable(annotated, kinds) -> None:
+    """accumulate="float64" copies float32 shadows into contiguous float64 arrays."""
+    for pos, (a, kind) in enumerate(zip(annotated, kinds)):
+        if kind != Activity.DUP or np.dtype(a.value.dtype) != np.float32:
+            continue
+        if not _contiguous(a.shadow):
+            raise ValueError(f"argument {pos}: accumulate='float64' needs a contiguous float32 "
+                             "shadow (C or Fortran order); pass a copy")
+
+
+def _contiguous(a) -> bool:
+    """Is array a (host or `__cuda_array_interface__`) dense in C or Fortran order?"""
+    if isinstance(a, np.ndarray):
+        return a.flags.c_contiguous or a.flags.f_contiguous
+    cai = a.__cuda_array_interface__
+    shape, strides = tuple(cai["shape"]), cai.get("strides")
+    if strides is None:
+        return True
+    size = np.dtype(cai["typestr"]).itemsize
+    return any(_dense(shape, strides, size, dims) for dims in
+               (range(len(shape) - 1, -1, -1), range(len(shape))))
+
+
+def _dense(shape, strides, step, dims) -> bool:
+    for k in dims:                  # innermost first; a dimension of 1 may have any stride
+        if shape[k] > 1 and strides[k] != step:
+            return False
+        step *= shape[k]
+    return True
 
 
 def _is_array(v) -> bool:
@@ -394,33 +442,39 @@ class KernelExplanation:
         return "\n".join(lines)
 
 
-def explain(config, *args, cache="auto") -> KernelExplanation:
+def explain(config, *args, cache="auto", accumulate=None) -> KernelExplanation:
     """How the reverse-mode gradient of a CUDA kernel makes each shadow update (plain, atomic,
     privatised per block) and what it tapes. Builds the gradient; launches nothing."""
     dispatcher, _ = _launch_of(config)
     name = dispatcher.py_func.__name__
     try:
-        compiled = compile_kernel(config, *args, cache=cache)
+        compiled = compile_kernel(config, *args, cache=cache, accumulate=accumulate)
     except UnsupportedError as exc:
         return KernelExplanation(name, [], [], unsupported=str(exc))
     cached = compiled.layout.cached if compiled.layout is not None else []
     return KernelExplanation(name, list(compiled.updates), list(cached),
-                             notes=_float32_notes(compiled.updates))
+                             notes=_float32_notes(compiled.updates, accumulate))
 
 
 _FLOAT32 = re.compile(r"\b(?:load|store|fadd ptr [^,]+,) float\b")
 
 
-def _float32_notes(updates) -> list:
+def _float32_notes(updates, accumulate=None) -> list:
     """The rounding risk of float32 shadows that many threads or iterations add into."""
     summed = [u for u in updates if u.how != "private" and _FLOAT32.search(u.instruction)]
     if not summed:
         return []
     where = sorted({f"{u.location[0]}:{u.location[1]}" for u in summed if u.location})
+    lines = ', '.join(where) or 'no source line'
+    if accumulate == "float64":
+        return [f"{len(summed)} float32 shadow update(s) sum the adjoints of many threads or "
+                f"iterations ({lines}) in float64 (accumulate='float64'): the float32 shadows "
+                "are rounded once, after the launch"]
     return [f"{len(summed)} float32 shadow update(s) sum the adjoints of many threads or "
-            f"iterations in float32 ({', '.join(where) or 'no source line'}): where large terms "
-            "cancel (x[j] - x[i] with j == i adds +d and -d into one shadow), the float32 sum can "
-            "lose a much smaller gradient to rounding; differentiate with float64 arrays to check"]
+            f"iterations in float32 ({lines}): where large terms cancel (x[j] - x[i] with "
+            "j == i adds +d and -d into one shadow), the float32 sum can lose a much smaller "
+            "gradient to rounding; enzyme_py.cuda.api.autodiff(..., accumulate='float64') sums "
+            "them in float64"]
 
 
 CUDA_REVERSE, CUDA_FORWARD = _cuda_mode(Reverse), _cuda_mode(Forward)

@@ -40,6 +40,12 @@ def row_lengths(argtypes) -> dict:
     return out
 
 
+def float32_arrays(argtypes) -> frozenset:
+    """The data params of the float32 arrays."""
+    return frozenset(lay.data for ty, lay in zip(argtypes, arg_layouts(argtypes))
+                     if isinstance(ty, types.Array) and ty.dtype == types.float32)
+
+
 def build_activity(argtypes, kinds) -> list:
     """An Activity per LLVM parameter of the kernel."""
     layouts = arg_layouts(argtypes)

@@ -7,7 +7,7 @@ from ir_passes import (GpuKernel, GpuLaunch, gpu_forward_kernel, gpu_reverse_ker
                        register_refused)
 
 from ..timings import stage
-from .convention import array_extents, build_activity, row_lengths
+from .convention import array_extents, build_activity, float32_arrays, row_lengths
 
 # Grid-wide synchronisation (cooperative groups: `cuda.cg.this_grid().sync()`) goes through the
 # CUDA device runtime. Its reverse would need a mirrored grid barrier and a cooperative launch,
@@ -18,11 +18,13 @@ register_refused("cudaCGSynchronize", "grid-wide synchronisation (`cuda.cg.this_
 
 @stage("AD")
 def reverse_kernel(cleaned, fn_name, argtypes, kinds, name, launch=GpuLaunch(), cache="minimal",
-                   noalias=False, warp_add=False) -> GpuKernel:
-    """Add kernel `name`, the reverse-mode gradient of kernel `fn_name` (module text `cleaned`)."""
+                   noalias=False, warp_add=False, wide=False) -> GpuKernel:
+    """Add kernel `name`, the reverse-mode gradient of kernel `fn_name` (module text `cleaned`).
+    `wide`: float32 adjoints are summed in float64 (the float32 arrays' shadows are float64)."""
     return gpu_reverse_kernel(cleaned, fn_name, build_activity(argtypes, kinds), name,
                               array_extents(argtypes), row_lengths(argtypes), launch, cache=cache,
-                              noalias=noalias, warp_add=warp_add)
+                              noalias=noalias, warp_add=warp_add,
+                              wide=float32_arrays(argtypes) if wide else None)
 
 
 @stage("AD")

@@ -59,27 +59,67 @@ class LoadedKernel:
         launch(stream, config, self.function.kernel, *params)
 
 
-def parameters(argtypes, annotated, kinds, stream, retr) -> list:
+def parameters(argtypes, annotated, kinds, stream, retr, wide=False) -> list:
     """The kernel parameters of the annotated arguments, then one shadow pointer per Duplicated
-    argument."""
+    argument (`wide`: a float32 shadow's float64 copy, wide_shadow)."""
     params, packer = [], _Args()
     for ty, a in zip(argtypes, annotated):
         packer._prepare_args(ty, a.value, stream, retr, params)
     for a, kind in zip(annotated, kinds):
         if kind == Activity.DUP:
-            params.append(device_pointer(a.shadow, stream, retr))
+            widen = wide and np.dtype(a.shadow.dtype) == np.float32
+            params.append(wide_shadow(a.shadow, stream, retr) if widen else
+                          device_pointer(a.shadow, stream, retr))
     return params
 
 
-def derivative_slots(argtypes, kinds, cache: dict, stream):
-    """A zeroed one-element device array per Active argument, of its type: (their pointers, the
-    arrays). The arrays are made once per device and thread (`cache`, the compiled kernel's) and
-    zeroed on `stream` at each call: an allocation per call would cost more than the kernel."""
+@cuda.jit
+def _convert(src, dst):
+    i = cuda.grid(1)
+    if i < src.size:
+        dst[i] = src[i]
+
+
+def wide_shadow(shadow, stream, retr) -> int:
+    """The device address of a float64 copy of the contiguous float32 `shadow` (same shape and
+    order); after the launch (`retr`) it is rounded once back into the shadow."""
+    order = "F" if _is_f_order(shadow) else "C"
+    if isinstance(shadow, np.ndarray):
+        wide = cuda.to_device(np.asarray(shadow, dtype=np.float64, order=order), stream=stream)
+
+        def back():
+            host = wide.copy_to_host(stream=stream)
+            if stream:
+                stream.synchronize()
+            shadow[...] = host.astype(np.float32)
+        retr.append(back)
+        return int(wide.device_ctypes_pointer.value or 0)
+    narrow = cuda.as_cuda_array(shadow).ravel(order=order)
+    wide = cuda.device_array(narrow.size, dtype=np.float64, stream=stream)
+    grid = max(1, (narrow.size + 255) // 256)
+    _convert[grid, 256, stream](narrow, wide)
+    retr.append(lambda: _convert[grid, 256, stream](wide, narrow))
+    return int(wide.device_ctypes_pointer.value or 0)
+
+
+def _is_f_order(a) -> bool:
+    if isinstance(a, np.ndarray):
+        return a.flags.f_contiguous and not a.flags.c_contiguous
+    d = cuda.as_cuda_array(a)
+    return d.is_f_contiguous() and not d.is_c_contiguous()
+
+
+def derivative_slots(argtypes, kinds, cache: dict, stream, wide=False):
+    """A zeroed one-element device array per Active argument, of its type (float64 with `wide`):
+    (their pointers, the arrays). The arrays are made once per device and thread (`cache`, the
+    compiled kernel's) and zeroed on `stream` at each call: an allocation per call would cost
+    more than the kernel."""
     key = (cuda.get_current_device().id, threading.get_ident())
     arrays = cache.get(key)
     if arrays is None:
         arrays = cache[key] = [
-            cuda.to_device(np.zeros(1, dtype=np.float32 if str(ty) == "float32" else np.float64))
+            cuda.to_device(np.zeros(1, dtype=np.float32 if str(ty) == "float32" and not wide
+                                    else np.float64))
             for ty, k in zip(argtypes, kinds) if k == Activity.ACTIVE]
     for d in arrays:
         device_memset(d, 0, d.nbytes, stream=stream)

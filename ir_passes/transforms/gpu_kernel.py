@@ -76,21 +76,27 @@ class GpuLaunch:
 
 
 def gpu_reverse_kernel(text, fn_name, activity, name, extents, rows, launch=GpuLaunch(),
-                       cache="minimal", noalias=False, warp_add=False) -> GpuKernel:
+                       cache="minimal", noalias=False, warp_add=False, wide=None) -> GpuKernel:
     """Add kernel `name`, the reverse-mode gradient of kernel `fn_name` (module `text`).
     `activity`: one per parameter of the kernel; `extents`: {data param: Extent}; `rows`:
-    {data param: its row-length param} (C-contiguous 2-D arrays)."""
+    {data param: its row-length param} (C-contiguous 2-D arrays). `wide`: None, or the data
+    params of the float32 arrays, whose adjoints are then summed in float64: their shadows are
+    float64 arrays (as are float32 shared arrays' shadows and float32 Active parameters'
+    derivative outputs; Threads.wide)."""
     module, body, shared = _prepare(text, fn_name)
     activity = list(activity) + [_shared_activity(s) for s in shared]
+    if wide is not None:       # the differentiated float32 arrays, shared ones included
+        wide = frozenset(k for k in wide if activity[k] == Activity.DUP) | \
+            {s.param for s in shared if s.element == T.f32}
     threads = Threads(_iterations(body, shared, rows, launch), block_sum="nvptx",
-                      warp_add=warp_add)
+                      warp_add=warp_add, wide=wide)
     g = reverse_mode(module, fn_name, activity, name + ".body", cache=cache, noalias=noalias,
                      counts=None, extents=extents, heap=DEVICE_HEAP,
                      threads=threads, park=False)
     n_kernel = len(activity) - len(shared)
     dout = [k for k, a in enumerate(activity) if a == Activity.ACTIVE]
     extra = [("ptr", f"dout.{k}") for k in dout]
-    _finish(module, body, shared, activity, n_kernel, name, extra)
+    _finish(module, body, shared, activity, n_kernel, name, extra, wide=wide is not None)
     warp_shuffle.define(module)
     return GpuKernel(print_module(module), name, activity, shared, g, list(g.updates.report))
 
@@ -195,8 +201,9 @@ def _shared_value(fn, text, params, made, inst):
     return made[text]
 
 
-def _finish(module, body, shared, activity, n_kernel, name, extra) -> None:
-    """Add the wrapper kernel around `<name>.body` (see the module docstring)."""
+def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False) -> None:
+    """Add the wrapper kernel around `<name>.body` (see the module docstring); `wide`: float32
+    shared arrays have float64 shadows."""
     kernel_params = body.params[:n_kernel]
     dup_kernel = [k for k in range(n_kernel) if activity[k] == Activity.DUP]
     # the body's `noalias` (disjoint arrays) holds for the kernel's own parameters too
@@ -216,6 +223,8 @@ def _finish(module, body, shared, activity, n_kernel, name, extra) -> None:
         if activity[s.param] != Activity.DUP:
             continue
         sym = f'"{name}.shared.{j}"'
+        if wide and s.element == T.f32:
+            s = SharedArray(s.symbol, T.f64, s.count, s.param)
         globals_.append(f"@{sym} = internal addrspace(3) global [{s.count} x {s.element}] undef, "
                         f"align {max(T.size_of(s.element), 8)}")
         ptr = f"addrspacecast (ptr addrspace(3) @{sym} to ptr)"

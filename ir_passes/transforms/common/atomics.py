@@ -22,7 +22,7 @@ def reverse_atomic(g, inst, block, b) -> bool:
     if not g.act.is_active(inst.ops[1]):
         return True
     sp = g.avail.shadow(inst.ops[0], block, b)
-    d = b.load(inst.ops[1].type, sp)
+    d = g.updates.read(b, inst.ops[0], sp, inst.ops[1].type)
     g.add_adjoint(b, inst.ops[1], b.fneg(d) if op == "fsub" else d)
     return True
 

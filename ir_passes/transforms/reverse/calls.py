@@ -102,7 +102,11 @@ def reverse_call(g, inst, block, b) -> None:
     e = g.tape.entry(("callframe", inst), T.ptr, home, "the called function's reverse sweep needs what it saved")
     frame = g.tape.read(b, e, block)
     args = [g.avail.primal(o, block, b) for o in inst.ops]
-    shadows = [g.avail.shadow(o, block, b) for o, a in zip(inst.ops, act) if a is Activity.DUP]
+    dup = [o for o, a in zip(inst.ops, act) if a is Activity.DUP]
+    if g.updates.wide and any(g.updates.memory_type(o, T.f32) != T.f32 for o in dup):
+        raise g.unsupported("a call that is not inlined gets a float32 array whose adjoints are "
+                            "summed in float64", inst, "Differentiate without float64 sums.")
+    shadows = [g.avail.shadow(o, block, b) for o in dup]
     douts = []
     for o, a in zip(inst.ops, act):
         if a is Activity.ACTIVE:

@@ -61,8 +61,9 @@ def slot_for(g, inst, block):
         return None
     key = (chosen, id(p), str(inst.type))
     if key not in g.deferred:
-        slot = g.alloca_builder.alloca(inst.type, "acc." + (getattr(p, "name", "") or "p"))
-        g.alloca_builder.store(ConstFloat(inst.type, 0.0), slot)
+        t = g.updates.adjoint_type(inst.type)
+        slot = g.alloca_builder.alloca(t, "acc." + (getattr(p, "name", "") or "p"))
+        g.alloca_builder.store(ConstFloat(t, 0.0), slot)
         g.deferred[key] = (slot, p, inst.type, inst.align)
     return g.deferred[key][0]
 
@@ -73,7 +74,8 @@ def flush(g, loop, src, b) -> None:
     for (lp, _, _), (slot, p, ty, align) in list(g.deferred.items()):
         if lp is not loop:
             continue
-        d = b.load(ty, slot)
-        b.store(ConstFloat(ty, 0.0), slot)
+        t = g.updates.adjoint_type(ty)
+        d = b.load(t, slot)
+        b.store(ConstFloat(t, 0.0), slot)
         sp = g.avail.shadow(p, src, b)
-        g.updates.accumulate(b, p, sp, d, align)
+        g.updates.accumulate(b, p, sp, d, align, ty=ty)

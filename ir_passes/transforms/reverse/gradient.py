@@ -28,7 +28,7 @@ from ..common.noneed import unneeded_stores
 from . import deferred_rank1
 from .availability import Availability
 from .retain import retained_allocations
-from .shadow_updates import ShadowUpdates
+from .shadow_updates import ShadowUpdates, convert
 from .tape import Tape
 
 
@@ -163,8 +163,9 @@ class Gradient:
     def adjoint_slot(self, v):
         if id(v) not in self.adjoints:
             b = self.alloca_builder
-            slot = b.alloca(v.type, f"d.{v.name or 'v'}")
-            b.store(ConstFloat(v.type, 0.0), slot)
+            t = self.updates.adjoint_type(v.type)      # float32 summed in float64 (Threads.wide)
+            slot = b.alloca(t, f"d.{v.name or 'v'}")
+            b.store(ConstFloat(t, 0.0), slot)
             self.adjoints[id(v)] = slot
         return self.adjoints[id(v)]
 
@@ -172,18 +173,21 @@ class Gradient:
         """adj[v] += d, for an active v (anything else has no adjoint)."""
         if d is None or not self.act.is_active(v):
             return
-        if d.type != v.type:
+        if d.type not in (v.type, self.updates.adjoint_type(v.type)):
             raise InternalError(f"an adjoint of type {d.type} is added to a value of type {v.type}",
                                 diagnostics.describe(v))
         slot = self.adjoint_slot(v)
-        b.store(b.accumulate(b.load(v.type, slot), d), slot)
+        t = self.updates.adjoint_type(v.type)
+        b.store(b.accumulate(b.load(t, slot), convert(b, d, t)), slot)
 
-    def take_adjoint(self, b, v):
-        """Read adj[v] and reset it to zero: each definition consumes its adjoint."""
+    def take_adjoint(self, b, v, summed=False):
+        """Read adj[v] and reset it to zero: each definition consumes its adjoint. `summed`: in
+        the type it is summed in (float64 for float32 with Threads.wide), else in v's type."""
         slot = self.adjoint_slot(v)
-        d = b.load(v.type, slot)
-        b.store(ConstFloat(v.type, 0.0), slot)
-        return d
+        t = self.updates.adjoint_type(v.type)
+        d = b.load(t, slot)
+        b.store(ConstFloat(t, 0.0), slot)
+        return d if summed else convert(b, d, v.type)
 
     # --- loops
     def loop_start(self, loop, block, b):

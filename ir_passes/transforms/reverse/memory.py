@@ -14,26 +14,28 @@ from __future__ import annotations
 from ...analysis.types import kind
 from ...ir import types as T
 from ...ir.instructions import Instruction
-from ...ir.values import ConstFloat, ConstInt
+from ...ir.values import ConstInt
 from ...rules.effects import pure_math
 from ...runtime.helpers import ensure
 from . import deferred
 from .restore import marker
+from .shadow_updates import convert
 
 
 def reverse_load(g, inst, block, b) -> None:
     if not g.act.is_active(inst):
         return
-    d = g.take_adjoint(b, inst)
+    d = g.take_adjoint(b, inst, summed=True)
     if _updated_by(g, inst) is not None:
         return
     slot = deferred.slot_for(g, inst, block)
     if slot is not None:
         g.updates.note(inst, g.updates.how(inst.ops[0], inst.type))
-        b.store(b.accumulate(b.load(inst.type, slot), d), slot)
+        t = g.updates.adjoint_type(inst.type)
+        b.store(b.accumulate(b.load(t, slot), convert(b, d, t)), slot)
         return
     sp = g.avail.shadow(inst.ops[0], block, b)
-    g.updates.accumulate(b, inst.ops[0], sp, d, inst.align, inst)
+    g.updates.accumulate(b, inst.ops[0], sp, d, inst.align, inst, ty=inst.type)
 
 
 def reverse_store(g, inst, block, b) -> None:
@@ -47,7 +49,7 @@ def reverse_store(g, inst, block, b) -> None:
                               inst=inst)
         g.add_adjoint(b, v, d)
     else:
-        b.store(ConstFloat(v.type, 0.0), sp, align=inst.align)
+        g.updates.zero(b, p, sp, v.type, inst.align)
 
 
 def update_load(g, store):
@@ -105,6 +107,10 @@ def reverse_memory_intrinsic(g, inst, block, b) -> None:
             raise g.unsupported("differentiable memory is copied into constant memory", inst,
                                 "Pass the destination as Duplicated(array, shadow).")
         return
+    for q in (dst, inst.ops[1]):
+        if g.updates.wide and g.act.has_shadow(q) and g.updates.memory_type(q, T.f32) != T.f32:
+            raise g.unsupported("a memory copy or fill of a float32 array whose adjoints are "
+                                "summed in float64", inst, "Differentiate without float64 sums.")
     size = g.avail.primal(inst.ops[2], block, b)
     sdst = g.avail.shadow(dst, block, b)
     if name.startswith("llvm.memset") or not g.act.has_shadow(inst.ops[1]):

@@ -147,7 +147,7 @@ class ReverseSweep:
             a = g.primal.params[k]
             if not g.act.is_active(a):
                 continue
-            g.updates.add_out(b, out, b.load(a.type, g.adjoint_slot(a)), a)
+            g.updates.add_out(b, out, b.load(g.updates.adjoint_type(a.type), g.adjoint_slot(a)), a)
         g.updates.finish(b)
         g.tape.free_all(b)
         if g.split:

@@ -23,6 +23,12 @@ location in one thread only between two barriers, and no other thread reads it t
 plain too; when the store's address is not private it is an atomic exchange with zero, so that
 of several threads storing the same value only one receives its adjoint.
 
+With `Threads.wide` the float32 adjoints are summed in float64 (a float32 sum of many terms
+loses a small result to rounding where large ones cancel): every float32 adjoint the reverse
+sweep accumulates in a register is a double, and the shadows of the parameters in `wide` are
+float64 memory laid out with twice the float32 offsets (element k of a float32 array at byte
+8k), which the caller fills from the float32 shadow before and rounds back once after.
+
 `report` lists each decision for `explain`.
 """
 from __future__ import annotations
@@ -49,12 +55,15 @@ class Threads:
     target's block reduction for privatised updates ("nvptx"), or None for atomics only.
     `warp_add`: shared updates go through the NVPTX warp-aggregated add (sm_70 and later).
     `owned(p)`: is p in memory whose shadow each thread gets a copy of (a parallel loop's
-    privatised arrays: parallel_launch.py sums the copies), so that adding into it is plain."""
+    privatised arrays: parallel_launch.py sums the copies), so that adding into it is plain.
+    `wide`: None, or float32 adjoints are summed in float64 and the parameters with these
+    indices have float64 shadows, as do float32 Active parameters' derivative outputs."""
     iterations: Callable
     block_sum: str | None = None
     max_privatised: int = 4
     warp_add: bool = False
     owned: Callable | None = None
+    wide: frozenset | None = None
 
 
 @dataclass
@@ -82,6 +91,7 @@ class ShadowUpdates:
         gets its register now."""
         if self.sharing is None:
             return PLAIN
+        ty = self.memory_type(p, ty)            # a privatised float32 is summed in a double
         kind = self.sharing.pointer_kind(p)
         if kind == "private":
             return PRIVATE
@@ -106,38 +116,95 @@ class ShadowUpdates:
         self.report.append(Update(self.g.describe(inst), self.g.locate(inst), how, reason))
 
     # --- code
-    def accumulate(self, b, p, sp, d, align=None, inst=None) -> None:
-        """shadow(p) += d, where sp is p's shadow at b (inst: the primal access, for the report)."""
-        how = self.how(p, d.type)
+    def accumulate(self, b, p, sp, d, align=None, inst=None, ty=None) -> None:
+        """shadow(p) += d, where sp is p's shadow at b (inst: the primal access, for the report;
+        ty: the type of the data at p, when d is summed in a wider one)."""
+        ty = ty or d.type
+        mty = self.memory_type(p, ty)
+        d = convert(b, d, mty)
+        how = self.how(p, ty)
         self.note(inst, how, self._reason(inst))
+        if how == PRIVATISED:
+            slot = self._slot(p, mty)
+            b.store(b.accumulate(b.load(mty, slot), d), slot)
+            return
+        sp, ty, align = self.memory(b, p, sp, ty, align)
         if how in (PLAIN, PRIVATE, PER_TASK):
-            b.store(b.accumulate(b.load(d.type, sp, align=align), d), sp, align=align)
-        elif how == PRIVATISED:
-            slot = self._slot(p, d.type)
-            b.store(b.accumulate(b.load(d.type, slot), d), slot)
+            b.store(b.accumulate(b.load(ty, sp, align=align), d), sp, align=align)
         elif self.threads.warp_add:
             b.call(ensure_warp_add(self.g.module, d.type), T.void, [sp, d])
         else:
             atomic(b, "fadd", sp, d, align)
 
     def consume(self, b, p, sp, ty, align=None, keep=False, inst=None):
-        """The shadow of a location a primal store overwrote: read it, and zero it unless keep."""
+        """The shadow of a location a primal store overwrote: read it, and zero it unless keep;
+        in the type adjoints of type ty are summed in."""
         how = PLAIN if self.sharing is None or keep else \
             (PRIVATE if self.sharing.pointer_kind(p) == "private" else
              PER_TASK if self.threads.owned is not None and self.threads.owned(p) else ATOMIC)
         self.note(inst, how, self._reason(inst))
+        sp, mty, align = self.memory(b, p, sp, ty, align)
         if how != ATOMIC:
-            d = b.load(ty, sp, align=align)
+            d = b.load(mty, sp, align=align)
             if not keep:
-                b.store(ConstFloat(ty, 0.0), sp, align=align)
-            return d
-        return atomic(b, "xchg", sp, ConstFloat(ty, 0.0), align)
+                b.store(ConstFloat(mty, 0.0), sp, align=align)
+        else:
+            d = atomic(b, "xchg", sp, ConstFloat(mty, 0.0), align)
+        return convert(b, d, self.adjoint_type(ty))
+
+    def read(self, b, p, sp, ty, align=None):
+        """The shadow of p, in the type adjoints of type ty are summed in."""
+        sp, mty, align = self.memory(b, p, sp, ty, align)
+        return convert(b, b.load(mty, sp, align=align), self.adjoint_type(ty))
+
+    def zero(self, b, p, sp, ty, align=None) -> None:
+        """shadow(p) = 0 (a store of inactive data)."""
+        sp, mty, align = self.memory(b, p, sp, ty, align)
+        b.store(ConstFloat(mty, 0.0), sp, align=align)
+
+    # --- float64 sums of float32 adjoints (Threads.wide)
+    @property
+    def wide(self) -> bool:
+        return self.threads is not None and self.threads.wide is not None
+
+    def adjoint_type(self, t):
+        """The type a float adjoint of type t is summed in."""
+        return T.f64 if self.wide and t == T.f32 else t
+
+    def memory(self, b, p, sp, ty, align):
+        """(address, type, alignment) of the shadow of p (at sp) for data of type ty: in a wide
+        shadow a float32's adjoint is a double at twice its offset from the shadow's start."""
+        if self.memory_type(p, ty) == ty:
+            return sp, ty, align
+        base = self.g.shadow_params[self._wide_root(p).index]
+        offset = b.sub(b.cast("ptrtoint", sp, T.i64), b.cast("ptrtoint", base, T.i64))
+        return b.gep(T.i8, sp, [offset]), T.f64, None if align is None else 2 * align
+
+    def memory_type(self, p, ty):
+        """The type of p's shadow in memory, for data of type ty."""
+        if not self.wide or self._wide_root(p) is None:
+            return ty
+        if ty != T.f32:      # a float32 array read as another type: its offsets do not scale
+            raise self.g.unsupported(f"a float32 array with float64 sums accessed as {ty}", p,
+                                     "Differentiate without float64 sums.")
+        return T.f64
+
+    def _wide_root(self, p):
+        roots = self.g.alias.roots(p)
+        wide = [r for r in roots if isinstance(r, Argument) and r.index in self.threads.wide]
+        if not wide:
+            return None
+        if len({id(r) for r in roots}) != 1:
+            raise self.g.unsupported("a pointer that may point into several arrays, one of them "
+                                     "float32 with float64 sums", p)
+        return wide[0]
 
     def add_out(self, b, out, d, param=None) -> None:
         """*out += d for an Active parameter's derivative: every thread adds into one place."""
         if self.sharing is None:
             b.store(b.accumulate(b.load(d.type, out), d), out)
             return
+        d = convert(b, d, self.adjoint_type(getattr(param, "type", d.type)))
         what = f"the derivative of Active parameter %{getattr(param, 'name', '?')}"
         if self.threads.block_sum is not None:
             self.report.append(Update(what, None, PRIVATISED, "every thread adds into it"))
@@ -149,7 +216,10 @@ class ShadowUpdates:
     def finish(self, b) -> None:
         """At the gradient's end: the privatised locations get their block sums."""
         for slot, p, ty in self.slots.values():
-            self._block_sum(b, self._shadow_of(b, p), b.load(ty, slot))
+            dst = self._shadow_of(b, p)
+            if self.memory_type(p, T.f32) == ty == T.f64:
+                dst = self.memory(b, p, dst, T.f32, None)[0]
+            self._block_sum(b, dst, b.load(ty, slot))
 
     # --- helpers
     def _reason(self, inst) -> str:
@@ -179,6 +249,13 @@ class ShadowUpdates:
     def _block_sum(self, b, dst, v) -> None:
         name = ensure_block_sum(self.g.module, self.threads.block_sum, v.type)
         b.call(name, T.void, [dst, v])
+
+
+def convert(b, v, t):
+    """v as float type t (fpext or fptrunc between float and double)."""
+    if v.type == t:
+        return v
+    return b.cast("fpext" if T.size_of(t) > T.size_of(v.type) else "fptrunc", v, t)
 
 
 def _rebuildable(p) -> bool:
