@@ -7,7 +7,8 @@
 - Files run whole on one worker (pytest-xdist's file scheduling,
   `pytest_xdist_make_scheduler` below): a file's tests share the
   kernels Numba and enzyme_py compile, which split across workers would be compiled twice.
-  The files that take longest are collected first, so that no long file starts last.
+  The files that take longest are collected first and handed out in that order (xdist would
+  otherwise hand out the files with the most tests first), so that no long file starts last.
 """
 import os
 import sys
@@ -27,13 +28,18 @@ def pytest_report_header(config):
     return f"numba {numba.__version__}, llvmlite {llvmlite.__version__}, numpy {numpy.__version__}"
 
 
-# The files that take longest on 2 workers, longest first (a file not listed comes after them,
-# in pytest's order). An out-of-date list costs balance, never a test.
+# The files that take longest on 2 workers (seconds of wall time per file, subprocesses
+# included), longest first; a file not listed comes after them, in pytest's order. An
+# out-of-date list costs balance, never a test.
 LONGEST_FIRST = (
-    "test_linalg_svd_qr.py", "test_fuzz.py", "test_linalg_blas.py", "test_numpy_coverage.py",
-    "test_linalg_lapack.py", "test_linalg_batched.py", "test_numpy_lists.py", "test_numpy_api.py",
-    "test_numpy_sets.py", "test_capture_same_symbol_in_two_modules.py", "test_disk_cache_kinds.py",
-    "test_deferred_rank1.py", "test_cuda_codegen.py", "test_parallel.py", "test_copies.py",
+    "test_linalg_svd_qr.py", "test_fuzz.py", "test_linalg_lapack.py", "test_numpy_lists.py",
+    "test_numpy_coverage.py", "test_linalg_batched.py", "test_linalg_blas.py",
+    "test_gradbench_tool.py", "test_disk_cache_kinds.py", "test_numpy_sets.py",
+    "test_numpy_api.py", "test_strong_zero_matrix_products.py", "test_checkpointing_parallel.py",
+    "test_typed_list.py", "test_checkpointing_segments.py", "test_copies.py",
+    "test_capture_same_symbol_in_two_modules.py", "test_disk_cache_stale_dependencies.py",
+    "test_deferred_rank1.py", "test_checkpointing_hvp.py", "test_strong_zero_nan_masks.py",
+    "test_parallel.py", "test_forward.py", "test_cuda_codegen.py", "test_scale_out.py",
 )
 
 
@@ -48,4 +54,5 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getoption("dist") != "load":
         return None                       # an explicit --dist other than load is kept
     from xdist.scheduler import LoadFileScheduling
+    config.option.loadscopereorder = False    # keep LONGEST_FIRST's order
     return LoadFileScheduling(config, log)
