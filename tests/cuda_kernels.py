@@ -1,8 +1,9 @@
 """CUDA kernels for the GPU-free checks (test_cuda_codegen.py) and the GPU tests.
 
-Run as a script, it checks one kernel in this process and prints a JSON report:
+Run as a script, it checks the kernels named, one after the other in this process, and prints a
+JSON report for each, one line each, as soon as it is made:
 
-    python tests/cuda_kernels.py elementwise
+    python tests/cuda_kernels.py elementwise gather
 
 For reverse and forward mode: the generated module verifies, its PTX (LLVM's NVPTX backend,
 libdevice linked) is accepted by ptxas for sm_80 and sm_90, and the CPU harness
@@ -672,4 +673,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "--float64-sums":
         print(json.dumps(check_float64_sums()))
     else:
-        print(json.dumps(check(sys.argv[1])))
+        for name in sys.argv[1:]:
+            print(json.dumps(check(name)), flush=True)

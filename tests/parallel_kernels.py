@@ -1,10 +1,18 @@
 """`@njit(parallel=True)` kernels with `prange`, written as scientific code writes them
 (tests/test_parallel.py differentiates each against finite differences and against the
-gradient of its serial copy, `njit(kernel.py_func)`)."""
+gradient of its serial copy, `serial(kernel)`)."""
 import math
+from functools import cache
 
 import numpy as np
 from numba import njit, pndindex, prange
+
+
+@cache
+def serial(kernel):
+    """The serial copy of a parallel kernel, `njit(kernel.py_func)`, one per kernel: the tests
+    that compare with it share its compile and its gradients."""
+    return njit(kernel.py_func)
 
 
 @njit(parallel=True)

@@ -3,8 +3,10 @@ ptxas accepts for sm_80 and sm_90, and match finite differences on the CPU harne
 emulated; OS threads and a real barrier for the shared-memory reductions, the lanes of a warp
 meeting at each shuffle).
 
-Each kernel is checked in a process of its own (tests/cuda_kernels.py): some LLVM backend
-errors abort the process. Skipped without the `cuda` extra (numba-cuda and the nvcc wheel).
+The kernels are checked in one process (tests/cuda_kernels.py), which spares each its own start
+(importing Numba, numba-cuda and enzyme_py); some LLVM backend errors abort the process, so a
+kernel that process did not report is checked again in a process of its own, where a crash
+fails its test alone. Skipped without the `cuda` extra (numba-cuda and the nvcc wheel).
 """
 import importlib.util
 import json
@@ -51,16 +53,30 @@ ATOMICS = {
 }
 
 
-def run_check(name):
-    r = subprocess.run([sys.executable, os.path.join(HERE, "cuda_kernels.py"), name],
+def _reports(names):
+    """(the reports by kernel name, the finished process) of checking `names` in one process."""
+    r = subprocess.run([sys.executable, os.path.join(HERE, "cuda_kernels.py"), *names],
                        capture_output=True, text=True, timeout=900)
+    reports = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    return {rep["kernel"]: rep for rep in reports}, r
+
+
+def run_check(name):
+    """The report of checking one kernel in a process of its own."""
+    reports, r = _reports([name])
     assert r.returncode == 0, f"the check of {name} died (rc {r.returncode}):\n{r.stderr[-3000:]}"
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return reports[name]
+
+
+@pytest.fixture(scope="module")
+def together():
+    """The reports of the kernels that one process checking all of KERNELS made."""
+    return _reports(KERNELS)[0]
 
 
 @pytest.mark.parametrize("name", KERNELS)
-def test_kernel_gradient_without_gpu(name):
-    report = run_check(name)
+def test_kernel_gradient_without_gpu(name, together):
+    report = together[name] if name in together else run_check(name)
     for mode in ("Reverse", "Forward"):
         entry = report[mode]
         for arch in ("sm_80", "sm_90"):

@@ -4,7 +4,6 @@ of its serial copy and against finite differences."""
 import numba
 import numpy as np
 import pytest
-from numba import njit
 from numba.core.runtime import _nrt_python, rtsys
 
 from enzyme_py import (Active, BatchDuplicated, Const, Duplicated, Forward, UnsupportedError,
@@ -142,7 +141,7 @@ def test_matches_serial_gradient(case, nthreads, threads):
     threads(nthreads)
     kernel, args, seed = CASES[case](np.random.default_rng(7))
     got, got_args = _run(kernel, args, seed)
-    want, want_args = _run(njit(kernel.py_func), args, seed)
+    want, want_args = _run(K.serial(kernel), args, seed)
     for g, w in zip(got, want):
         assert (g is None) == (w is None)
         if g is not None:
@@ -210,7 +209,7 @@ def test_deterministic_bits(case, nthreads, threads):
         runs.append([x.shadow.tobytes() for x in a if isinstance(x, Duplicated)] +
                     [np.float64(v).tobytes() for v in d if v is not None])
     assert all(r == runs[0] for r in runs)
-    want, _ = _run(njit(kernel.py_func), args, seed)
+    want, _ = _run(K.serial(kernel), args, seed)
     got = autodiff(kernel, *_copy(args), seed=seed, deterministic=True)
     for g, w in zip(got, want):
         if g is not None:
@@ -229,7 +228,7 @@ def test_deterministic_refuses_atomic_updates(threads):
     seed = rng.standard_normal((40, 2))
     got, want = np.array(seed), np.array(seed)
     autodiff(K.pull_column, Duplicated(state.copy(), got), Const(idx))
-    autodiff(njit(K.pull_column.py_func), Duplicated(state.copy(), want), Const(idx))
+    autodiff(K.serial(K.pull_column), Duplicated(state.copy(), want), Const(idx))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
 
@@ -273,7 +272,7 @@ def test_forward_matches_serial(case, nthreads, threads):
     args = _tangents(args, np.random.default_rng(9))
     got, want = _copy(args), _copy(args)
     t_got = autodiff(kernel, *got, mode=Forward)
-    t_want = autodiff(njit(kernel.py_func), *want, mode=Forward)
+    t_want = autodiff(K.serial(kernel), *want, mode=Forward)
     if t_want is None:
         assert t_got is None
     else:
@@ -292,7 +291,7 @@ def test_forward_batched(threads):
     ts = autodiff(K.weighted_sum, Active(0.3, (0.0, 0.0, 0.0)), BatchDuplicated(x, dirs),
                   mode=Forward)
     for t, d in zip(ts, dirs):
-        one = autodiff(njit(K.weighted_sum.py_func), Active(0.3, 0.0), Duplicated(x, d.copy()),
+        one = autodiff(K.serial(K.weighted_sum), Active(0.3, 0.0), Duplicated(x, d.copy()),
                        mode=Forward)
         assert t == pytest.approx(one, rel=1e-12)
 
@@ -363,7 +362,7 @@ def test_rows_of_2d_arrays_are_private(threads):
     got = [Duplicated(x.copy(), rng.standard_normal((31, 2))), Duplicated(theta, np.zeros(31))]
     want = _copy(got)
     autodiff(K.rotate_rows, *got, deterministic=True)
-    autodiff(njit(K.rotate_rows.py_func), *want)
+    autodiff(K.serial(K.rotate_rows), *want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.shadow, w.shadow, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(g.value, w.value, rtol=1e-13)
@@ -391,7 +390,7 @@ def test_copies_or_atomics_by_size(nodes, nthreads, threads):
     np.add.at(want, idx // 2, np.sin(x[idx]) * dy)
     np.testing.assert_allclose(dx, want, rtol=1e-12, atol=1e-12)
     serial = np.zeros(nodes)
-    autodiff(njit(K.sparse_gather.py_func), Duplicated(x, serial), Const(idx),
+    autodiff(K.serial(K.sparse_gather), Duplicated(x, serial), Const(idx),
              Duplicated(np.zeros(40), dy.copy()))
     np.testing.assert_allclose(dx, serial, rtol=1e-12, atol=1e-12)
     _nrt_python.memsys_enable_stats()

@@ -96,7 +96,7 @@ def test_heat_gradient_on_repeat_calls_matches_the_serial_one(threads, nthreads)
     threads(nthreads)
     rng = np.random.default_rng(4)
     u, new, du, dnew = _heat_args(rng)
-    serial = njit(K.heat_scratch.py_func)
+    serial = K.serial(K.heat_scratch)
     want_u, want_new = du.copy(), dnew.copy()
     want = autodiff(serial, Duplicated(u.copy(), want_u), Duplicated(new.copy(), want_new),
                     Active(0.2), Const(6))
@@ -162,7 +162,7 @@ def test_heat_with_a_temporary_allocates_what_the_serial_gradient_does(threads, 
     shadows to free), with 1 and 2 threads."""
     x = np.sin(np.linspace(0.0, 3.0, N))
     per_call = []
-    for kernel in (K.heat, njit(K.heat.py_func)):
+    for kernel in (K.heat, K.serial(K.heat)):
         entry = compile_gradient(kernel, Duplicated(x.copy(), np.ones(N)), Active(0.2),
                                  Const(5)).entry.unchecked    # no strong-zero copies
 

@@ -34,10 +34,11 @@ def _operands(dtype, n=3, k=2):
     return A, r.uniform(-1, 1, (n, k)).astype(dtype), np.zeros((n, k), dtype)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_solve_into_an_output_against_finite_differences(dtype):
-    # the seed on X's final value goes back to A and B; X's old value has no influence
-    check_modes(solve_into, *_operands(dtype), rtol=1e-6 if dtype == np.float64 else 2e-3)
+def test_solve_into_an_output_against_finite_differences():
+    # the seed on X's final value goes back to A and B; X's old value has no influence. The
+    # clash is between symbol names, the same for every dtype: float64 only (float32 solves
+    # with a matrix right-hand side: tests/test_linalg_lapack.py)
+    check_modes(solve_into, *_operands(np.float64))
 
 
 def test_solve_into_then_used():
