@@ -671,7 +671,7 @@ if __name__ == "__main__":
     import warnings
     warnings.simplefilter("ignore")
     if sys.argv[1] == "--float64-sums":
-        print(json.dumps(check_float64_sums()))
+        print(json.dumps({"kernel": sys.argv[1], **check_float64_sums()}))
     else:
         for name in sys.argv[1:]:
             print(json.dumps(check(name)), flush=True)
