@@ -161,7 +161,7 @@ LINALG = [
     ("test_complex_lapack", "norm_into", [(5,), (1,)], np.complex128),
     ("test_complex_lapack", "chol_into", [(3, 3), (3, 3)], np.complex128),
     ("test_complex_lapack", "svd_into", [(4, 3), (4, 3), (3,), (3, 3)], np.complex128),
-    ("test_complex_lapack", "eig_loss", [(3, 3)], np.complex128),
+    ("test_complex_lapack", "eigvals_into", [(3, 3), (3,)], np.complex128),
 ]
 
 
