@@ -55,8 +55,6 @@ from ..runtime import matrix  # noqa: F401  (registers the helpers below)
 from ..runtime.helpers import ensure
 
 BLAS: dict = {}          # callee name -> its record
-INPUT = "blas input"     # tape key tag: (INPUT, call, argument index) of a copied input
-AFTER = "after"          # (INPUT, call, (AFTER, index)): argument index as the call left it
 KINDS = {ord("d"): T.f64, ord("s"): T.f32, ord("z"): T.f64, ord("c"): T.f32}
 COMPLEX_KINDS = {ord("z"), ord("c")}     # complex data: the float type is each part's
 HOST_ROUTINES: set = set()   # runtime/fortran.py's routines whose symbols the host defines
@@ -158,6 +156,28 @@ def arena(g):
     return g.tape.arena
 
 
+@dataclass(frozen=True)
+class SavedInput:
+    """Tape key (transforms/reverse/tape_keys.py has the other kinds): argument `arg` of
+    BLAS/LAPACK `call` copied into the arena before the call (`after`: as the call left it);
+    the entry keeps the copy's offset."""
+    call: object
+    arg: int
+    after: bool = False
+    label = "blas input"
+
+    @property
+    def what(self) -> str:
+        return (f"{self.call.ops[self.arg].ref()}, argument {self.arg} of @{self.call.callee_name}"
+                f"{' as the call left it' if self.after else ''}")
+
+    def places(self) -> tuple:
+        return (self.call,)
+
+    def save(self, fwd, e) -> None:
+        lookup_blas(self.call.callee_name).save_input(fwd, self, e)
+
+
 def count_arena_bytes(g, b, key, size) -> None:
     """Add `size` to the bytes the saved input `key` took in the arena this call (`explain`)."""
     if key not in g.tape.arena_sizes:
@@ -249,25 +269,24 @@ class Record:
                 return True
         return False
 
-    def input(self, g, call, k, block, b, always=False):
+    def input(self, g, call, k, block, b, always=False, after=False):
         """Input k as the call read it: the primal pointer, or its copy in the arena (`always`:
-        the call itself overwrites it; AFTER: argument k as the call left it)."""
+        the call itself overwrites it; `after`: argument k as the call left it, always copied)."""
+        always = always or after
         if not always and not self.changes_later(g, call, k):
             return g.avail.primal(call.ops[k], block, b)
         home = g.loops.loop_of(call.block)
         buf, _, _ = arena(g)
-        e = g.tape.entry((INPUT, call, k), T.i64, home, "an input of a BLAS call that a later "
+        e = g.tape.entry(SavedInput(call, k, after), T.i64, home, "an input of a BLAS call that a later "
                          "write may change" if not always else "an argument a LAPACK call "
                          "overwrites", source=call)
         return b.gep(T.i8, g.tape.load(b, buf), [g.tape.read(b, e, block)])
 
     def save_input(self, fwd, key, e) -> None:
-        """Forward sweep: copy argument `key[2]` into the arena before the call (after it for
-        (AFTER, k)); the tape entry `e` keeps its offset."""
+        """Forward sweep: copy argument `key.arg` into the arena before the call (after it when
+        `key.after`); the tape entry `e` keeps its offset."""
         g = fwd.g
-        _, call, k = key
-        after = isinstance(k, tuple)
-        k = k[1] if after else k
+        call, k, after = key.call, key.arg, key.after
         fcall = fwd.vmap[call]
 
         def copy(b):

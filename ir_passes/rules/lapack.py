@@ -6,8 +6,8 @@ O(n^3) at library speed; a factor is never factored again to solve with it. This
 lapack_spectral.py syevd and gesdd; lapack_qr.py the geqrf + orgqr pair.
 
 A LAPACK call mutates its arguments. Its rule follows the two rules of pullbacks for mutating
-functions: the values an overwritten argument held before the call (or the results it left, for
-AFTER) are copied into the arena (rules/blas.py) for the reverse sweep, and the adjoint of a
+functions: the values an overwritten argument held before the call (or the results it left, with
+`after=True`) are copied into the arena (rules/blas.py) for the reverse sweep, and the adjoint of a
 mutated argument is applied only by mutating its shadow. Each record's reverse and tangent share
 one shape: refuse what it cannot differentiate, take scratch matrices (`Lin.scratch`: the arena
 in the reverse sweep, the heap in forward mode), recompute what the call destroyed from the
@@ -33,7 +33,7 @@ from ..ir.values import ConstFloat, ConstInt
 from ..runtime import fortran, triangular  # noqa: F401  (register the helpers Lin.fortran calls)
 from ..runtime import heap
 from ..runtime.helpers import ensure
-from .blas import (AFTER, BLAS, GEMM_PARAMS, HOST_ROUTINES, Gemm, Record, arena, conj_matrices,
+from .blas import (BLAS, GEMM_PARAMS, HOST_ROUTINES, Gemm, Record, arena, conj_matrices,
                    element_bytes)
 from .effects import allocator_or_inactive
 
@@ -398,9 +398,9 @@ class Gesv(Lapack):
         L = Lin.reverse(self, g, call, b)
         ops = primal_ops(g, call, block, b)
         n, nrhs, lda, ldb = (L.i64(ops[i]) for i in (self.n, self.nrhs, self.lda, self.ldb))
-        lu = self.input(g, call, (AFTER, self.a), block, b, always=True)
-        piv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
-        x = self.input(g, call, (AFTER, self.b), block, b, always=True)
+        lu = self.input(g, call, self.a, block, b, after=True)
+        piv = self.input(g, call, self.ipiv, block, b, after=True)
+        x = self.input(g, call, self.b, block, b, after=True)
         db = g.avail.shadow(call.ops[self.b], block, b)
         cx = (n, nrhs, db, ldb)
         if L.cx:

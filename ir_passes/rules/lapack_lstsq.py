@@ -26,7 +26,7 @@ from typing import ClassVar
 
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
-from .blas import AFTER, element_bytes
+from .blas import element_bytes
 from .lapack import Lapack, Lin, i64, needs_gemm, primal_ops
 from .lapack_spectral import thin_svd
 
@@ -96,8 +96,8 @@ class Gelsd(Lapack):
             nc, L.bytes(c), L.bytes(c), kk, kk, L.bytes(m, k))
         a0 = self.input(g, call, self.a, block, b, always=True)
         b0 = self.input(g, call, self.b, block, b, always=True)
-        bx = self.input(g, call, (AFTER, self.b), block, b, always=True)
-        rank = self.input(g, call, (AFTER, self.rank), block, b, always=True)
+        bx = self.input(g, call, self.b, block, b, after=True)
+        rank = self.input(g, call, self.rank, block, b, after=True)
         L.rect("copy_rect", m, n, a0, lda, ac, m)
         thin_svd().thin(L, m, n, k, ac, s, u, vt)
         db = g.avail.shadow(call.ops[self.b], block, b)

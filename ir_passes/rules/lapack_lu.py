@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir.values import ConstInt
-from .blas import AFTER
 from .lapack import Lapack, Lin, needs_gemm
 
 
@@ -69,7 +68,7 @@ class Potrf(Lapack):
         n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
         nn = L.bytes(n, n)
         uc, w2, w3 = L.scratch(nn, nn, nn)
-        factor = self.input(g, call, (AFTER, self.a), block, b, always=True)
+        factor = self.input(g, call, self.a, block, b, after=True)
         da = g.avail.shadow(call.ops[self.a], block, b)
         h = "C" if L.cx else "T"                        # U^H on complex data
         L.map("upper_of", n, factor, lda, uc, n)        # U
@@ -138,8 +137,8 @@ class Getrf(Lapack):
         n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
         nn = L.bytes(n, n)
         lo, up, x, w, t = L.scratch(nn, nn, nn, nn, nn)
-        packed = self.input(g, call, (AFTER, self.a), block, b, always=True)
-        ipiv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
+        packed = self.input(g, call, self.a, block, b, after=True)
+        ipiv = self.input(g, call, self.ipiv, block, b, after=True)
         da = g.avail.shadow(call.ops[self.a], block, b)
         packed_factors(L, n, packed, lda, lo, up)
         if L.cx:
@@ -207,7 +206,7 @@ class Getri(Lapack):
         lo, up, t, x = L.scratch(nn, nn, nn, nn)
         packed = self.input(g, call, self.a, block, b, always=True)
         ipiv = self.input(g, call, self.ipiv, block, b, always=True)
-        inv = self.input(g, call, (AFTER, self.a), block, b, always=True)
+        inv = self.input(g, call, self.a, block, b, after=True)
         da = g.avail.shadow(call.ops[self.a], block, b)
         packed_factors(L, n, packed, lda, lo, up)
         if L.cx:

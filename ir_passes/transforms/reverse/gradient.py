@@ -30,6 +30,7 @@ from .availability import Availability
 from .retain import retained_allocations
 from .shadow_updates import ShadowUpdates
 from .tape import Tape
+from .tape_keys import LoopStart
 
 
 class Sweep(Enum):
@@ -219,7 +220,7 @@ class Gradient:
         return b.select(b.icmp("sgt", d, one), d, one)
 
     def start_entry(self, loop):
-        e = self.tape.entry(("start", loop), T.i64, loop.parent,
+        e = self.tape.entry(LoopStart(loop), T.i64, loop.parent,
                             "the reverse sweep runs this loop backwards from its counter")
         self.starts[loop] = e
         return e
