@@ -4,13 +4,14 @@ the code byte for byte (a refactor must not change what ir_passes emits).
     python -m tools.dump_gradients OUT [--only GROUP ...] [-j 2]
 
 Groups: one per benchmark workload (`workload.<name>`), one per gradient corpus file of the
-tests (`corpus.<file>`), and `modes` (batched reverse, Hessian-vector products, batched forward
-on a few corpus kernels). Each group runs in a fresh process, in a fixed order, so Numba's
-function numbering (part of the mangled names) is the same from run to run. For every case it
-writes `<case>.reverse.ll` (CompiledGradient.generated, or the error), `<case>.layout.txt` (the
-tape layout `explain` reads) and `<case>.forward.ll` (the forward-mode module, or the error).
-Compare two runs with `diff -r` (a tree checked out in another folder writes that folder in the
-debug info's file names: replace it before comparing).
+tests (`corpus.<file>`), `modes` (batched reverse, Hessian-vector products, batched forward
+on a few corpus kernels) and `linalg` (kernels of the BLAS/LAPACK tests, one or more per record
+of rules/blas.py and rules/lapack*.py, complex ones included). Each group runs in a fresh
+process, in a fixed order, so Numba's function numbering (part of the mangled names) is the
+same from run to run. For every case it writes `<case>.reverse.ll` (CompiledGradient.generated,
+or the error), `<case>.layout.txt` (the tape layout `explain` reads) and `<case>.forward.ll`
+(the forward-mode module, or the error). Compare two runs with `diff -r` (a tree checked out in
+another folder writes that folder in the debug info's file names: replace it before comparing).
 
 The ADBench data is looked for in shared/data/adbench one or two folders above the checkout
 unless ADBENCH_DATA names it.
@@ -33,7 +34,8 @@ MODES_CASES = ("f32_sin_exp", "rounding_zero_derivative", "cast_fpext_f32_in", "
 
 
 def groups() -> list:
-    return [f"workload.{w}" for w in WORKLOADS] + [f"corpus.{c}" for c in CORPORA] + ["modes"]
+    return [f"workload.{w}" for w in WORKLOADS] + [f"corpus.{c}" for c in CORPORA] + \
+        ["modes", "linalg"]
 
 
 def describe(exc: BaseException) -> str:
@@ -139,12 +141,64 @@ def run_modes(out: str) -> None:
     del Duplicated
 
 
+# (test module, kernel, argument shapes, dtype): float arrays are Duplicated, ints passed as is
+LINALG = [
+    ("test_linalg_blas", "matmul_into", [(3, 4), (4, 2), (3, 2)], np.float64),
+    ("test_linalg_blas", "matvec", [(3, 4), (4,)], np.float64),
+    ("test_linalg_blas", "vecmat", [(3,), (3, 4)], np.float32),
+    ("test_linalg_blas", "norm_of", [(5,)], np.float64),
+    ("test_linalg_blas", "vdot_of", [(5,), (5,)], np.float64),
+    ("test_linalg_blas", "product_then_overwrite", [(3, 3), (3, 3), (3, 3)], np.float64),
+    ("test_linalg_blas", "product_loop", [(4, 4), (4, 3), (4, 3), 3], np.float64),
+    ("test_linalg_lapack", "solve_sum", [(4, 4), (4,)], np.float64),
+    ("test_linalg_lapack", "chol_weighted", [(4, 4), (4, 4)], np.float64),
+    ("test_linalg_lapack", "packed_lu_use", [(4, 4), (4, 4)], np.float64),
+    ("test_linalg_lapack", "inv_weighted", [(4, 4), (4, 4)], np.float64),
+    ("test_linalg_lapack", "eigh_use", [(4, 4), (4,), (4, 4)], np.float64),
+    ("test_linalg_svd_qr", "svd_thin", [(5, 3), (5, 3), (3,), (3, 3)], np.float64),
+    ("test_linalg_svd_qr", "qr_weighted", [(5, 3), (5, 3), (3, 3)], np.float64),
+    ("test_linalg_svd_qr", "lstsq_use", [(5, 3), (5, 2), (3, 2), (2,), (3,)], np.float64),
+    ("test_complex_lapack", "norm_into", [(5,), (1,)], np.complex128),
+    ("test_complex_lapack", "chol_into", [(3, 3), (3, 3)], np.complex128),
+    ("test_complex_lapack", "svd_into", [(4, 3), (4, 3), (3,), (3, 3)], np.complex128),
+    ("test_complex_lapack", "eigvals_into", [(3, 3), (3,)], np.complex128),
+]
+
+
+def linalg_args(shapes, dtype) -> list:
+    from enzyme_py import Duplicated
+    r = np.random.default_rng(0)
+    out = []
+    for s in shapes:
+        if isinstance(s, int):
+            out.append(s)
+            continue
+        a = r.uniform(-1, 1, s)
+        if np.dtype(dtype).kind == "c":
+            a = a + 1j * r.uniform(-1, 1, s)
+        if len(s) == 2 and s[0] == s[1]:
+            a = a @ a.conj().T + s[0] * np.eye(s[0])     # definite: every solver takes it
+        a = a.astype(dtype)
+        out.append(Duplicated(a, np.zeros_like(a)))
+    return out
+
+
+def run_linalg(out: str) -> None:
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    folder = os.path.join(out, "linalg")
+    for module, name, shapes, dtype in LINALG:
+        kernel = getattr(importlib.import_module(module), name)
+        dump_case(folder, name, kernel, linalg_args(shapes, dtype))
+
+
 def run_group(out: str, group: str) -> None:
     kind, _, name = group.partition(".")
     if kind == "workload":
         run_workload(out, name)
     elif kind == "corpus":
         run_corpus(out, name)
+    elif kind == "linalg":
+        run_linalg(out)
     else:
         run_modes(out)
 

@@ -55,8 +55,6 @@ from ..runtime import matrix  # noqa: F401  (registers the helpers below)
 from ..runtime.helpers import ensure
 
 BLAS: dict = {}          # callee name -> its record
-INPUT = "blas input"     # tape key tag: (INPUT, call, argument index) of a copied input
-AFTER = "after"          # (INPUT, call, (AFTER, index)): argument index as the call left it
 KINDS = {ord("d"): T.f64, ord("s"): T.f32, ord("z"): T.f64, ord("c"): T.f32}
 COMPLEX_KINDS = {ord("z"), ord("c")}     # complex data: the float type is each part's
 HOST_ROUTINES: set = set()   # runtime/fortran.py's routines whose symbols the host defines
@@ -147,23 +145,26 @@ def _constant_global(module, p, ft, parts):
     return struct.unpack(fmt, raw[:size]) if len(raw) >= size else None
 
 
-def arena(g):
-    """The gradient's arena fields (buffer, capacity, bytes used), created on first use."""
-    if g.tape.arena is None:
-        buf = g.tape.new_field(T.ptr, g.null_ptr)
-        cap = g.tape.new_field(T.i64, ConstInt(T.i64, 0))
-        used = g.tape.new_field(T.i64, ConstInt(T.i64, 0))
-        g.tape.buffers += [buf, cap]
-        g.tape.arena = (buf, cap, used)
-    return g.tape.arena
+@dataclass(frozen=True)
+class SavedInput:
+    """Tape key (transforms/reverse/tape_keys.py has the other kinds): argument `arg` of
+    BLAS/LAPACK `call` copied into the arena before the call (`after`: as the call left it);
+    the entry keeps the copy's offset."""
+    call: object
+    arg: int
+    after: bool = False
+    label = "blas input"
 
+    @property
+    def what(self) -> str:
+        return (f"{self.call.ops[self.arg].ref()}, argument {self.arg} of @{self.call.callee_name}"
+                f"{' as the call left it' if self.after else ''}")
 
-def count_arena_bytes(g, b, key, size) -> None:
-    """Add `size` to the bytes the saved input `key` took in the arena this call (`explain`)."""
-    if key not in g.tape.arena_sizes:
-        g.tape.arena_sizes[key] = g.tape.new_field(T.i64, ConstInt(T.i64, 0))
-    f = g.tape.arena_sizes[key]
-    g.tape.store(b, b.add(g.tape.load(b, f), size), f)
+    def places(self) -> tuple:
+        return (self.call,)
+
+    def save(self, fwd, e) -> None:
+        lookup_blas(self.call.callee_name).save_input(fwd, self, e)
 
 
 class Record:
@@ -220,14 +221,14 @@ class Record:
         part (the imaginary part must be 0)."""
         if self.is_complex(call):
             v = self.complex_constant(g.module, call, k)
-            if v is None or v[1] != 0.0 or g.act.has_shadow(call.ops[k]):
+            if v is None or v[1] != 0.0 or g.has_shadow(call.ops[k]):
                 raise g.unsupported(f"`{call.callee_name}` on complex data with a scale factor "
                                     f"that is not a real constant", call)
             return v[0]
         v = constant_before(call.ops[k], call)
         if v is None:
             v = constant_global(g.module, call.ops[k], self.element_type(call, g.types))
-        if v is None or g.act.has_shadow(call.ops[k]):
+        if v is None or g.has_shadow(call.ops[k]):
             raise g.unsupported(f"`{call.callee_name}` with a scale factor that is not a constant", call)
         return v
 
@@ -242,42 +243,31 @@ class Record:
     # --- reverse mode
     def changes_later(self, g, call, k) -> bool:
         """May a write after the call change input k before the reverse sweep reads it?"""
-        for w, q in g.alias.writes:
-            if w is call or not g.alias.may_run_after(call, w):
-                continue
-            if q is None or g.alias.may_alias(call.ops[k], q):
-                return True
-        return False
+        return g.written_after(call, call.ops[k])
 
-    def input(self, g, call, k, block, b, always=False):
+    def input(self, g, call, k, block, b, always=False, after=False):
         """Input k as the call read it: the primal pointer, or its copy in the arena (`always`:
-        the call itself overwrites it; AFTER: argument k as the call left it)."""
+        the call itself overwrites it; `after`: argument k as the call left it, always copied)."""
+        always = always or after
         if not always and not self.changes_later(g, call, k):
-            return g.avail.primal(call.ops[k], block, b)
-        home = g.loops.loop_of(call.block)
-        buf, _, _ = arena(g)
-        e = g.tape.entry((INPUT, call, k), T.i64, home, "an input of a BLAS call that a later "
-                         "write may change" if not always else "an argument a LAPACK call "
-                         "overwrites", source=call)
-        return b.gep(T.i8, g.tape.load(b, buf), [g.tape.read(b, e, block)])
+            return g.primal_at(call.ops[k], block, b)
+        base = g.arena_base(b)
+        off = g.saved(SavedInput(call, k, after), T.i64, call, block, b,
+                      "an input of a BLAS call that a later write may change" if not always else
+                      "an argument a LAPACK call overwrites")
+        return b.gep(T.i8, base, [off])
 
     def save_input(self, fwd, key, e) -> None:
-        """Forward sweep: copy argument `key[2]` into the arena before the call (after it for
-        (AFTER, k)); the tape entry `e` keeps its offset."""
+        """Forward sweep: copy argument `key.arg` into the arena before the call (after it when
+        `key.after`); the tape entry `e` keeps its offset."""
         g = fwd.g
-        _, call, k = key
-        after = isinstance(k, tuple)
-        k = k[1] if after else k
+        call, k, after = key.call, key.arg, key.after
         fcall = fwd.vmap[call]
 
         def copy(b):
             size = self.input_bytes(b, fcall.ops, k)
             size = b.select(b.icmp("sgt", size, ConstInt(T.i64, 0)), size, ConstInt(T.i64, 0))
-            ensure(g.module, "enzpy.arena_push")
-            fields = [g.tape.frame.address(b, f) for f in arena(g)]
-            off = b.call("enzpy.arena_push", T.i64, fields + [fcall.ops[k], size])
-            g.tape.write(b, e, off)
-            count_arena_bytes(g, b, key, size)
+            g.copy_to_arena(b, e, fcall.ops[k], size)
         blk = fcall.block
         emit_at(g.module, blk, blk.instructions.index(fcall) + after, copy, "blascopy")
 
@@ -291,7 +281,7 @@ class Record:
                                      f"that is not a real constant", call)
 
     def shadow_or_null(self, g, call, k, block, b):
-        return g.avail.shadow(call.ops[k], block, b) if g.act.has_shadow(call.ops[k]) \
+        return g.shadow_at(call.ops[k], block, b) if g.has_shadow(call.ops[k]) \
             else Constant(T.ptr, "null")
 
     def refuse_constant_output(self, act_has_shadow, call, unsupported):
@@ -308,10 +298,10 @@ def element_bytes(ops, kind) -> int:
     return T.size_of(KINDS.get(code, T.f64)) * (2 if code in COMPLEX_KINDS else 1)
 
 
-def _slot(b, alloca_b, ft, value, complex_=False):
-    """A stack slot holding the constant `value` (for alpha / beta arguments; a complex one
-    holds (value, 0))."""
-    s = alloca_b.alloca(T.ArrayType(2, ft) if complex_ else ft)
+def _slot(b, stack_slot, ft, value, complex_=False):
+    """A stack slot (made by `stack_slot(type)`) holding the constant `value` (for alpha / beta
+    arguments; a complex one holds (value, 0))."""
+    s = stack_slot(T.ArrayType(2, ft) if complex_ else ft)
     b.store(ConstFloat(ft, value), s)
     if complex_:
         b.store(ConstFloat(ft, 0.0), b.gep(ft, s, [ConstInt(T.i64, 1)]))
@@ -368,15 +358,15 @@ class Dot(Record):
 
     def reverse(self, g, call, block, b) -> None:
         out = call.ops[self.out]
-        if not g.act.has_shadow(out):
+        if not g.has_shadow(out):
             return
         ft = self.float_type(g, call)
         cx = self.is_complex(call)
-        sout = g.avail.shadow(out, block, b)
+        sout = g.shadow_at(out, block, b)
         d = load_pair(b, ft, sout) if cx else (b.load(ft, sout),)
         store_pair(b, ft, (ConstFloat(ft, 0.0),) * 2, sout) if cx else \
             b.store(ConstFloat(ft, 0.0), sout)
-        n = b.cast("sext", g.avail.primal(call.ops[self.n], block, b), T.i64)
+        n = b.cast("sext", g.primal_at(call.ops[self.n], block, b), T.i64)
         xs = [self.input(g, call, k, block, b) for k in (self.x, self.y)]
         shadows = [self.shadow_or_null(g, call, k, block, b) for k in (self.x, self.y)]
         helper = f"enzpy.{'c' if cx else ''}dot_adjoint.{ft.suffix}"
@@ -388,7 +378,7 @@ class Dot(Record):
         """An i1: does the complex call conjugate x (dotc)?"""
         if self.conj is None:
             return ConstInt(T.i1, 0)
-        flag = g.avail.primal(call.ops[self.conj], block, b)
+        flag = g.primal_at(call.ops[self.conj], block, b)
         return b.icmp("ne", flag, ConstInt(flag.type, 0))
 
     # --- forward mode
@@ -495,17 +485,17 @@ class Gemm(Record):
         call_like(b, call, new)
 
     def reverse(self, g, call, block, b) -> None:
-        self.refuse_constant_output(g.act.has_shadow, call, g.unsupported)
-        if not g.act.has_shadow(call.ops[self.c]):
+        self.refuse_constant_output(g.has_shadow, call, g.unsupported)
+        if not g.has_shadow(call.ops[self.c]):
             return
         ft = self.float_type(g, call)
         cx = self.is_complex(call)
         ta, tb = _trans(g, call, self.transa, cx and "c"), _trans(g, call, self.transb, cx and "c")
         alpha, beta = self.scalar(g, call, self.alpha), self.scalar(g, call, self.beta)
-        P = [g.avail.primal(o, block, b) if not o.type.is_ptr else o for o in call.ops]
+        P = [g.primal_at(o, block, b) if not o.type.is_ptr else o for o in call.ops]
         m, n, k, lda, ldb, ldc = (P[i] for i in (self.m, self.n, self.k, self.lda, self.ldb, self.ldc))
-        dc = g.avail.shadow(call.ops[self.c], block, b)
-        sa, sb = _slot(b, g.alloca_builder, ft, alpha, cx), _slot(b, g.alloca_builder, ft, 1.0, cx)
+        dc = g.shadow_at(call.ops[self.c], block, b)
+        sa, sb = _slot(b, g.stack_slot, ft, alpha, cx), _slot(b, g.stack_slot, ft, 1.0, cx)
         if cx and "c" in (_letter(call, self.transa), _letter(call, self.transb)):
             self.reverse_conjugated(g, call, block, b, P, dc, sa, sb)
             self.scale_adjoint(g.module, b, ft, cx, m, n, dc, ldc, beta)
@@ -522,14 +512,14 @@ class Gemm(Record):
             conj_matrices(b, g.module, ft, [adj, (m, n, c, ldc)])
             self.gemm(b, call, P, ta, tb, m, n, k, sa, a, lda, bm, ldb, sb, c, ldc)
             conj_matrices(b, g.module, ft, [adj, (m, n, c, ldc)])
-        if g.act.has_shadow(call.ops[self.a]):
-            da, bv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.b, block, b)
+        if g.has_shadow(call.ops[self.a]):
+            da, bv = g.shadow_at(call.ops[self.a], block, b), self.input(g, call, self.b, block, b)
             if not ta:   # dA (m x k) += alpha dC op(B)^T
                 product("a", False, not tb, m, k, n, dc, ldc, bv, ldb, da, lda)
             else:        # dA (k x m) += alpha op(B) dC^T
                 product("b", tb, True, k, m, n, bv, ldb, dc, ldc, da, lda)
-        if g.act.has_shadow(call.ops[self.b]):
-            db, av = g.avail.shadow(call.ops[self.b], block, b), self.input(g, call, self.a, block, b)
+        if g.has_shadow(call.ops[self.b]):
+            db, av = g.shadow_at(call.ops[self.b], block, b), self.input(g, call, self.a, block, b)
             if not tb:   # dB (k x n) += alpha op(A)^T dC
                 product("b", not ta, False, k, n, m, av, lda, dc, ldc, db, ldb)
             else:        # dB (n x k) += alpha dC^T op(A)
@@ -554,16 +544,16 @@ class Gemm(Record):
         la, lb = _letter(call, self.transa), _letter(call, self.transb)
         m, n, k, lda, ldb, ldc = (P[i] for i in (self.m, self.n, self.k, self.lda, self.ldb, self.ldc))
         flip = {"n": "c", "c": "n"}
-        if g.act.has_shadow(call.ops[self.a]):
-            da, bv = g.avail.shadow(call.ops[self.a], block, b), self.input(g, call, self.b, block, b)
+        if g.has_shadow(call.ops[self.a]):
+            da, bv = g.shadow_at(call.ops[self.a], block, b), self.input(g, call, self.b, block, b)
             if la == "n":      # lb is 'c'
                 self.gemm(b, call, P, "n", flip[lb], m, k, n, sa, dc, ldc, bv, ldb, sb, da, lda)
             elif la == "t":    # lb is 'c': conj(B^H) = B^T
                 self.gemm(b, call, P, "t", "t", k, m, n, sa, bv, ldb, dc, ldc, sb, da, lda)
             else:
                 self.gemm(b, call, P, lb, "c", k, m, n, sa, bv, ldb, dc, ldc, sb, da, lda)
-        if g.act.has_shadow(call.ops[self.b]):
-            db, av = g.avail.shadow(call.ops[self.b], block, b), self.input(g, call, self.a, block, b)
+        if g.has_shadow(call.ops[self.b]):
+            db, av = g.shadow_at(call.ops[self.b], block, b), self.input(g, call, self.a, block, b)
             if lb == "n":      # la is 'c'
                 self.gemm(b, call, P, flip[la], "n", k, n, m, sa, av, lda, dc, ldc, sb, db, ldb)
             elif lb == "t":    # la is 'c': conj(A^H) = A^T
@@ -637,24 +627,24 @@ class Gemv(Record):
         return b.mul(count, ConstInt(T.i64, element_bytes(ops, self.kind)))
 
     def reverse(self, g, call, block, b) -> None:
-        self.refuse_constant_output(g.act.has_shadow, call, g.unsupported)
-        if not g.act.has_shadow(call.ops[self.y]):
+        self.refuse_constant_output(g.has_shadow, call, g.unsupported)
+        if not g.has_shadow(call.ops[self.y]):
             return
         ft = self.float_type(g, call)
         cx = self.is_complex(call)
         t = _trans(g, call, self.trans, cx)
         alpha, beta = self.scalar(g, call, self.alpha), self.scalar(g, call, self.beta)
-        P = [g.avail.primal(o, block, b) if not o.type.is_ptr else o for o in call.ops]
+        P = [g.primal_at(o, block, b) if not o.type.is_ptr else o for o in call.ops]
         m, n = P[self.m], P[self.n]
         one64 = ConstInt(T.i64, 1)
-        dy = g.avail.shadow(call.ops[self.y], block, b)
+        dy = g.shadow_at(call.ops[self.y], block, b)
         ylen, xlen = (n, m) if t else (m, n)
-        sa, sb = _slot(b, g.alloca_builder, ft, alpha, cx), _slot(b, g.alloca_builder, ft, 1.0, cx)
-        if g.act.has_shadow(call.ops[self.a]):
+        sa, sb = _slot(b, g.stack_slot, ft, alpha, cx), _slot(b, g.stack_slot, ft, 1.0, cx)
+        if g.has_shadow(call.ops[self.a]):
             xv = self.input(g, call, self.x, block, b)
             u, v = (xv, dy) if t else (dy, xv)   # dA += alpha dy x^T ('n') or alpha x dy^T ('t')
             if cx:      # conj(dA) += alpha conj(dy) x^T ('n'; 't' likewise), complex
-                da = g.avail.shadow(call.ops[self.a], block, b)
+                da = g.shadow_at(call.ops[self.a], block, b)
                 mats = [(m, n, da, P[self.lda]), (ylen, one64, dy, ylen)]
                 conj_matrices(b, g.module, ft, mats)
                 ensure(g.module, f"enzpy.crank1.{ft.suffix}")
@@ -665,8 +655,8 @@ class Gemv(Record):
             else:
                 g.rank1(b, call, block, ft, alpha, u, v, "b" if t else "a", call.ops[self.a],
                         tuple(call.ops[i] for i in (self.m, self.n, self.lda)))
-        if g.act.has_shadow(call.ops[self.x]):
-            dx, av = g.avail.shadow(call.ops[self.x], block, b), self.input(g, call, self.a, block, b)
+        if g.has_shadow(call.ops[self.x]):
+            dx, av = g.shadow_at(call.ops[self.x], block, b), self.input(g, call, self.a, block, b)
             def library(rows, cols, _k):
                 new = list(P)
                 new[self.trans], new[self.alpha], new[self.a], new[self.x] = _flag(not t), sa, av, dy
@@ -772,18 +762,18 @@ class Nrm2(Record):
 
     def reverse(self, g, call, block, b) -> None:
         out = call.ops[self.out]
-        self.refuse_constant_output(g.act.has_shadow, call, g.unsupported)
-        if not g.act.has_shadow(out):
+        self.refuse_constant_output(g.has_shadow, call, g.unsupported)
+        if not g.has_shadow(out):
             return
         ft = self.float_type(g, call)
-        sout = g.avail.shadow(out, block, b)
+        sout = g.shadow_at(out, block, b)
         d = b.load(ft, sout)
         b.store(ConstFloat(ft, 0.0), sout)
-        if not g.act.has_shadow(call.ops[self.x]):
+        if not g.has_shadow(call.ops[self.x]):
             return
-        n, inc = (b.cast("sext", g.avail.primal(call.ops[i], block, b), T.i64) for i in (self.n, self.inc))
+        n, inc = (b.cast("sext", g.primal_at(call.ops[i], block, b), T.i64) for i in (self.n, self.inc))
         xv = self.input(g, call, self.x, block, b)
-        dx = g.avail.shadow(call.ops[self.x], block, b)
+        dx = g.shadow_at(call.ops[self.x], block, b)
         helper = f"enzpy.{'c' if self.is_complex(call) else ''}nrm2_adjoint.{ft.suffix}"
         ensure(g.module, helper)
         b.call(helper, ft, [n, xv, inc, dx, d])

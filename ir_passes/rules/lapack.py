@@ -6,8 +6,8 @@ O(n^3) at library speed; a factor is never factored again to solve with it. This
 lapack_spectral.py syevd and gesdd; lapack_qr.py the geqrf + orgqr pair.
 
 A LAPACK call mutates its arguments. Its rule follows the two rules of pullbacks for mutating
-functions: the values an overwritten argument held before the call (or the results it left, for
-AFTER) are copied into the arena (rules/blas.py) for the reverse sweep, and the adjoint of a
+functions: the values an overwritten argument held before the call (or the results it left, with
+`after=True`) are copied into the arena (rules/blas.py) for the reverse sweep, and the adjoint of a
 mutated argument is applied only by mutating its shadow. Each record's reverse and tangent share
 one shape: refuse what it cannot differentiate, take scratch matrices (`Lin.scratch`: the arena
 in the reverse sweep, the heap in forward mode), recompute what the call destroyed from the
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir import types as T
-from ..ir.values import ConstFloat, ConstInt
+from ..ir.values import Constant, ConstFloat, ConstInt
 from ..runtime import fortran, triangular  # noqa: F401  (register the helpers Lin.fortran calls)
 from ..runtime import heap
 from ..runtime.helpers import ensure
-from .blas import (AFTER, BLAS, GEMM_PARAMS, HOST_ROUTINES, Gemm, Record, arena, conj_matrices,
+from .blas import (BLAS, GEMM_PARAMS, HOST_ROUTINES, Gemm, Record, conj_matrices,
                    element_bytes)
 from .effects import allocator_or_inactive
 
@@ -115,7 +115,7 @@ def as_arg(b, like, v):
 
 def primal_ops(g, call, block, b) -> list:
     """The call's operands in the reverse sweep: primal values, null for pointers."""
-    return [g.avail.primal(o, block, b) if not o.type.is_ptr else g.null_ptr for o in call.ops]
+    return [g.primal_at(o, block, b) if not o.type.is_ptr else Constant(T.ptr, "null") for o in call.ops]
 
 
 def matrix_bytes(b, ops, kind, rows, cols, ld):
@@ -188,7 +188,7 @@ class Lin:
         ft = record.float_type(g, call)
         cx = record.is_complex(call)
         t = T.ArrayType(2, ft) if cx else ft
-        return cls(b, g.module, call, call.ops[record.kind], ft, lambda: g.alloca_builder.alloca(t),
+        return cls(b, g.module, call, call.ops[record.kind], ft, lambda: g.stack_slot(t),
                    g, cx)
 
     @classmethod
@@ -242,11 +242,8 @@ class Lin:
         pointer into the arena from before a push may be stale: take scratch before `input`."""
         b = self.b
         if self.g is not None:
-            g = self.g
-            fields = [g.tape.frame.address(b, f) for f in arena(g)]
-            ensure(self.module, "enzpy.arena_push")
-            offs = [b.call("enzpy.arena_push", T.i64, fields + [g.null_ptr, s]) for s in sizes]
-            base = g.tape.load(b, arena(g)[0])    # after the pushes: growing may move the arena
+            offs = self.g.arena_push(b, sizes)
+            base = self.g.arena_base(b)    # after the pushes: growing may move the arena
             return [b.gep(T.i8, base, [o]) for o in offs]
         total, offs = self.zero, []
         for s in sizes:
@@ -392,22 +389,22 @@ class Gesv(Lapack):
                               "afterwards; their derivative is not computed", call)
 
     def reverse(self, g, call, block, b) -> None:
-        self.check(g.act.has_shadow, call, g.unsupported)
-        if not g.act.has_shadow(call.ops[self.b]):
+        self.check(g.has_shadow, call, g.unsupported)
+        if not g.has_shadow(call.ops[self.b]):
             return
         L = Lin.reverse(self, g, call, b)
         ops = primal_ops(g, call, block, b)
         n, nrhs, lda, ldb = (L.i64(ops[i]) for i in (self.n, self.nrhs, self.lda, self.ldb))
-        lu = self.input(g, call, (AFTER, self.a), block, b, always=True)
-        piv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
-        x = self.input(g, call, (AFTER, self.b), block, b, always=True)
-        db = g.avail.shadow(call.ops[self.b], block, b)
+        lu = self.input(g, call, self.a, block, b, after=True)
+        piv = self.input(g, call, self.ipiv, block, b, after=True)
+        x = self.input(g, call, self.b, block, b, after=True)
+        db = g.shadow_at(call.ops[self.b], block, b)
         cx = (n, nrhs, db, ldb)
         if L.cx:
             L.conj(cx)
         L.getrs("T", n, nrhs, lu, lda, piv, db, ldb)          # shadow(B) = A^{-T} dX
-        if g.act.has_shadow(call.ops[self.a]):
-            da = g.avail.shadow(call.ops[self.a], block, b)
+        if g.has_shadow(call.ops[self.a]):
+            da = g.shadow_at(call.ops[self.a], block, b)
             L.gemm(False, True, n, n, nrhs, -1.0, db, ldb, x, ldb, 0.0, da, lda)
             if L.cx:
                 L.conj((n, n, da, lda))

@@ -97,7 +97,7 @@ class Geev(Lapack):
         L.helper("copy_rect", [two, n, src, lds, dst, ldd])
 
     def reverse(self, g, call, block, b) -> None:
-        if not self.check(g.act.has_shadow, call, g.unsupported):
+        if not self.check(g.has_shadow, call, g.unsupported):
             return
         L = Lin.reverse(self, g, call, b)
         ops = primal_ops(g, call, block, b)
@@ -107,8 +107,8 @@ class Geev(Lapack):
         a0 = self.input(g, call, self.a, block, b, always=True)
         L.rect("copy_rect", n, n, a0, lda, ac, n)
         self.eigen(L, n, ac, w, vr, lu, piv)
-        da = g.avail.shadow(call.ops[self.a], block, b)
-        dw = g.avail.shadow(call.ops[self.w], block, b)
+        da = g.shadow_at(call.ops[self.a], block, b)
+        dw = g.shadow_at(call.ops[self.w], block, b)
         L.scale(n, n, d, n, 0.0)
         self.diagonal(L, n, dw, d, True)                                     # diag(wbar)
         L.gemm(False, "c", n, n, n, 1.0, d, n, vr, n, 0.0, ac, n)            # diag(wbar) V^H

@@ -26,7 +26,7 @@ from typing import ClassVar
 
 from ..ir import types as T
 from ..ir.values import ConstFloat, ConstInt
-from .blas import AFTER, element_bytes
+from .blas import element_bytes
 from .lapack import Lapack, Lin, i64, needs_gemm, primal_ops
 from .lapack_spectral import thin_svd
 
@@ -83,7 +83,7 @@ class Gelsd(Lapack):
         return b.select(low, ConstFloat(L.ft, float("nan")), ConstFloat(L.ft, 1.0))
 
     def reverse(self, g, call, block, b) -> None:
-        if not self.check(g.act.has_shadow, call, g.unsupported):
+        if not self.check(g.has_shadow, call, g.unsupported):
             return
         L = Lin.reverse(self, g, call, b)
         h = "c" if L.cx else True                    # ^H on complex data
@@ -96,11 +96,11 @@ class Gelsd(Lapack):
             nc, L.bytes(c), L.bytes(c), kk, kk, L.bytes(m, k))
         a0 = self.input(g, call, self.a, block, b, always=True)
         b0 = self.input(g, call, self.b, block, b, always=True)
-        bx = self.input(g, call, (AFTER, self.b), block, b, always=True)
-        rank = self.input(g, call, (AFTER, self.rank), block, b, always=True)
+        bx = self.input(g, call, self.b, block, b, after=True)
+        rank = self.input(g, call, self.rank, block, b, after=True)
         L.rect("copy_rect", m, n, a0, lda, ac, m)
         thin_svd().thin(L, m, n, k, ac, s, u, vt)
-        db = g.avail.shadow(call.ops[self.b], block, b)
+        db = g.shadow_at(call.ops[self.b], block, b)
         L.rect("copy_rect", m, c, b0, ldb, r, m)
         L.gemm(False, False, m, c, n, -1.0, a0, lda, bx, ldb, 1.0, r, m)        # R = B - A X
         L.scale(c, ConstInt(T.i64, 1), num, c, 0.0, real=True)
@@ -116,21 +116,21 @@ class Gelsd(Lapack):
         L.gemm(h, False, n, c, k, -1.0, vt, k, t1, k, 1.0, p, n)             # P
         L.parts("add_scaled_cols", 2, [m, c, r, m, y, m, num, den])             # G
         bad = self.poison(L, rank, k)
-        if g.act.has_shadow(call.ops[self.a]):
-            da = g.avail.shadow(call.ops[self.a], block, b)
+        if g.has_shadow(call.ops[self.a]):
+            da = g.shadow_at(call.ops[self.a], block, b)
             L.gemm(False, h, m, n, c, -1.0, y, m, bx, ldb, 0.0, da, lda)
             L.gemm(False, h, m, n, c, 1.0, r, m, z, n, 1.0, da, lda)
             L.gemm(False, h, m, n, c, 1.0, w, m, p, n, 1.0, da, lda)
             L.scale(m, n, da, lda, bad)
             L.scale(k, k, zk, k, 0.0)                                            # + U diag(Sbar) V^T
-            thin_svd().middle(L, zk, zk, s, g.avail.shadow(call.ops[self.s], block, b), 1.0, 0.0,
+            thin_svd().middle(L, zk, zk, s, g.shadow_at(call.ops[self.s], block, b), 1.0, 0.0,
                               mid, k)
             L.gemm(False, False, m, k, k, 1.0, u, m, mid, k, 0.0, uk, m)
             L.gemm(False, False, m, n, k, 1.0, uk, m, vt, k, 1.0, da, lda)
         L.scale(L.when(b.icmp("sgt", n, m), b.sub(n, m)), c, L.at(db, m, L.zero, ldb), ldb, 0.0)
         L.rect("copy_rect", m, c, y, m, db, ldb)                          # Bbar = G
         L.scale(m, c, db, ldb, bad)
-        L.scale(k, ConstInt(T.i64, 1), g.avail.shadow(call.ops[self.s], block, b), k, 0.0, real=True)
+        L.scale(k, ConstInt(T.i64, 1), g.shadow_at(call.ops[self.s], block, b), k, 0.0, real=True)
 
     def apply(self, L, u, s, vt, m, n, k, c, src, lds, t, dst, transposed, beta=0.0):
         """dst = A^{+T} src (m x c, src n x c), or A^+ src when `transposed` (n x c, src m x c);

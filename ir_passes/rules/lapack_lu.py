@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..ir.values import ConstInt
-from .blas import AFTER
 from .lapack import Lapack, Lin, needs_gemm
 
 
@@ -62,15 +61,15 @@ class Potrf(Lapack):
         needs_gemm(call, unsupported, "trsm")
 
     def reverse(self, g, call, block, b) -> None:
-        self.check(g.act.has_shadow, call, g.unsupported)
-        if not g.act.has_shadow(call.ops[self.a]):
+        self.check(g.has_shadow, call, g.unsupported)
+        if not g.has_shadow(call.ops[self.a]):
             return
         L = Lin.reverse(self, g, call, b)
-        n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
+        n, lda = (L.i64(g.primal_at(call.ops[i], block, b)) for i in (self.n, self.lda))
         nn = L.bytes(n, n)
         uc, w2, w3 = L.scratch(nn, nn, nn)
-        factor = self.input(g, call, (AFTER, self.a), block, b, always=True)
-        da = g.avail.shadow(call.ops[self.a], block, b)
+        factor = self.input(g, call, self.a, block, b, after=True)
+        da = g.shadow_at(call.ops[self.a], block, b)
         h = "C" if L.cx else "T"                        # U^H on complex data
         L.map("upper_of", n, factor, lda, uc, n)        # U
         L.map("upper_of", n, da, lda, w3, n)            # Ubar
@@ -131,16 +130,16 @@ class Getrf(Lapack):
         needs_gemm(call, unsupported, "trsm")
 
     def reverse(self, g, call, block, b) -> None:
-        self.check(g.act.has_shadow, call, g.unsupported)
-        if not g.act.has_shadow(call.ops[self.a]):
+        self.check(g.has_shadow, call, g.unsupported)
+        if not g.has_shadow(call.ops[self.a]):
             return
         L = Lin.reverse(self, g, call, b)
-        n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
+        n, lda = (L.i64(g.primal_at(call.ops[i], block, b)) for i in (self.n, self.lda))
         nn = L.bytes(n, n)
         lo, up, x, w, t = L.scratch(nn, nn, nn, nn, nn)
-        packed = self.input(g, call, (AFTER, self.a), block, b, always=True)
-        ipiv = self.input(g, call, (AFTER, self.ipiv), block, b, always=True)
-        da = g.avail.shadow(call.ops[self.a], block, b)
+        packed = self.input(g, call, self.a, block, b, after=True)
+        ipiv = self.input(g, call, self.ipiv, block, b, after=True)
+        da = g.shadow_at(call.ops[self.a], block, b)
         packed_factors(L, n, packed, lda, lo, up)
         if L.cx:
             L.conj((n, n, da, lda))
@@ -198,17 +197,17 @@ class Getri(Lapack):
             needs_gemm(call, unsupported)
 
     def reverse(self, g, call, block, b) -> None:
-        self.check(g.act.has_shadow, call, g.unsupported)
-        if not g.act.has_shadow(call.ops[self.a]):
+        self.check(g.has_shadow, call, g.unsupported)
+        if not g.has_shadow(call.ops[self.a]):
             return
         L = Lin.reverse(self, g, call, b)
-        n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.n, self.lda))
+        n, lda = (L.i64(g.primal_at(call.ops[i], block, b)) for i in (self.n, self.lda))
         nn = L.bytes(n, n)
         lo, up, t, x = L.scratch(nn, nn, nn, nn)
         packed = self.input(g, call, self.a, block, b, always=True)
         ipiv = self.input(g, call, self.ipiv, block, b, always=True)
-        inv = self.input(g, call, (AFTER, self.a), block, b, always=True)
-        da = g.avail.shadow(call.ops[self.a], block, b)
+        inv = self.input(g, call, self.a, block, b, after=True)
+        da = g.shadow_at(call.ops[self.a], block, b)
         packed_factors(L, n, packed, lda, lo, up)
         if L.cx:
             L.conj((n, n, da, lda))

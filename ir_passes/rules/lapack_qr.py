@@ -27,12 +27,11 @@ from weakref import WeakKeyDictionary
 from ..ir import types as T
 from ..ir.values import ConstInt
 from ..runtime import heap
-from ..runtime.helpers import ensure
-from .blas import BLAS, arena
+from .blas import BLAS
 from .lapack import Lapack, Lin, as_arg, needs_gemm, primal_ops, roots
 
 ORGQR_PARAMS = [T.i8, T.i64, T.i64, T.i64, T.ptr, T.i64, T.ptr]
-# per generated function (its entry block): geqrf call -> the stack slot of the pair
+# per generated function (its rule context): geqrf call -> the stack slot of the pair
 _PAIRS: WeakKeyDictionary = WeakKeyDictionary()
 
 
@@ -47,10 +46,10 @@ def partner_call(call, record_type):
     return None
 
 
-def pair_slot(entry, geqrf_call, make):
-    """The stack slot (made by `make` once per generated function) the pair's derivatives pass
-    through."""
-    slots = _PAIRS.setdefault(entry, {})
+def pair_slot(ctx, geqrf_call, make):
+    """The stack slot (made by `make` once per generated function, whose rule context is `ctx`)
+    the pair's derivatives pass through."""
+    slots = _PAIRS.setdefault(ctx, {})
     if id(geqrf_call) not in slots:
         slots[id(geqrf_call)] = make()
     return slots[id(geqrf_call)]
@@ -105,8 +104,8 @@ class Geqrf(Lapack):
         return next(r.name for r in BLAS.values() if isinstance(r, Orgqr))
 
     def reverse(self, g, call, block, b) -> None:
-        self.refuse_constant_output(g.act.has_shadow, call, g.unsupported)
-        if not g.act.has_shadow(call.ops[self.a]):
+        self.refuse_constant_output(g.has_shadow, call, g.unsupported)
+        if not g.has_shadow(call.ops[self.a]):
             return
         self.partner(call, g.unsupported)
         L = Lin.reverse(self, g, call, b)
@@ -114,15 +113,15 @@ class Geqrf(Lapack):
         m, n, lda = (L.i64(ops[i]) for i in (self.m, self.n, self.lda))
         k = L.smaller(m, n)
         extra = b.sub(n, k)
-        slot = pair_slot(g.alloca_block, call, lambda: g.alloca_builder.alloca(T.i64))
+        slot = pair_slot(g, call, lambda: g.stack_slot(T.i64))
         mk, kn, kk = L.bytes(m, k), L.bytes(k, n), L.bytes(k, k)
         q, tau, r, rb, qb, mid, c, bm = L.scratch(L.bytes(m, n), L.bytes(k), kn, kn, mk, kk, kk, mk)
         a0 = self.input(g, call, self.a, block, b, always=True)
         self.factor(L, ops, m, n, k, lda, a0, tau, q, r)
-        da = g.avail.shadow(call.ops[self.a], block, b)
+        da = g.shadow_at(call.ops[self.a], block, b)
         h = "c" if L.cx else True                                            # ^H on complex data
         L.rect("upper_rect", k, n, da, lda, rb, k)                           # Rbar
-        qbar = b.gep(T.i8, g.tape.load(b, arena(g)[0]), [b.load(T.i64, slot)])  # orgqr's Qbar
+        qbar = b.gep(T.i8, g.arena_base(b), [b.load(T.i64, slot)])  # orgqr's Qbar
         L.rect("copy_rect", m, k, qbar, m, qb, m)
         y, r2b = L.at(a0, L.zero, k, lda), L.at(rb, L.zero, k, k)
         L.gemm(False, h, m, k, extra, 1.0, y, lda, r2b, k, 1.0, qb, m)      # Qbar + Y R2bar^T
@@ -155,7 +154,7 @@ class Geqrf(Lapack):
         c = fm.emit_primal(call)
         self.factor(L, c.ops, m, n, k, m, a0, tau, q, r)
         dqs = heap.allocate(b, b.mul(mk, ConstInt(T.i64, fm.width)))     # orgqr frees it
-        b.store(dqs, pair_slot(fm.bmap[fm.primal.entry], call, lambda: fm.entry_slot(T.ptr, "qr.dq")))
+        b.store(dqs, pair_slot(fm, call, lambda: fm.entry_slot(T.ptr, "qr.dq")))
         y = L.at(a0, L.zero, k, m)
         h = "c" if L.cx else True                                  # ^H on complex data
         for j in range(fm.width):
@@ -202,17 +201,15 @@ class Orgqr(Lapack):
         return p
 
     def reverse(self, g, call, block, b) -> None:
-        if not g.act.has_shadow(call.ops[self.a]):
+        if not g.has_shadow(call.ops[self.a]):
             return
         geqrf = self.partner(call, g.unsupported)
         L = Lin.reverse(self, g, call, b)
-        m, n, lda = (L.i64(g.avail.primal(call.ops[i], block, b)) for i in (self.m, self.n, self.lda))
-        fields = [g.tape.frame.address(b, f) for f in arena(g)]
-        ensure(g.module, "enzpy.arena_push")
-        off = b.call("enzpy.arena_push", T.i64, fields + [g.null_ptr, L.bytes(m, n)])
-        b.store(off, pair_slot(g.alloca_block, geqrf, lambda: g.alloca_builder.alloca(T.i64)))
-        qbar = b.gep(T.i8, g.tape.load(b, arena(g)[0]), [off])
-        da = g.avail.shadow(call.ops[self.a], block, b)
+        m, n, lda = (L.i64(g.primal_at(call.ops[i], block, b)) for i in (self.m, self.n, self.lda))
+        off, = g.arena_push(b, [L.bytes(m, n)])
+        b.store(off, pair_slot(g, geqrf, lambda: g.stack_slot(T.i64)))
+        qbar = b.gep(T.i8, g.arena_base(b), [off])
+        da = g.shadow_at(call.ops[self.a], block, b)
         L.rect("copy_rect", m, n, da, lda, qbar, m)          # Qbar, for geqrf's adjoint
         L.scale(m, n, da, lda, 0.0)
 
@@ -224,8 +221,7 @@ class Orgqr(Lapack):
         L = Lin.forward(self, fm, call, c.ops[self.kind])
         b = L.b
         m, n, lda = (L.i64(c.ops[i]) for i in (self.m, self.n, self.lda))
-        dqs = b.load(T.ptr, pair_slot(fm.bmap[fm.primal.entry], geqrf,
-                                       lambda: fm.entry_slot(T.ptr, "qr.dq")))
+        dqs = b.load(T.ptr, pair_slot(fm, geqrf, lambda: fm.entry_slot(T.ptr, "qr.dq")))
         for j in range(fm.width):
             dq = b.gep(T.i8, dqs, [b.mul(L.bytes(m, n), ConstInt(T.i64, j))])
             L.rect("copy_rect", m, n, dq, m, fm.shadow(call.ops[self.a], call)[j], lda)

@@ -92,7 +92,7 @@ class Syevd(Lapack):
         L.b.call(self.name, L.call.type, again)
 
     def reverse(self, g, call, block, b) -> None:
-        flags = self.check(g.act.has_shadow, call, g.unsupported)
+        flags = self.check(g.has_shadow, call, g.unsupported)
         if flags is None:
             return
         vectors, lower = flags
@@ -105,8 +105,8 @@ class Syevd(Lapack):
         a0 = self.input(g, call, self.a, block, b, always=True)
         L.map("copied", n, a0, lda, v, n)
         self.eigen(L, ops, n, v, w)
-        da = g.avail.shadow(call.ops[self.a], block, b)
-        dw = g.avail.shadow(call.ops[self.w], block, b)
+        da = g.shadow_at(call.ops[self.a], block, b)
+        dw = g.shadow_at(call.ops[self.w], block, b)
         h = "c" if L.cx else True                      # V^H on complex data
         if vectors:
             L.gemm(h, False, n, n, n, 1.0, v, n, da, lda, 0.0, t, n)
@@ -202,8 +202,8 @@ class Gesdd(Lapack):
         return b.select(full, m, k)
 
     def reverse(self, g, call, block, b) -> None:
-        self.check(g.act.has_shadow, call, g.unsupported)
-        if not g.act.has_shadow(call.ops[self.a]):
+        self.check(g.has_shadow, call, g.unsupported)
+        if not g.has_shadow(call.ops[self.a]):
             return
         L = Lin.reverse(self, g, call, b)
         h = "c" if L.cx else True                    # ^H on complex data
@@ -216,10 +216,10 @@ class Gesdd(Lapack):
         a0 = self.input(g, call, self.a, block, b, always=True)
         L.rect("copy_rect", m, n, a0, lda, ac, m)
         self.thin(L, m, n, k, ac, s, u, vt)
-        da = g.avail.shadow(call.ops[self.a], block, b)
-        ds = g.avail.shadow(call.ops[self.s], block, b)
+        da = g.shadow_at(call.ops[self.a], block, b)
+        ds = g.shadow_at(call.ops[self.s], block, b)
         if self.vectors(call):
-            du, dvt = (g.avail.shadow(call.ops[i], block, b) for i in (self.u, self.vt))
+            du, dvt = (g.shadow_at(call.ops[i], block, b) for i in (self.u, self.vt))
             ldu, ldvt = (L.i64(ops[i]) for i in (self.ldu, self.ldvt))
             ucols = self.columns(L, ops[self.jobz], m, k)
             b.store(ConstFloat(L.ft, 0.0), acc)      # seeds on columns of U past the k-th

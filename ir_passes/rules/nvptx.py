@@ -44,17 +44,17 @@ class Shuffle:
         self.mode = mode
 
     def reverse(self, g, inst, block, b) -> None:
-        if not g.act.is_active(inst):
+        if not g.is_active(inst):
             return
         d = g.take_adjoint(b, inst)
         value = inst.ops[1]
-        if not g.act.is_active(value):
+        if not g.is_active(value):
             return
         if self.broadcast(inst):     # every lane of the warp reads lane b
             name = adjoint_name("bcast", value.type.suffix)
             g.add_adjoint(b, value, b.call(name, value.type, [d, inst.ops[2]]))
             return
-        mask, lane, clamp = (g.avail.primal(inst.ops[k], block, b) for k in (0, 2, 3))
+        mask, lane, clamp = (g.primal_at(inst.ops[k], block, b) for k in (0, 2, 3))
         name = adjoint_name(self.mode, value.type.suffix)
         g.add_adjoint(b, value, b.call(name, value.type, [mask, d, lane, clamp]))
 
@@ -69,8 +69,8 @@ class Shuffle:
         if not ts:
             return
         mask, lane, clamp = (fm.val(inst.ops[k]) for k in (0, 2, 3))
-        fm.tmap[id(inst)] = [fm.b.call(inst.callee_name, inst.type, [mask, t, lane, clamp])
-                             for t in ts]
+        fm.set_tangent(inst, [fm.b.call(inst.callee_name, inst.type, [mask, t, lane, clamp])
+                              for t in ts])
 
 
 for _mode in SHUFFLE_MODES:

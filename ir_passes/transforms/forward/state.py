@@ -25,7 +25,7 @@ MAX_WIDTH = 16
 
 
 class ForwardMode:
-    __slots__ = ("module", "primal", "activity", "width", "strong_zero_guards", "noalias_shadows",
+    __slots__ = ("__weakref__", "module", "primal", "activity", "width", "strong_zero_guards", "noalias_shadows",
                  "dom", "preds", "types", "act", "handles", "maybe_own", "destructed", "counted",
                  "users", "float_pointers",
                  "vmap", "tmap", "smap", "hmap", "rmap", "bmap", "phis", "extents", "stand_ins",
@@ -210,6 +210,10 @@ class ForwardMode:
 
     def varying(self, v) -> bool:
         return id(v) in self.act.varying
+
+    def set_tangent(self, v, lanes) -> None:
+        """v's tangents (a list of `width` values; None: zero)."""
+        self.tmap[id(v)] = lanes
 
     def zero(self, t):
         return ConstFloat(t, 0.0)

@@ -29,6 +29,7 @@ from . import restore
 from .plan import AVAILABLE, Plan
 from .recurrence import field as recurrence_field
 from .recurrence import recurrence_loop
+from .tape_keys import LastValue, Shadow, Value
 
 
 def common_loop(loop, block):
@@ -96,7 +97,7 @@ class Availability:
                 restore.mark(self.g, v)
             return b.load(v.type, self.primal(v.ops[0], block, b), align=v.align)
         home = common_loop(self.g.loops.loop_of(v.block), block)
-        key = v if home is self.g.loops.loop_of(v.block) else ("last", v, home)
+        key = Value(v) if home is self.g.loops.loop_of(v.block) else LastValue(v, home)
         e = self.g.tape.entry(key, v.type, home, self.reason(v) if home else "", source=v)
         self.g.cache_sites.setdefault(e, v)
         return self.g.tape.read(b, e, block)
@@ -240,7 +241,7 @@ class Availability:
             out = self.g.tape.frame.address(b, self.g.alloca_shadows[p])
         elif op in ("phi", "load") or (op == "call" and self.g.act.has_shadow(p)):
             home = self.g.loops.loop_of(p.block)
-            e = self.g.tape.entry(("shadow", p), T.ptr, home,
+            e = self.g.tape.entry(Shadow(p), T.ptr, home,
                                   "it says which differentiable array the pointer points into", source=p)
             self.g.shadow_cache_sites.setdefault(e, p)
             out = self.g.tape.read(b, e, block)

@@ -18,6 +18,7 @@ from ...runtime.helpers import ensure
 from ...analysis.activity import call_activity
 from .checkpoint.outline import time_loop
 from .checkpoint.schedule import forward_failure
+from .tape_keys import CallFrame
 
 DERIVED = "reverse"   # this transform's key in module.derived and module.pending
 
@@ -99,7 +100,7 @@ def declare_split(g, inst, aug, act, ret, ops) -> None:
 def reverse_call(g, inst, block, b) -> None:
     _, rev, act = split_names(g, inst)
     home = g.loops.loop_of(inst.block)
-    e = g.tape.entry(("callframe", inst), T.ptr, home, "the called function's reverse sweep needs what it saved")
+    e = g.tape.entry(CallFrame(inst), T.ptr, home, "the called function's reverse sweep needs what it saved")
     frame = g.tape.read(b, e, block)
     args = [g.avail.primal(o, block, b) for o in inst.ops]
     dup = [o for o, a in zip(inst.ops, act) if a is Activity.DUP]

@@ -15,7 +15,6 @@ from ...ir.builder import MathBuilder
 from ...ir.edit import emit_at
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, Constant, ConstInt, Global
-from ...rules.blas import INPUT, lookup_blas
 from ...rules.effects import (CONSTRUCTORS, COPIES_OUT, POINTER_GETTERS, allocation_size,
                               constructor_out, copy_in_operands, copy_out_operands, getter_object, handle_groups,
                               handle_of, handle_realloc_size, handle_size, is_handle)
@@ -307,28 +306,10 @@ class ForwardSweep:
                 c.callee = self.vmap.get(c.callee, c.callee)
 
     def write_tape(self) -> None:
-        g = self.g
-        for e in list(g.tape.entries.values()):
-            key = e.key
-            if isinstance(key, tuple) and key[0] == "start":
-                continue  # written on loop entry edges
-            if isinstance(key, tuple) and key[0] == "shadow":
-                value = self.smap[key[1]]
-            elif isinstance(key, tuple) and key[0] == "callframe":
-                value = self.call_frames[key[1]]
-            elif isinstance(key, tuple) and key[0] == "old":
-                self.save_overwritten(key[1], e)
-                continue
-            elif isinstance(key, tuple) and key[0] == "last":
-                value = self.vmap[key[1]]
-            elif isinstance(key, tuple) and key[0] == INPUT:
-                lookup_blas(key[1].callee_name).save_input(self, key, e)
-                continue
-            elif isinstance(key, tuple) and key[0] in ("from", "moved"):
-                value = key[2]
-            else:
-                value = self.vmap[key]
-            self.insert_after(value, lambda b, v=value, e=e: g.tape.write(b, e, v))
+        """Put each tape entry's value on the tape where the forward sweep defines it (each key
+        knows how: tape_keys.py)."""
+        for e in list(self.g.tape.entries.values()):
+            e.key.save(self, e)
 
     def save_overwritten(self, store, e) -> None:
         """Before a store the reverse sweep undoes: put the value it overwrites on the tape."""

@@ -23,6 +23,7 @@ from ...ir.module import Function
 from ...ir.values import Argument, Constant, ConstFloat, ConstInt
 from ...options import Activity, CacheMode
 from ...rules.effects import check_refused_calls
+from ...runtime.helpers import ensure
 from ..common import diagnostics
 from ..common.noneed import unneeded_stores
 from . import deferred_rank1
@@ -30,6 +31,7 @@ from .availability import Availability
 from .retain import retained_allocations
 from .shadow_updates import ShadowUpdates, convert
 from .tape import Tape
+from .tape_keys import LoopStart
 
 
 class Sweep(Enum):
@@ -49,7 +51,8 @@ class Gradient:
         "restore_markers", "final_copies", "fused", "fwd", "deferred", "deferred_quiet", "rank1_deferred",
         "retained",
         "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol", "updates",
-        "fixed_trips", "parallel_failed", "launch_pool", "keep_frame")
+        "fixed_trips", "parallel_failed", "launch_pool", "keep_frame",
+        "__weakref__")   # rules/lapack_qr.py keys per-function slots on the gradient
 
     def __init__(self, module, primal, activity, out_name, cache_mode=CacheMode.AUTO, noalias=False,
                  split=False, extents=None, success_codes=None, no_need=()):
@@ -143,6 +146,50 @@ class Gradient:
         self.init_block = self.new_block("state")      # frame initialization (forward)
         self.init_builder = MathBuilder(self.module, self.init_block)
 
+    # --- what rule emitters use (rules/context.py: ReverseContext)
+    def has_shadow(self, v) -> bool:
+        return self.act.has_shadow(v)
+
+    def is_active(self, v) -> bool:
+        return self.act.is_active(v)
+
+    def primal_at(self, v, block, b):
+        return self.avail.primal(v, block, b)
+
+    def shadow_at(self, p, block, b):
+        return self.avail.shadow(p, block, b)
+
+    def written_after(self, inst, p) -> bool:
+        """May a write after `inst` change what p points to before the reverse sweep reads it?"""
+        for w, q in self.alias.writes:
+            if w is inst or not self.alias.may_run_after(inst, w):
+                continue
+            if q is None or self.alias.may_alias(p, q):
+                return True
+        return False
+
+    def stack_slot(self, type, name: str = ""):
+        return self.alloca_builder.alloca(type, name)
+
+    def saved(self, key, type, at, block, b, reason: str):
+        e = self.tape.entry(key, type, self.loops.loop_of(at.block), reason, source=at)
+        return self.tape.read(b, e, block)
+
+    def arena_base(self, b):
+        return self.tape.load(b, self.tape.arena_fields()[0])
+
+    def arena_push(self, b, sizes, data=None) -> list:
+        fields = [self.tape.frame.address(b, f) for f in self.tape.arena_fields()]
+        ensure(self.module, "enzpy.arena_push")
+        return [b.call("enzpy.arena_push", T.i64, fields + [data or self.null_ptr, s]) for s in sizes]
+
+    def copy_to_arena(self, b, e, data, size) -> None:
+        """Forward sweep: copy `size` bytes at `data` into the arena; tape entry `e` keeps the
+        offset, and `explain` the bytes."""
+        off, = self.arena_push(b, [size], data)
+        self.tape.write(b, e, off)
+        self.tape.count_arena_bytes(b, e.key, size)
+
     def rank1(self, b, call, block, ft, alpha, u, v, adjoint, a, dims) -> None:
         """shadow(a) += alpha u v^T for a BLAS record's reverse, `adjoint` ("a": u, "b": v) the
         adjoint factor (deferred_rank1.py)."""
@@ -223,7 +270,7 @@ class Gradient:
         return b.select(b.icmp("sgt", d, one), d, one)
 
     def start_entry(self, loop):
-        e = self.tape.entry(("start", loop), T.i64, loop.parent,
+        e = self.tape.entry(LoopStart(loop), T.i64, loop.parent,
                             "the reverse sweep runs this loop backwards from its counter")
         self.starts[loop] = e
         return e

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ...ir import types as T
 from ...ir.values import ConstInt
+from .tape_keys import Moved
 
 REASON = "a growing allocation's shadow moved here"
 
@@ -19,8 +20,8 @@ def reverse_move(g, inst, block, b) -> None:
     """memcpy(old shadow, new shadow, bytes kept), with the forward sweep's values from the tape."""
     old, kept = g.fwd.moves[id(inst)]
     home = g.loops.loop_of(inst.block)
-    o = g.tape.read(b, g.tape.entry(("moved", inst, old), T.ptr, home, REASON), block)
-    n = g.tape.read(b, g.tape.entry(("moved", inst, kept), T.i64, home, REASON), block)
+    o = g.tape.read(b, g.tape.entry(Moved(inst, old), T.ptr, home, REASON), block)
+    n = g.tape.read(b, g.tape.entry(Moved(inst, kept), T.i64, home, REASON), block)
     new = g.avail.shadow(inst, block, b)
     g.module.declare("llvm.memcpy.p0.p0.i64", T.void, [T.ptr, T.ptr, T.i64, T.i1])
     b.call("llvm.memcpy.p0.p0.i64", T.void, [o, new, n, ConstInt(T.i1, 0)])

@@ -54,6 +54,7 @@ from ..common.parallel_body import (TID, check_reductions, counts_up_from_zero, 
 from .parallel_private import BY_SIZE, bounds, choose, iterations_helper, owned, small, sum_helper
 from .shadow_updates import PER_TASK, Threads
 from .success import always_succeeds
+from .tape_keys import CallFrame
 
 PENDING = "parallel"            # module.pending: Body records whose split gradients to build
 LAUNCHES = "parallel launch"    # module.derived: id(launch call) -> (Layout, Names)
@@ -543,7 +544,7 @@ def reverse_launch(g, inst, block, b) -> None:
     if names.fused:
         return
     home = g.loops.loop_of(inst.block)
-    e = g.tape.entry(("callframe", inst), T.ptr, home,
+    e = g.tape.entry(CallFrame(inst), T.ptr, home,
                      "the parallel loop's record: its schedule and each task's saved values")
     record = g.tape.read(b, e, block)
     threads = b.load(T.i64, _at(b, record, layout.threads))

@@ -25,6 +25,7 @@ from ...ir.builder import MathBuilder
 from ...ir.instructions import Instruction
 from ...ir.values import ConstInt
 from .plan import Plan
+from .tape_keys import LastValue
 
 
 def recurrence_loop(g, p):
@@ -157,7 +158,7 @@ def _update(g, ps, kind, loop, src, b) -> None:
     for p in ps:
         f = field(g, p)
         if kind == "enter":       # p in the last iteration: one tape slot per entry
-            e = g.tape.entry(("last", p, loop.parent), p.type, loop.parent,
+            e = g.tape.entry(LastValue(p, loop.parent), p.type, loop.parent,
                              "a recurrence's value in its loop's last iteration", source=p)
             g.cache_sites.setdefault(e, p)
             g.tape.store(b, g.tape.read(b, e, src), f)

@@ -45,17 +45,6 @@ class TapeLayout:
         return sum(self.bytes_per_iteration[lp] * int(n) for lp, n in zip(self.loops, counts))
 
 
-# What a tape entry without a primal value holds, by the first element of its key.
-_CONTROL = {
-    "from": "which branch control took into this block",
-    "moved": "a growing allocation's old shadow and the bytes its reallocation kept",
-    "start": "the loop counter's value on entering the loop",
-    "last": "the recurrence's value when the loop ended",
-    "callframe": "the saved values of this call's reverse sweep",
-    "old": "the value this store overwrites",
-}
-
-
 def layout(g) -> TapeLayout:
     out = TapeLayout()
     for e in g.tape.entries.values():
@@ -77,23 +66,15 @@ def layout(g) -> TapeLayout:
 
 def _entry_text(g, e) -> tuple[str, list]:
     """The entry's primal value (or, for control entries, what it records; for an arena copy,
-    the argument copied) and its source lines."""
-    if e.key in g.tape.arena_sizes:
-        _, call, k = e.key
-        after = isinstance(k, tuple)
-        k = k[1] if after else k
-        text = (f"{call.ops[k].ref()}, argument {k} of @{call.callee_name}"
-                f"{' as the call left it' if after else ''}")
-        return text, g.module.location(call)
-    if e.source is not None:     # a phi has no line of its own: its block's first one
+    the argument copied) and its source lines (tape_keys.py: `what`, `places`)."""
+    if e.source is not None and e.key not in g.tape.arena_sizes:
+        # a phi has no line of its own: its block's first one
         return g.describe(e.source), g.module.location(e.source) or _located(g, e.source.block)
-    parts = e.key if isinstance(e.key, tuple) else (e.key,)
-    text = _CONTROL.get(parts[0], str(parts[0])) if isinstance(parts[0], str) else str(parts[0])
-    for part in parts[1:]:
+    for part in e.key.places():
         locs = _located(g, part)
         if locs:
-            return text, locs
-    return text, []
+            return e.key.what, locs
+    return e.key.what, []
 
 
 def _located(g, part) -> list:
@@ -145,8 +126,7 @@ def print_availability(g) -> str:
             out.append(f"%{inst.name or inst.opcode}: {how.value}")
     for e in g.tape.entries.values():
         src = e.source
-        what = f"%{src.name}" if src is not None and src.name else \
-            str(e.key[0] if isinstance(e.key, tuple) else e.key)
+        what = f"%{src.name}" if src is not None and src.name else e.key.label
         home = f"loop {e.home.index}" if e.home is not None else "once"
         out.append(f"tape {what} ({home}): {e.reason}")
     return "\n".join(out)

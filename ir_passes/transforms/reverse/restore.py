@@ -17,6 +17,7 @@ from ...ir.values import Argument, ConstInt
 from ...options import CacheMode
 from ...runtime.helpers import ensure
 from ..common.extent import extent_bounds
+from .tape_keys import Overwritten
 
 
 def restorable(g, load) -> bool:
@@ -72,7 +73,7 @@ def emit_undos(g) -> None:
 def _undo(g, store) -> None:
     def undo(b):
         home = g.loops.loop_of(store.block)
-        e = g.tape.entry(("old", store), store.ops[0].type, home, "the value a store overwrites",
+        e = g.tape.entry(Overwritten(store), store.ops[0].type, home, "the value a store overwrites",
                          source=store)
         old = g.tape.read(b, e, store.block)
         b.store(old, g.avail.primal(store.ops[1], store.block, b), align=store.align)

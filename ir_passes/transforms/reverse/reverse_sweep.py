@@ -22,6 +22,7 @@ from ...runtime import heap
 from . import deferred, deferred_rank1, recurrence
 from .gradient import Sweep
 from .instructions import reverse_instruction
+from .tape_keys import Branch
 
 
 class ReverseSweep:
@@ -82,7 +83,7 @@ class ReverseSweep:
             return
         phi = self.fwd.which_pred(blk)
         home = g.loops.loop_of(blk)
-        e = g.tape.entry(("from", blk, phi), T.i32, home, "the reverse sweep retraces the branch taken here")
+        e = g.tape.entry(Branch(blk, phi), T.i32, home, "the reverse sweep retraces the branch taken here")
         w = g.tape.read(b, e, blk)
         targets = [self.edge(p, blk) for p in preds]
         b.switch(w, targets[0], [(ConstInt(T.i32, k), t) for k, t in enumerate(targets) if k])

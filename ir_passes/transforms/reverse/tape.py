@@ -144,6 +144,24 @@ class Tape:
         self.by_loop.setdefault(home, []).append(e)
         return e
 
+    def arena_fields(self) -> tuple:
+        """The arena's fields (buffer, capacity, bytes used), made on first use: rules/blas.py's
+        saved inputs and scratch matrices, parked with the tape between calls."""
+        if self.arena is None:
+            buf = self.new_field(T.ptr, self.gradient.null_ptr)
+            cap = self.new_field(T.i64, ConstInt(T.i64, 0))
+            used = self.new_field(T.i64, ConstInt(T.i64, 0))
+            self.buffers += [buf, cap]
+            self.arena = (buf, cap, used)
+        return self.arena
+
+    def count_arena_bytes(self, b, key, size) -> None:
+        """Add `size` to the bytes saved input `key` took in the arena this call (`explain`)."""
+        if key not in self.arena_sizes:
+            self.arena_sizes[key] = self.new_field(T.i64, ConstInt(T.i64, 0))
+        f = self.arena_sizes[key]
+        self.store(b, b.add(self.load(b, f), size), f)
+
     def fixed_capacity(self, loop) -> int:
         """The iterations the frame holds for `loop` (0: its arrays are on the heap)."""
         return self.gradient.fixed_trips.get(loop, 0) if loop is not None else 0
