@@ -59,7 +59,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  vector_library: VectorLibrary | None = None, threads: Threads | None = None,
                  park: bool = True, parallel: ParallelUpdates = ParallelUpdates.AUTO,
                  memory: Memory = TAPE, guard_products: bool = False,
-                 split_entries: bool = False) -> Gradient:
+                 split_entries: bool = False, kept: Sequence[int] = ()) -> Gradient:
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
@@ -91,6 +91,10 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     guarded only in such modules.
     split_entries: add `<out_name>.aug`, `.rev` and `.free` instead of one function: the forward
     sweep keeps its tape for reverse sweeps run any number of times (public_split.py).
+    kept (split_entries only): indices of pointer parameters whose memory the caller keeps
+    unchanged from the forward sweep to every reverse sweep, and that no other parameter points
+    into (Enzyme's "modified between" false); those the function does not write are loaded again
+    in the reverse sweep instead of taped.
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     if guard_products:
@@ -107,7 +111,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     module.facts[UPDATES] = ParallelUpdates(parallel)
     if split_entries:
         return _public_split(module, fn_name, activity, out_name, cache, success_codes, extents,
-                             vector_library, written, memory, threads)
+                             vector_library, written, memory, threads, kept)
     time_loops = outline_time_loops(module, fn_name, extents or {}, memory.budget,
                                     out_name if counts else "",
                                     versioned=memory.auto, noalias=noalias,
@@ -150,11 +154,12 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
 
 
 def _public_split(module, fn_name, activity, out_name, cache, success_codes, extents,
-                  vector_library, written, memory, threads) -> Gradient:
+                  vector_library, written, memory, threads, kept=()) -> Gradient:
     if memory.checkpoints or threads is not None:
         raise UnsupportedError("split mode keeps the whole tape: no memory budget, no threads")
+    kept = frozenset(kept) - written if written is not None else frozenset()
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, False, success_codes,
-                             True, extents, keep_frame=True)
+                             True, extents, keep_frame=True, kept=kept)
     g.splice(rev.put_back_marker, lambda b: None)
     public_split.check(g)
     if module.pending.get(DERIVED) or module.pending.get(PARALLEL):
@@ -221,7 +226,7 @@ def _not_inlined(g, callee, why) -> UnsupportedError:
 
 
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,
-               extents=None, no_need=(), threads=None, keep_frame=False):
+               extents=None, no_need=(), threads=None, keep_frame=False, kept=frozenset()):
     """Prepare the primal, then build its gradient: the forward sweep, the reverse sweep, and
     what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
     primal = module.functions[fn_name]
@@ -229,6 +234,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents,
                  success_codes=success_codes, no_need=no_need)
     g.keep_frame = g.tape.kept_in_frame = keep_frame
+    g.kept = kept
     if threads is not None:
         g.updates = ShadowUpdates(g, threads)
         g.fixed_trips = {lp: k for lp in g.loops.loops if lp.parent is None
