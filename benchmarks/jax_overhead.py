@@ -9,6 +9,10 @@ floats (the call's fixed cost: the kernel itself takes well under a microsecond)
 (200 points, 200 steps, in place) and N-body (16 bodies, 20 steps). Times are the best of
 `--rounds` rounds of many calls each, in microseconds. The direct gradient is split mode
 (`augmented_forward` + `reverse`), the calls the JAX gradient makes.
+
+The ratios jit(grad) / autodiff and jit(f) - direct call are taken round by round, the two timed
+one after the other in the same round (interleaved), and the median over the rounds is printed:
+on a shared machine the load moves between rounds more than between neighbours.
 """
 from __future__ import annotations
 
@@ -35,6 +39,28 @@ def best(fn, rounds, calls):
             fn()
         times.append((time.perf_counter() - t0) / calls * 1e6)
     return min(times)
+
+
+def interleaved(fns, rounds, calls):
+    """Per round, the best of three batches of `calls` calls of each function, the functions one
+    after the other: a list of per-round times (us) per function."""
+    for fn in fns:
+        fn()
+    out = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, times in zip(fns, out):
+            best_batch = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                for _ in range(calls):
+                    fn()
+                best_batch.append((time.perf_counter() - t0) / calls * 1e6)
+            times.append(min(best_batch))
+    return out
+
+
+def median(xs):
+    return float(np.median(xs))
 
 
 def direct_gradient(kernel, args, diff, outs):
@@ -80,6 +106,11 @@ def main():
     out = np.zeros(64)
     t_direct = best(lambda: elementwise(x, y, out), opts.rounds, 2000)
     t_jit = best(lambda: jf(xj, yj).block_until_ready(), opts.rounds, 2000)
+    ident = jax.jit(lambda a, b: a)
+    d, j, i = interleaved([lambda: elementwise(x, y, out), lambda: jf(xj, yj).block_until_ready(),
+                           lambda: ident(xj, yj).block_until_ready()], opts.rounds, 2000)
+    print(f"elementwise n=64, interleaved rounds: jit(f) - direct call median "
+          f"{median([b - a for a, b in zip(d, j)]):.1f} us; jit of the identity {median(i):.1f} us")
     cb = jax.jit(wrap(elementwise, (x, y, np.zeros(64)), inputs=(0, 1), outputs=(2,), ffi=False))
     t_cb = best(lambda: cb(xj, yj).block_until_ready(), opts.rounds, 2000)
     jnp_f = jax.jit(lambda a, b: jnp.sin(a) * b + a * a)
@@ -113,6 +144,14 @@ def main():
         t_grad = best(direct_gradient(kernel, args, diff, outs), opts.rounds, calls)
         t_jgrad = best(lambda: jax.block_until_ready(jgrad(*ops)), opts.rounds, calls)
         t_ad = best(direct_autodiff(kernel, args, diff, outs), opts.rounds, calls)
+        jg, ad, jc, dc = interleaved([lambda: jax.block_until_ready(jgrad(*ops)),
+                                      direct_autodiff(kernel, args, diff, outs),
+                                      lambda: jax.block_until_ready(jcall(*ops)), direct_call],
+                                     opts.rounds, calls)
+        print(f"{name}, interleaved rounds: jit(grad) / autodiff median "
+              f"{median([a / b for a, b in zip(jg, ad)]):.2f} (rounds {min(a / b for a, b in zip(jg, ad)):.2f}"
+              f" to {max(a / b for a, b in zip(jg, ad)):.2f}; jit(grad) {median(jg):.0f} us, autodiff "
+              f"{median(ad):.0f} us); jit(f) - direct call median {median([a - b for a, b in zip(jc, dc)]):.1f} us")
         print(f"{name}: call direct {t_call:.1f} us, jit {t_jcall:.1f} us; gradient direct "
               f"(split mode) {t_grad:.1f} us, jit(grad) {t_jgrad:.1f} us "
               f"({t_jgrad / t_grad:.2f}x), autodiff {t_ad:.1f} us ({t_jgrad / t_ad:.2f}x); "

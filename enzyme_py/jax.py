@@ -152,7 +152,9 @@ class JaxKernel:
                     len(params) != len(args):
                 raise TypeError(f"{self.name}: wrap takes one example argument per parameter of the "
                                 f"kernel ({len(params)}), not {len(args)}")
-            self.split = compiled_split(self.dispatcher, annotated, kinds)
+            # the operands are immutable XLA buffers: the reverse sweep gets the same arrays
+            kept = [p for p in self.operands if p not in self.outs]
+            self.split = compiled_split(self.dispatcher, annotated, kinds, kept)
         return self.split
 
     def tape_ring(self):

@@ -152,6 +152,8 @@ class ReverseMode:
                          "sweeps run any number of times (transforms/reverse/public_split.py)")
     no_need: tuple = option((), "dup parameters whose final primal contents are not needed "
                             "(DuplicatedNoNeed: common/noneed.py)", ints)
+    kept: tuple = option((), "with --split: pointer parameters the caller keeps unchanged for the "
+                         "reverse sweeps (those not written are loaded again, not taped)", ints)
     extents: tuple = option((), EXTENTS, extents)
     memory: Memory = option(TAPE, "tape, a budget such as 4KB (checkpoint time loops), or auto:4KB "
                             "(reverse/checkpoint/)", memory)
@@ -170,7 +172,7 @@ class ReverseMode:
         codes = {} if self.success_codes is None else {"success_codes": self.success_codes}
         codes["park"] = not self.fresh
         if self.split:
-            codes.update(split_entries=True, counts=None)
+            codes.update(split_entries=True, counts=None, kept=self.kept)
         if self.threads == "nvptx":
             module.math_names = spelling
             codes.update(park=False, counts=None,

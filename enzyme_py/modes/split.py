@@ -31,7 +31,7 @@ from ..annotations import Duplicated, DuplicatedNoNeed, as_annotation
 from ..arguments import check_aliasing, type_key, typeof, validate
 from ..bridge import nrt  # noqa: F401 - Numba's allocators and status codes for ir_passes
 from ..bridge.codegen import array_data, float_slot, raise_status, status_type
-from ..bridge.convention import array_extents, returns_float
+from ..bridge.convention import arg_layouts, array_extents, returns_float
 from ..bridge.entry import make_entry, make_intrinsic
 from ..bridge.frozen import as_dispatcher
 from ..bridge.vector_math import host_library
@@ -197,14 +197,20 @@ def _check_call(dispatcher, args) -> None:
                         f"the kernel ({len(params)}), not {len(args)}")
 
 
-def compiled_split(dispatcher, annotated, kinds) -> CompiledSplit:
-    key = kinds + tuple(type_key(i, a.value) for i, a in enumerate(annotated))
+def compiled_split(dispatcher, annotated, kinds, kept=()) -> CompiledSplit:
+    """The split gradient for these annotated arguments. `kept`: positions of array arguments
+    whose memory the caller keeps unchanged from the forward sweep to every reverse sweep, and
+    that no other argument overlaps (enzyme_py.jax's operands); the reverse sweep reads those the
+    kernel does not write from the arrays given to it instead of from the tape."""
+    kept = tuple(sorted(kept))
+    key = kinds + tuple(type_key(i, a.value) for i, a in enumerate(annotated)) + (("kept",) + kept
+                                                                                 if kept else ())
 
     def make():
         argtypes = tuple(typeof(i, a.value) for i, a in enumerate(annotated))
         shadow_types = tuple(numba.typeof(a.shadow) for a in annotated
                              if isinstance(a, (Duplicated, DuplicatedNoNeed)))
-        return build(SPLIT, Job(dispatcher, argtypes, kinds, shadow_types, None))
+        return build(SPLIT, Job(dispatcher, argtypes, kinds, shadow_types, kept))
     return cached(SPLIT, dispatcher, key, make)
 
 
@@ -227,9 +233,11 @@ def _symbols(job, cap, activity) -> tuple:
 
 def _transform(job, cap, cleaned, activity, names) -> Generated:
     module = parse_module(cleaned)
+    layouts = arg_layouts(cap.argtypes)
+    kept = [layouts[pos].data for pos in job.options or () if layouts[pos].data is not None]
     g = reverse_mode(module, cap.fn_name, list(activity), names[-1], counts=None,
                      extents=array_extents(cap.argtypes), vector_library=host_library(),
-                     split_entries=True)
+                     split_entries=True, kept=kept)
     return Generated(print_module(module), g.layout)
 
 

@@ -11,6 +11,8 @@ A primal value the reverse sweep needs is, in order of preference:
   sqrt and 1/r^3 made its gradient 3.2x the primal recomputed, 2.6x taped); values computed from
   it are still recomputed;
 - a load whose memory alias analysis proves unchanged until the reverse sweep: loaded again;
+  in split mode, a load from a parameter the caller keeps (`kept`) that the function never
+  writes: loaded again;
 - a load clobbered only by stores the reverse sweep undoes (restore.py): loaded again;
 - an integer loop recurrence whose step the reverse sweep can compute: run backwards
   (recurrence.py);
@@ -116,8 +118,8 @@ class Availability:
                 how = Plan.TAPE
             elif (v.opcode in CHEAP or pure_math(v)) and all(self._operand(o, home) for o in v.ops):
                 how = Plan.RECOMPUTE
-            elif v.opcode == "load" and not self.g.split and self.g.alias.unchanged(v) \
-                    and self._free(v.ops[0]):
+            elif v.opcode == "load" and (self._kept(v.ops[0]) if self.g.split else
+                                         self.g.alias.unchanged(v)) and self._free(v.ops[0]):
                 how = Plan.RELOAD
             elif v.opcode == "load" and restore.restorable(self.g, v) and self._free(v.ops[0]):
                 how = Plan.RESTORE
@@ -153,6 +155,12 @@ class Availability:
         if lost is not None and lost.name:
             return f"its operand `%{lost.name}` is not available in the reverse sweep"
         return "its operands are not all available in the reverse sweep"
+
+    def _kept(self, p) -> bool:
+        """Split mode: does pointer p point only into parameters the caller keeps unchanged for
+        the reverse sweep (driver.reverse_mode's `kept`, none of them written by the function)?"""
+        rs = self.g.alias.roots(p) if self.g.kept else ()
+        return bool(rs) and all(isinstance(r, Argument) and r.index in self.g.kept for r in rs)
 
     def _operand(self, o, home) -> bool:
         """Can a value recomputed in loop `home` have its operand o? A value defined outside

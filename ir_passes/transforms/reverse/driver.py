@@ -15,7 +15,7 @@ from ...analysis.written import written_params
 from ...errors import UnsupportedError
 from ...ir import types as T
 from ...ir.builder import MathBuilder
-from ...ir.edit import replace_uses
+from ...ir.edit import before_terminator, replace_uses
 from ...ir.instructions import Instruction
 from ...ir.module import Block, Function, Module
 from ...ir.values import Argument, Constant, ConstInt
@@ -59,7 +59,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  vector_library: VectorLibrary | None = None, threads: Threads | None = None,
                  park: bool = True, parallel: ParallelUpdates = ParallelUpdates.AUTO,
                  memory: Memory = TAPE, guard_products: bool = False,
-                 split_entries: bool = False) -> Gradient:
+                 split_entries: bool = False, kept: Sequence[int] = ()) -> Gradient:
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
@@ -91,6 +91,10 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     guarded only in such modules.
     split_entries: add `<out_name>.aug`, `.rev` and `.free` instead of one function: the forward
     sweep keeps its tape for reverse sweeps run any number of times (public_split.py).
+    kept (split_entries only): indices of pointer parameters whose memory the caller keeps
+    unchanged from the forward sweep to every reverse sweep, and that no other parameter points
+    into (Enzyme's "modified between" false); those the function does not write are loaded again
+    in the reverse sweep instead of taped.
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     if guard_products:
@@ -107,7 +111,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     module.facts[UPDATES] = ParallelUpdates(parallel)
     if split_entries:
         return _public_split(module, fn_name, activity, out_name, cache, success_codes, extents,
-                             vector_library, written, memory, threads)
+                             vector_library, written, memory, threads, kept)
     time_loops = outline_time_loops(module, fn_name, extents or {}, memory.budget,
                                     out_name if counts else "",
                                     versioned=memory.auto, noalias=noalias,
@@ -150,11 +154,12 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
 
 
 def _public_split(module, fn_name, activity, out_name, cache, success_codes, extents,
-                  vector_library, written, memory, threads) -> Gradient:
+                  vector_library, written, memory, threads, kept=()) -> Gradient:
     if memory.checkpoints or threads is not None:
         raise UnsupportedError("split mode keeps the whole tape: no memory budget, no threads")
+    kept = frozenset(kept) - written if written is not None else frozenset()
     g, fwd, rev = synthesize(module, fn_name, activity, out_name, cache, False, success_codes,
-                             True, extents, keep_frame=True)
+                             True, extents, keep_frame=True, kept=kept)
     g.splice(rev.put_back_marker, lambda b: None)
     public_split.check(g)
     if module.pending.get(DERIVED) or module.pending.get(PARALLEL):
@@ -163,7 +168,7 @@ def _public_split(module, fn_name, activity, out_name, cache, success_codes, ext
     g.layout = layout(g)
     g.layout.written = written
     public_split.keep_tape(g, rev)
-    split(g, fwd, rev, out_name + ".aug.0", out_name + ".sweep")
+    split(g, fwd, rev, out_name + ".aug.0", out_name + ".sweep", local_frame=True)
     public_split.entry_points(g, out_name, out_name + ".aug.0", out_name + ".sweep")
     use_vector_variants(module, vector_library)
     return g
@@ -221,7 +226,7 @@ def _not_inlined(g, callee, why) -> UnsupportedError:
 
 
 def synthesize(module, fn_name, activity, out_name, cache, noalias, success_codes, is_split,
-               extents=None, no_need=(), threads=None, keep_frame=False):
+               extents=None, no_need=(), threads=None, keep_frame=False, kept=frozenset()):
     """Prepare the primal, then build its gradient: the forward sweep, the reverse sweep, and
     what joins them. Returns (Gradient, ForwardSweep, ReverseSweep)."""
     primal = module.functions[fn_name]
@@ -229,6 +234,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     g = Gradient(module, primal, activity, out_name, cache, noalias, split=is_split, extents=extents,
                  success_codes=success_codes, no_need=no_need)
     g.keep_frame = g.tape.kept_in_frame = keep_frame
+    g.kept = kept
     if threads is not None:
         g.updates = ShadowUpdates(g, threads)
         g.fixed_trips = {lp: k for lp in g.loops.loops if lp.parent is None
@@ -251,8 +257,9 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     return g, fwd, rev
 
 
-def split(g, fwd, rev, aug_name, rev_name) -> None:
-    """Cut a synthesized gradient into F.aug (forward, returns its frame) and F.rev (reverse)."""
+def split(g, fwd, rev, aug_name, rev_name, local_frame=False) -> None:
+    """Cut a synthesized gradient into F.aug (forward, returns its frame) and F.rev (reverse).
+    local_frame (with keep_frame): the forward works on a stack copy of the frame (_local_frame)."""
     module = g.module
     module.items.remove(g.fn)
     del module.functions[g.fn.name]
@@ -283,14 +290,15 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
         db = MathBuilder(module, done)
         if exit_field is not None:
             g.tape.store(db, ConstInt(T.i32, k), exit_field)
-        db.store(g.tape.frame.pointer, frame_out)
+        db.store(frame, frame_out)
         status = rev.status_slot
         db.ret(g.tape.load(db, status) if status is not None else None)
         blk.terminator.replace_successor(rev.rb[primal_ret], done)
         done_blocks.append(done)
     aug.blocks = head + [g.init_block] + [x for x in g.fn.blocks if g.sweep_of[x] is Sweep.FORWARD and
                                           x not in (g.alloca_block, g.init_block)] + done_blocks
-    replace_uses(aug, g.tape.frame.pointer, frame)
+    replace_uses(aug, g.tape.frame.pointer,
+                 _local_frame(g, aug, frame, size) if g.keep_frame and local_frame else frame)
     # reverse: adjoint slots, then the reverse of the return block the forward left by
     rb = MathBuilder(module, g.alloca_block)
     targets = [rev.rb[r] for _, r in fwd.success_exits]
@@ -368,6 +376,26 @@ def _kept_frame(g, aug, b, frame_out, size):
     g.init_block.instructions = [i for i in g.init_block.instructions
                                  if not (i.opcode == "store" and _field_offset(i.ops[1], pointer) in kept)]
     return frame, rb, [b.block, fresh, ready]
+
+
+def _local_frame(g, aug, frame, size):
+    """A kept frame lives on the heap and escapes (the caller holds it), so LLVM keeps every tape
+    counter and array pointer in memory, loaded and stored on each iteration, and vectorizes
+    nothing. The forward sweep works on a stack copy instead (promoted to registers), copied in
+    after the frame setup and back to the heap frame before each return."""
+    local = frame_alloca(size.value)
+    aug.blocks[0].insert(0, local)
+    ready = aug.blocks[2]
+    before_terminator(g.module, ready, lambda b: _copy(b, local, frame, size))
+    for blk in aug.blocks:
+        t = blk.terminator
+        if t is not None and t.opcode == "ret":
+            before_terminator(g.module, blk, lambda b: _copy(b, frame, local, size))
+    return local
+
+
+def _copy(b, dst, src, size):
+    b.call("llvm.memcpy.p0.p0.i64", T.void, [dst, src, size, ConstInt(T.i1, 0)])
 
 
 def _field_offset(p, frame):

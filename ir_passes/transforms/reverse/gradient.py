@@ -51,7 +51,7 @@ class Gradient:
         "restore_markers", "final_copies", "fused", "fwd", "deferred", "deferred_quiet", "rank1_deferred",
         "retained",
         "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol", "updates",
-        "fixed_trips", "parallel_failed", "launch_pool", "keep_frame",
+        "fixed_trips", "parallel_failed", "launch_pool", "keep_frame", "kept",
         "__weakref__")   # rules/lapack_qr.py keys per-function slots on the gradient
 
     def __init__(self, module, primal, activity, out_name, cache_mode=CacheMode.AUTO, noalias=False,
@@ -115,6 +115,7 @@ class Gradient:
         self.parallel_failed = None   # (frame field, error status): a launch's body raised
         self.launch_pool = None       # (pool, records used) fields: parallel_launch._pool
         self.keep_frame = False       # split: the frame and its tape arrays outlive the call (driver.split)
+        self.kept = frozenset()       # split: params whose memory the caller keeps for the reverse sweep
 
     def _make_function(self, out_name: str, noalias: bool) -> None:
         """noalias: the caller promised that the memory of distinct pointer parameters never

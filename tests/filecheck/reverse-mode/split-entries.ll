@@ -1,5 +1,6 @@
 ; Split entries: y[i] = x[i] * x[i]. The forward fills the frame in *frame_out, or a new zeroed
-; one when that is null, and leaves it there (x[i] taped: a split reverse reads no primal memory);
+; one when that is null, and leaves it there (x[i] taped: a split reverse reads no primal memory),
+; working on a stack copy of it (%frame) copied back before it returns;
 ; `grad.rev` runs the reverse sweep on a copy of the frame (its loop counter is stepped back
 ; there) and frees nothing; `grad.reset` releases what one call made and keeps the frame for
 ; the next forward; `grad.drop` frees the frame and its tape array; `grad.free` is both.
@@ -27,8 +28,12 @@ exit:
 ; CHECK: icmp eq ptr %[[OLD]], null
 ; CHECK: call ptr @malloc
 ; CHECK: call void @llvm.memset
+; CHECK: %[[HEAP:.*]] = phi ptr
+; CHECK-NEXT: call void @llvm.memcpy.p0.p0.i64(ptr %frame, ptr %[[HEAP]], i64 32, i1 false)
 ; CHECK: call ptr @realloc
-; CHECK: store ptr %{{.*}}, ptr %frame.out
+; CHECK: store ptr %[[HEAP]], ptr %frame.out
+; CHECK: call void @llvm.memcpy.p0.p0.i64(ptr %[[HEAP]], ptr %frame, i64 32, i1 false)
+; CHECK-NEXT: ret void
 ; CHECK-LABEL: define internal void @grad.sweep(
 ; CHECK-NOT: call void @free
 ; CHECK: ret void
