@@ -294,7 +294,9 @@ def split(g, fwd, rev, aug_name, rev_name) -> None:
     # reverse: adjoint slots, then the reverse of the return block the forward left by
     rb = MathBuilder(module, g.alloca_block)
     targets = [rev.rb[r] for _, r in fwd.success_exits]
-    if exit_field is None:
+    if not targets:       # every return fails: the forward part never hands a frame over
+        rb.ret()
+    elif exit_field is None:
         rb.br(targets[0])
     else:
         which = g.tape.load(rb, exit_field)
