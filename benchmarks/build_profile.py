@@ -1,7 +1,9 @@
 """`python -m benchmarks.build_profile [NAME ...] [--quick] [--cprofile N]`: the first gradient
 build of each kernel, stage by stage (enzyme_py/timings.py: capture, cleanup, parse, AD, print,
-verify, O3 + codegen, entry), with the disk cache off. `--cprofile N` adds the N functions with
-the most cumulative time of each build. Kernels: small (a five-line loop, the size of most
+verify, O3 + codegen, entry), with the disk cache off, and the whole first build's wall and CPU
+seconds (compile_gradient: the gradient, its guarded variant and the checked entry).
+`--cprofile N` adds the N functions with the most cumulative time of each build (CPU seconds
+with ENZYME_PY_TIMINGS=cpu, as the tables). Kernels: small (a five-line loop, the size of most
 tests' kernels; built first, so its figure is a fresh process's first build), gauss_loglik, gmm,
 rnn_matmul (benchmarks/workloads) and kalman (cholesky, solve and @ in a time loop, defined
 here)."""
@@ -89,8 +91,9 @@ def profile(name, quick=False, top=0):
     tables = []
     keep = timings.print_table
     timings.print_table = lambda table, label="": tables.append((label, dict(table)))
-    prof = cProfile.Profile() if top else None
-    t0 = time.perf_counter()
+    clock = time.process_time if os.environ.get("ENZYME_PY_TIMINGS") == "cpu" else time.perf_counter
+    prof = cProfile.Profile(clock) if top else None
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         if prof:
             prof.enable()
@@ -100,8 +103,9 @@ def profile(name, quick=False, top=0):
         if prof:
             prof.disable()
         timings.print_table = keep
-    wall = time.perf_counter() - t0
-    print(f"== {name} ({inst.note}): first build {wall:.2f} s, {len(tables)} build(s)")
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"== {name} ({inst.note}): first build {wall:.2f} s ({cpu:.2f} CPU s), "
+          f"{len(tables)} build(s)")
     for label, table in tables:
         print(timings.format_table(table, label))
     if prof:

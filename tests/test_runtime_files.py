@@ -10,7 +10,7 @@ from ir_passes.ir.parser import parse_module
 from ir_passes.passes import add_helper
 from ir_passes.ir.printer import print_module
 from ir_passes.runtime import source
-from ir_passes.runtime.helpers import HELPERS, merge
+from ir_passes.runtime.helpers import HELPERS, keep_repeated_loops_apart, merge
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -107,3 +107,44 @@ declare void @enzpy.free_children(ptr)
     release = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(engine.get_function_address("release"))
     assert release(ctypes.addressof(children)) == n
     ctypes.CDLL(None).free(ctypes.c_void_p(allocs[0]))
+
+
+def test_helpers_that_loop_and_are_called_twice_are_not_inlined():
+    """keep_repeated_loops_apart: a looping helper called from two places gets `noinline` (O3
+    would optimize its loop once per call site); one called once, or without a loop, does not."""
+    loop = """define internal void @enzpy.{name}(ptr %p, i64 %n) {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %j, %loop ]
+  %q = getelementptr double, ptr %p, i64 %i
+  store double 0.0, ptr %q
+  %j = add i64 %i, 1
+  %more = icmp slt i64 %j, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+    text = loop.format(name="twice") + loop.format(name="once") + """
+define internal void @enzpy.flat(ptr %p) {
+entry:
+  store double 0.0, ptr %p
+  ret void
+}
+define void @f(ptr %p, i64 %n) {
+entry:
+  call void @enzpy.twice(ptr %p, i64 %n)
+  call void @enzpy.twice(ptr %p, i64 %n)
+  call void @enzpy.once(ptr %p, i64 %n)
+  call void @enzpy.flat(ptr %p)
+  call void @enzpy.flat(ptr %p)
+  ret void
+}
+"""
+    module = parse_module(text)
+    keep_repeated_loops_apart(module)
+    heads = {line.split("@")[1].split("(")[0]: line for line in print_module(module).splitlines()
+             if line.startswith("define")}
+    assert heads["enzpy.twice"].endswith("noinline {")
+    assert "noinline" not in heads["enzpy.once"] + heads["enzpy.flat"] + heads["f"]

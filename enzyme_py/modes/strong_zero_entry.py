@@ -29,7 +29,7 @@ from ..bridge.capture import capture_as
 from ..bridge.codegen import failed
 from ..bridge.convention import arg_layouts
 from ..bridge.frozen import as_dispatcher
-from ..bridge.scratch import scratch_like
+from ..bridge.scratch import all_finite, from_flat, scratch_like, to_flat
 from .reverse import written_positions
 
 _IMMUTABLE = (types.Number, types.Boolean, types.NoneType, types.Omitted, types.EnumMember,
@@ -52,8 +52,8 @@ class _Plan:
             if ty.mutable:
                 copy = f"c{len(self.copies)}"
                 self.copies.append(f"{copy} = scratch_like({name})")
-                self.copies.extend(_flat_copy(f"{copy}[k]", name, ty.ndim))
-                self.restores.extend(_flat_copy(name, f"{copy}[k]", ty.ndim))
+                self.copies.append(f"to_flat({copy}, {name})")
+                self.restores.append(f"from_flat({name}, {copy})")
         elif isinstance(ty, types.BaseTuple):
             for k, item in enumerate(ty):
                 self.snapshot(f"{name}[{k}]", item)
@@ -70,27 +70,6 @@ class _Plan:
                 self.finite(f"{name}[{k}]", item)
         elif isinstance(ty, (types.Float, types.Complex)):
             self.tests.append(f"cmath.isfinite({name})")
-
-
-def _flat_copy(dst: str, src: str, ndim: int) -> list:
-    """Lines copying between an array and its flat copy, element by element in C order; `k`
-    indexes the copy (`dst` or `src` is "c<i>[k]", the other the array, indexed here)."""
-    index = ", ".join(f"i{j}" for j in range(ndim)) or "()"
-    array = dst if not dst.endswith("[k]") else src
-    where = f"{array}[{index}]"
-    left, right = (dst, where) if dst.endswith("[k]") else (where, src)
-    loops = [" " * 4 * j + f"for i{j} in range({array}.shape[{j}]):" for j in range(ndim)]
-    pad = " " * 4 * ndim
-    return ["k = 0", *loops, pad + f"{left} = {right}", pad + "k += 1"]
-
-
-@numba.njit(nogil=True, no_cfunc_wrapper=True)
-def all_finite(a) -> bool:
-    """Whether every element of array `a` is finite (float or complex)."""
-    for v in a.flat:
-        if not cmath.isfinite(v):
-            return False
-    return True
 
 
 def checked_entry(kernel, entry, nvalues: int, shadows: range, written, derivs: str,
@@ -127,7 +106,7 @@ def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label, laz
     names = ", ".join(params)
     inner = entry.py_func.__globals__       # the entry's intrinsic and raise (bridge/entry.py)
     scope = {"call": inner["call"], "raise_status": inner["raise_status"], "failed": failed,
-             "scratch_like": scratch_like,
+             "scratch_like": scratch_like, "to_flat": to_flat, "from_flat": from_flat,
              "all_finite": all_finite, "cmath": cmath, "numba": numba}
     if not plan.copyable:
         body = [f"return guarded({names})"]

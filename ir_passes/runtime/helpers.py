@@ -71,3 +71,28 @@ def ensure(module, name: str) -> None:
     for fn in helper.functions.values():
         if fn.name not in module.functions:
             module.add_function(fn)
+
+
+def keep_repeated_loops_apart(module) -> None:
+    """Mark `noinline` every runtime helper (`enzpy.*`) that loops and is called from two places
+    or more. Inlined at each call site, its loops were optimized, vectorized and compiled again
+    per site: a Kalman filter's gradient inlined eleven guarded gemms and their tests, half of its
+    O3 + codegen time. A loop over a matrix gains little from its caller's constants; a helper
+    called once still inlines."""
+    calls: dict = {}
+    for fn in module.functions.values():
+        for inst in fn.instructions() if not fn.is_declaration else ():
+            if inst.opcode == "call" and inst.callee_name.startswith("enzpy."):
+                calls[inst.callee_name] = calls.get(inst.callee_name, 0) + 1
+    for name, n in calls.items():
+        fn = module.functions.get(name)
+        if n >= 2 and fn is not None and not fn.is_declaration and _loops(fn) and \
+                not any(a.endswith("inline") for a in fn.suffix.split()):
+            fn.suffix = f"noinline {fn.suffix}".strip()
+
+
+def _loops(fn) -> bool:
+    """Does a branch of `fn` go back to its own or an earlier block (a loop, in helpers written
+    in order)?"""
+    order = {blk: k for k, blk in enumerate(fn.blocks)}
+    return any(order.get(t, len(order)) <= k for blk, k in order.items() for t in blk.successors())

@@ -33,6 +33,7 @@ from ...analysis.alias import alias_analysis
 from ...ir.module import Function, Module
 from ...options import Activity
 from ...rules.finite import NAN_TESTS, tests_nan
+from ...runtime.helpers import keep_repeated_loops_apart
 from ..common.noneed import unneeded_stores
 from ..common.extent import Extent
 from ..common.stand_in import free_forward_stand_ins
@@ -89,6 +90,7 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         run(ForwardMode(module, callee, list(act), name, w, internal=True,
                         strong_zero_guards=strong_zero_guards))
     use_vector_variants(module, vector_library)
+    keep_repeated_loops_apart(module)
     return fm.fn
 
 

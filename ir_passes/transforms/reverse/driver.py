@@ -24,6 +24,7 @@ from ...rules.finite import NAN_TESTS, tests_nan
 from ...rules.convention import success_codes as registered_success_codes
 from ...rules.parallel import ParallelUpdates
 from ...runtime import heap as _heap
+from ...runtime.helpers import keep_repeated_loops_apart
 from ..common.extent import Extent
 from ..common.noneed import drop
 from ..common.vector_math import VectorLibrary, use_vector_variants
@@ -150,6 +151,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     g.layout.updates = derive_parallel_bodies(module, cache, success_codes)
     chain_releases(module, out_name)
     use_vector_variants(module, vector_library)
+    keep_repeated_loops_apart(module)
     return g
 
 
@@ -171,6 +173,7 @@ def _public_split(module, fn_name, activity, out_name, cache, success_codes, ext
     split(g, fwd, rev, out_name + ".aug.0", out_name + ".sweep", local_frame=True)
     public_split.entry_points(g, out_name, out_name + ".aug.0", out_name + ".sweep")
     use_vector_variants(module, vector_library)
+    keep_repeated_loops_apart(module)
     return g
 
 
@@ -302,7 +305,9 @@ def split(g, fwd, rev, aug_name, rev_name, local_frame=False) -> None:
     # reverse: adjoint slots, then the reverse of the return block the forward left by
     rb = MathBuilder(module, g.alloca_block)
     targets = [rev.rb[r] for _, r in fwd.success_exits]
-    if exit_field is None:
+    if not targets:       # every return fails: the forward part never hands a frame over
+        rb.ret()
+    elif exit_field is None:
         rb.br(targets[0])
     else:
         which = g.tape.load(rb, exit_field)

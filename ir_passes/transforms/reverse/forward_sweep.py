@@ -65,11 +65,14 @@ class ForwardSweep:
         self.clones: list = []        # (clone, original, shadow positions)
         self.pred_block: dict = {}    # (primal P, primal S) -> forward block that jumps into S
         self.call_frames: dict = {}   # primal call -> forward load of the callee's frame pointer
-        self.success_exits: list = [] # (forward block, primal return block)
+        self.success_exits: list = [] # (forward block, primal return block) of the returns
+                                      # that may succeed (not those sure to fail)
         self.groups: dict = {}        # rules/effects.handle_groups of the primal
         self.cells: dict = {}         # id(handle) -> the forward sweep's cell of its shadow
         self.moves: dict = {}         # id(handle reallocation) -> (old shadow, bytes kept)
         self.counted = None           # loops whose headers reach a success (None: every loop)
+        self.error_block = None       # the shared error exit (error_exit)
+        self.error_status = None      # its phi of the returned status
 
     # --- step 1: clone every reachable block
     def clone_blocks(self) -> None:
@@ -428,17 +431,31 @@ class ForwardSweep:
             if ok is True:
                 b.br(rev.rb[blk])
             else:
-                err = g.new_block(f"error.{blk.name}")
+                err = self.error_exit(status, b.block)
                 if ok is False:
                     b.br(err)
                 else:
                     b.cbr(ok, rev.rb[blk], err)
-                eb = MathBuilder(g.module, err)
-                g.tape.free_all(eb, failed=True)
-                if g.split and not g.keep_frame:
-                    heap.free(eb, g.tape.frame.pointer)
-                eb.ret(status)
-            self.success_exits.append((b.block, blk))
+            if ok is not False:
+                self.success_exits.append((b.block, blk))
+
+    def error_exit(self, status, pred):
+        """The one block every error return jumps to: it frees the tape and returns the
+        status (a phi over the returns). Its code reads only the frame, so one copy serves
+        every exit (a copy per exit made a Kalman filter's gradient half teardown)."""
+        g = self.g
+        if self.error_block is None:
+            self.error_block = g.new_block("error")
+            eb = MathBuilder(g.module, self.error_block)
+            self.error_status = None if status is None else eb.phi(status.type, [], "status")
+            g.tape.free_all(eb, failed=True)
+            if g.split and not g.keep_frame:
+                heap.free(eb, g.tape.frame.pointer)
+            eb.ret(self.error_status)
+        if self.error_status is not None:
+            self.error_status.ops.append(status)
+            self.error_status.blocks.append(pred)
+        return self.error_block
 
 
 def clone_phi(preds, blk):

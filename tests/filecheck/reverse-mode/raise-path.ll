@@ -28,5 +28,6 @@ common.ret:
 ; CHECK-NEXT: %t = fmul double %u, 3.0
 ; CHECK: rev.raise:
 ; CHECK-NEXT: unreachable
-; CHECK: error.raise:
-; CHECK-NEXT: ret i32 1
+; CHECK: error:
+; CHECK-NEXT: %status = phi i32 [ 1, %fwd.raise ]
+; CHECK-NEXT: ret i32 %status

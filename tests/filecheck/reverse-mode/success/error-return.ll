@@ -26,16 +26,17 @@ declare double @llvm.exp.f64(double)
 ; CHECK: fwd.fail:
 ; CHECK-NEXT: store double 0.0, ptr %y, align 8
 ; CHECK-NEXT: store i32 -1, ptr %frame
-; CHECK-NEXT: br label %error.fail
+; CHECK-NEXT: br label %error
 ; CHECK: rev.work:
 ; CHECK: store double %{{.*}}, ptr %x.shadow
 ; CHECK: rev.fail:
 ; CHECK-NEXT: unreachable
-; CHECK: error.fail:
-; CHECK-NEXT: ret i32 -1
+; CHECK: error:
+; CHECK-NEXT: %status = phi i32 [ -1, %fwd.fail ]
+; CHECK-NEXT: ret i32 %status
 
 ; ALL-LABEL: define i32 @grad(
-; ALL-NOT: error.fail
+; ALL-NOT: error:
 ; ALL: rev.fail:
 ; ALL-NEXT: store double 0x0000000000000000, ptr %y.shadow
 ; ALL: ret i32
