@@ -58,3 +58,4 @@ def fill(text: str, **values) -> str:
     while PLACEHOLDER.search(text):
         text = PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
     return text
+
