@@ -59,7 +59,7 @@ def emit_split(module, tl, act, aug: str, rev: str, step_grad: str) -> None:
         SEG_AT=tl.carry_bytes - 16, SIG_AUG=f"{ops}{shadows}, ptr %fo",
         SIG_REV=f"{ops}{shadows}{douts}, ptr %f", TYPES=", ".join(str(t) for t in types),
         SHADOW_TYPES=", ptr" * len(dup), DOUT_TYPES=", ptr" * len(active))
-    for fn in parse_module(rewrite(module, text)).functions.values():
+    for fn in parse_module(rewrite(module, text + "\n")).functions.values():
         if fn.name not in module.functions or fn.name in (aug, rev, free_name(aug)):
             fn.generated = True
             module.add_function(fn)
