@@ -1,13 +1,13 @@
 ; runtime/gpu_kernel.ll: the pieces of the kernel around a GPU kernel's derivative (transforms/gpu_kernel.py).
-; RUN: %runtime gpu_kernel:kernel GLOBALS= NAME=k 'PARAMS=ptr noalias %a0, ptr %shadow.0' LINES= 'BODY_ARGS=ptr %a0, ptr %shadow.0' | %filecheck %s --check-prefix=CHECK
+; RUN: %runtime gpu_kernel:kernel GLOBALS= NAME=k 'PARAMS=ptr noalias %a0, ptr %x.0' LINES= 'BODY_ARGS=ptr %a0, ptr %x.0' | %filecheck %s --check-prefix=CHECK
 ; RUN: %runtime gpu_kernel:thread_position  | %filecheck %s --check-prefix=THREAD
 ; RUN: %runtime gpu_kernel:shared_shadow NAME=k J=0 COUNT=64 ELEMENT=double ALIGN=8 | %filecheck %s --check-prefix=SHARED
 ; RUN: %runtime gpu_kernel:zero_loop J=1 PREV=zero.0.done COUNT=32 ELEMENT=i32 PTR=@g ZERO=0 | %filecheck %s --check-prefix=ZERO
 ; RUN: %runtime gpu_kernel:barrier  | %filecheck %s --check-prefix=BARRIER
 
-; CHECK-LABEL: define ptx_kernel void @"k"(ptr noalias %a0, ptr %shadow.0) {
+; CHECK-LABEL: define ptx_kernel void @"k"(ptr noalias %a0, ptr %x.0) {
 ; CHECK: entry:
-; CHECK: call void @"k.body"(ptr %a0, ptr %shadow.0)
+; CHECK: call void @"k.body"(ptr %a0, ptr %x.0)
 ; CHECK: ret void
 ; CHECK: }
 ; CHECK: declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
