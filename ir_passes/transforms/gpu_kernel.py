@@ -214,15 +214,16 @@ def _finish(module, body, shared, activity, n_kernel, name, extra) -> None:
     body_args = [f"{p.type} %p{k}" for k, p in enumerate(kernel_params)]
     body_args += [f"ptr addrspacecast (ptr addrspace(3) @{s.symbol} to ptr)" for s in shared]
     body_args += [f"ptr %shadow.{k}" for k in dup_kernel]
+    prev = "entry"       # the block a shadow's zero loop comes from (an earlier shadow's loop)
     for j, s in enumerate(shared):
         if activity[s.param] != Activity.DUP:
             continue
         globals_.append(fill(PIECES["shared_shadow"], NAME=name, J=j, COUNT=s.count, ELEMENT=s.element,
                              ALIGN=max(T.size_of(s.element), 8)))
         ptr = f'addrspacecast (ptr addrspace(3) @"{name}.shared.{j}" to ptr)'
-        lines.append(fill(PIECES["zero_loop"], J=j, PREV="entry" if j == 0 else f"zero.{j - 1}.done",
-                          COUNT=s.count, ELEMENT=s.element, PTR=ptr,
+        lines.append(fill(PIECES["zero_loop"], J=j, PREV=prev, COUNT=s.count, ELEMENT=s.element, PTR=ptr,
                           ZERO="0.0" if isinstance(s.element, T.FloatType) else "0"))
+        prev = f"zero.{j}.done"
         body_args.append(f"ptr {ptr}")
     if shared:
         lines.append(PIECES["barrier"])
