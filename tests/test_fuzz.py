@@ -15,8 +15,8 @@ import pytest
 
 from tools.fuzz import check_program, generate, render
 from tools.fuzz.campaign import Pool, Summary, kernel_seed
-from tools.fuzz.checker import (DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, _Discard,
-                                    Settings, forward_available, load, run_traced)
+from tools.fuzz.checker import _Discard, Settings, forward_available, load, run_traced
+from tools.fuzz.outcome import DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome
 from tools.fuzz.program import (FUNCS, Assign, Break, Call, For, If, Int, Load, Name, Num,
                                     Program, Range, Return, Store, While, count_nodes,
                                     is_valid, make_args, walk_all)

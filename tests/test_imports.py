@@ -30,7 +30,7 @@ ENZYME_PY = [
       "enzyme_py")],
 ]
 # target-neutral parts of the bridge: a sibling target (enzyme_py/cuda) imports them
-NEUTRAL = ("enzyme_py.bridge.layout", "enzyme_py.bridge.entry", "enzyme_py.arguments",
+NEUTRAL = ("enzyme_py.bridge.layout", "enzyme_py.bridge.entry", "enzyme_py.bridge.optimize", "enzyme_py.arguments",
            "enzyme_py.annotations")
 
 

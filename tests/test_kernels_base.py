@@ -6,61 +6,15 @@ import re
 import zlib
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
 import enzyme_py.api
 from enzyme_py import Active, Duplicated, check_gradient
 from enzyme_py.arguments import clone
 from enzyme_py.check import finite_difference
-
-# ---------------------------------------------------------------------------------------------
-# LLVM intrinsics Numba does not emit on its own from Python code (fma, fmuladd, minnum, maxnum)
-# ---------------------------------------------------------------------------------------------
-
-
-def _llvm_float_intrinsic(name, nargs):
-    def typer(typingctx, *tys):
-        if len(tys) != nargs or len(set(tys)) != 1 or not isinstance(tys[0], types.Float):
-            return None
-        ty = tys[0]
-
-        def codegen(context, builder, signature, args):
-            lty = context.get_value_type(ty)
-            full = "%s.%s" % (name, "f64" if lty == ir.DoubleType() else "f32")
-            fn = builder.module.globals.get(full)
-            if fn is None:
-                fn = ir.Function(builder.module, ir.FunctionType(lty, [lty] * nargs), name=full)
-            return builder.call(fn, args)
-        return ty(*tys), codegen
-    return typer
-
-
-@intrinsic
-def llvm_fma(typingctx, a, b, c):
-    return _llvm_float_intrinsic("llvm.fma", 3)(typingctx, a, b, c)
-
-
-@intrinsic
-def llvm_fmuladd(typingctx, a, b, c):
-    return _llvm_float_intrinsic("llvm.fmuladd", 3)(typingctx, a, b, c)
-
-
-@intrinsic
-def llvm_minnum(typingctx, a, b):
-    return _llvm_float_intrinsic("llvm.minnum", 2)(typingctx, a, b)
-
-
-@intrinsic
-def llvm_maxnum(typingctx, a, b):
-    return _llvm_float_intrinsic("llvm.maxnum", 2)(typingctx, a, b)
-
-
-# libm functions called directly (Numba itself lowers np.cbrt and math.exp differently).
-libm_cbrt = types.ExternalFunction("cbrt", types.float64(types.float64))
-libm_exp = types.ExternalFunction("exp", types.float64(types.float64))
-
+# LLVM intrinsics Numba does not emit on its own from Python code, and libm functions called
+# directly (Numba itself lowers np.cbrt and math.exp differently): the fuzzer's
+from tools.fuzz.prims import fma as llvm_fma, fmuladd as llvm_fmuladd, libm_cbrt, libm_exp  # noqa: F401
+from tools.fuzz.prims import maxnum as llvm_maxnum, minnum as llvm_minnum  # noqa: F401
 
 # ---------------------------------------------------------------------------------------------
 # The case table

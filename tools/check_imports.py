@@ -1,4 +1,4 @@
-"""Check the import structure of ir_passes and enzyme_py (issue 15):
+"""Check the import structure of ir_passes, enzyme_py and tools (issues 15 and 30):
 
 - no import circles among their modules (module-level imports, `try` and `if` included);
 - no import inside a function or class body, except of an optional dependency (OPTIONAL);
@@ -17,7 +17,7 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ("ir_passes", "enzyme_py")
+PACKAGES = ("ir_passes", "enzyme_py", "tools")
 OPTIONAL = {"cffi", "scipy", "matplotlib", "jax", "torch", "warp", "nvidia"}
 # the `cuda` extra: enzyme_py imports its CUDA target only when a CUDA kernel comes (docs/cuda.md)
 OPTIONAL_MODULES = ("enzyme_py.cuda",)

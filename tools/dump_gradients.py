@@ -25,6 +25,10 @@ import subprocess
 import sys
 
 import numpy as np
+from numba import njit
+
+from benchmarks.workloads.ba import ba_residual
+from enzyme_py import Active, BatchDuplicated, Const, Duplicated, Forward, compile_gradient, inspect
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKLOADS = ["elementwise", "elementwise_noneed", "rnn", "heat", "gmm", "lstm", "ba", "nbody",
@@ -51,12 +55,10 @@ def write(folder: str, name: str, text: str) -> None:
 def forward_args(args):
     """The annotations of a reverse-mode call, as forward mode takes them (the shadows and a
     unit tangent for each Active scalar as the directions)."""
-    from enzyme_py import Active
     return [Active(a.value, 1.0) if isinstance(a, Active) else a for a in args]
 
 
 def dump_case(folder: str, name: str, kernel, args) -> None:
-    from enzyme_py import Forward, inspect
     try:
         g = inspect(kernel, *args)
         write(folder, f"{name}.reverse.ll", g.generated + (describe(g.error) if g.error else ""))
@@ -75,8 +77,6 @@ def run_workload(out: str, name: str) -> None:
     inst = mod.setup(quick=True)
     folder = os.path.join(out, f"workload.{name}")
     if name == "ba":
-        from benchmarks.workloads.ba import ba_residual
-        from enzyme_py import compile_gradient
         dump_case(folder, "ba_residual", ba_residual, inst.annotated())
         c = compile_gradient(ba_residual, *inst.batched_args())
         write(folder, "ba_residual.batched.ll", c.generated)
@@ -104,8 +104,6 @@ def hvp_module():
 
 def run_modes(out: str) -> None:
     """Batched reverse (k seeds), batched forward (k directions) and Hessian-vector products."""
-    from enzyme_py import Active, BatchDuplicated, Const, Duplicated, Forward, compile_gradient
-    from enzyme_py import inspect
     folder = os.path.join(out, "modes")
     cases = {c.name: c for m in CORPORA for c in corpus_cases(m)}
     for name in MODES_CASES:
@@ -125,7 +123,6 @@ def run_modes(out: str) -> None:
         except Exception as exc:  # noqa: BLE001
             write(folder, f"{name}.batched_forward.ll", describe(exc))
 
-    from numba import njit
 
     @njit
     def energy(x, k):
@@ -138,7 +135,6 @@ def run_modes(out: str) -> None:
     for width in (1, 3):
         h = hvp_module().compile_hvp(energy, x, Const(2.0).value, width=width)
         write(folder, f"energy.hvp{width}.ll", h.gradient + h.generated)
-    del Duplicated
 
 
 # (test module, kernel, argument shapes, dtype): float arrays are Duplicated, ints passed as is

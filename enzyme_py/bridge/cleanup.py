@@ -14,32 +14,21 @@ import re
 import llvmlite.binding as llvm
 from numba.core.registry import cpu_target
 
-from ir_passes import parse_module, reducible
-
 from ..timings import stage
+from .optimize import DEBUG_RECORD, inline_and_optimize, o2_or_o1, reducible
 
 
 @stage("cleanup")
 def cleanup(text: str, fn_name: str) -> str:
     """Return `text` after inlining callees into `fn_name` and running O2 (O1 when O2 leaves
-    irreducible control flow, which AD cannot reverse: O2, not O1, made a loop with two entries
-    out of `while a and b:` around nested loops, fuzz seed 2031000444)."""
-    out = _clean(text, fn_name, 2)
-    if not _reducible(out):
-        out = _clean(text, fn_name, 1)
-    return out
+    irreducible control flow: optimize.py)."""
+    return o2_or_o1(lambda level: _clean(text, fn_name, level))
 
 
 def _clean(text: str, fn_name: str, level: int, keep_debug: bool = False) -> str:
     module = llvm.parse_assembly(resolve_recursion_slots(text))
-    for fn in module.functions:
-        if fn.is_declaration or fn.name == fn_name:
-            continue
-        fn.add_function_attribute("alwaysinline")
-        fn.linkage = llvm.Linkage.internal
-    _run_pipeline(module, level)
-    module.verify()
-    return str(module) if keep_debug else _DEBUG_RECORD.sub("", str(module))
+    inline_and_optimize(module, fn_name, cpu_target.target_context.codegen()._tm, level, refprune=True)
+    return str(module) if keep_debug else DEBUG_RECORD.sub("", str(module))
 
 
 _VALUE_RECORD = re.compile(r'#dbg_value\(\w+ %("[^"]+"|[\w.$-]+), (!\d+), !DIExpression\(\),')
@@ -50,7 +39,7 @@ def variable_names(text: str, fn_name: str) -> dict:
     """{LLVM value name in the cleaned module: the Python variable it holds}, read from the
     debug records that `cleanup` drops (the same passes run again, so the names are the same).
     Numba's own temporaries (`$...`) are left out. For `explain`, which names what it caches."""
-    level = 2 if _reducible(_clean(text, fn_name, 2)) else 1
+    level = 2 if reducible(_clean(text, fn_name, 2)) else 1
     full = _clean(text, fn_name, level, keep_debug=True)
     variables = dict(_LOCAL_VARIABLE.findall(full))
     names = {}
@@ -61,16 +50,6 @@ def variable_names(text: str, fn_name: str) -> dict:
     return names
 
 
-def _reducible(text: str) -> bool:
-    """Does every defined function have reducible control flow (only natural loops)?"""
-    try:
-        module = parse_module(text)
-    except Exception:          # noqa: BLE001 - the parser's error is reported later, where it is used
-        return True
-    return reducible(module)
-
-
-_DEBUG_RECORD = re.compile(r"^[ \t]+#dbg_\w+\(.*\n", re.M)
 _UNRESOLVED = re.compile(r'^(@"\.numba\.unresolved\$([^"]+)") = external global ptr\s*$', re.M)
 
 
@@ -85,15 +64,3 @@ def resolve_recursion_slots(text: str) -> str:
         return m.group(0)
     return _UNRESOLVED.sub(fill, text)
 
-
-def _run_pipeline(module: llvm.ModuleRef, level: int = 2) -> None:
-    tm = cpu_target.target_context.codegen()._tm
-    pto = llvm.create_pipeline_tuning_options(speed_level=level)
-    pto.loop_vectorization = False
-    pto.slp_vectorization = False
-    pto.loop_unrolling = False
-    pto.loop_interleaving = False
-    pb = llvm.create_pass_builder(tm, pto)
-    mpm = pb.getModulePassManager()
-    mpm.add_refprune_pass()
-    mpm.run(module, pb)

@@ -11,6 +11,7 @@ LLVM), so NRT's allocation statistics count it. NRT exports no realloc: ir_passe
 allocate + copy + free.
 """
 import ctypes
+from pathlib import Path
 
 from . import host_routines
 from ir_passes import (register_alias, register_allocator, register_dot, register_error_report,
@@ -141,33 +142,9 @@ def note_thread_id_pointer() -> None:
         address = ctypes.cast(fn, ctypes.c_void_p).value
         register_thread_id("numba_parallel_for", f"numba.dynamic.globals.{address:x}")
 
-# An error found while a gradient runs (a checkpointed loop's step that leaves another way when
-# it runs again): set a Python RuntimeError (taking the GIL) and return Numba's status for "an
-# exception is set"; the caller raises it. Python's error indicator is per thread.
-HOST_ERROR = """
-define internal void @enzpy.host_error(ptr %message) {
-entry:
-  %gil = call i32 @PyGILState_Ensure()
-  %type = load ptr, ptr @PyExc_RuntimeError
-  call void @PyErr_SetString(ptr %type, ptr %message)
-  call void @PyGILState_Release(i32 %gil)
-  ret void
-}
-
-define internal i1 @enzpy.host_error_pending() {
-entry:
-  %gil = call i32 @PyGILState_Ensure()
-  %error = call ptr @PyErr_Occurred()
-  call void @PyGILState_Release(i32 %gil)
-  %set = icmp ne ptr %error, null
-  ret i1 %set
-}
-@PyExc_RuntimeError = external global ptr
-declare ptr @PyErr_Occurred()
-declare i32 @PyGILState_Ensure()
-declare void @PyErr_SetString(ptr, ptr)
-declare void @PyGILState_Release(i32)
-"""
+# An error found while a gradient runs: host_error.ll (a Python RuntimeError, and Numba's status
+# for "an exception is set")
+HOST_ERROR = (Path(__file__).parent / "host_error.ll").read_text()
 register_helper(("enzpy.host_error", "enzpy.host_error_pending"), HOST_ERROR)
 # the JIT resolves Python's functions but not its data: name the exception type's variable
 _binding.add_symbol("PyExc_RuntimeError",

@@ -16,12 +16,11 @@ import re
 
 import llvmlite.binding as llvm
 
-from ir_passes import UnsupportedError, parse_module
-from ir_passes import reducible as ir_reducible
+from ir_passes import UnsupportedError
 
+from ..bridge.optimize import DEBUG_RECORD, inline_and_optimize, o2_or_o1
 from ..timings import stage
 
-DEBUG_RECORD = re.compile(r"^[ \t]+#dbg_\w+\(.*\n", re.M)   # variable locations: AD needs none
 _NVVM_SHFL = re.compile(r"@llvm\.nvvm\.shfl\.sync\.i32\((i32 [^,]+), i32 ([^,]+), ")
 _NVVM_SHFL_DECL = re.compile(r"^declare [^\n]*@llvm\.nvvm\.shfl\.sync\.i32\([^\n]*$", re.M)
 SHUFFLE_MODES = ("idx", "up", "down", "bfly")     # libNVVM's mode operand, 0 to 3
@@ -38,10 +37,7 @@ def target_machine(cc, opt=2):
 @stage("cleanup")
 def cleanup(text: str, fn_name: str, cc) -> str:
     """`text` with the device functions inlined into kernel `fn_name`, after O2 (or O1)."""
-    out = _clean(text, fn_name, cc, 2)
-    if not reducible(out):
-        out = _clean(text, fn_name, cc, 1)
-    return out
+    return o2_or_o1(lambda level: _clean(text, fn_name, cc, level))
 
 
 def nvvm_shuffles(text: str) -> str:
@@ -63,23 +59,6 @@ def nvvm_shuffles(text: str) -> str:
 
 def _clean(text, fn_name, cc, level) -> str:
     module = llvm.parse_assembly(nvvm_shuffles(text))
-    for fn in module.functions:
-        if fn.is_declaration or fn.name == fn_name:
-            continue
-        fn.add_function_attribute("alwaysinline")
-        fn.linkage = llvm.Linkage.internal
-    tm = target_machine(cc)
-    pto = llvm.create_pipeline_tuning_options(speed_level=level)
-    pto.loop_vectorization = False
-    pto.slp_vectorization = False
-    pto.loop_unrolling = False
-    pto.loop_interleaving = False
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(module, pb)
-    module.verify()
+    inline_and_optimize(module, fn_name, target_machine(cc), level)
     return DEBUG_RECORD.sub("", str(module))
 
-
-def reducible(text: str) -> bool:
-    """Does every defined function have reducible control flow (only natural loops)?"""
-    return ir_reducible(parse_module(text))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import numba
 import numpy as np
@@ -36,13 +36,13 @@ from ..bridge.convention import array_extents, build_activity, data_params, retu
 from ..bridge.entry import make_entry, make_intrinsic
 from ..bridge.vector_math import host_library
 from .pipeline import build, cached, compiled
-from .records import Generated, Job, ModeSpec, Prepared, activity_host, clean_host
+from .records import Compiled, Generated, Job, KindPositions, ModeSpec, Prepared, activity_host, clean_host
 
 MAX_WIDTH = 16
 
 
 @dataclass(frozen=True)
-class ForwardSpec:
+class ForwardSpec(KindPositions):
     """How to call one generated tangent function (see the module docstring)."""
     argtypes: tuple
     restype: Any
@@ -52,30 +52,15 @@ class ForwardSpec:
     dup_positions: tuple = field(init=False)
     active_positions: tuple = field(init=False)
 
-    def __post_init__(self):
-        object.__setattr__(self, "kinds", tuple(Activity(k) for k in self.kinds))
-        object.__setattr__(self, "dup_positions",
-                           tuple(i for i, k in enumerate(self.kinds) if k is Activity.DUP))
-        object.__setattr__(self, "active_positions",
-                           tuple(i for i, k in enumerate(self.kinds) if k is Activity.ACTIVE))
-
     @property
     def value_type(self):
         return self.restype if returns_float(self.restype) else types.float64
 
 
 @dataclass(frozen=True)
-class CompiledForward:
-    """A compiled tangent function: `entry` (see the module docstring), its spec and IR texts."""
-    entry: Any
-    spec: Optional[ForwardSpec]
-    activity: tuple
-    kernel_name: str
-    captured: str = ""
-    cleaned: str = ""
-    generated: str = ""
-    verified: str = ""
-    error: Optional[BaseException] = None
+class CompiledForward(Compiled):
+    """A compiled tangent function: `entry` (see the module docstring), its ForwardSpec and IR
+    texts (the fields of records.Compiled)."""
     library: Any = None
 
     @property

@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from ir_passes import Activity
+
 from ..bridge.convention import build_activity
 from ..bridge.entry import compile_entry
 from ..bridge.memo import captured, cleaned_text
@@ -120,3 +122,36 @@ class ModeSpec:
         """The mode's record from the fields it takes."""
         names = {f.name for f in dataclasses.fields(self.record)}
         return self.record(**{k: v for k, v in fields.items() if k in names})
+
+
+class KindPositions:
+    """The frozen call specs' (GradientSpec, ForwardSpec) `kinds` as Activities (strings are
+    converted), and the argument positions of each kind, `dup_positions` and
+    `active_positions`."""
+
+    def __post_init__(self):
+        kinds = tuple(Activity(k) for k in self.kinds)
+        object.__setattr__(self, "kinds", kinds)
+        object.__setattr__(self, "dup_positions",
+                           tuple(i for i, k in enumerate(kinds) if k is Activity.DUP))
+        object.__setattr__(self, "active_positions",
+                           tuple(i for i, k in enumerate(kinds) if k is Activity.ACTIVE))
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What every mode's build returns: `entry` (the compiled function), `spec` (how to call
+    it), `activity` (the per-LLVM-parameter list given to ir_passes), the kernel's name, and
+    for debugging the texts `captured` (the linked, unoptimized module), `cleaned` (after
+    inlining and O2: the input of ir_passes), `generated` (ir_passes' output), `verified` (what
+    Numba compiled). Only `inspect` returns a failed build: then `error` is the exception,
+    `entry` and `spec` are None, and the texts stop at the failing stage."""
+    entry: Any
+    spec: Any
+    activity: tuple
+    kernel_name: str
+    captured: str = ""
+    cleaned: str = ""
+    generated: str = ""
+    verified: str = ""
+    error: Optional[BaseException] = None

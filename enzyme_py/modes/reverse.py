@@ -41,7 +41,7 @@ from ..bridge.vector_math import host_library
 from . import strong_zero
 from .memory import auto_budget, cache_size, memory_bandwidth
 from .pipeline import build, cached, clear, compiled, counts, run
-from .records import Generated, Job, ModeSpec, Prepared
+from .records import Compiled, Generated, Job, KindPositions, ModeSpec, Prepared
 from .value_grad import value_entry
 
 # Attributes of a generated call wrapper's Python function (modes/calls.py): the user's name of
@@ -51,7 +51,7 @@ WRAPPED_KERNEL = "_enzyme_py_kernel"
 
 
 @dataclass(frozen=True)
-class GradientSpec:
+class GradientSpec(KindPositions):
     """How to call one generated gradient.
 
     `argtypes`, `restype`: the kernel's Numba signature. `kinds`: per argument, its Activity
@@ -66,41 +66,17 @@ class GradientSpec:
     dup_positions: tuple = field(init=False)
     active_positions: tuple = field(init=False)
 
-    def __post_init__(self):
-        kinds = tuple(Activity(k) for k in self.kinds)
-        object.__setattr__(self, "kinds", kinds)
-        object.__setattr__(self, "dup_positions",
-                           tuple(i for i, k in enumerate(kinds) if k is Activity.DUP))
-        object.__setattr__(self, "active_positions",
-                           tuple(i for i, k in enumerate(kinds) if k is Activity.ACTIVE))
-
 
 @dataclass(frozen=True)
-class CompiledGradient:
-    """A compiled gradient and the IR texts that produced it.
+class CompiledGradient(Compiled):
+    """A compiled gradient and the IR texts that produced it (the fields of records.Compiled).
 
     `entry` is an @njit function `entry(*primal_args, *shadows, seed)` returning
     a tuple with the derivative of each Active argument, in argument order;
     `shadows` are those of the Duplicated arguments, in argument order. It can
     be called from Python or from other @njit code (with the same Numba types).
-
-    Texts, for debugging: `captured` (the linked, unoptimized module),
-    `cleaned` (after inlining and O2: the input of ir_passes), `generated`
-    (ir_passes' output), `verified` (what Numba compiled). `activity` is the
-    per-LLVM-parameter list given to ir_passes.
-
-    Only `inspect` returns a failed build: then `error` is the exception,
-    `entry` and `spec` are None, and the texts stop at the failing stage.
+    `spec` is a GradientSpec.
     """
-    entry: Any
-    spec: Optional[GradientSpec]
-    activity: tuple
-    kernel_name: str
-    captured: str = ""
-    cleaned: str = ""
-    generated: str = ""
-    verified: str = ""
-    error: Optional[BaseException] = None
     layout: Any = None      # ir_passes' TapeLayout: what the tape holds (see explain)
     library: Any = None     # the Numba code library holding the gradient
     timings: Any = None     # seconds per build stage (enzyme_py/timings.py; ENZYME_PY_TIMINGS=1)

@@ -6,6 +6,9 @@ that is a template writes `{{NAME}}` where a value goes (a float type, a suffix,
 name); `load` fills every placeholder from its keywords and refuses a missing or unused one.
 Comments are free: the parser drops them. Each file has a golden test,
 tests/filecheck/runtime/<name>.ll (`opt -p runtime --helpers ...`).
+
+A file of pieces (matrix_grids.ll) is split by `sections` at lines `; -- <key>`; `fill` fills
+the placeholders of a text with values that may bring in placeholders of their own.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
+SECTION = re.compile(r"^; -- (\S+)[ \t]*$", re.M)
 
 
 @cache
@@ -38,3 +42,20 @@ def load(name: str, **values) -> str:
 def files() -> list:
     """The names of the runtime's .ll files."""
     return sorted(p.stem for p in HERE.glob("*.ll"))
+
+
+def sections(name: str) -> dict:
+    """{key: text} of runtime file `name`, a file of pieces each after a line `; -- <key>`; comment
+    and blank lines are dropped."""
+    parts = SECTION.split(_read(name))
+    return {key: "\n".join(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(";"))
+            for key, text in zip(parts[1::2], parts[2::2])}
+
+
+def fill(text: str, **values) -> str:
+    """`text` with each `{{KEY}}` replaced by str(values[KEY]), again in what they bring in, until
+    none is left (unused values are allowed)."""
+    while PLACEHOLDER.search(text):
+        text = PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), text)
+    return text
+

@@ -36,6 +36,7 @@ from ..rules import libdevice
 from ..runtime.heap import Heap
 from ..runtime import warp_shuffle
 from ..runtime.helpers import merge
+from ..runtime.source import fill, sections
 from .forward.driver import forward_mode
 from .prepare.float_shuffles import fuse_float_shuffles
 from .reverse.driver import reverse_mode
@@ -43,7 +44,8 @@ from .reverse.shadow_updates import Threads
 
 # CUDA's device-side malloc / free (the tape of loops whose trip count is not known in advance)
 DEVICE_HEAP = Heap("malloc", "free", None)
-BARRIER = "call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"
+# the kernel around the derivative, in pieces (runtime/gpu_kernel.ll)
+PIECES = sections("gpu_kernel")
 _SHARED = re.compile(r'^@("?[\w.$]+"?) = [^\n]*addrspace\(3\) global \[(\d+) x (\w+)\]')
 
 
@@ -213,65 +215,31 @@ def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False) -
     params += [f"ptr {_noalias(attrs.get(kernel_params[k].name + '.shadow'))}%shadow.{k}"
                for k in dup_kernel]
     params += [f"{t} %{n}" for t, n in extra]
-    globals_, lines = [], ["entry:"]
+    globals_, lines = [], []
     if shared:
-        lines += _thread_position()
+        lines.append(PIECES["thread_position"])
     body_args = [f"{p.type} %p{k}" for k, p in enumerate(kernel_params)]
     body_args += [f"ptr addrspacecast (ptr addrspace(3) @{s.symbol} to ptr)" for s in shared]
     body_args += [f"ptr %shadow.{k}" for k in dup_kernel]
+    prev = "entry"       # the block a shadow's zero loop comes from (an earlier shadow's loop)
     for j, s in enumerate(shared):
         if activity[s.param] != Activity.DUP:
             continue
-        sym = f'"{name}.shared.{j}"'
         if wide and s.element == T.f32:
             s = SharedArray(s.symbol, T.f64, s.count, s.param)
-        globals_.append(f"@{sym} = internal addrspace(3) global [{s.count} x {s.element}] undef, "
-                        f"align {max(T.size_of(s.element), 8)}")
-        ptr = f"addrspacecast (ptr addrspace(3) @{sym} to ptr)"
-        lines += _zero_loop(j, s, ptr)
+        globals_.append(fill(PIECES["shared_shadow"], NAME=name, J=j, COUNT=s.count, ELEMENT=s.element,
+                             ALIGN=max(T.size_of(s.element), 8)))
+        ptr = f'addrspacecast (ptr addrspace(3) @"{name}.shared.{j}" to ptr)'
+        lines.append(fill(PIECES["zero_loop"], J=j, PREV=prev, COUNT=s.count, ELEMENT=s.element, PTR=ptr,
+                          ZERO="0.0" if isinstance(s.element, T.FloatType) else "0"))
+        prev = f"zero.{j}.done"
         body_args.append(f"ptr {ptr}")
     if shared:
-        lines.append("  " + BARRIER)
+        lines.append(PIECES["barrier"])
     body_args += [f"{t} %{n}" for t, n in extra]
-    lines.append(f'  call void @"{name}.body"({", ".join(body_args)})')
-    lines.append("  ret void")
-    text = "\n".join(globals_) + f'\ndefine ptx_kernel void @"{name}"({", ".join(params)}) {{\n' + \
-        "\n".join(lines) + "\n}\n"
-    merge(module, text + _declarations())
+    merge(module, fill(PIECES["kernel"], GLOBALS="\n".join(globals_), NAME=name, PARAMS=", ".join(params),
+                       LINES="\n".join(lines), BODY_ARGS=", ".join(body_args)) + "\n")
 
 
 def _noalias(param) -> str:
     return "noalias " if param is not None and "noalias" in param.attrs.split() else ""
-
-
-def _thread_position() -> list:
-    regs = [f"  %{r}.{a} = call i32 @llvm.nvvm.read.ptx.sreg.{r}.{a}()" for r in ("tid", "ntid")
-            for a in "xyz"]
-    return regs + ["  %zy = mul i32 %tid.z, %ntid.y", "  %row = add i32 %zy, %tid.y",
-                   "  %rowx = mul i32 %row, %ntid.x", "  %t = add i32 %rowx, %tid.x",
-                   "  %nxy = mul i32 %ntid.x, %ntid.y", "  %n = mul i32 %nxy, %ntid.z"]
-
-
-def _zero_loop(j, s, ptr) -> list:
-    """Threads zero a shared shadow together: thread t zeroes t, t + n, t + 2n, ..."""
-    prev = "entry" if j == 0 else f"zero.{j - 1}.done"
-    return [f"  br label %zero.{j}",
-            f"zero.{j}:",
-            f"  %i.{j} = phi i32 [ %t, %{prev} ], [ %i.{j}.next, %zero.{j}.body ]",
-            f"  %more.{j} = icmp ult i32 %i.{j}, {s.count}",
-            f"  br i1 %more.{j}, label %zero.{j}.body, label %zero.{j}.done",
-            f"zero.{j}.body:",
-            f"  %at.{j} = getelementptr {s.element}, ptr {ptr}, i32 %i.{j}",
-            f"  store {s.element} {_zero(s.element)}, ptr %at.{j}",
-            f"  %i.{j}.next = add i32 %i.{j}, %n",
-            f"  br label %zero.{j}",
-            f"zero.{j}.done:"]
-
-
-def _zero(t) -> str:
-    return "0.0" if isinstance(t, T.FloatType) else "0"
-
-
-def _declarations() -> str:
-    decls = [f"declare i32 @llvm.nvvm.read.ptx.sreg.{r}.{a}()" for r in ("tid", "ntid") for a in "xyz"]
-    return "\n" + "\n".join(decls) + "\ndeclare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)\n"

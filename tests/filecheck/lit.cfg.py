@@ -11,3 +11,4 @@ root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 config.environment["PYTHONPATH"] = root
 config.substitutions.append(("%opt", f"{sys.executable} -m ir_passes.opt"))
 config.substitutions.append(("%filecheck", f"{sys.executable} -m filecheck"))
+config.substitutions.append(("%runtime", f"{sys.executable} -m ir_passes.runtime"))

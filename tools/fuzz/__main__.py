@@ -1,12 +1,18 @@
 """python -m tools.fuzz --n 10000 --seed S   (see `--help`)."""
 import argparse
 import os
+import signal
 import sys
 import tempfile
 
 import numpy as np
 
-from .generator import PROFILES
+from . import parallel
+from .campaign import all_rule_keys, run_campaign, write_summary
+from .checker import Settings, check_program
+from .generator import PROFILES, generate
+from .program import render
+from .shrinker import shrink_failures
 
 
 def main(argv=None):
@@ -38,17 +44,13 @@ def main(argv=None):
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
 
-    from .checker import Settings
     settings = Settings(forward={"auto": None, "on": True, "off": False}[args.forward])
     config = PROFILES[args.profile]
 
     if args.show is not None or args.one is not None:
-        from .generator import generate
-        from .program import render
         seed = args.show if args.show is not None else args.one
         prog = generate(seed, config)
         if config.parallel:
-            from . import parallel
             print(parallel.render(prog))
         elif config.exits:
             print(prog.source + f"# stop={prog.stop} lo={prog.lo} n={prog.n} marker={prog.marker}")
@@ -61,18 +63,15 @@ def main(argv=None):
             print(f"# {p.name}: {p.kind} {p.ann} {p.dtype} {p.layout} "
                   f"{'dims=' + str(p.dims) if hasattr(p, 'dims') else np.shape(p.value)}")
         if args.one is not None:
-            from .checker import check_program
             out = check_program(prog, settings)
             print(f"# outcome: {out.status} {out.category} ({out.seconds:.2f} s)")
             if out.detail:
                 print(out.detail)
         return 0
 
-    from .campaign import all_rule_keys, run_campaign
     out_dir = args.out or tempfile.mkdtemp(prefix=f"tools_fuzz_s{args.seed}_")
     os.makedirs(out_dir, exist_ok=True)
     print(f"tools.fuzz: {args.n} kernels, seed {args.seed}, results in {out_dir}", file=sys.stderr)
-    import signal
 
     def _term(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -85,13 +84,11 @@ def main(argv=None):
                            progress=not args.quiet, start=args.start)
     text = summary.format(all_rule_keys())
     print(text)
-    from .campaign import _write_summary
-    _write_summary(summary, out_dir, "summary")
+    write_summary(summary, out_dir, "summary")
     if summary.interrupted:
         return 130
 
     if args.shrink and summary.failures:
-        from .shrinker import shrink_failures
         written = shrink_failures(summary, out_dir, args.shrink, settings=settings, config=config,
                                   timeout=args.timeout,
                                   command=" ".join(["python -m tools.fuzz"] + (argv or sys.argv[1:])))

@@ -28,6 +28,7 @@ from typing import Optional
 
 import numpy as np
 
+from enzyme_py.bridge.capture import forget_recorded_ir
 from .program import Return, Temp, walk_stmts
 
 
@@ -131,26 +132,7 @@ def return_dtype(prog, name) -> str:
 def forget_recordings(ns, prog) -> None:
     """Drop the IR that enzyme_py recorded for the helpers' compiled overloads, as if they had
     been compiled before enzyme_py was imported: capture must rebuild identical copies."""
-    from enzyme_py.bridge.capture import forget_recorded_ir
     for h in prog.helpers:
         disp = ns.get(h.name)
         for cres in list(getattr(disp, "overloads", {}).values()):
             forget_recorded_ir(cres.library)
-
-
-def split_call(prog, args):
-    """(positional, keyword) arguments of the call under the program's forms, from one
-    annotated argument per parameter (in parameter order)."""
-    forms = getattr(prog, "forms", None)
-    if forms is None:
-        return list(args), {}
-    pos, kw = [], {}
-    skipped = False         # after a default left out, the rest can only go by keyword
-    for p, a in zip(prog.params, args):
-        if p.name in forms.omitted:
-            skipped = True
-        elif p.name in forms.keywords or skipped:
-            kw[p.name] = a
-        else:
-            pos.append(a)
-    return pos, kw

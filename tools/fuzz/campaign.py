@@ -17,13 +17,18 @@ import re
 import signal
 import sys
 import time
+import traceback
+import warnings
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait
 from typing import Dict, List
 
-from .checker import DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, Settings
+from ir_passes.rules import registry
+from .checker import Settings, check_program, triage
 from .exits import MEMCHECK_ENV
+from .generator import generate
+from .outcome import DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome
 
 
 def kernel_seed(campaign_seed: int, i: int) -> int:
@@ -37,11 +42,8 @@ def kernel_seed(campaign_seed: int, i: int) -> int:
 def _worker_main(conn, settings: Settings, config):
     """Serve requests from the parent: ("seed", s) or ("program", prog) -> outcome dict
     (("die", signum) kills the worker: tests use it)."""
-    import warnings
     warnings.simplefilter("ignore")
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C stops the parent, which stops us
-    from .checker import check_program, triage
-    from .generator import generate
     while True:
         try:
             msg = conn.recv()
@@ -61,7 +63,6 @@ def _worker_main(conn, settings: Settings, config):
             if out.status == FAIL and what == "seed":
                 out.triage = triage(prog, out, settings)
         except Exception as exc:       # a bug in the fuzzer itself
-            import traceback
             out = Outcome(INVALID, f"fuzzer:{type(exc).__name__}", traceback.format_exc())
         d = asdict(out)
         d["rules"] = sorted(out.rules)
@@ -366,7 +367,6 @@ _NOT_FLOAT = re.compile(r"llvm\.(dbg|assume|invariant|experimental|lifetime|var\
 def all_rule_keys():
     """Every key of ir_passes' derivative rule table (empty if it cannot be imported)."""
     try:
-        from ir_passes.rules import registry
         registry._load()
         return sorted({r.key for r in registry.RULES.values() if not _NOT_FLOAT.match(r.key)})
     except Exception:
@@ -410,7 +410,7 @@ def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, 
             if bar:
                 bar.update(summary)
             if out_dir and summary.generated % 10 == 0:
-                _write_summary(summary, out_dir, "summary.partial")
+                write_summary(summary, out_dir, "summary.partial")
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:
@@ -424,7 +424,7 @@ def run_campaign(n, seed, jobs=None, settings=None, config=None, timeout=180.0, 
     return summary
 
 
-def _write_summary(summary, out_dir, name):
+def write_summary(summary, out_dir, name):
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump(summary.to_json(), f, indent=1)
     with open(os.path.join(out_dir, name + ".txt"), "w") as f:

@@ -27,47 +27,36 @@ Steps (`check_program`), cheapest first so that discarded programs cost no gradi
 """
 from __future__ import annotations
 
+import copy
+import importlib.util
 import itertools
 import linecache
+import os
 import re
+import tempfile
 import time
-import traceback
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+from numba import njit
+from numba.core.errors import NumbaError
 
-from enzyme_py.annotations import Active, Duplicated
+from enzyme_py import UnsupportedError
+from enzyme_py.annotations import Active, Duplicated, Forward
+from enzyme_py.api import autodiff, compile_gradient
 from enzyme_py.check import check_gradient, finite_difference
-from .callers import forget_recordings, split_call
-from .program import Program, layout_array, make_args, make_call, render, render_functions
-
-# outcome statuses
-PASS, DISCARD, UNSUPPORTED, FAIL, INVALID = "pass", "discard", "unsupported", "fail", "invalid"
-
-
-@dataclass
-class Outcome:
-    """What happened to one program.
-
-    status: "pass", "discard" (finite differences unreliable: `category` says why),
-    "unsupported" (`category` names the construct), "fail" (`category`: "wrong_gradient",
-    "nan_gradient", "primal_mismatch", "forward_mismatch", "crash:<Exception>", or from a campaign
-    "died:<signal>", "timeout"), "invalid" (the generator made a program Numba rejects: a fuzzer
-    bug).
-    """
-    status: str
-    category: str = ""
-    detail: str = ""
-    seconds: float = 0.0
-    rules: frozenset = frozenset()
-    forward: str = ""          # "", "checked", "skipped:<why>"
-    triage: str = ""           # for failures: the known bug that explains it, if one does
-
-    @property
-    def key(self):
-        return (self.status, self.category)
-
+from ir_passes.rules.registry import lookup
+from . import prims_py
+from .callers import forget_recordings
+from .complex_data import ComplexKernel, check_complex
+from .exits import ExitKernel, check_exits
+from .outcome import (DISCARD, FAIL, INVALID, PASS, Outcome, fd_discard, normalize_construct, selected, short,
+                      tb, tolerance, unsupported)
+from .parallel import check_parallel
+from .prims_py import Trace
+from .program import (Program, Reduce, layout_array, make_args, make_call, render, render_functions,
+                      split_call, walk_all)
 
 @dataclass
 class Settings:
@@ -107,7 +96,6 @@ def load(prog: Program, traced: bool = True, path=None) -> dict:
         exec(compile(src, fname, "exec"), ns)
     ns["__source__"] = src
     if traced:
-        from . import prims_py
         tsrc = render_functions(prog, traced=True)
         tname = fname[:-1] + " traced>"
         linecache.cache[tname] = (len(tsrc), None, tsrc.splitlines(True), tname)
@@ -117,9 +105,6 @@ def load(prog: Program, traced: bool = True, path=None) -> dict:
 
 
 def _import_file(src, path=None) -> dict:
-    import importlib.util
-    import os
-    import tempfile
     if path is None:
         folder = tempfile.mkdtemp(prefix="tools_fuzz_cache_")
         path = os.path.join(folder, f"fuzz_kernel_{next(_counter)}.py")
@@ -147,7 +132,6 @@ class _Discard(Exception):
 def run_traced(traced, values):
     """Run the traced copy on (copies of) `values`; return its Trace. Raises _Discard when the
     run itself shows the inputs are bad (division by ~0, overflow, domain error)."""
-    from .prims_py import Trace
     t = Trace()
     vals = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
     try:
@@ -189,19 +173,8 @@ def _perturbed(prog, values, delta, rng):
     return out
 
 
-def _tol(fd, rtol):
-    """check_gradient's tolerance per element: rtol * max(1, max|fd|) + rtol * |fd|."""
-    fd = np.asarray(fd, np.float64)
-    scale = float(np.max(np.abs(fd))) if fd.size else 0.0
-    return rtol * max(1.0, scale) + rtol * np.abs(fd)
-
-
 def rule_keys(ir_text: str) -> frozenset:
     """The derivative-rule keys that instructions and calls of `ir_text` use."""
-    try:
-        from ir_passes.rules.registry import lookup
-    except Exception:          # pragma: no cover - ir_passes absent
-        return frozenset()
     keys = set()
     for m in re.finditer(r"=\s+(?:fast\s+|nnan\s+|ninf\s+|nsz\s+|arcp\s+|contract\s+|afn\s+|reassoc\s+)*"
                          r"(fadd|fsub|fmul|fdiv|frem|fneg|fpext|fptrunc|select|freeze)\b", ir_text):
@@ -213,22 +186,11 @@ def rule_keys(ir_text: str) -> frozenset:
     return frozenset(keys)
 
 
-def normalize_construct(text: str) -> str:
-    """A short, stable name for an UnsupportedError's construct (for counting)."""
-    text = text.splitlines()[0] if text else "?"
-    text = re.sub(r"%[\w.\"-]+", "%_", text)
-    text = re.sub(r"\b\d+\b", "N", text)
-    return text[:120]
-
-
 def check_program(prog: Program, settings: Optional[Settings] = None) -> Outcome:
     """Check one program; never raises for anything the kernel or the AD does."""
     st = settings or Settings()
     t0 = time.perf_counter()
     if not isinstance(prog, Program):       # the parallel, exits and complex profiles' kernels
-        from .complex_data import ComplexKernel, check_complex
-        from .exits import ExitKernel, check_exits
-        from .parallel import check_parallel
         check = check_exits if isinstance(prog, ExitKernel) else \
             check_complex if isinstance(prog, ComplexKernel) else check_parallel
         out = check(prog, st)
@@ -239,11 +201,10 @@ def check_program(prog: Program, settings: Optional[Settings] = None) -> Outcome
 
 
 def _check(prog: Program, st: Settings) -> Outcome:
-    from numba.core.errors import NumbaError
     try:
         ns = load(prog)
     except Exception as exc:      # the generator printed bad Python
-        return Outcome(INVALID, f"source:{type(exc).__name__}", _short(exc))
+        return Outcome(INVALID, f"source:{type(exc).__name__}", short(exc))
     kern, traced = ns["kern"], ns["kern_traced"]
     f32 = prog.uses_f32()
     rtol = st.rtol32 if f32 else st.rtol64
@@ -270,7 +231,7 @@ def _check(prog: Program, st: Settings) -> Outcome:
     except _Discard as d:
         return Outcome(DISCARD, d.reason)
     except Exception as exc:
-        return Outcome(INVALID, f"traced:{type(exc).__name__}", _tb(exc))
+        return Outcome(INVALID, f"traced:{type(exc).__name__}", tb(exc))
 
     # 3. finite differences of the compiled kernel at h and 2h must agree
     try:
@@ -282,21 +243,14 @@ def _check(prog: Program, st: Settings) -> Outcome:
     except ZeroDivisionError:
         return Outcome(DISCARD, "zero_division")
     except NumbaError as exc:
-        return Outcome(INVALID, f"numba:{type(exc).__name__}", _short(exc))
+        return Outcome(INVALID, f"numba:{type(exc).__name__}", short(exc))
     except Exception as exc:
-        return Outcome(INVALID, f"fd:{type(exc).__name__}", _tb(exc))
-    for a, b in zip(fd1, fd2):
-        if a is None:
-            continue
-        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
-            return Outcome(DISCARD, "nonfinite")
-        if np.any(np.abs(a - b) > st.consistency * _tol(a, rtol)):
-            return Outcome(DISCARD, "fd_noise")
+        return Outcome(INVALID, f"fd:{type(exc).__name__}", tb(exc))
+    noisy = fd_discard(fd1, fd2, rtol, st.consistency)
+    if noisy is not None:
+        return noisy
 
     # 4. build the gradient
-    from enzyme_py import UnsupportedError
-    from enzyme_py.api import compile_gradient
     if prog.forms is not None:
         if prog.forms.early:
             forget_recordings(ns, prog)
@@ -305,13 +259,13 @@ def _check(prog: Program, st: Settings) -> Outcome:
     try:
         grad = compile_gradient(kern, *args, memory=prog.memory)
     except UnsupportedError as exc:
-        return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))), _short(exc))
+        return unsupported(exc)
     except NumbaError as exc:
         if "Failed in nopython mode" in str(exc) and "typing" in str(exc):
-            return Outcome(INVALID, f"numba:{type(exc).__name__}", _short(exc))
-        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc))
+            return Outcome(INVALID, f"numba:{type(exc).__name__}", short(exc))
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", tb(exc))
     except Exception as exc:
-        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc))
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", tb(exc))
     rules = rule_keys(grad.cleaned) if st.collect_rules else frozenset()
 
     # 5. reverse mode against finite differences, primal arrays
@@ -320,7 +274,7 @@ def _check(prog: Program, st: Settings) -> Outcome:
             rep = check_gradient(kern, *args, seed=prog.ret_seed, rtol=rtol, eps=eps,
                                  memory=prog.memory)
     except Exception as exc:
-        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc), rules=rules)
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", tb(exc), rules=rules)
     if not rep.passed:
         if rep.primal_mismatches and all(a.passed for a in rep.args) \
                 and FAST_MATH.search(grad.cleaned) and _primal_within_ulps(kern, prog):
@@ -340,14 +294,14 @@ def _check(prog: Program, st: Settings) -> Outcome:
         return Outcome(FAIL, cat, str(rep), rules=rules)
 
     # 5b. the same gradient built with cache="always" (every value taped, nothing recomputed)
-    if _selected(prog.seed, 2654435761, st.cache_always):
+    if selected(prog.seed, 2654435761, st.cache_always):
         problem = _cache_always_check(kern, prog, rep, rtol)
         if problem:
             return Outcome(FAIL, problem[0], problem[1], rules=rules)
 
     # 6. forward mode against reverse mode
     fwd = ""
-    if forward_enabled(st) and _selected(prog.seed, 40503, st.forward_fraction):
+    if forward_enabled(st) and selected(prog.seed, 40503, st.forward_fraction):
         fwd, problem = forward_check(kern, prog, rep, rtol)
         if problem:
             return Outcome(FAIL, "forward_mismatch", problem, rules=rules, forward=fwd)
@@ -358,10 +312,7 @@ def _check_call_forms(kern, ns, prog, st, rtol, eps) -> Outcome:
     """Steps 4-6 for a program with callers' forms (callers.py): the call as the program makes
     it (keywords, defaults left out, the return seeded), and with cache=True a second module
     importing the same file, which loads Numba's disk cache, checked the same way."""
-    from numba.core.errors import NumbaError
 
-    from enzyme_py import UnsupportedError
-    from enzyme_py.api import autodiff
     kernels = [("", kern)]
     if prog.forms.cache:
         kernels.append(("[from cache]", None))
@@ -380,20 +331,19 @@ def _check_call_forms(kern, ns, prog, st, rtol, eps) -> Outcome:
             with np.errstate(all="ignore"):
                 autodiff(k, *pos, seed=prog.ret_seed, **kw)
         except UnsupportedError as exc:
-            return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))),
-                           _short(exc), rules=rules)
+            return unsupported(exc, rules=rules)
         except NumbaError as exc:
             if "Failed in nopython mode" in str(exc) and "typing" in str(exc):
-                return Outcome(INVALID, f"numba:{type(exc).__name__}", _short(exc))
-            return Outcome(FAIL, f"crash:{type(exc).__name__}{tag}", _tb(exc), rules=rules)
+                return Outcome(INVALID, f"numba:{type(exc).__name__}", short(exc))
+            return Outcome(FAIL, f"crash:{type(exc).__name__}{tag}", tb(exc), rules=rules)
         except Exception as exc:
-            return Outcome(FAIL, f"crash:{type(exc).__name__}{tag}", _tb(exc), rules=rules)
+            return Outcome(FAIL, f"crash:{type(exc).__name__}{tag}", tb(exc), rules=rules)
         try:
             pos, kw = make_call(prog)
             with np.errstate(all="ignore"):
                 rep = check_gradient(k, *pos, seed=prog.ret_seed, rtol=rtol, eps=eps, **kw)
         except Exception as exc:
-            return Outcome(FAIL, f"crash:{type(exc).__name__}{tag}", _tb(exc), rules=rules)
+            return Outcome(FAIL, f"crash:{type(exc).__name__}{tag}", tb(exc), rules=rules)
         if not rep.passed:
             if not rep.primal_mismatches and prog.uses_f32() and \
                     _passes_with_f64_reference(k, prog, rtol, eps):
@@ -403,12 +353,12 @@ def _check_call_forms(kern, ns, prog, st, rtol, eps) -> Outcome:
                 return Outcome(DISCARD, "fastmath_primal_ulps", str(rep), rules=rules)
             cat = "primal_mismatch" if rep.primal_mismatches else "wrong_gradient"
             return Outcome(FAIL, cat + tag, str(rep), rules=rules)
-    if _selected(prog.seed, 2654435761, st.cache_always):
+    if selected(prog.seed, 2654435761, st.cache_always):
         problem = _cache_always_check(kern, prog, rep, rtol)
         if problem:
             return Outcome(FAIL, problem[0], problem[1], rules=rules)
     fwd = ""
-    if forward_enabled(st) and _selected(prog.seed, 40503, st.forward_fraction):
+    if forward_enabled(st) and selected(prog.seed, 40503, st.forward_fraction):
         fwd, problem = forward_check(kern, prog, rep, rtol)
         if problem:
             return Outcome(FAIL, "forward_mismatch", problem, rules=rules, forward=fwd)
@@ -432,7 +382,6 @@ FAST_MATH = re.compile(r"\b(fast|afn|reassoc|arcp)\b")
 def _primal_within_ulps(kern, prog, ulps=8) -> bool:
     """Do the arrays after autodiff and after a plain call agree to `ulps` units of roundoff of
     max(1, |value|) (a last-bit difference in a term can cancel into a small result)?"""
-    from enzyme_py.api import autodiff
     plain, ad = make_args(prog), make_args(prog)
     pos, kw = split_call(prog, _values(plain))
     kern(*pos, **kw)
@@ -450,16 +399,9 @@ def _primal_within_ulps(kern, prog, ulps=8) -> bool:
     return True
 
 
-def _selected(seed, salt, fraction) -> bool:
-    """A deterministic pseudo-random choice of `fraction` of the seeds."""
-    return ((seed * salt) >> 7) % 1000 < fraction * 1000
-
-
 def _cache_always_check(kern, prog, rep, rtol):
     """autodiff(..., cache="always") against the finite differences of `rep`; returns
     (category, detail) of a failure or None."""
-    from enzyme_py import UnsupportedError
-    from enzyme_py.api import autodiff
     args = make_args(prog)
     pos, kw = split_call(prog, args)
     try:
@@ -468,7 +410,7 @@ def _cache_always_check(kern, prog, rep, rtol):
     except (UnsupportedError, ValueError, TypeError):
         return None          # not supported with this cache mode: not a wrong gradient
     except Exception as exc:
-        return f"crash:{type(exc).__name__}[cache=always]", _tb(exc)
+        return f"crash:{type(exc).__name__}[cache=always]", tb(exc)
     result = _by_param(prog, result)
     plain = make_args(prog)
     ppos, pkw = split_call(prog, _values(plain))
@@ -483,7 +425,7 @@ def _cache_always_check(kern, prog, rep, rtol):
         fd = np.asarray(rep[p.name].fd, np.float64)
         got = np.asarray(a.shadow if p.ann == "dup" else result[k], np.float64)
         err = np.abs(got - fd)
-        if not np.all(err <= _tol(fd, rtol)):
+        if not np.all(err <= tolerance(fd, rtol)):
             lines.append(f"argument {k}: autodiff(cache='always') {got!r}, finite differences "
                          f"{fd!r}, autodiff(cache='minimal') {np.asarray(rep[p.name].ad)!r}")
     if lines:
@@ -500,25 +442,13 @@ def _by_param(prog, result):
     return tuple(found.get(p.name) for p in prog.params)
 
 
-def _short(exc) -> str:
-    s = f"{type(exc).__name__}: {exc}"
-    return s if len(s) < 4000 else s[:4000] + " ..."
-
-
-def _tb(exc) -> str:
-    s = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return s if len(s) < 8000 else s[-8000:]
-
-
 # ---------------------------------------------------------------------------------------------
 # Triage: is a failure explained by a known bug?
 # ---------------------------------------------------------------------------------------------
 
 def _ablate_reduce_minmax(prog):
     """np.max/np.min -> np.sum."""
-    import copy
 
-    from .program import Reduce, walk_all
     if not any(isinstance(n, Reduce) and n.fn in ("max", "min") for n in walk_all(prog)):
         return None
     c = copy.deepcopy(prog)
@@ -564,10 +494,7 @@ def forward_available() -> bool:
     """Whether `autodiff(kernel, ..., mode=Forward)` is implemented (tried once per process on a
     tiny kernel: NotImplementedError means not yet)."""
     if "ok" not in _forward_state:
-        from numba import njit
 
-        from enzyme_py.annotations import Forward
-        from enzyme_py.api import autodiff
 
         @njit
         def probe(x):
@@ -608,9 +535,6 @@ def forward_check(kern, prog: Program, rep, rtol):
     or a tuple whose first float entry is), or None.
     Returns ("checked" | "skipped:<why>", problem text or "").
     """
-    from enzyme_py import UnsupportedError
-    from enzyme_py.annotations import Forward
-    from enzyme_py.api import autodiff
     rng = np.random.default_rng(prog.seed ^ 0x5EED)
     reverse_dot = rev_abs = 0.0
     fwd_args = []
@@ -634,13 +558,13 @@ def forward_check(kern, prog: Program, rep, rtol):
         pos, kw = split_call(prog, fwd_args)
         result = autodiff(kern, *pos, mode=Forward, **kw)
     except NotImplementedError as exc:
-        return f"skipped:{_short(exc)[:80]}", ""
+        return f"skipped:{short(exc)[:80]}", ""
     except UnsupportedError as exc:
         return f"unsupported:{normalize_construct(getattr(exc, 'construct', str(exc)))}", ""
     except (TypeError, ValueError) as exc:
         return f"skipped:api:{type(exc).__name__}", ""
     except Exception as exc:
-        return "checked", f"forward mode raised {_tb(exc)}"
+        return "checked", f"forward mode raised {tb(exc)}"
     if prog.forms is not None and prog.forms.ret is not None:
         forward_dot, fwd_abs = _seed_dot(prog.ret_seed, result)
     else:

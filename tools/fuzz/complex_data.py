@@ -22,6 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from enzyme_py import Active, Duplicated, Forward, UnsupportedError, autodiff
+from enzyme_py.check import check_gradient
+from .outcome import DISCARD, FAIL, INVALID, PASS, Outcome, short, tb, unsupported
+
 UNARY = ["np.exp({})", "np.sin({})", "np.cos({})", "np.tanh({})", "cmath.exp({})", "np.conj({})",
          "(abs({}) + 0j)", "({}.real + 0j)", "({}.imag * 1j)", "({} * {})"]
 ON_INPUTS = ["np.log({})", "np.sqrt({})", "(np.angle({}) + 0j)", "{} ** 2.5", "{} ** {}"]
@@ -102,20 +106,17 @@ def _real_dot(a, b) -> float:
 
 
 def check_complex(k: ComplexKernel, st) -> "Outcome":    # noqa: F821 - checker.Outcome
-    from enzyme_py import Active, Duplicated, Forward, UnsupportedError, autodiff
-    from enzyme_py.check import check_gradient
 
-    from .checker import DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, _short, _tb, normalize_construct
     try:
         kern = load(k)["kern"]
     except Exception as exc:       # noqa: BLE001 - the generator printed bad Python
-        return Outcome(INVALID, f"source:{type(exc).__name__}", _short(exc))
+        return Outcome(INVALID, f"source:{type(exc).__name__}", short(exc))
     z, w, out = values(k)
     c = 0.9 + 0.3j if k.active_c else 0.9
     try:
         plain = kern(z.copy(), w.copy(), out.copy(), c)
     except Exception as exc:       # noqa: BLE001
-        return Outcome(INVALID, f"plain:{type(exc).__name__}", _tb(exc))
+        return Outcome(INVALID, f"plain:{type(exc).__name__}", tb(exc))
     if not np.isfinite(plain) or abs(plain) > 1e8:
         return Outcome(DISCARD, "nonfinite")
     g = np.random.default_rng(k.seed + 1)
@@ -141,10 +142,9 @@ def check_complex(k: ComplexKernel, st) -> "Outcome":    # noqa: F821 - checker.
                         Duplicated(out.copy(), tout), Active(c, uc) if k.active_c else c,
                         mode=Forward)
     except UnsupportedError as exc:
-        return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))),
-                       _short(exc))
+        return unsupported(exc)
     except Exception as exc:       # noqa: BLE001
-        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc))
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", tb(exc))
     # <v, J u>: the final z, w and out weighted by their seeds, plus the return value's tangent
     lhs = _real_dot(sz, tz) + _real_dot(sw, tw) + _real_dot(sout, tout) + float(tret)
     rhs = _real_dot(gz, uz) + _real_dot(gw, uw) + (_real_dot(got[3], uc) if k.active_c else 0.0)

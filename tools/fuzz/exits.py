@@ -28,6 +28,10 @@ from typing import List
 
 import numpy as np
 
+from enzyme_py import Const, Duplicated, UnsupportedError, autodiff
+from enzyme_py.check import check_gradient
+from .outcome import FAIL, INVALID, PASS, Outcome, short, tb, unsupported
+
 MEMCHECK_ENV = {"PYTHONMALLOC": "debug", "MALLOC_CHECK_": "3"}
 
 TEMPS = {
@@ -136,14 +140,11 @@ def values(k: ExitKernel) -> np.ndarray:
 
 
 def check_exits(k: ExitKernel, st) -> "Outcome":    # noqa: F821 - checker.Outcome
-    from enzyme_py import Const, Duplicated, UnsupportedError, autodiff
-    from enzyme_py.check import check_gradient
 
-    from .checker import FAIL, INVALID, PASS, UNSUPPORTED, Outcome, _short, _tb, normalize_construct
     try:
         kern = load(k)["kern"]
     except Exception as exc:       # noqa: BLE001 - the generator printed bad Python
-        return Outcome(INVALID, f"source:{type(exc).__name__}", _short(exc))
+        return Outcome(INVALID, f"source:{type(exc).__name__}", short(exc))
     x = values(k)
     try:
         plain_x = x.copy()
@@ -152,7 +153,7 @@ def check_exits(k: ExitKernel, st) -> "Outcome":    # noqa: F821 - checker.Outco
     except ValueError as exc:
         raised = exc
     except Exception as exc:       # noqa: BLE001
-        return Outcome(INVALID, f"plain:{type(exc).__name__}", _tb(exc))
+        return Outcome(INVALID, f"plain:{type(exc).__name__}", tb(exc))
     args = (Duplicated(x.copy(), np.zeros_like(x)), Const(k.stop), Const(k.lo))
     try:
         if raised is not None:
@@ -166,10 +167,9 @@ def check_exits(k: ExitKernel, st) -> "Outcome":    # noqa: F821 - checker.Outco
             return Outcome(FAIL, "no_exception", "the plain call raised ValueError; autodiff did not")
         rep = check_gradient(kern, *args, seed=1.0, rtol=st.rtol64, eps=st.eps64)
     except UnsupportedError as exc:
-        return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))),
-                       _short(exc))
+        return unsupported(exc)
     except Exception as exc:       # noqa: BLE001
-        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc))
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", tb(exc))
     if not rep.passed:
         return Outcome(FAIL, "primal_mismatch" if rep.primal_mismatches else "wrong_gradient",
                        str(rep))

@@ -25,9 +25,14 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
+from .callers import draw_forms, return_seed
+from .complex_data import generate_complex
+from .exits import generate_exits
+from .parallel import generate_parallel
 from .program import (LINALG_1D, LINALG_2D, Assign, Bin, Break, Call, CallStmt, Cast, Cmp, DataInt,
                       For, Helper, HCall, If, IfExp, Int, Load, Name, Neg, Num, Param, Program,
-                      Raise, Range, Reduce, Return, Shape, Store, Temp, ToFloat, While, validate)
+                      Raise, Range, Reduce, Return, Shape, Store, Temp, ToFloat, While, validate,
+                      walk_stmts)
 
 
 @dataclass
@@ -204,7 +209,6 @@ class Generator:
         validate(prog)
         prog.memory = cfg.memory
         if cfg.callers:       # a stream of its own: the other profiles' programs stay the same
-            from .callers import draw_forms, return_seed
             draw_forms(prog, random.Random(self.seed ^ 0xCA11E25))
             if prog.forms.ret is not None:
                 prog.ret_seed = return_seed(prog, np.random.default_rng(self.seed ^ 0xCA11E25))
@@ -790,7 +794,6 @@ def _is_array_helper(h):
 
 
 def _walk(block):
-    from .program import walk_stmts
     return walk_stmts(block)
 
 
@@ -799,12 +802,9 @@ def generate(seed: int, config: Optional[Config] = None) -> Program:
     profile, an `exits.ExitKernel` for the exits profile, a `complex_data.ComplexKernel` for the
     complex profile."""
     if config is not None and config.parallel:
-        from .parallel import generate_parallel
         return generate_parallel(seed)
     if config is not None and config.exits:
-        from .exits import generate_exits
         return generate_exits(seed)
     if config is not None and config.complex_data:
-        from .complex_data import generate_complex
         return generate_complex(seed)
     return Generator(seed, config).program()

@@ -53,7 +53,18 @@ import random
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+import numba
 import numpy as np
+from numba import njit
+from numba.core.errors import NumbaError
+
+from enzyme_py import UnsupportedError
+from enzyme_py.annotations import Active, Const, Duplicated, Forward
+from enzyme_py.api import autodiff, compile_gradient
+from enzyme_py.check import check_gradient, finite_difference
+from .outcome import (DISCARD, FAIL, INVALID, PASS, Outcome, fd_discard, normalize_construct, selected, short,
+                      tb, unsupported)
+from .program import layout_array
 
 # ---------------------------------------------------------------------------------------------
 # Expressions: ("leaf", text) | ("un", fmt, a) | ("bin", op, a, b) | ("call", name, a, b)
@@ -494,9 +505,7 @@ def generate_parallel(seed: int) -> ParKernel:
 
 def make_args(k: ParKernel):
     """Fresh annotated arguments of the used parameters."""
-    from enzyme_py.annotations import Active, Const, Duplicated
 
-    from .program import layout_array
     out = []
     for p in k.used_params():
         if p.kind == "arr":
@@ -512,9 +521,7 @@ def make_args(k: ParKernel):
 
 
 def _copy_args(args):
-    from enzyme_py.annotations import Active, Const, Duplicated
 
-    from .program import layout_array
     out = []
     for a in args:
         if isinstance(a, Duplicated):
@@ -554,30 +561,24 @@ class _threads:
         self.k = k
 
     def __enter__(self):
-        import numba
         self.before = numba.get_num_threads()
         numba.set_num_threads(min(self.k, numba.config.NUMBA_NUM_THREADS))
 
     def __exit__(self, *exc):
-        import numba
         numba.set_num_threads(self.before)
 
 
 def thread_counts():
-    import numba
     return sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)})
 
 
 def serial_copy(kern):
     """The serial kernel the parallel one is compared with: `njit(kern.py_func)`."""
-    from numba import njit
     return njit(kern.py_func)
 
 
 def _gradient(kern, k, args, **kw):
     """autodiff on copies: ([shadow or Active result per argument], [primal values])."""
-    from enzyme_py.annotations import Active, Duplicated
-    from enzyme_py.api import autodiff
     a = _copy_args(args)
     res = autodiff(kern, *a, seed=k.ret_seed if k.returns else None, **kw)
     grads = []
@@ -609,19 +610,13 @@ def _compare(label, got, want, rtol):
 
 
 def check_parallel(k: ParKernel, st) -> "Outcome":    # noqa: F821 - checker.Outcome
-    from numba.core.errors import NumbaError
 
-    from enzyme_py import UnsupportedError
-    from enzyme_py.api import compile_gradient
-    from enzyme_py.check import check_gradient, finite_difference
 
-    from .checker import DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, _short, _tb
-    from .checker import _tol, normalize_construct
     rtol, eps = st.rtol64, st.eps64
     try:
         ns = load(k)
     except Exception as exc:       # noqa: BLE001 - the generator printed bad Python
-        return Outcome(INVALID, f"source:{type(exc).__name__}", _short(exc))
+        return Outcome(INVALID, f"source:{type(exc).__name__}", short(exc))
     kern = ns["kern"]
     args = make_args(k)
     nthreads = thread_counts()
@@ -635,9 +630,9 @@ def check_parallel(k: ParKernel, st) -> "Outcome":    # noqa: F821 - checker.Out
             plain = _copy_args(args)
             ret = serial(*[a.value for a in plain])
     except NumbaError as exc:
-        return Outcome(INVALID, f"numba:{type(exc).__name__}", _short(exc))
+        return Outcome(INVALID, f"numba:{type(exc).__name__}", short(exc))
     except Exception as exc:       # noqa: BLE001
-        return Outcome(INVALID, f"plain:{type(exc).__name__}", _tb(exc))
+        return Outcome(INVALID, f"plain:{type(exc).__name__}", tb(exc))
     vals = [np.asarray(a.value, np.float64) for a in plain if isinstance(a.value, np.ndarray)
             and a.value.dtype.kind == "f"]
     if ret is not None:
@@ -654,33 +649,26 @@ def check_parallel(k: ParKernel, st) -> "Outcome":    # noqa: F821 - checker.Out
             fd1 = finite_difference(serial, *_copy_args(args), seed=seed, eps=eps)
             fd2 = finite_difference(serial, *_copy_args(args), seed=seed, eps=2 * eps)
     except Exception as exc:       # noqa: BLE001
-        return Outcome(INVALID, f"fd:{type(exc).__name__}", _tb(exc))
-    for a, b in zip(fd1, fd2):
-        if a is None:
-            continue
-        fa, fb = np.asarray(a, np.float64), np.asarray(b, np.float64)
-        if not (np.all(np.isfinite(fa)) and np.all(np.isfinite(fb))):
-            return Outcome(DISCARD, "nonfinite")
-        if np.any(np.abs(fa - fb) > st.consistency * _tol(fa, rtol)):
-            return Outcome(DISCARD, "fd_noise")
+        return Outcome(INVALID, f"fd:{type(exc).__name__}", tb(exc))
+    noisy = fd_discard(fd1, fd2, rtol, st.consistency)
+    if noisy is not None:
+        return noisy
 
     # 3. the parallel gradient builds; the serial one matches finite differences; the parallel
     # one with 1 and 2 threads matches the serial one (rtol 1e-9), primal arrays included
     try:
         compile_gradient(kern, *_copy_args(args))
     except UnsupportedError as exc:
-        return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))),
-                       _short(exc))
+        return unsupported(exc)
     except Exception as exc:       # noqa: BLE001
-        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc))
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", tb(exc))
     try:
         with np.errstate(all="ignore"):
             rep = check_gradient(serial, *_copy_args(args), seed=seed, rtol=rtol, eps=eps)
     except UnsupportedError as exc:
-        return Outcome(UNSUPPORTED, "serial: " + normalize_construct(
-            getattr(exc, "construct", str(exc))), _short(exc))
+        return unsupported(exc, "serial: ")
     except Exception as exc:       # noqa: BLE001
-        return Outcome(FAIL, f"crash:{type(exc).__name__}[serial]", _tb(exc))
+        return Outcome(FAIL, f"crash:{type(exc).__name__}[serial]", tb(exc))
     if not rep.passed:
         cat = "primal_mismatch" if rep.primal_mismatches else (
             "nan_gradient" if any(np.isnan(np.asarray(a.ad, np.float64)).any() for a in rep.args)
@@ -699,7 +687,7 @@ def check_parallel(k: ParKernel, st) -> "Outcome":    # noqa: F821 - checker.Out
                 if lines:
                     return Outcome(FAIL, f"serial_mismatch[threads={nt}]", "\n".join(lines))
     except Exception as exc:       # noqa: BLE001
-        return Outcome(FAIL, f"crash:{type(exc).__name__}", _tb(exc))
+        return Outcome(FAIL, f"crash:{type(exc).__name__}", tb(exc))
 
     # 4. forward mode, 1 and 2 threads, against reverse mode
     fwd = ""
@@ -712,8 +700,7 @@ def check_parallel(k: ParKernel, st) -> "Outcome":    # noqa: F821 - checker.Out
             break
 
     # 5. deterministic=True: the same bits twice, the serial values
-    from .checker import _selected
-    if _selected(k.seed, 2246822519, 0.1):
+    if selected(k.seed, 2246822519, 0.1):
         det = _deterministic_check(kern, k, args, want, nthreads[-1])
         if det and det[0] == FAIL:
             return Outcome(FAIL, det[1], det[2], forward=fwd)
@@ -723,7 +710,6 @@ def check_parallel(k: ParKernel, st) -> "Outcome":    # noqa: F821 - checker.Out
 
 
 def _deterministic_check(kern, k, args, want, nt):
-    from enzyme_py import UnsupportedError
     try:
         with np.errstate(all="ignore"), _threads(nt):
             g1, _ = _gradient(kern, k, args, deterministic=True)
@@ -731,8 +717,7 @@ def _deterministic_check(kern, k, args, want, nt):
     except UnsupportedError:
         return ("note", "deterministic:refused", "")
     except Exception as exc:       # noqa: BLE001
-        from .checker import _tb
-        return ("fail", "crash:deterministic", _tb(exc))
+        return ("fail", "crash:deterministic", tb(exc))
     for a, b in zip(g1, g2):
         if a is not None and np.asarray(a).tobytes() != np.asarray(b).tobytes():
             return ("fail", "nondeterministic", f"two runs differ: {a!r} {b!r}")
@@ -745,12 +730,7 @@ def _deterministic_check(kern, k, args, want, nt):
 def forward_check(kern, k: ParKernel, args, rep, rtol):
     """<v, J u> from forward mode against <J^T v, u> from the reverse report `rep`; returns
     ("checked" | "unsupported:..." | "skipped:...", problem or "")."""
-    from enzyme_py import UnsupportedError
-    from enzyme_py.annotations import Active, Duplicated, Forward
-    from enzyme_py.api import autodiff
 
-    from .checker import _tb, normalize_construct
-    from .program import layout_array
     rng = np.random.default_rng(k.seed ^ 0x5EED)
     fwd_args, rev, rev_abs, v_dot = [], 0.0, 0.0, []
     ad = iter(rep.args)
@@ -778,7 +758,7 @@ def forward_check(kern, k: ParKernel, args, rep, rtol):
     except UnsupportedError as exc:
         return f"unsupported:{normalize_construct(getattr(exc, 'construct', str(exc)))}", ""
     except Exception as exc:       # noqa: BLE001
-        return "checked", f"forward mode raised {_tb(exc)}"
+        return "checked", f"forward mode raised {tb(exc)}"
     fwd = k.ret_seed * float(result) if k.returns else 0.0
     fwd_abs = abs(fwd)
     for m, v in v_dot:

@@ -21,6 +21,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from enzyme_py.annotations import Active, Const, Duplicated
+
 
 # ---------------------------------------------------------------------------------------------
 # Expressions
@@ -815,7 +817,6 @@ def layout_array(a: np.ndarray, layout: str) -> np.ndarray:
 
 def make_args(prog: Program):
     """Fresh annotated arguments (new arrays each call)."""
-    from enzyme_py.annotations import Active, Const, Duplicated
     out = []
     for p in prog.params:
         if p.kind in ("arr", "iarr"):
@@ -836,8 +837,25 @@ def make_args(prog: Program):
 def make_call(prog: Program):
     """Fresh annotated arguments as the call passes them: (positional, keyword); defaults left
     out and keywords as the program's call forms say (callers.py)."""
-    from .callers import split_call
     return split_call(prog, make_args(prog))
+
+
+def split_call(prog, args):
+    """(positional, keyword) arguments of the call under the program's forms, from one
+    annotated argument per parameter (in parameter order)."""
+    forms = getattr(prog, "forms", None)
+    if forms is None:
+        return list(args), {}
+    pos, kw = [], {}
+    skipped = False         # after a default left out, the rest can only go by keyword
+    for p, a in zip(prog.params, args):
+        if p.name in forms.omitted:
+            skipped = True
+        elif p.name in forms.keywords or skipped:
+            kw[p.name] = a
+        else:
+            pos.append(a)
+    return pos, kw
 
 
 def int_value(prog, p: Param) -> int:

@@ -20,16 +20,22 @@ is expensive (a compilation and a gradient build), so results are cached by sour
 from __future__ import annotations
 
 import copy
+import os
 import time
 from dataclasses import fields, is_dataclass
 from typing import Callable, Iterator, Optional
 
 import numpy as np
 
+from . import parallel as P
+from .campaign import Pool
+from .checker import Settings
+from .generator import generate
+from .outcome import FAIL
 from .program import (Assign, Bin, Break, Call, CallStmt, Cast, Cmp, DataInt, For, HCall, If,
                       IfExp, IMin, Int, Load, Name, Neg, Node, Num, Program, Range, Reduce,
                       Return, Shape, Store, Temp, ToFloat, While, count_nodes, int_value,
-                      is_valid, render_functions, stmt_blocks, walk_all)
+                      is_valid, render_functions, split_call, stmt_blocks, walk_all)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -517,7 +523,6 @@ def _strided(a):
 def regression_test(prog: Program, outcome, reason: str = "", name: str = "",
                     command: str = "") -> str:
     """A pytest file reproducing `outcome` on `prog` (xfail strict until the bug is fixed)."""
-    from .checker import Settings
     st = Settings()
     f32 = prog.uses_f32()
     rtol = st.rtol32 if f32 else st.rtol64
@@ -594,7 +599,6 @@ def _check_code(prog, rtol, eps) -> str:
                 f"rtol={rtol!r}, eps={eps!r})\n"
                 f"    assert report.passed, str(report)")
     forms = prog.forms
-    from .callers import split_call
     names = tuple(p.name for p in prog.params)
     keywords = tuple(split_call(prog, names)[1])
     omitted = tuple(n for n in names if n in forms.omitted)
@@ -624,7 +628,6 @@ def _seed_src(seed) -> str:
 def same_failure(original, outcome) -> bool:
     """Whether `outcome` is the failure `original` (same category; a crash by the same
     exception type; any death by a signal counts as the same)."""
-    from .checker import FAIL
     if outcome.status != FAIL:
         return False
     if original.category.startswith("died"):
@@ -637,10 +640,7 @@ def shrink_failures(summary, out_dir, k, settings=None, config=None, timeout=180
     """Shrink up to `k` failures of a campaign summary (the first seed of each category first),
     each in a fresh worker process, and write their regression tests into `out_dir/regressions`.
     Returns the paths written."""
-    import os
 
-    from .campaign import Pool
-    from .generator import generate
     picks = []
     for cat, seeds in summary.failures.items():
         picks.append((cat, seeds[0]))
@@ -660,8 +660,6 @@ def shrink_failures(summary, out_dir, k, settings=None, config=None, timeout=180
                 log(f"seed {seed}: did not fail again ({original.status} {original.category}); skipped")
                 continue
             par = not isinstance(prog, Program)     # the parallel profile's kernels
-            if par:
-                from . import parallel as P
             log(f"seed {seed}: shrinking {original.category} "
                 f"({(P.count_nodes if par else count_nodes)(prog)} nodes)")
 

@@ -1,0 +1,44 @@
+; runtime/gpu_kernel.ll: the pieces of the kernel around a GPU kernel's derivative (transforms/gpu_kernel.py).
+; RUN: %runtime gpu_kernel:kernel GLOBALS= NAME=k 'PARAMS=ptr noalias %a0, ptr %x.0' LINES= 'BODY_ARGS=ptr %a0, ptr %x.0' | %filecheck %s --check-prefix=CHECK
+; RUN: %runtime gpu_kernel:thread_position  | %filecheck %s --check-prefix=THREAD
+; RUN: %runtime gpu_kernel:shared_shadow NAME=k J=0 COUNT=64 ELEMENT=double ALIGN=8 | %filecheck %s --check-prefix=SHARED
+; RUN: %runtime gpu_kernel:zero_loop J=1 PREV=zero.0.done COUNT=32 ELEMENT=i32 PTR=@g ZERO=0 | %filecheck %s --check-prefix=ZERO
+; RUN: %runtime gpu_kernel:barrier  | %filecheck %s --check-prefix=BARRIER
+
+; CHECK-LABEL: define ptx_kernel void @"k"(ptr noalias %a0, ptr %x.0) {
+; CHECK: entry:
+; CHECK: call void @"k.body"(ptr %a0, ptr %x.0)
+; CHECK: ret void
+; CHECK: }
+; CHECK: declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+; CHECK: declare i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+; CHECK: declare i32 @llvm.nvvm.read.ptx.sreg.tid.z()
+; CHECK: declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+; CHECK: declare i32 @llvm.nvvm.read.ptx.sreg.ntid.y()
+; CHECK: declare i32 @llvm.nvvm.read.ptx.sreg.ntid.z()
+; CHECK: declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)
+; THREAD: %tid.x = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+; THREAD: %tid.y = call i32 @llvm.nvvm.read.ptx.sreg.tid.y()
+; THREAD: %tid.z = call i32 @llvm.nvvm.read.ptx.sreg.tid.z()
+; THREAD: %ntid.x = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+; THREAD: %ntid.y = call i32 @llvm.nvvm.read.ptx.sreg.ntid.y()
+; THREAD: %ntid.z = call i32 @llvm.nvvm.read.ptx.sreg.ntid.z()
+; THREAD: %zy = mul i32 %tid.z, %ntid.y
+; THREAD: %row = add i32 %zy, %tid.y
+; THREAD: %rowx = mul i32 %row, %ntid.x
+; THREAD: %t = add i32 %rowx, %tid.x
+; THREAD: %nxy = mul i32 %ntid.x, %ntid.y
+; THREAD: %n = mul i32 %nxy, %ntid.z
+; SHARED: @"k.shared.0" = internal addrspace(3) global [64 x double] undef, align 8
+; ZERO: br label %zero.1
+; ZERO: zero.1:
+; ZERO: %i.1 = phi i32 [ %t, %zero.0.done ], [ %i.1.next, %zero.1.body ]
+; ZERO: %more.1 = icmp ult i32 %i.1, 32
+; ZERO: br i1 %more.1, label %zero.1.body, label %zero.1.done
+; ZERO: zero.1.body:
+; ZERO: %at.1 = getelementptr i32, ptr @g, i32 %i.1
+; ZERO: store i32 0, ptr %at.1
+; ZERO: %i.1.next = add i32 %i.1, %n
+; ZERO: br label %zero.1
+; ZERO: zero.1.done:
+; BARRIER: call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
