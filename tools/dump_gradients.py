@@ -162,7 +162,6 @@ LINALG = [
 
 
 def linalg_args(shapes, dtype) -> list:
-    from enzyme_py import Duplicated
     r = np.random.default_rng(0)
     out = []
     for s in shapes:
