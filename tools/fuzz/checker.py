@@ -225,12 +225,14 @@ def check_program(prog: Program, settings: Optional[Settings] = None) -> Outcome
     """Check one program; never raises for anything the kernel or the AD does."""
     st = settings or Settings()
     t0 = time.perf_counter()
-    if not isinstance(prog, Program):       # the parallel, exits and complex profiles' kernels
+    if not isinstance(prog, Program):       # the kernels of the profiles with their own module
         from .complex_data import ComplexKernel, check_complex
+        from .containers import ContainerKernel, check_container
         from .exits import ExitKernel, check_exits
         from .parallel import check_parallel
         check = check_exits if isinstance(prog, ExitKernel) else \
-            check_complex if isinstance(prog, ComplexKernel) else check_parallel
+            check_complex if isinstance(prog, ComplexKernel) else \
+            check_container if isinstance(prog, ContainerKernel) else check_parallel
         out = check(prog, st)
     else:
         out = _check(prog, st)

@@ -57,6 +57,8 @@ class Config:
                                  # over overwritten memory that qualify, docs/checkpointing.md)
     complex_data: bool = False   # kernels on complex arrays, checked in both modes
                                  # (complex_data.py); the other knobs do not apply
+    containers: str = ""         # "lists", "dicts" or "optional": typed containers and Optional
+                                 # returns, both modes (containers.py); the other knobs do not apply
 
 
 # named presets (`python -m tools.fuzz --profile NAME`)
@@ -84,6 +86,12 @@ PROFILES = {
     # complex arrays: holomorphic and non-holomorphic functions, numba_cpow, in-place updates
     # and time loops, against finite differences along both parts and forward mode
     "complex": Config(complex_data=True),
+    # numba.typed.List of unequal arrays (arguments, or built from slices in the kernel), read
+    # and written in serial and prange loops; typed.Dict of named parameter arrays updated in
+    # place; tuples with an Optional(float) leaf given a float seed (containers.py)
+    "lists": Config(containers="lists"),
+    "dicts": Config(containers="dicts"),
+    "optional": Config(containers="optional"),
 }
 
 
@@ -797,7 +805,7 @@ def _walk(block):
 def generate(seed: int, config: Optional[Config] = None) -> Program:
     """The random program for `seed` (deterministic); a `parallel.ParKernel` for the parallel
     profile, an `exits.ExitKernel` for the exits profile, a `complex_data.ComplexKernel` for the
-    complex profile."""
+    complex profile, a `containers.ContainerKernel` for the lists, dicts and optional profiles."""
     if config is not None and config.parallel:
         from .parallel import generate_parallel
         return generate_parallel(seed)
@@ -807,4 +815,7 @@ def generate(seed: int, config: Optional[Config] = None) -> Program:
     if config is not None and config.complex_data:
         from .complex_data import generate_complex
         return generate_complex(seed)
+    if config is not None and config.containers:
+        from .containers import generate_containers
+        return generate_containers(seed, config.containers)
     return Generator(seed, config).program()
