@@ -453,9 +453,10 @@ def check_container(k: ContainerKernel, st) -> "Outcome":    # noqa: F821 - chec
     return Outcome(PASS, forward=fwd)
 
 
-def forward_check(kern, k: ContainerKernel, v, rtol):
+def forward_check(kern, k: ContainerKernel, v, rtol, weights=None):
     """<v, J u> from forward mode against <J^T v, u> from reverse mode, v the shadows `v` and
-    the return seed, u random tangents; ("checked" | "unsupported:...", problem or "")."""
+    the return seed, u random tangents; ("checked" | "unsupported:...", problem or "").
+    `weights` replaces v on the forward side (a test that the comparison can fail)."""
     from enzyme_py import Forward, UnsupportedError, autodiff
 
     from .checker import _tb, normalize_construct
@@ -489,8 +490,9 @@ def forward_check(kern, k: ContainerKernel, v, rtol):
     fwd = _seed_dot(k.ret_seed, tret) if k.ret_seed is not None else 0.0
     for (m, *rest), tangent in _arrays(fpos)[1].items():
         key = (names[m], *rest)
-        fwd += float(np.sum(v[key] * tangent))
-        terms.append(float(np.sum(np.abs(v[key] * tangent))))
+        w = (weights or v)[key]
+        fwd += float(np.sum(w * tangent))
+        terms.append(float(np.sum(np.abs(w * tangent))))
     if not abs(fwd - rev) <= 10 * rtol * max(1.0, *terms):
         return "checked", f"<v, J u> forward = {fwd!r}, <J^T v, u> reverse = {rev!r}"
     if k.family == "optional" and not _same_none(tret, k, kern):
