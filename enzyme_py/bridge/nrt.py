@@ -59,6 +59,27 @@ register_inactive("numba_list_set_method_table")
 # numba.typed.Dict: a lookup copies the value found for a key out (its shadow dict holds the
 # values' shadows under the same keys)
 register_copy_out("numba_dict_lookup", obj_arg=0, out_arg=3)
+# the typed containers' other operations have no rules: refused by what the user wrote (their
+# functions are Numba's runtime, to which a user cannot give a derivative)
+_CONTAINER_REFUSALS = {
+    "numba_list_setitem": "assigning an item of a typed List (`lst[i] = a`) is not differentiated: "
+                          "build the list with `append`, or write into the item (`lst[i][:] = a`)",
+    "numba_dict_insert": "storing into a typed Dict (`d[key] = value`, or a dict the kernel fills) is "
+                         "not differentiated: pass the dict filled, look values up by key and write "
+                         "into them (`d[key][:] = ...`)",
+    "numba_dict_iter": "iterating over a typed Dict (`for k in d`, `d.values()`, `d.items()`) is not "
+                       "differentiated: look the values up by key (`d[\"w\"]`)",
+}
+for _name in ("numba_list_delitem", "numba_list_delete_slice", "numba_list_resize"):
+    _CONTAINER_REFUSALS[_name] = ("removing items of a typed List (`pop`, `del`, `clear`) is not "
+                                  "differentiated: read the items by index")
+for _name in ("numba_dict_delitem", "numba_dict_popitem"):
+    _CONTAINER_REFUSALS[_name] = ("removing entries of a typed Dict (`pop`, `del`, `popitem`) is not "
+                                  "differentiated: look the values up by key")
+_CONTAINER_REFUSALS["numba_dict_insert_ez"] = _CONTAINER_REFUSALS["numba_dict_insert"]
+_CONTAINER_REFUSALS["numba_dict_iter_next"] = _CONTAINER_REFUSALS["numba_dict_iter"]
+for _name, _reason in _CONTAINER_REFUSALS.items():
+    register_refused(_name, _reason)
 register_allocator("NRT_MemInfo_alloc_dtor", size_arg=0, data="NRT_MemInfo_data_fast",
                    retain="NRT_incref", release="NRT_decref")
 

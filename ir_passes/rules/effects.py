@@ -186,6 +186,13 @@ def refusal(name: str) -> str:
     return f": {REFUSED[name]}" if name in REFUSED else ""
 
 
+def call_hint(name: str) -> str:
+    """The advice for an external call touching differentiable memory: none for a refused
+    function (its reason says what to write instead; the host's runtime cannot be given a
+    derivative by the user)."""
+    return "" if name in REFUSED else "Register a derivative for it, or make it an @njit function."
+
+
 # --- allocators
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ...options import Activity
 from ...rules.blas import lookup_blas
 from ...rules.effects import (FREES, constructor_out, copy_in_operands, copy_out_operands,
                               getter_object,
-                              realloc_operand, refusal)
+                              realloc_operand, refusal, call_hint)
 from ...rules.registry import lookup
 from ...analysis.activity import call_activity
 from . import allocations, memory
@@ -79,7 +79,7 @@ def visit_call(fm, inst) -> None:
     what = f"call to external function `{name}`" if name else "indirect call through a function pointer"
     if touches_shadow:
         raise fm.unsupported(f"{what} with differentiable memory{refusal(name or '')}", inst,
-                             "Register a derivative for it, or make it an @njit function.")
+                             call_hint(name or ""))
     if varying_args:
         raise fm.unsupported(f"{what} has no derivative rule", inst, "Register a derivative for it.")
 
