@@ -96,6 +96,8 @@ def _items_body(g: _Gen, ind, writes, weight, n_items="len(series)"):
     rng, lines = g.r, []
     loop, par = g.loop(n_items)
     kind = rng.choice(["elements", "elements", "arrexpr", "pairwise"] + (["neighbour"] if not writes else []))
+    if kind == "pairwise" and writes and par:     # iteration i would read items others write
+        kind = "elements"
     g.features.add(kind)
     lines.append(f"{ind}for i in {loop}:")
     ind2 = ind + "    "
