@@ -19,7 +19,7 @@ from ir_passes import (register_alias, register_allocator, register_dot, registe
                        register_handle_realloc, register_heap, register_host_routine,
                        register_inactive, register_nrm2, register_orgqr, register_parallel_for,
                        register_thread_id,
-                       register_constructor, register_copy_in, register_copy_out,
+                       register_constructor, register_copy_in, register_copy_out, register_setup,
                        register_pointer_getter,
                        register_potrf, register_refused, register_success_codes, register_syevd,
                        register_helper, register_writes_nothing)
@@ -56,6 +56,9 @@ register_pointer_getter("numba_list_base_ptr", arg=0)
 register_constructor("numba_list_new", out_arg=0, free="numba_list_free")
 register_copy_in("numba_list_append", obj_arg=0, item_arg=1)
 register_inactive("numba_list_set_method_table")
+# ... but a shadow list of forward mode holds its items' shadows (host allocations, released
+# with the primal's) as the primal list holds the items: it gets the same method table
+register_setup("numba_list_set_method_table", obj_arg=0)
 # numba.typed.Dict: a lookup copies the value found for a key out (its shadow dict holds the
 # values' shadows under the same keys)
 register_copy_out("numba_dict_lookup", obj_arg=0, out_arg=3)

@@ -23,7 +23,7 @@ from ...options import Activity
 from ...rules.blas import lookup_blas
 from ...rules.effects import (FREES, constructor_out, copy_in_operands, copy_out_operands,
                               getter_object,
-                              realloc_operand, refusal, call_hint)
+                              realloc_operand, refusal, call_hint, setup_object)
 from ...rules.registry import lookup
 from ...analysis.activity import call_activity
 from . import allocations, memory
@@ -61,6 +61,9 @@ def visit_call(fm, inst) -> None:
         return
     if fm.has_shadow(inst) or (realloc_operand(inst) is not None and fm.has_shadow(realloc_operand(inst))):
         allocations.allocation(fm, inst)
+        return
+    if setup_object(inst) is not None and fm.has_shadow(setup_object(inst)):
+        memory.setup_call(fm, inst)
         return
     rule = lookup(name) if name else None
     if name in FREES or (rule is not None and rule.inactive):
