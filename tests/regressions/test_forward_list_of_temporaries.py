@@ -47,3 +47,15 @@ def test_reverse_mode_of_the_same_kernel():
     report = check_gradient(scaled_parts, Duplicated(X.copy(), np.zeros(5)), BOUNDS,
                             Duplicated(np.zeros(3), np.zeros(3)), rng=2)
     assert report.passed, report
+
+
+def test_several_directions():
+    """Each lane's shadow list holds its own tangent buffers."""
+    from enzyme_py import BatchDuplicated
+    u1, u2 = np.ones(5), np.arange(5.0)
+    d1, d2 = np.zeros(3), np.zeros(3)
+    autodiff(scaled_parts, BatchDuplicated(X.copy(), (u1, u2)), BOUNDS,
+             BatchDuplicated(np.zeros(3), (d1, d2)), mode=Forward)
+    for u, d in ((u1, d1), (u2, d2)):
+        want = [8 * X[p] @ u[p] for p in (slice(0, 2), slice(2, 4), slice(4, 5))]
+        np.testing.assert_allclose(d, want, rtol=1e-14)
