@@ -15,7 +15,7 @@ from .rules.blas import (register_dot, register_gemm, register_gemv, register_ho
 from .rules.convention import register_error_report, register_success_codes
 from .rules.parallel import ParallelUpdates, register_parallel_for, register_thread_id
 from .rules.finite import tests_nan
-from .rules.effects import (register_allocator, register_constructor, register_copy_in,
+from .rules.effects import (register_allocator, register_constructor, register_copy_in, register_setup,
                             register_copy_out, register_free, register_handle_realloc,
                             register_pointer_getter, register_realloc, register_refused,
                             register_writes_nothing)
@@ -57,7 +57,7 @@ __all__ = ["Decisions", "decisions", "pattern_text", "union_arms", "fresh_tapes"
            "LIBC_HEAP", "MEMORY_CHOICES", "Memory",
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",
            "libmvec", "memory_option", "parse_module", "print_module", "register_alias",
-           "register_allocator", "register_constructor", "register_copy_in", "register_copy_out",
+           "register_allocator", "register_constructor", "register_copy_in", "register_setup", "register_copy_out",
            "register_dot",
            "register_external", "register_free",
            "register_geev", "register_gelsd", "register_gemm", "register_gemv", "register_geqrf", "register_gesdd",

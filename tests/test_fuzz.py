@@ -450,3 +450,95 @@ def test_complex_profile_draws_every_sink_and_checks_a_slice():
         out = check_program(k, Settings())
         assert out.status == PASS and out.forward == "checked", (k.source, out.detail)
     assert isinstance(kernels[0], complex_data.ComplexKernel)
+
+
+# ---------------------------------------------------------------------------------------------
+# the lists, dicts and optional profiles (tools/fuzz/containers.py): typed containers and
+# Optional returns in both modes
+# ---------------------------------------------------------------------------------------------
+
+CONTAINERS_N = int(os.environ.get("ENZYME_FUZZ_CONTAINERS_SLICE", "2"))
+CONTAINER_FEATURES = {
+    "lists": {"argument", "built_view", "built_temp", "built_rows", "built_arrays", "elements",
+              "arrexpr", "pairwise", "neighbour", "writes", "write_indexed", "steps", "prange"},
+    "dicts": {"hyper", "lookup_in_loop", "steps", "update_w", "update_b", "prange"},
+    "optional": {"prange", "use"} | {"test_" + t for t in ("is_not_none", "positive", "data")}
+    | {"ret_" + r for r in ("pair", "nested", "first", "alone")}
+    | {"call_" + c for c in ("omitted", "none", "positive", "negative")},
+}
+
+
+@pytest.mark.parametrize("profile", sorted(CONTAINER_FEATURES))
+def test_container_profiles_draw_every_template(profile):
+    from tools.fuzz import containers
+    from tools.fuzz.generator import PROFILES
+    seen = set()
+    for i in range(150):
+        k = generate(kernel_seed(SLICE_SEED, i), PROFILES[profile])
+        assert isinstance(k, containers.ContainerKernel)
+        compile(k.source, "<containers>", "exec")
+        seen |= k.features
+    assert seen == CONTAINER_FEATURES[profile]
+    a = generate(kernel_seed(SLICE_SEED, 5), PROFILES[profile])
+    assert a.source == generate(kernel_seed(SLICE_SEED, 5), PROFILES[profile]).source
+
+
+def test_optional_profile_returns_an_optional_leaf():
+    """A kernel called with a float w_max under a data test returns Optional(float)."""
+    import numba
+
+    from tools.fuzz import containers
+    from tools.fuzz.generator import PROFILES
+    k = next(k for k in (generate(kernel_seed(SLICE_SEED, i), PROFILES["optional"])
+                         for i in range(200))
+             if {"test_data", "ret_pair", "call_positive"} <= k.features and "prange" not in k.features)
+    kern = containers.load(k)["kern"]
+    pos, kw = containers.annotated(k)
+    kern(*[a.value for a in pos], **{n: a.value for n, a in kw.items()})
+    assert isinstance(kern.nopython_signatures[0].return_type[1], numba.types.Optional)
+
+
+def test_container_forward_check_can_fail():
+    """The <v, J u> = <J^T v, u> comparison fails when forward mode's weights differ from the
+    reverse seeds."""
+    from tools.fuzz import containers
+    from tools.fuzz.generator import PROFILES
+    k = next(k for k in (generate(kernel_seed(SLICE_SEED, i), PROFILES["lists"])
+                         for i in range(50))
+             if "argument" in k.features and "prange" not in k.features)
+    kern = containers.load(k)["kern"]
+    pos, _ = containers.annotated(k)
+    v = {}
+    for m, (a, arg) in enumerate(zip(pos, k.args)):
+        if arg.kind == "list":
+            v.update({(arg.name, j): np.linspace(0.5, 1.5, len(x)) for j, x in enumerate(a.value)})
+        elif arg.kind == "arr":
+            v[(arg.name,)] = np.ones(a.value.shape)
+    assert containers.forward_check(kern, k, v, 1e-6) == ("checked", "")
+    bad = {p: (2.0 if p[0] == "out" else 1.0) * x for p, x in v.items()}
+    fwd = containers.forward_check
+
+    def skewed(kern, k, v, rtol):      # reverse mode seeded with v, forward weighed with bad
+        return fwd(kern, k, v, rtol, weights=bad)
+    assert skewed(kern, k, v, 1e-6)[1].startswith("<v, J u> forward")
+
+
+def _serial_container_seeds(profile):
+    """The first CONTAINERS_N serial kernels of the profile without a loop of steps (parallel
+    ones, and dict lookups repeated over steps, compile for up to a minute on a loaded
+    machine; campaigns check them)."""
+    from tools.fuzz.generator import PROFILES
+    seeds = (kernel_seed(SLICE_SEED, i) for i in range(100))
+    return [s for s in seeds
+            if not {"prange", "steps"} & generate(s, PROFILES[profile]).features][:CONTAINERS_N]
+
+
+@pytest.mark.parametrize("profile, seed", [(p, s) for p in sorted(CONTAINER_FEATURES)
+                                           for s in _serial_container_seeds(p)])
+def test_container_slice(profile, seed):
+    from tools.fuzz.generator import PROFILES
+    k = generate(seed, PROFILES[profile])
+    out = check_program(k)
+    assert out.status == PASS and out.forward == "checked", (
+        f"seed {seed}: {out.status} {out.category}\n{k.source}\n{out.detail}\n"
+        f"reproduce: python -m tools.fuzz --one {seed} --profile {profile}")

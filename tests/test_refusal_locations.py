@@ -17,6 +17,7 @@ from test_linalg_lapack import eig_sum
 from test_real_kernels import float_bits, writes_scratch
 from regressions.test_list_of_lists_refused import nested
 from regressions.test_thread_scratch_refusal_location import demean
+from regressions.test_typed_container_refusals_say_what_to_write import CASES as CONTAINER_CASES
 from test_prange_thread_scratch import scratch_read_after
 
 
@@ -106,7 +107,14 @@ CATALOGUE = {
         Duplicated(np.zeros(4), np.zeros(4)), mode=Forward),
     "rule inside a Hessian-vector product": lambda: enzyme_py.hessian_vector_product(
         softplus_squares, _x(4), np.ones(4)),
+    "typed List item assignment": lambda: _container("setitem"),
+    "typed Dict iteration forward": lambda: _container("iterate", Forward),
 }
+
+
+def _container(case, mode=enzyme_py.Reverse):
+    kern, args, _, _ = CONTAINER_CASES[case]
+    autodiff(kern, *args(), Duplicated(np.zeros(1), np.ones(1)), mode=mode)
 
 
 def _cases():

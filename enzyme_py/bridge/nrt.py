@@ -20,7 +20,7 @@ from ir_passes import (register_alias, register_allocator, register_dot, registe
                        register_handle_realloc, register_heap, register_host_routine,
                        register_inactive, register_nrm2, register_orgqr, register_parallel_for,
                        register_thread_id,
-                       register_constructor, register_copy_in, register_copy_out,
+                       register_constructor, register_copy_in, register_copy_out, register_setup,
                        register_pointer_getter,
                        register_potrf, register_refused, register_success_codes, register_syevd,
                        register_helper, register_writes_nothing)
@@ -57,9 +57,33 @@ register_pointer_getter("numba_list_base_ptr", arg=0)
 register_constructor("numba_list_new", out_arg=0, free="numba_list_free")
 register_copy_in("numba_list_append", obj_arg=0, item_arg=1)
 register_inactive("numba_list_set_method_table")
+# ... but a shadow list of forward mode holds its items' shadows (host allocations, released
+# with the primal's) as the primal list holds the items: it gets the same method table
+register_setup("numba_list_set_method_table", obj_arg=0)
 # numba.typed.Dict: a lookup copies the value found for a key out (its shadow dict holds the
 # values' shadows under the same keys)
 register_copy_out("numba_dict_lookup", obj_arg=0, out_arg=3)
+# the typed containers' other operations have no rules: refused by what the user wrote (their
+# functions are Numba's runtime, to which a user cannot give a derivative)
+_CONTAINER_REFUSALS = {
+    "numba_list_setitem": "assigning an item of a typed List (`lst[i] = a`) is not differentiated: "
+                          "build the list with `append`, or write into the item (`lst[i][:] = a`)",
+    "numba_dict_insert": "storing into a typed Dict (`d[key] = value`, or a dict the kernel fills) is "
+                         "not differentiated: pass the dict filled, look values up by key and write "
+                         "into them (`d[key][:] = ...`)",
+    "numba_dict_iter": "iterating over a typed Dict (`for k in d`, `d.values()`, `d.items()`) is not "
+                       "differentiated: look the values up by key (`d[\"w\"]`)",
+}
+for _name in ("numba_list_delitem", "numba_list_delete_slice", "numba_list_resize"):
+    _CONTAINER_REFUSALS[_name] = ("removing items of a typed List (`pop`, `del`, `clear`) is not "
+                                  "differentiated: read the items by index")
+for _name in ("numba_dict_delitem", "numba_dict_popitem"):
+    _CONTAINER_REFUSALS[_name] = ("removing entries of a typed Dict (`pop`, `del`, `popitem`) is not "
+                                  "differentiated: look the values up by key")
+_CONTAINER_REFUSALS["numba_dict_insert_ez"] = _CONTAINER_REFUSALS["numba_dict_insert"]
+_CONTAINER_REFUSALS["numba_dict_iter_next"] = _CONTAINER_REFUSALS["numba_dict_iter"]
+for _name, _reason in _CONTAINER_REFUSALS.items():
+    register_refused(_name, _reason)
 register_allocator("NRT_MemInfo_alloc_dtor", size_arg=0, data="NRT_MemInfo_data_fast",
                    retain="NRT_incref", release="NRT_decref")
 

@@ -123,6 +123,26 @@ def register_copy_in(name: str, obj_arg: int = 0, item_arg: int = 1) -> None:
     COPIES_IN[name] = (obj_arg, item_arg)
 
 
+SETUPS: dict[str, int] = {}   # function -> object arg
+
+
+def register_setup(name: str, obj_arg: int = 0) -> None:
+    """`name(obj, ...)` configures an object the host made (a container's reference counting
+    of its items). Forward mode makes the same call on the shadow object: the items' shadows
+    there are host allocations that must live as long as the shadow object holds them, as the
+    primal items live in the primal object. (Reverse mode's shadows are its own memory, freed
+    when the gradient ends: the call stays on the primal only.)"""
+    SETUPS[name] = obj_arg
+
+
+def setup_object(inst):
+    """The object a setup call configures, or None."""
+    if inst.opcode != "call":
+        return None
+    k = SETUPS.get(inst.callee_name or "")
+    return inst.ops[k] if k is not None else None
+
+
 COPIES_OUT: dict[str, tuple[int, int]] = {}  # function -> (object arg, out arg)
 
 
@@ -184,6 +204,13 @@ def check_refused_calls(fn, unsupported) -> None:
 def refusal(name: str) -> str:
     """`: <reason>` for a refused function, else ''."""
     return f": {REFUSED[name]}" if name in REFUSED else ""
+
+
+def call_hint(name: str) -> str:
+    """The advice for an external call touching differentiable memory: none for a refused
+    function (its reason says what to write instead; the host's runtime cannot be given a
+    derivative by the user)."""
+    return "" if name in REFUSED else "Register a derivative for it, or make it an @njit function."
 
 
 # --- allocators

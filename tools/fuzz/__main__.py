@@ -56,9 +56,12 @@ def main(argv=None):
             print(prog.source + f"# stop={prog.stop} lo={prog.lo} n={prog.n} marker={prog.marker}")
         elif config.complex_data:
             print(prog.source + f"# n={prog.n} steps={prog.steps}")
+        elif config.containers:
+            print(prog.source + "".join(f"# {a.name}: {a.kind} {a.value!r}\n" for a in prog.args)
+                  + f"# seed={prog.ret_seed!r}")
         else:
             print(render(prog))
-        own_source = config.exits or config.complex_data
+        own_source = config.exits or config.complex_data or config.containers
         for p in prog.used_params() if config.parallel else [] if own_source else prog.params:
             print(f"# {p.name}: {p.kind} {p.ann} {p.dtype} {p.layout} "
                   f"{'dims=' + str(p.dims) if hasattr(p, 'dims') else np.shape(p.value)}")

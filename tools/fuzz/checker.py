@@ -50,6 +50,7 @@ from ir_passes.rules.registry import lookup
 from . import prims_py
 from .callers import forget_recordings
 from .complex_data import ComplexKernel, check_complex
+from .containers import ContainerKernel, check_container
 from .exits import ExitKernel, check_exits
 from .outcome import (DISCARD, FAIL, INVALID, PASS, Outcome, fd_discard, normalize_construct, selected, short,
                       tb, tolerance, unsupported)
@@ -190,9 +191,10 @@ def check_program(prog: Program, settings: Optional[Settings] = None) -> Outcome
     """Check one program; never raises for anything the kernel or the AD does."""
     st = settings or Settings()
     t0 = time.perf_counter()
-    if not isinstance(prog, Program):       # the parallel, exits and complex profiles' kernels
+    if not isinstance(prog, Program):       # the kernels of the profiles with their own module
         check = check_exits if isinstance(prog, ExitKernel) else \
-            check_complex if isinstance(prog, ComplexKernel) else check_parallel
+            check_complex if isinstance(prog, ComplexKernel) else \
+            check_container if isinstance(prog, ContainerKernel) else check_parallel
         out = check(prog, st)
     else:
         out = _check(prog, st)

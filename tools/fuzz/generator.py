@@ -27,6 +27,7 @@ import numpy as np
 
 from .callers import draw_forms, return_seed
 from .complex_data import generate_complex
+from .containers import generate_containers
 from .exits import generate_exits
 from .parallel import generate_parallel
 from .program import (LINALG_1D, LINALG_2D, Assign, Bin, Break, Call, CallStmt, Cast, Cmp, DataInt,
@@ -62,6 +63,8 @@ class Config:
                                  # over overwritten memory that qualify, docs/checkpointing.md)
     complex_data: bool = False   # kernels on complex arrays, checked in both modes
                                  # (complex_data.py); the other knobs do not apply
+    containers: str = ""         # "lists", "dicts" or "optional": typed containers and Optional
+                                 # returns, both modes (containers.py); the other knobs do not apply
 
 
 # named presets (`python -m tools.fuzz --profile NAME`)
@@ -89,6 +92,12 @@ PROFILES = {
     # complex arrays: holomorphic and non-holomorphic functions, numba_cpow, in-place updates
     # and time loops, against finite differences along both parts and forward mode
     "complex": Config(complex_data=True),
+    # numba.typed.List of unequal arrays (arguments, or built from slices in the kernel), read
+    # and written in serial and prange loops; typed.Dict of named parameter arrays updated in
+    # place; tuples with an Optional(float) leaf given a float seed (containers.py)
+    "lists": Config(containers="lists"),
+    "dicts": Config(containers="dicts"),
+    "optional": Config(containers="optional"),
 }
 
 
@@ -800,11 +809,13 @@ def _walk(block):
 def generate(seed: int, config: Optional[Config] = None) -> Program:
     """The random program for `seed` (deterministic); a `parallel.ParKernel` for the parallel
     profile, an `exits.ExitKernel` for the exits profile, a `complex_data.ComplexKernel` for the
-    complex profile."""
+    complex profile, a `containers.ContainerKernel` for the lists, dicts and optional profiles."""
     if config is not None and config.parallel:
         return generate_parallel(seed)
     if config is not None and config.exits:
         return generate_exits(seed)
     if config is not None and config.complex_data:
         return generate_complex(seed)
+    if config is not None and config.containers:
+        return generate_containers(seed, config.containers)
     return Generator(seed, config).program()

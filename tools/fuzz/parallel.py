@@ -100,7 +100,7 @@ def expr_leaves(e) -> list:
     return [x for c in e[2:] for x in expr_leaves(c)]
 
 
-class _Exprs:
+class Exprs:
     def __init__(self, rnd: random.Random, helper: bool, p_kink: float):
         self.rnd, self.helper, self.p_kink = rnd, helper, p_kink
 
@@ -236,7 +236,7 @@ class _Gen:
         self.seed = seed
         self.rnd = random.Random(seed)
         self.np = np.random.default_rng(seed)
-        self.ex = _Exprs(self.rnd, helper=self.rnd.random() < 0.3,
+        self.ex = Exprs(self.rnd, helper=self.rnd.random() < 0.3,
                          p_kink=0.1 if self.rnd.random() < 0.3 else 0.0)
 
     # leaves helpers

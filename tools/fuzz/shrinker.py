@@ -660,6 +660,10 @@ def shrink_failures(summary, out_dir, k, settings=None, config=None, timeout=180
                 log(f"seed {seed}: did not fail again ({original.status} {original.category}); skipped")
                 continue
             par = not isinstance(prog, Program)     # the parallel profile's kernels
+            if par and not hasattr(prog, "blocks"):
+                log(f"seed {seed}: no shrinker for this profile's kernels; "
+                    f"reproduce with --one {seed}")
+                continue
             log(f"seed {seed}: shrinking {original.category} "
                 f"({(P.count_nodes if par else count_nodes)(prog)} nodes)")
 

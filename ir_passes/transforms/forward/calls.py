@@ -23,7 +23,7 @@ from ...options import Activity
 from ...rules.blas import lookup_blas
 from ...rules.effects import (FREES, constructor_out, copy_in_operands, copy_out_operands,
                               getter_object,
-                              realloc_operand, refusal)
+                              realloc_operand, refusal, call_hint, setup_object)
 from ...rules.registry import lookup
 from ...analysis.activity import call_activity
 from . import allocations, memory
@@ -62,6 +62,9 @@ def visit_call(fm, inst) -> None:
     if fm.has_shadow(inst) or (realloc_operand(inst) is not None and fm.has_shadow(realloc_operand(inst))):
         allocations.allocation(fm, inst)
         return
+    if setup_object(inst) is not None and fm.has_shadow(setup_object(inst)):
+        memory.setup_call(fm, inst)
+        return
     rule = lookup(name) if name else None
     if name in FREES or (rule is not None and rule.inactive):
         allocations.mirror_release(fm, inst)
@@ -79,7 +82,7 @@ def visit_call(fm, inst) -> None:
     what = f"call to external function `{name}`" if name else "indirect call through a function pointer"
     if touches_shadow:
         raise fm.unsupported(f"{what} with differentiable memory{refusal(name or '')}", inst,
-                             "Register a derivative for it, or make it an @njit function.")
+                             call_hint(name or ""))
     if varying_args:
         raise fm.unsupported(f"{what} has no derivative rule", inst, "Register a derivative for it.")
 

@@ -19,7 +19,7 @@ from ...analysis.types import kind
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Constant, ConstInt
-from ...rules.effects import COPIES_IN, COPIES_OUT, CONSTRUCTORS, POINTER_GETTERS, constructor_out
+from ...rules.effects import COPIES_IN, COPIES_OUT, CONSTRUCTORS, POINTER_GETTERS, constructor_out, setup_object
 from .owned_items import in_destructed, item_shadows
 
 
@@ -84,6 +84,18 @@ def container_call(fm, inst) -> None:
     for j in range(fm.width):
         ops = [shadows[k][j] if k in shadows else o for k, o in enumerate(c.ops)]
         fm.clone(inst, ops, fm.suffix(inst, "shadow", j))
+
+
+def setup_call(fm, inst) -> None:
+    """A call configuring a shadowed object (rules/effects.py, register_setup): the same call on
+    each shadow object, so that it holds its items' shadows as the primal holds the items (a
+    temporary's shadow appended to a shadow list outlives the temporary's release)."""
+    c = fm.emit_primal(inst)
+    k = inst.ops.index(setup_object(inst))
+    shadows = fm.shadow(inst.ops[k], inst)
+    for j in range(fm.width):
+        fm.clone(inst, [shadows[j] if m == k else o for m, o in enumerate(c.ops)],
+                 fm.suffix(inst, "shadow", j))
 
 
 def load(fm, inst) -> None:

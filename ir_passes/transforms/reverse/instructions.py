@@ -5,7 +5,7 @@ from ...analysis.activity import differentiated
 from ...analysis.types import kind
 from ...ir.builder import RuleBuilder
 from ...rules.blas import lookup_blas
-from ...rules.effects import constructor_out, copy_in_operands, copy_out_operands, refusal
+from ...rules.effects import constructor_out, copy_in_operands, copy_out_operands, refusal, call_hint
 from ...rules.partials import Operands, contribution
 from ...rules.registry import lookup
 from ..common.atomics import reverse_atomic
@@ -111,7 +111,7 @@ def reverse_call(g, inst, block, b) -> None:
         what = f"call through the function pointer in `@{name}` (an external C function)"
     if touches_shadow:
         raise g.unsupported(f"{what} with differentiable memory{refusal(name or '')}", inst,
-                            "Register a derivative for it, or make it an @njit function.")
+                            call_hint(name or ""))
     writes_memory = any(kind(o.type) == "ptr" for o in inst.ops)
     if varying_args and (g.act.is_active(inst) or writes_memory or id(inst) in g.act.useful):
         raise g.unsupported(f"{what} has no derivative rule", inst, "Register a derivative for it.")
