@@ -261,8 +261,8 @@ def _compile_batched(r: Request):
 
 def _inspect_batched(r: Request):
     raise NotImplementedError(
-        "compile_gradient/inspect take Duplicated in reverse mode; BatchDuplicated (k seeds "
-        "in one call) goes through autodiff (enzyme_py.modes.batched)")
+        "inspect takes Duplicated in reverse mode; BatchDuplicated (k seeds in one call) goes "
+        "through autodiff or compile_gradient (enzyme_py.modes.batched)")
 
 
 def _cuda(r: Request):

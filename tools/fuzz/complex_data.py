@@ -16,7 +16,6 @@ Re(conj(dc) uc), dc its derivative and uc its tangent).
 """
 from __future__ import annotations
 
-import linecache
 import random
 from dataclasses import dataclass
 
@@ -24,7 +23,7 @@ import numpy as np
 
 from enzyme_py import Active, Duplicated, Forward, UnsupportedError, autodiff
 from enzyme_py.check import check_gradient
-from .outcome import DISCARD, FAIL, INVALID, PASS, Outcome, short, tb, unsupported
+from .outcome import DISCARD, FAIL, INVALID, PASS, Outcome, run_source, short, tb, unsupported
 
 UNARY = ["np.exp({})", "np.sin({})", "np.cos({})", "np.tanh({})", "cmath.exp({})", "np.conj({})",
          "(abs({}) + 0j)", "({}.real + 0j)", "({}.imag * 1j)", "({} * {})"]
@@ -85,11 +84,7 @@ def generate_complex(seed: int) -> ComplexKernel:
 
 
 def load(k: ComplexKernel) -> dict:
-    fname = f"<tools.fuzz complex seed={k.seed}>"
-    linecache.cache[fname] = (len(k.source), None, k.source.splitlines(True), fname)
-    ns: dict = {"__name__": f"tools_fuzz_complex_{k.seed}"}
-    exec(compile(k.source, fname, "exec"), ns)
-    return ns
+    return run_source(k.source, f"<tools.fuzz complex seed={k.seed}>", f"tools_fuzz_complex_{k.seed}")
 
 
 def values(k: ComplexKernel):

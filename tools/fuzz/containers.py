@@ -31,7 +31,6 @@ return leaf ("forward_mismatch"; forward mode refusing is counted in `Outcome.fo
 """
 from __future__ import annotations
 
-import linecache
 import random
 from dataclasses import dataclass, field
 
@@ -43,8 +42,8 @@ from numba.core.errors import NumbaError
 from enzyme_py import Active, Const, Duplicated, Forward, UnsupportedError, autodiff
 from enzyme_py.check import check_gradient, finite_difference
 
-from .outcome import (DISCARD, FAIL, INVALID, PASS, UNSUPPORTED, Outcome, normalize_construct, short,
-                      tb, tolerance)
+from .outcome import (DISCARD, FAIL, INVALID, PASS, Outcome, gradient_failure,
+                      normalize_construct, run_source, short, tb, tolerance, unsupported)
 from .parallel import Exprs, render_expr
 
 FAMILIES = {"lists": ("list", "built"), "dicts": ("dict",), "optional": ("optional",)}
@@ -369,11 +368,7 @@ def _arrays(ann):
 
 
 def load(k: ContainerKernel) -> dict:
-    fname = f"<tools.fuzz containers seed={k.seed}>"
-    linecache.cache[fname] = (len(k.source), None, k.source.splitlines(True), fname)
-    ns: dict = {"__name__": f"tools_fuzz_containers_{k.seed}"}
-    exec(compile(k.source, fname, "exec"), ns)
-    return ns
+    return run_source(k.source, f"<tools.fuzz containers seed={k.seed}>", f"tools_fuzz_containers_{k.seed}")
 
 
 def _leaves(v):
@@ -438,15 +433,11 @@ def check_container(k: ContainerKernel, st) -> "Outcome":    # noqa: F821 - chec
         with np.errstate(all="ignore"):
             rep = check_gradient(kern, *pos, seed=k.ret_seed, rtol=rtol, eps=eps, **kw)
     except UnsupportedError as exc:
-        return Outcome(UNSUPPORTED, normalize_construct(getattr(exc, "construct", str(exc))),
-                       short(exc))
+        return unsupported(exc)
     except Exception as exc:       # noqa: BLE001
         return Outcome(FAIL, f"crash:{type(exc).__name__}", tb(exc))
     if not rep.passed:
-        cat = "primal_mismatch" if rep.primal_mismatches else (
-            "nan_gradient" if any(np.isnan(np.asarray(a.ad, np.float64)).any() for a in rep.args)
-            else "wrong_gradient")
-        return Outcome(FAIL, cat, str(rep))
+        return Outcome(FAIL, gradient_failure(rep), str(rep))
     fwd, problem = forward_check(kern, k, v, rtol)
     if problem:
         return Outcome(FAIL, "forward_mismatch", problem, forward=fwd)

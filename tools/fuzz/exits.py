@@ -21,7 +21,6 @@ against central finite differences (check_gradient).
 """
 from __future__ import annotations
 
-import linecache
 import random
 from dataclasses import dataclass, field
 from typing import List
@@ -30,7 +29,7 @@ import numpy as np
 
 from enzyme_py import Const, Duplicated, UnsupportedError, autodiff
 from enzyme_py.check import check_gradient
-from .outcome import FAIL, INVALID, PASS, Outcome, short, tb, unsupported
+from .outcome import FAIL, INVALID, PASS, Outcome, run_source, short, tb, unsupported
 
 MEMCHECK_ENV = {"PYTHONMALLOC": "debug", "MALLOC_CHECK_": "3"}
 
@@ -125,11 +124,7 @@ def generate_exits(seed: int) -> ExitKernel:
 
 
 def load(k: ExitKernel) -> dict:
-    fname = f"<tools.fuzz exits seed={k.seed}>"
-    linecache.cache[fname] = (len(k.source), None, k.source.splitlines(True), fname)
-    ns: dict = {"__name__": f"tools_fuzz_exits_{k.seed}"}
-    exec(compile(k.source, fname, "exec"), ns)
-    return ns
+    return run_source(k.source, f"<tools.fuzz exits seed={k.seed}>", f"tools_fuzz_exits_{k.seed}")
 
 
 def values(k: ExitKernel) -> np.ndarray:

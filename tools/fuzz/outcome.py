@@ -2,6 +2,7 @@
 profile's checker shares (checker.py, parallel.py, exits.py, complex_data.py)."""
 from __future__ import annotations
 
+import linecache
 import re
 import traceback
 from dataclasses import dataclass
@@ -83,3 +84,21 @@ def short(exc) -> str:
 def tb(exc) -> str:
     s = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return s if len(s) < 8000 else s[-8000:]
+
+
+def run_source(source: str, label: str, module: str) -> dict:
+    """Execute a generated kernel's source as a module named `module`, its lines kept in
+    linecache under `label` (tracebacks and Numba's errors show them)."""
+    linecache.cache[label] = (len(source), None, source.splitlines(True), label)
+    ns: dict = {"__name__": module}
+    exec(compile(source, label, "exec"), ns)
+    return ns
+
+
+def gradient_failure(rep) -> str:
+    """The category of a check_gradient report that did not pass."""
+    if rep.primal_mismatches:
+        return "primal_mismatch"
+    if any(np.isnan(np.asarray(a.ad, np.float64)).any() for a in rep.args):
+        return "nan_gradient"
+    return "wrong_gradient"

@@ -48,7 +48,6 @@ wrapped in a time loop (`for t in range(steps)`).
 from __future__ import annotations
 
 import copy
-import linecache
 import random
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -62,8 +61,8 @@ from enzyme_py import UnsupportedError
 from enzyme_py.annotations import Active, Const, Duplicated, Forward
 from enzyme_py.api import autodiff, compile_gradient
 from enzyme_py.check import check_gradient, finite_difference
-from .outcome import (DISCARD, FAIL, INVALID, PASS, Outcome, fd_discard, normalize_construct, selected, short,
-                      tb, unsupported)
+from .outcome import (DISCARD, FAIL, INVALID, PASS, Outcome, fd_discard, gradient_failure,
+                      normalize_construct, run_source, selected, short, tb, unsupported)
 from .program import layout_array
 
 # ---------------------------------------------------------------------------------------------
@@ -542,10 +541,8 @@ _counter = [0]
 def load(k: ParKernel) -> dict:
     src = render(k)
     _counter[0] += 1
-    fname = f"<tools.fuzz parallel seed={k.seed} #{_counter[0]}>"
-    linecache.cache[fname] = (len(src), None, src.splitlines(True), fname)
-    ns: dict = {"__name__": f"tools_fuzz_par_{_counter[0]}"}
-    exec(compile(src, fname, "exec"), ns)
+    ns = run_source(src, f"<tools.fuzz parallel seed={k.seed} #{_counter[0]}>",
+                    f"tools_fuzz_par_{_counter[0]}")
     ns["__source__"] = src
     return ns
 
@@ -670,10 +667,7 @@ def check_parallel(k: ParKernel, st) -> "Outcome":    # noqa: F821 - checker.Out
     except Exception as exc:       # noqa: BLE001
         return Outcome(FAIL, f"crash:{type(exc).__name__}[serial]", tb(exc))
     if not rep.passed:
-        cat = "primal_mismatch" if rep.primal_mismatches else (
-            "nan_gradient" if any(np.isnan(np.asarray(a.ad, np.float64)).any() for a in rep.args)
-            else "wrong_gradient")
-        return Outcome(FAIL, cat + "[serial]", str(rep))
+        return Outcome(FAIL, gradient_failure(rep) + "[serial]", str(rep))
     try:
         with np.errstate(all="ignore"):
             want, _ = _gradient(serial, k, args)
