@@ -134,9 +134,10 @@ register_gelsd("numba_ez_gelsd")
 # np.linalg.eigvals (and roots) of complex matrices: (kind, jobvl, jobvr, n, a, lda, w, vl, ldvl,
 # vr, ldvr); eig (eigenvectors) is refused by the record
 register_geev("numba_ez_cgeev")
-# complex results of real matrices, named by what the user wrote (docs/linalg.md)
-register_refused("numba_ez_rgeev", "np.linalg.eig and eigvals of a real matrix return complex values, "
-                 "which enzyme_py does not differentiate")
+# real matrices: Numba's eig, eigvals and roots return real eigenvalues (and raise when they are
+# complex); no record differentiates the real routine yet (docs/linalg.md)
+register_refused("numba_ez_rgeev", "np.linalg.eig, eigvals and roots of a real matrix: their "
+                 "derivative is computed for complex matrices only (pass a complex array)")
 
 # math.gamma: Numba's own wrappers of libm's tgamma
 register_alias("numba_gamma", "tgamma")
