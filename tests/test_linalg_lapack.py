@@ -88,7 +88,7 @@ def inv_sum(A):
     return np.sum(np.linalg.inv(A))
 
 
-@pytest.mark.parametrize("kernel,words", [(eig_sum, "complex values")])
+@pytest.mark.parametrize("kernel,words", [(eig_sum, "complex matrices only")])
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_refused_with_the_function_named(kernel, words, mode):
     A = spd(np.random.default_rng(4), 3, np.float64)

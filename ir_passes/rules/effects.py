@@ -184,7 +184,7 @@ ALWAYS_REFUSED: dict[str, str] = {}   # refused whatever data they touch (a grid
 
 def register_refused(name: str, reason: str, always: bool = False) -> None:
     """Calls to `name` that touch differentiable data are refused with `reason` (which names
-    what the user wrote: `np.linalg.eig` returns complex values). `always`: any call to it in
+    what the user wrote: `np.linalg.eig` of a real matrix). `always`: any call to it in
     a function being differentiated is refused, before anything is built (a synchronisation
     whose reverse ir_passes cannot mirror)."""
     (ALWAYS_REFUSED if always else REFUSED)[name] = reason
