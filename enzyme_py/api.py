@@ -84,7 +84,8 @@ def autodiff(kernel: Callable, *args: Any, mode: Optional[Mode] = None, seed: An
 
     deterministic (reverse mode): the gradients of `prange` loops are the same bits on every
     run with the same number of threads (docs/parallel.md); a loop that would need atomic
-    additions is refused.
+    additions is refused. For a numba-cuda launch: sums over threads in block order, no float
+    atomics (docs/cuda.md).
     memory (reverse mode): "tape" keeps every overwritten value on the tape; a budget such as
     "256MB" reverses the time loops that qualify from snapshots taken within it, recomputing
     the steps between them; "auto" does so within a default budget (docs/checkpointing.md).
@@ -270,7 +271,8 @@ def _cuda(r: Request):
         raise TypeError("a numba-cuda launch takes positional annotated arguments, "
                         "mode=Reverse or Forward and no seed (docs/cuda.md)")
     from .cuda.api import autodiff as cuda_autodiff   # the optional `cuda` extra
-    return cuda_autodiff(r.kernel, *r.args, mode=r.mode, cache=r.cache)
+    return cuda_autodiff(r.kernel, *r.args, mode=r.mode, cache=r.cache,
+                         deterministic=r.deterministic)
 
 
 def _compile_cuda(r: Request):

@@ -370,7 +370,10 @@ def heap_of(names: tuple) -> Heap:
 
 def add_helper(module, name: str) -> None:
     """Add runtime helper `name` to the module the way the generated code gets it."""
-    if name.startswith("enzpy.block_sum."):
+    if name.startswith("enzpy.block_sum.det."):      # enzpy.block_sum.det.<target>.<suffix>
+        target, suffix = name.split(".")[3:5]
+        block_sum.ensure_deterministic(module, target, FLOAT_TYPES[suffix])
+    elif name.startswith("enzpy.block_sum."):
         target, suffix = name.split(".")[2:4]
         block_sum.ensure(module, target, FLOAT_TYPES[suffix])
     elif name.startswith("enzpy.warp_add.nvptx."):

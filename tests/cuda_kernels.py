@@ -423,6 +423,14 @@ def relax_in_place(x, c, steps):
             x[i] = x[i] + 0.3 * math.sin(c[i] * x[i])
 
 
+@cuda.jit
+def weighted(x, w, a, y):
+    """Every thread reads w[0], w[1] and the Active a: three sums over all threads."""
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = w[0] * math.sin(x[i]) + w[1] * x[i] * x[i] + a * math.cos(x[i])
+
+
 @dataclass
 class Case:
     """A kernel, its launch, and a function making its arguments: a list of (kind, value) with
@@ -433,6 +441,7 @@ class Case:
     make: object
     rtol: float = 1e-6
     accumulate: str | None = None      # reverse mode: "float64" sums float32 adjoints in float64
+    deterministic: bool = False        # reverse mode: fixed-order sums (and compared with atomic)
 
 
 def _rng():
@@ -497,6 +506,9 @@ CASES = {
         ("dup", np.zeros((27, 3), np.float32))], rtol=2e-2, accumulate="float64"),
     "block_sum_pair": Case(block_sum_pair, 2, 16, lambda r: [
         ("dup", r.normal(size=28)), ("dup", np.zeros(2))]),
+    "weighted_deterministic": Case(weighted, 3, 32, lambda r: [
+        ("dup", r.normal(size=80)), ("dup", np.array([0.8, -0.3])), ("active", 0.6),
+        ("dup", np.zeros(80))], deterministic=True),
     "relax_in_place": Case(relax_in_place, 2, 16, lambda r: [
         ("dup", r.normal(size=27)), ("dup", r.uniform(0.5, 1.5, size=27)),
         ("const", r.integers(0, 9, size=27))]),
@@ -518,11 +530,18 @@ def check(name: str) -> dict:
     for mode in (Reverse, Forward):
         annotated = [Duplicated(v, np.zeros_like(v)) if k == "dup" else
                      Active(v, 0.3) if k == "active" else Const(v) for k, v in spec]
+        reverse = mode is Reverse
         ck = compile_kernel(config, *annotated, mode=mode, cc=(8, 0),
-                            accumulate=case.accumulate if mode is Reverse else None)
+                            accumulate=case.accumulate if reverse else None,
+                            deterministic=case.deterministic and reverse)
         entry = report.setdefault(mode.name, {})
         entry["updates"] = sorted({u.how for u in ck.updates})
         entry["atomics"] = sum(u.how == "atomic" for u in ck.updates)
+        entry["float_atomics"] = ck.generated.count("atomicrmw fadd")
+        if case.deterministic and reverse:
+            atomic = compile_kernel(config, *annotated, cc=(8, 0))
+            entry["float_atomics_without"] = atomic.generated.count("atomicrmw fadd")
+            entry["versus_atomic"] = _versus_atomic(case, spec, ck, atomic)
         for cc in ((8, 0), (9, 0)):
             rc, msg = ptxas(ck.ptx(cc), f"sm_{cc[0]}{cc[1]}")
             entry[f"ptxas_sm_{cc[0]}{cc[1]}"] = [rc, msg[-400:]]
@@ -538,9 +557,10 @@ def _kernel_symbol(ck) -> str:
     return re.search(r"^define ptx_kernel void @(\S+)\(", ck.cleaned, re.M).group(1)
 
 
-def _launch(case, host, argtypes, values, extra=()):
+def _launch(case, host, argtypes, values, extra=(), reverse_blocks=False):
     from enzyme_py.cuda.harness import kernel_params
-    host.launch(case.blocks, case.threads, kernel_params(argtypes, values) + list(extra))
+    host.launch(case.blocks, case.threads, kernel_params(argtypes, values) + list(extra),
+                reverse_blocks=reverse_blocks)
 
 
 def _loss(case, primal, argtypes, spec, values, seeds):
@@ -554,17 +574,7 @@ def _reverse(case, spec, ck, primal, generated, kernel_params, rng) -> dict:
     values = [v for _, v in spec]
     seeds = {k: rng.normal(size=np.shape(v)).astype(v.dtype) for k, (kind, v) in enumerate(spec)
              if kind == "dup"}
-    wide = {k for k, s in seeds.items() if case.accumulate and s.dtype == np.float32}
-    shadows = {k: s.astype(np.float64) if k in wide else s.copy() for k, s in seeds.items()}
-    douts = {k: np.zeros(1, np.float32 if np.asarray(v).dtype == np.float32 and not
-                         case.accumulate else np.float64)
-             for k, (kind, v) in enumerate(spec) if kind == "active"}
-    run_values = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
-    _launch(case, generated, ck.argtypes, run_values,
-            [shadows[k].ctypes.data for k in sorted(shadows)] +
-            [douts[k].ctypes.data for k in sorted(douts)])
-    for k in wide:                      # float64 sums, rounded to float32 once
-        shadows[k] = shadows[k].astype(np.float32)
+    shadows, douts = _run_reverse(case, spec, ck, generated, seeds)
     errors = {}
     for k, (kind, v) in enumerate(spec):
         if kind == "const":
@@ -584,6 +594,44 @@ def _reverse(case, spec, ck, primal, generated, kernel_params, rng) -> dict:
         ad = shadows[k] if kind == "dup" else douts[k][0]
         errors[str(k)] = _relative(ad, fd)
     return errors
+
+
+def _run_reverse(case, spec, ck, generated, seeds, reverse_blocks=False):
+    """(shadows, Active derivative outputs) of one run of the gradient kernel on the harness
+    (its blocks in reverse order with `reverse_blocks`)."""
+    values = [v for _, v in spec]
+    wide = {k for k, s in seeds.items() if case.accumulate and s.dtype == np.float32}
+    shadows = {k: s.astype(np.float64) if k in wide else s.copy() for k, s in seeds.items()}
+    douts = {k: np.zeros(1, np.float32 if np.asarray(v).dtype == np.float32 and not
+                         case.accumulate else np.float64)
+             for k, (kind, v) in enumerate(spec) if kind == "active"}
+    run_values = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+    # deterministic sums: a ticket counter, then a slot per (sum, block) (block_sum.scratch_bytes)
+    scratch = np.zeros(2 + ck.scratch_sites * int(np.prod(case.blocks)))
+    _launch(case, generated, ck.argtypes, run_values,
+            [shadows[k].ctypes.data for k in sorted(shadows)] +
+            [douts[k].ctypes.data for k in sorted(douts)] +
+            ([scratch.ctypes.data] if ck.scratch_sites else []), reverse_blocks)
+    for k in wide:                      # float64 sums, rounded to float32 once
+        shadows[k] = shadows[k].astype(np.float32)
+    return shadows, douts
+
+
+def _versus_atomic(case, spec, det, atomic) -> dict:
+    """For the same seeds: the largest relative difference between the deterministic gradient
+    and the one with atomic adds, and whether the deterministic one has the same bits when the
+    blocks run in reverse order (then the first block takes the last ticket)."""
+    from enzyme_py.cuda.harness import HostKernel
+    seeds = {k: _rng().normal(size=np.shape(v)) for k, (kind, v) in enumerate(spec) if kind == "dup"}
+    host = HostKernel(det.generated, det.name)
+    (sa, da), (sb, db), (sr, dr) = [
+        _run_reverse(case, spec, ck, h, seeds, rev) for ck, h, rev in
+        ((det, host, False), (atomic, HostKernel(atomic.generated, atomic.name), False),
+         (det, host, True))]
+    same = all(np.array_equal(sa[k], sr[k]) for k in sa) and \
+        all(np.array_equal(da[k], dr[k]) for k in da)
+    return {"error": max([_relative(sa[k], sb[k]) for k in sa] +
+                         [_relative(da[k], db[k]) for k in da]), "reversed_same_bits": same}
 
 
 def _forward(case, spec, ck, primal, generated, kernel_params, rng) -> dict:

@@ -151,3 +151,26 @@ def test_reduction_tape_stays_in_the_frame():
     assert "@malloc" not in ck.generated and "@free" not in ck.generated
     assert any(c.loop is not None for c in ck.layout.cached)
 
+
+
+def test_deterministic_sums_make_no_float_atomics():
+    """deterministic=True: the Active scalar's sum goes through the fixed-order block sums (no
+    `atomicrmw fadd` anywhere in the generated module), the kernel takes its scratch memory
+    last, explain says so; a gather's x[idx[i]] (an atomic add) and forward mode are refused."""
+    from enzyme_py import Active, Const, Duplicated, Forward, UnsupportedError
+    from enzyme_py.cuda.api import compile_kernel, explain
+    from cuda_kernels import gather
+    ck = compile_kernel(scale[2, 32], *args(), deterministic=True)
+    assert "atomicrmw fadd" not in ck.generated and ck.scratch_sites == 1
+    assert "atomicrmw fadd" in compile_kernel(scale[2, 32], *args()).generated
+    assert ", ptr %scratch)" in ck.generated
+    text = str(explain(scale[2, 32], *args(), deterministic=True))
+    assert "added in block order" in text and "deterministic=True: no float atomics" in text
+    x, w = np.ones(40), np.array([1.0, 2.0])
+    gathered = (Duplicated(x, np.zeros(40)), Const(np.arange(40) % 7), Duplicated(w, np.zeros(2)),
+                Duplicated(np.zeros(40), np.ones(40)))
+    with pytest.raises(UnsupportedError, match="deterministic=True: threads add into a shadow"):
+        compile_kernel(gather[2, 32], *gathered, deterministic=True)
+    with pytest.raises(ValueError, match="reverse mode"):
+        compile_kernel(scale[2, 32], Duplicated(x, np.ones(40)), Active(0.5, 1.0),
+                         Duplicated(np.zeros(40), np.zeros(40)), mode=Forward, deterministic=True)

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(not HAVE_CUDA_EXTRA,
 KERNELS = ["elementwise", "early_return", "gather", "nbody", "block_sum", "block_sum_atomic",
            "local_array", "elementwise_f32", "warp_softmax", "warp_broadcast", "warp_sum_f32",
            "block_sum_pair", "histogram_shared", "histogram_f32_wide", "nbody_tiled",
-           "nbody_tiled_f32_wide", "matmul_shared", "relax_in_place"]
+           "nbody_tiled_f32_wide", "matmul_shared", "relax_in_place", "weighted_deterministic"]
 TOLERANCE = {"elementwise_f32": 2e-3, "warp_sum_f32": 2e-3, "histogram_f32_wide": 2e-3,
              "nbody_tiled_f32_wide": 2e-3}
 # How the reverse sweep must add into each kernel's shadows (shadow_updates.py)
@@ -38,6 +38,8 @@ UPDATES = {
     "histogram_shared": ["atomic", "private"],
     "nbody_tiled": ["atomic", "private"],       # tile[k, .], pos[start + t]; tile[t, .], pos[i]
     "matmul_shared": ["atomic"],                # a 2-D launch: no injective thread index
+    # x[i], y[i]; w[0], w[1] and the Active a, summed per block, the blocks' sums in block order
+    "weighted_deterministic": ["private", "privatised per block, the blocks' sums added in block order"],
 }
 
 # How many shadow updates explain reports atomic: each is an atomic per thread (or per warp)
@@ -89,6 +91,11 @@ def test_kernel_gradient_without_gpu(name, together):
         assert report["Reverse"]["updates"] == UPDATES[name]
     if name in ATOMICS:
         assert report["Reverse"]["atomics"] == ATOMICS[name]
+    if "versus_atomic" in report["Reverse"]:       # deterministic=True
+        rev = report["Reverse"]
+        assert rev["float_atomics"] == 0 and rev["float_atomics_without"] > 0, rev
+        assert rev["versus_atomic"]["error"] < 1e-12, rev
+        assert rev["versus_atomic"]["reversed_same_bits"], rev
 
 
 def test_float32_adjoints_summed_in_float64():

@@ -10,7 +10,8 @@ then final memory in forward mode; the result is a tuple with each Active argume
 host arrays (copied to the device and back, as numba-cuda does).
 
 A gradient is built once per (kernel, argument types, activity, mode, cache, whether the arrays
-are disjoint, whether the launch is one-dimensional, compute capability). Building needs no GPU
+are disjoint, whether the launch is one-dimensional, compute capability, accumulate,
+deterministic). Building needs no GPU
 (`compile_kernel(..., cc=(8, 0))`); launching does.
 """
 from __future__ import annotations
@@ -35,7 +36,7 @@ from .cleanup import cleanup
 from .codegen import ptx
 from .convention import arg_layouts
 from .kernel import forward_kernel, reverse_kernel
-from .launch import LoadedKernel, derivative_slots, parameters
+from .launch import LoadedKernel, derivative_slots, parameters, scratch
 
 DEFAULT_CC = (8, 0)
 WARP_ADD_CC = (7, 0)     # activemask and match.any.sync: warp-aggregated shadow updates
@@ -50,7 +51,9 @@ class CompiledKernel:
     Texts, for debugging: `captured` (numba-cuda's NVVM IR, linked), `cleaned` (after O2: the
     input of ir_passes), `generated` (the kernel, its body and helpers: what `ptx` compiles).
     `updates`: how each shadow update is made (ir_passes/transforms/reverse/shadow_updates.py).
-    `layout`: what the tape holds (reverse mode)."""
+    `layout`: what the tape holds (reverse mode). `scratch_sites`: deterministic=True's
+    fixed-order sums, each with an 8-byte slot per block in the scratch memory the kernel takes
+    as its last parameter (none when 0)."""
     name: str
     mode: Any
     kinds: tuple
@@ -63,6 +66,7 @@ class CompiledKernel:
     shared: list
     updates: list = field(default_factory=list)
     layout: Any = None
+    scratch_sites: int = 0
     _ptx: dict = field(default_factory=dict)
     _loaded: dict = field(default_factory=dict)
     _slots: dict = field(default_factory=dict)      # (device, thread) -> derivative slots
@@ -96,16 +100,18 @@ def is_kernel(obj) -> bool:
     return t.__module__.startswith("numba.cuda") and t.__name__ == "CUDADispatcher"
 
 
-def autodiff(config, *args, mode=Reverse, cache="auto", accumulate=None):
+def autodiff(config, *args, mode=Reverse, cache="auto", accumulate=None, deterministic=False):
     """Differentiate the launch `config` (`kernel[blocks, threads]`) of a numba-cuda kernel.
 
     Reverse mode returns a tuple with the derivative of each Active argument (summed over all
     threads), None elsewhere; forward mode returns None (the tangents are in the shadows).
     `accumulate="float64"` (reverse mode): float32 adjoints are summed in float64, the float32
-    shadows widened to float64 for the launch and rounded back once after it."""
+    shadows widened to float64 for the launch and rounded back once after it.
+    `deterministic=True` (reverse mode): the same bits on every run: sums over threads in a
+    fixed order, no float atomics; a kernel whose gradient needs atomic adds is refused."""
     if is_kernel(config):
         raise TypeError("autodiff needs the launch: kernel[blocks, threads], not the kernel alone")
-    compiled, annotated = _compiled(config, args, mode, cache, None, accumulate)
+    compiled, annotated = _compiled(config, args, mode, cache, None, accumulate, deterministic)
     loaded = compiled.load()
     stream, retr = config.stream, []
     wide = accumulate == "float64"
@@ -118,6 +124,8 @@ def autodiff(config, *args, mode=Reverse, cache="auto", accumulate=None):
         pointers, slots = derivative_slots(compiled.argtypes, compiled.kinds, compiled._slots,
                                            stream, wide)
         params += pointers
+        if compiled.scratch_sites:
+            params.append(scratch(compiled.scratch_sites, config.griddim, compiled._slots, stream))
     loaded.launch(config.griddim, config.blockdim, stream, config.sharedmem, params)
     for wb in retr:
         wb()
@@ -131,17 +139,18 @@ def autodiff(config, *args, mode=Reverse, cache="auto", accumulate=None):
 
 
 def compile_kernel(config, *args, mode=Reverse, cache="auto", cc=None,
-                   accumulate=None) -> CompiledKernel:
+                   accumulate=None, deterministic=False) -> CompiledKernel:
     """Build (or fetch) the kernel `autodiff` launches for these arguments. Needs no GPU: `cc`
     is the compute capability to build for (default: the current device's, else (8, 0)).
     `config` is `kernel[blocks, threads]`; `kernel` alone is taken as a one-dimensional launch.
     With `accumulate="float64"` the kernel takes float64 shadows of the float32 arrays (element
     k at byte 8k: a contiguous float64 array of the same shape and order) and float64
-    derivative outputs of float32 Active arguments."""
-    return _compiled(config, args, mode, cache, cc, accumulate)[0]
+    derivative outputs of float32 Active arguments. With `deterministic=True` and
+    `scratch_sites` > 0 it takes the scratch memory last (launch.scratch)."""
+    return _compiled(config, args, mode, cache, cc, accumulate, deterministic)[0]
 
 
-def _compiled(config, args, mode, cache, cc, accumulate=None):
+def _compiled(config, args, mode, cache, cc, accumulate=None, deterministic=False):
     if mode not in (Reverse, Forward):
         raise ValueError(f"mode must be enzyme_py.Reverse or Forward, not {mode!r}")
     if cache not in ("auto", "minimal", "always"):
@@ -150,6 +159,11 @@ def _compiled(config, args, mode, cache, cc, accumulate=None):
         raise ValueError(f"accumulate must be None or 'float64', not {accumulate!r}")
     if accumulate is not None and mode is not Reverse:
         raise ValueError("accumulate='float64' is for reverse mode: forward mode sums nothing "
+                         "across threads")
+    if deterministic not in (False, True):
+        raise TypeError(f"deterministic must be True or False, not {deterministic!r}")
+    if deterministic and mode is not Reverse:
+        raise ValueError("deterministic=True is for reverse mode: forward mode sums nothing "
                          "across threads")
     dispatcher, launch = _launch_of(config)
     annotated = [as_annotation(a) for a in args]
@@ -161,10 +175,10 @@ def _compiled(config, args, mode, cache, cc, accumulate=None):
     argtypes = tuple(_typeof(dispatcher, i, a.value) for i, a in enumerate(annotated))
     cc = tuple(cc) if cc is not None else _current_cc()
     disjoint = not any(True for _ in _overlaps(ranges))
-    key = (kinds, argtypes, mode.name, cache, disjoint, launch, cc, accumulate)
+    key = (kinds, argtypes, mode.name, cache, disjoint, launch, cc, accumulate, deterministic)
     spec = CUDA_FORWARD if mode is Forward else CUDA_REVERSE
     job = Job(dispatcher, argtypes, kinds, (),
-              CudaOptions(mode, cache, disjoint, launch, cc, accumulate == "float64"))
+              CudaOptions(mode, cache, disjoint, launch, cc, accumulate == "float64", deterministic))
     return cached(spec, dispatcher, key, lambda: build(spec, job)), annotated
 
 
@@ -178,6 +192,7 @@ class CudaOptions:
     launch: GpuLaunch
     cc: tuple
     wide: bool = False         # float32 adjoints summed in float64 (accumulate="float64")
+    deterministic: bool = False     # fixed-order sums, no float atomics
 
 
 def _capture(job):
@@ -196,7 +211,8 @@ def _transform(job, cap, cleaned, activity, names) -> Generated:
         else:
             gen = reverse_kernel(cleaned, cap.fn_name, job.argtypes, job.kinds, name, o.launch,
                                  cache="minimal" if o.cache == "auto" else o.cache, noalias=o.noalias,
-                                 warp_add=tuple(o.cc) >= WARP_ADD_CC, wide=o.wide)
+                                 warp_add=tuple(o.cc) >= WARP_ADD_CC, wide=o.wide,
+                                 deterministic=o.deterministic)
     except Exception as exc:
         raise _in_python_terms(exc, job.dispatcher, job.argtypes) from None
     _stats["compiles"] += 1
@@ -204,7 +220,7 @@ def _transform(job, cap, cleaned, activity, names) -> Generated:
     return Generated(gen.text, layout, dict(name=name, mode=o.mode, kinds=job.kinds,
                                             argtypes=job.argtypes, cc=tuple(o.cc),
                                             activity=gen.activity, shared=gen.shared,
-                                            updates=gen.updates))
+                                            updates=gen.updates, scratch_sites=gen.scratch_sites))
 
 
 def _cuda_mode(mode) -> ModeSpec:
@@ -214,7 +230,7 @@ def _cuda_mode(mode) -> ModeSpec:
                     lambda job, cap, activity: (_name(job.dispatcher, job.kinds, job.options.mode),),
                     _transform, lambda job: (job.kinds, job.options.cache, job.options.noalias,
                                              job.options.launch, tuple(job.options.cc),
-                                             job.options.wide),
+                                             job.options.wide, job.options.deterministic),
                     capture=_capture, clean=_clean, activity=lambda job, cap: None)
 
 
@@ -442,18 +458,24 @@ class KernelExplanation:
         return "\n".join(lines)
 
 
-def explain(config, *args, cache="auto", accumulate=None) -> KernelExplanation:
+def explain(config, *args, cache="auto", accumulate=None, deterministic=False) -> KernelExplanation:
     """How the reverse-mode gradient of a CUDA kernel makes each shadow update (plain, atomic,
-    privatised per block) and what it tapes. Builds the gradient; launches nothing."""
+    privatised per block, in block order with deterministic=True) and what it tapes. Builds the
+    gradient; launches nothing."""
     dispatcher, _ = _launch_of(config)
     name = dispatcher.py_func.__name__
     try:
-        compiled = compile_kernel(config, *args, cache=cache, accumulate=accumulate)
+        compiled = compile_kernel(config, *args, cache=cache, accumulate=accumulate,
+                                  deterministic=deterministic)
     except UnsupportedError as exc:
         return KernelExplanation(name, [], [], unsupported=str(exc))
     cached = compiled.layout.cached if compiled.layout is not None else []
-    return KernelExplanation(name, list(compiled.updates), list(cached),
-                             notes=_float32_notes(compiled.updates, accumulate))
+    notes = _float32_notes(compiled.updates, accumulate)
+    if deterministic:
+        notes.append(f"deterministic=True: no float atomics; {compiled.scratch_sites} sum(s) "
+                     "over threads store each block's sum in a slot of its own, and the block "
+                     "that finishes last adds the slots in block order")
+    return KernelExplanation(name, list(compiled.updates), list(cached), notes=notes)
 
 
 _FLOAT32 = re.compile(r"\b(?:load|store|fadd ptr [^,]+,) float\b")

@@ -255,7 +255,7 @@ class HostKernel:
         fn = module.get_function(name)
         self.param_types = [str(a.type) for a in fn.arguments]
         self.sizes = {g.name: _bytes(g) for g in module.global_variables
-                      if re.search(r"_cudapy_smem|\.shared\.|block_sum\.buffer", g.name)}
+                      if re.search(r"_cudapy_smem|\.shared\.|block_sum\.", g.name)}
         tm = llvm.Target.from_default_triple().create_target_machine()
         self.engine = llvm.create_mcjit_compiler(module, tm)
         self.engine.finalize_object()
@@ -287,27 +287,27 @@ class HostKernel:
         got = values.get(src, 0xFFFFFFFF)       # a lane not taking part: NaN bits
         return got - (1 << 32) if got >= 1 << 31 else got
 
-    def launch(self, griddim, blockdim, params, threads="auto") -> None:
+    def launch(self, griddim, blockdim, params, threads="auto", reverse_blocks=False) -> None:
         """Run every thread; `params` are the kernel's LLVM parameters as Python numbers
         (pointers as integers). `threads`: "sequential", "os" (a thread per GPU thread), or
-        "auto" (os when the module has a barrier)."""
+        "auto" (os when the module has a barrier). The blocks run one after another, the last
+        one first with `reverse_blocks`."""
         if threads == "auto":
             threads = "os" if self.has_barrier else "sequential"
         grid, block = _dim3(griddim), _dim3(blockdim)
         args = [_CTYPES[t](v) for t, v in zip(self.param_types, params)]
-        for bz in range(grid[2]):
-            for by in range(grid[1]):
-                for bx in range(grid[0]):
-                    self._poison_shared()
-                    ctaid = (bx, by, bz)
-                    positions = [(tx, ty, tz) for tz in range(block[2]) for ty in range(block[1])
-                                 for tx in range(block[0])]
-                    if threads == "os":
-                        self._block_threads(positions, ctaid, grid, block, args)
-                    else:
-                        for tid in positions:
-                            self._set(tid, ctaid, grid, block)
-                            self.fn(*args)
+        blocks = [(bx, by, bz) for bz in range(grid[2]) for by in range(grid[1])
+                  for bx in range(grid[0])]
+        positions = [(tx, ty, tz) for tz in range(block[2]) for ty in range(block[1])
+                     for tx in range(block[0])]
+        for ctaid in reversed(blocks) if reverse_blocks else blocks:
+            self._poison_shared()
+            if threads == "os":
+                self._block_threads(positions, ctaid, grid, block, args)
+            else:
+                for tid in positions:
+                    self._set(tid, ctaid, grid, block)
+                    self.fn(*args)
 
     def _set(self, tid, ctaid, grid, block) -> None:
         lin = tid[0] + block[0] * (tid[1] + block[1] * tid[2])

@@ -18,13 +18,15 @@ register_refused("cudaCGSynchronize", "grid-wide synchronisation (`cuda.cg.this_
 
 @stage("AD")
 def reverse_kernel(cleaned, fn_name, argtypes, kinds, name, launch=GpuLaunch(), cache="minimal",
-                   noalias=False, warp_add=False, wide=False) -> GpuKernel:
+                   noalias=False, warp_add=False, wide=False, deterministic=False) -> GpuKernel:
     """Add kernel `name`, the reverse-mode gradient of kernel `fn_name` (module text `cleaned`).
-    `wide`: float32 adjoints are summed in float64 (the float32 arrays' shadows are float64)."""
+    `wide`: float32 adjoints are summed in float64 (the float32 arrays' shadows are float64).
+    `deterministic`: fixed-order sums, no float atomics (a last scratch parameter)."""
     return gpu_reverse_kernel(cleaned, fn_name, build_activity(argtypes, kinds), name,
                               array_extents(argtypes), row_lengths(argtypes), launch, cache=cache,
                               noalias=noalias, warp_add=warp_add,
-                              wide=float32_arrays(argtypes) if wide else None)
+                              wide=float32_arrays(argtypes) if wide else None,
+                              deterministic=deterministic)
 
 
 @stage("AD")

@@ -3,7 +3,8 @@
 Arguments become kernel parameters the way numba-cuda's own launch makes them
 (`_Kernel._prepare_args`): a host array is copied to the device and back after the launch
 (`retr` write-backs), a device array is passed as is; shadows pass their data pointer, and each
-Active scalar a pointer to a one-element device array that receives its derivative.
+Active scalar a pointer to a one-element device array that receives its derivative; a
+deterministic gradient takes its scratch memory last (`scratch`).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from numba.cuda.cudadrv.devices import get_context
 from numba.cuda.cudadrv.driver import device_memset
 from numba.cuda.dispatcher import _Kernel
 from ir_passes import Activity
+from ir_passes.runtime.block_sum import scratch_bytes
 
 
 class _Args:
@@ -124,3 +126,19 @@ def derivative_slots(argtypes, kinds, cache: dict, stream, wide=False):
     for d in arrays:
         device_memset(d, 0, d.nbytes, stream=stream)
     return [device_pointer(d, 0, []) for d in arrays], arrays
+
+
+def scratch(sites, griddim, cache: dict, stream) -> int:
+    """The device address of the scratch memory of deterministic=True's fixed-order sums (a
+    ticket counter, then a slot per block for each of `sites` sums: block_sum.scratch_bytes). It
+    is made once per device and thread (`cache`, the compiled kernel's), grown for a launch with
+    more blocks, and its counter zeroed on `stream` at each call (the last block resets it too,
+    but a launch that failed may have left it)."""
+    dims = (griddim,) if isinstance(griddim, int) else tuple(griddim)
+    nbytes = scratch_bytes(sites, int(np.prod(dims)))
+    key = ("scratch", cuda.get_current_device().id, threading.get_ident())
+    buf = cache.get(key)
+    if buf is None or buf.nbytes < nbytes:
+        buf = cache[key] = cuda.device_array(nbytes, dtype=np.uint8)
+    device_memset(buf, 0, 16, stream=stream)
+    return device_pointer(buf, 0, [])

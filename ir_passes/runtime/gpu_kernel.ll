@@ -3,7 +3,9 @@
 ; shared globals GLOBALS; `thread_position` computes %t, the thread's index in its block, and %n,
 ; the block's size; `shared_shadow` is the shadow J of a shared array (COUNT elements of ELEMENT,
 ; aligned to ALIGN), which `zero_loop` zeroes, thread t the elements t, t + n, t + 2n, ... (PTR
-; its address, ZERO the element's zero, PREV the block before), and `barrier` waits for all.
+; its address, ZERO the element's zero, PREV the block before), `scratch` puts the kernel's
+; %scratch parameter in shared memory for the deterministic block sums (thread 0), and `barrier`
+; waits for all.
 
 ; -- kernel
 {{GLOBALS}}
@@ -53,3 +55,11 @@ zero.{{J}}.done:
 
 ; -- barrier
   call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+
+; -- scratch
+  %first = icmp eq i32 %t, 0
+  br i1 %first, label %scratch.set, label %scratch.done
+scratch.set:
+  store ptr %scratch, ptr addrspacecast (ptr addrspace(3) @enzpy.block_sum.det.scratch to ptr), align 8
+  br label %scratch.done
+scratch.done:

@@ -16,6 +16,10 @@ memory); shadow updates other threads may make too are atomic or privatised per 
 Warp shuffles of a float's bits become float shuffles first (prepare/float_shuffles.py), whose
 rules exchange adjoints and tangents between lanes (rules/nvptx.py); the float64 shuffle and
 adjoint helpers get their bodies after AD (runtime/warp_shuffle.py).
+With `deterministic` no float is added atomically (Threads.deterministic): the wrapper kernel
+takes a last parameter, the scratch memory of the fixed-order block sums (`scratch_sites` sums,
+runtime/block_sum.py), whose address thread 0 puts in shared memory before the first barrier;
+an update that would still be atomic is refused.
 The host gives the activity of the kernel's own parameters, its arrays' extents and the
 row-length parameter of each C-contiguous 2-D array.
 """
@@ -40,7 +44,7 @@ from ..runtime.source import fill, sections
 from .forward.driver import forward_mode
 from .prepare.float_shuffles import fuse_float_shuffles
 from .reverse.driver import reverse_mode
-from .reverse.shadow_updates import Threads
+from .reverse.shadow_updates import ATOMIC, Threads
 
 # CUDA's device-side malloc / free (the tape of loops whose trip count is not known in advance)
 DEVICE_HEAP = Heap("malloc", "free", None)
@@ -67,6 +71,7 @@ class GpuKernel:
     shared: list
     gradient: object = None           # ir_passes' Gradient (reverse mode): layout, updates
     updates: list = field(default_factory=list)
+    scratch_sites: int = 0            # deterministic block sums: slots per block in the scratch
 
 
 @dataclass(frozen=True)
@@ -78,29 +83,51 @@ class GpuLaunch:
 
 
 def gpu_reverse_kernel(text, fn_name, activity, name, extents, rows, launch=GpuLaunch(),
-                       cache="minimal", noalias=False, warp_add=False, wide=None) -> GpuKernel:
+                       cache="minimal", noalias=False, warp_add=False, wide=None,
+                       deterministic=False) -> GpuKernel:
     """Add kernel `name`, the reverse-mode gradient of kernel `fn_name` (module `text`).
     `activity`: one per parameter of the kernel; `extents`: {data param: Extent}; `rows`:
     {data param: its row-length param} (C-contiguous 2-D arrays). `wide`: None, or the data
     params of the float32 arrays, whose adjoints are then summed in float64: their shadows are
     float64 arrays (as are float32 shared arrays' shadows and float32 Active parameters'
-    derivative outputs; Threads.wide)."""
+    derivative outputs; Threads.wide). `deterministic`: no float atomics (module docstring)."""
     module, body, shared = _prepare(text, fn_name)
     activity = list(activity) + [_shared_activity(s) for s in shared]
     if wide is not None:       # the differentiated float32 arrays, shared ones included
         wide = frozenset(k for k in wide if activity[k] == Activity.DUP) | \
             {s.param for s in shared if s.element == T.f32}
     threads = Threads(_iterations(body, shared, rows, launch), block_sum="nvptx",
-                      warp_add=warp_add, wide=wide)
+                      warp_add=warp_add and not deterministic, wide=wide,
+                      deterministic=deterministic)
     g = reverse_mode(module, fn_name, activity, name + ".body", cache=cache, noalias=noalias,
                      counts=None, extents=extents, heap=DEVICE_HEAP,
                      threads=threads, park=False)
+    if deterministic:
+        _refuse_atomic_adds(g.updates.report)
     n_kernel = len(activity) - len(shared)
     dout = [k for k, a in enumerate(activity) if a == Activity.ACTIVE]
     extra = [("ptr", f"dout.{k}") for k in dout]
-    _finish(module, body, shared, activity, n_kernel, name, extra, wide=wide is not None)
+    sites = len(g.updates.sites)
+    _finish(module, body, shared, activity, n_kernel, name, extra, wide=wide is not None,
+            scratch=sites > 0)
     warp_shuffle.define(module)
-    return GpuKernel(print_module(module), name, activity, shared, g, list(g.updates.report))
+    return GpuKernel(print_module(module), name, activity, shared, g, list(g.updates.report),
+                     scratch_sites=sites)
+
+
+def _refuse_atomic_adds(report) -> None:
+    """deterministic: an atomic add's sum depends on the order the threads come in. (The atomic
+    exchange that consumes a stored location's shadow is kept: in a race-free primal one thread
+    stores there.)"""
+    for u in report:
+        if u.how == ATOMIC and not u.instruction.lstrip().startswith("store"):
+            raise UnsupportedError(
+                "deterministic=True: threads add into a shadow other threads may update too, "
+                f"which takes an atomic add ({u.reason})", u.instruction,
+                tuple(u.location) if u.location else None,
+                hint="Only the thread's own locations and those every thread reads alike "
+                     "(w[0], an Active scalar) have fixed-order sums; differentiate without "
+                     "deterministic=True.")
 
 
 def gpu_forward_kernel(text, fn_name, activity, name, extents, noalias=False) -> GpuKernel:
@@ -203,9 +230,11 @@ def _shared_value(fn, text, params, made, inst):
     return made[text]
 
 
-def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False) -> None:
+def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False,
+            scratch=False) -> None:
     """Add the wrapper kernel around `<name>.body` (see the module docstring); `wide`: float32
-    shared arrays have float64 shadows."""
+    shared arrays have float64 shadows; `scratch`: a last parameter, the deterministic block
+    sums' scratch memory."""
     kernel_params = body.params[:n_kernel]
     dup_kernel = [k for k in range(n_kernel) if activity[k] == Activity.DUP]
     # the body's `noalias` (disjoint arrays) holds for the kernel's own parameters too
@@ -216,12 +245,16 @@ def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False) -
                for k in dup_kernel]
     params += [f"{t} %{n}" for t, n in extra]
     globals_, lines = [], []
-    if shared:
+    if shared or scratch:
         lines.append(PIECES["thread_position"])
+    prev = "entry"       # the block a shadow's zero loop comes from (an earlier piece's)
+    if scratch:
+        params.append("ptr %scratch")
+        lines.append(PIECES["scratch"])
+        prev = "scratch.done"
     body_args = [f"{p.type} %p{k}" for k, p in enumerate(kernel_params)]
     body_args += [f"ptr addrspacecast (ptr addrspace(3) @{s.symbol} to ptr)" for s in shared]
     body_args += [f"ptr %shadow.{k}" for k in dup_kernel]
-    prev = "entry"       # the block a shadow's zero loop comes from (an earlier shadow's loop)
     for j, s in enumerate(shared):
         if activity[s.param] != Activity.DUP:
             continue
@@ -234,7 +267,7 @@ def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False) -
                           ZERO="0.0" if isinstance(s.element, T.FloatType) else "0"))
         prev = f"zero.{j}.done"
         body_args.append(f"ptr {ptr}")
-    if shared:
+    if shared or scratch:
         lines.append(PIECES["barrier"])
     body_args += [f"{t} %{n}" for t, n in extra]
     merge(module, fill(PIECES["kernel"], GLOBALS="\n".join(globals_), NAME=name, PARAMS=", ".join(params),

@@ -29,6 +29,11 @@ sweep accumulates in a register is a double, and the shadows of the parameters i
 float64 memory laid out with twice the float32 offsets (element k of a float32 array at byte
 8k), which the caller fills from the float32 shadow before and rounds back once after.
 
+With `Threads.deterministic` no float is added atomically: the block sums store each block's sum
+in a slot of its own and the block that finishes last adds the slots in block order
+(runtime/block_sum.py); an update that would be atomic is left for the caller to refuse
+(`report`). `sites` counts the sums, each with a slot per block in the kernel's scratch memory.
+
 `report` lists each decision for `explain`.
 """
 from __future__ import annotations
@@ -40,12 +45,13 @@ from ...analysis.sharing import sharing_analysis
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.values import Argument, ConstFloat, ConstInt
-from ...runtime.block_sum import ensure as ensure_block_sum
+from ...runtime.block_sum import ensure as ensure_block_sum, ensure_deterministic
 from ...runtime.warp_add import ensure as ensure_warp_add
 from ..common.atomics import atomic
 
 PLAIN, PRIVATE, PRIVATISED, ATOMIC = "plain", "private", "privatised per block", "atomic"
 PER_TASK = "privatised per thread"
+IN_ORDER = "privatised per block, the blocks' sums added in block order"
 
 
 @dataclass(frozen=True)
@@ -57,13 +63,15 @@ class Threads:
     `owned(p)`: is p in memory whose shadow each thread gets a copy of (a parallel loop's
     privatised arrays: parallel_launch.py sums the copies), so that adding into it is plain.
     `wide`: None, or float32 adjoints are summed in float64 and the parameters with these
-    indices have float64 shadows, as do float32 Active parameters' derivative outputs."""
+    indices have float64 shadows, as do float32 Active parameters' derivative outputs.
+    `deterministic`: block sums in a fixed order, no float atomics (the module docstring)."""
     iterations: Callable
     block_sum: str | None = None
     max_privatised: int = 4
     warp_add: bool = False
     owned: Callable | None = None
     wide: frozenset | None = None
+    deterministic: bool = False
 
 
 @dataclass
@@ -84,6 +92,7 @@ class ShadowUpdates:
         self.slots: dict = {}          # id(pointer) -> (slot, pointer, type)
         self.report: list[Update] = []
         self._seen: set = set()
+        self.sites: list = []          # deterministic block sums: (destination, type)
 
     # --- decisions
     def how(self, p, ty) -> str:
@@ -99,7 +108,7 @@ class ShadowUpdates:
             return PER_TASK
         if kind == "uniform" and self._can_privatise(p):
             self._slot(p, ty)
-            return PRIVATISED
+            return IN_ORDER if self.threads.deterministic else PRIVATISED
         return ATOMIC
 
     def _can_privatise(self, p) -> bool:
@@ -124,7 +133,7 @@ class ShadowUpdates:
         d = convert(b, d, mty)
         how = self.how(p, ty)
         self.note(inst, how, self._reason(inst))
-        if how == PRIVATISED:
+        if how in (PRIVATISED, IN_ORDER):
             slot = self._slot(p, mty)
             b.store(b.accumulate(b.load(mty, slot), d), slot)
             return
@@ -207,7 +216,8 @@ class ShadowUpdates:
         d = convert(b, d, self.adjoint_type(getattr(param, "type", d.type)))
         what = f"the derivative of Active parameter %{getattr(param, 'name', '?')}"
         if self.threads.block_sum is not None:
-            self.report.append(Update(what, None, PRIVATISED, "every thread adds into it"))
+            how = IN_ORDER if self.threads.deterministic else PRIVATISED
+            self.report.append(Update(what, None, how, "every thread adds into it"))
             self._block_sum(b, out, d)
         else:
             self.report.append(Update(what, None, ATOMIC, "every thread adds into it"))
@@ -220,6 +230,12 @@ class ShadowUpdates:
             if self.memory_type(p, T.f32) == ty == T.f64:
                 dst = self.memory(b, p, dst, T.f32, None)[0]
             self._block_sum(b, dst, b.load(ty, slot))
+        if self.sites:        # deterministic: the last block adds every site's slots in order
+            names = [ensure_deterministic(self.g.module, self.threads.block_sum, t)
+                     for _, t in self.sites]
+            last = b.call(names[0][2], T.i1, [])
+            for k, ((dst, _), (_, total, _)) in enumerate(zip(self.sites, names)):
+                b.call(total, T.void, [dst, ConstInt(T.i32, k), last])
 
     # --- helpers
     def _reason(self, inst) -> str:
@@ -247,6 +263,11 @@ class ShadowUpdates:
         return base
 
     def _block_sum(self, b, dst, v) -> None:
+        if self.threads.deterministic:
+            name = ensure_deterministic(self.g.module, self.threads.block_sum, v.type)[0]
+            b.call(name, T.void, [ConstInt(T.i32, len(self.sites)), v])
+            self.sites.append((dst, v.type))
+            return
         name = ensure_block_sum(self.g.module, self.threads.block_sum, v.type)
         b.call(name, T.void, [dst, v])
 

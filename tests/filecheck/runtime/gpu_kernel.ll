@@ -4,6 +4,7 @@
 ; RUN: %runtime gpu_kernel:shared_shadow NAME=k J=0 COUNT=64 ELEMENT=double ALIGN=8 | %filecheck %s --check-prefix=SHARED
 ; RUN: %runtime gpu_kernel:zero_loop J=1 PREV=zero.0.done COUNT=32 ELEMENT=i32 PTR=@g ZERO=0 | %filecheck %s --check-prefix=ZERO
 ; RUN: %runtime gpu_kernel:barrier  | %filecheck %s --check-prefix=BARRIER
+; RUN: %runtime gpu_kernel:scratch  | %filecheck %s --check-prefix=SCRATCH
 
 ; CHECK-LABEL: define ptx_kernel void @"k"(ptr noalias %a0, ptr %x.0) {
 ; CHECK: entry:
@@ -42,3 +43,9 @@
 ; ZERO: br label %zero.1
 ; ZERO: zero.1.done:
 ; BARRIER: call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+; SCRATCH: %first = icmp eq i32 %t, 0
+; SCRATCH: br i1 %first, label %scratch.set, label %scratch.done
+; SCRATCH: scratch.set:
+; SCRATCH: store ptr %scratch, ptr addrspacecast (ptr addrspace(3) @enzpy.block_sum.det.scratch to ptr), align 8
+; SCRATCH: br label %scratch.done
+; SCRATCH: scratch.done:
