@@ -667,6 +667,58 @@ def _forward(case, spec, ck, primal, generated, kernel_params, rng) -> dict:
     return errors
 
 
+def check_batched(name: str, width: int = 2) -> dict:
+    """Forward mode with `width` directions in one launch (BatchDuplicated; an Active argument
+    gets a tuple of tangents): ptxas for sm_80 and sm_90, and each direction's tangents on the
+    CPU harness against a central difference of the primal along that direction."""
+    from enzyme_py import Active, BatchDuplicated, Const, Forward
+    from enzyme_py.cuda.api import compile_kernel
+    from enzyme_py.cuda.codegen import ptxas
+    from enzyme_py.cuda.harness import HostKernel
+    case = CASES[name]
+    rng = _rng()
+    spec = case.make(rng)
+    values = [v for _, v in spec]
+    tangents = {k: [rng.normal(size=np.shape(v)).astype(v.dtype) for _ in range(width)]
+                for k, (kind, v) in enumerate(spec) if kind == "dup"}
+    scalar_t = {k: tuple(0.3 * (lane + 1) for lane in range(width))
+                for k, (kind, _) in enumerate(spec) if kind == "active"}
+    shadows = {k: [t.copy() for t in ts] for k, ts in tangents.items()}
+    annotated = [BatchDuplicated(v, tuple(shadows[k])) if kind == "dup" else
+                 Active(v, scalar_t[k]) if kind == "active" else Const(v)
+                 for k, (kind, v) in enumerate(spec)]
+    ck = compile_kernel(case.kernel[case.blocks, case.threads], *annotated, mode=Forward, cc=(8, 0))
+    report = {"kernel": name, "width": width}
+    for cc in ((8, 0), (9, 0)):
+        rc, msg = ptxas(ck.ptx(cc), f"sm_{cc[0]}{cc[1]}")
+        report[f"ptxas_sm_{cc[0]}{cc[1]}"] = [rc, msg[-400:]]
+    primal = HostKernel(ck.cleaned, _kernel_symbol(ck))
+    run_values = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+    _launch(case, HostKernel(ck.generated, ck.name), ck.argtypes, run_values,
+            [s.ctypes.data for k in sorted(shadows) for s in shadows[k]] +
+            [t for k in sorted(scalar_t) for t in scalar_t[k]])
+    eps = 1e-3 if any(np.asarray(v).dtype == np.float32 for _, v in spec) else 1e-6
+    errors = {}
+    for lane in range(width):
+        def moved(sign):
+            vals = []
+            for k, (kind, v) in enumerate(spec):
+                if kind == "dup":
+                    vals.append((v + sign * eps * tangents[k][lane]).astype(v.dtype))
+                elif kind == "active":
+                    vals.append(v + sign * eps * scalar_t[k][lane])
+                else:
+                    vals.append(v.copy() if isinstance(v, np.ndarray) else v)
+            _launch(case, primal, ck.argtypes, vals)
+            return vals
+        plus, minus = moved(1), moved(-1)
+        for k in shadows:
+            fd = (plus[k].astype(np.float64) - minus[k].astype(np.float64)) / (2 * eps)
+            errors[f"{k}.{lane}"] = _relative(shadows[k][lane], fd)
+    report["errors"] = errors
+    return report
+
+
 def _relative(ad, fd) -> float:
     ad, fd = np.asarray(ad, dtype=np.float64), np.asarray(fd, dtype=np.float64)
     scale = max(1.0, float(np.max(np.abs(fd))) if fd.size else 1.0)
@@ -720,6 +772,9 @@ if __name__ == "__main__":
     warnings.simplefilter("ignore")
     if sys.argv[1] == "--float64-sums":
         print(json.dumps({"kernel": sys.argv[1], **check_float64_sums()}))
+    elif sys.argv[1] == "--batched":
+        for name in sys.argv[2:]:
+            print(json.dumps(check_batched(name)), flush=True)
     else:
         for name in sys.argv[1:]:
             print(json.dumps(check(name)), flush=True)

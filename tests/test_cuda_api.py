@@ -128,7 +128,7 @@ def test_bad_input():
         compile_gradient(scale[1, 8], Duplicated(x, np.zeros(7)), 0.5, x)
     with pytest.raises(ValueError, match="share"):
         compile_gradient(scale[1, 8], Duplicated(x, x), 0.5, np.zeros(8))
-    with pytest.raises(NotImplementedError, match="BatchDuplicated"):
+    with pytest.raises(NotImplementedError, match="BatchDuplicated .* reverse mode"):
         compile_gradient(scale[1, 8], BatchDuplicated(x, (np.zeros(8),)), 0.5, np.zeros(8))
     with pytest.raises(TypeError, match=r"kernel\[blocks, threads\]"):
         autodiff(scale, Duplicated(x, np.zeros(8)), 0.5, np.zeros(8))
@@ -174,3 +174,23 @@ def test_deterministic_sums_make_no_float_atomics():
     with pytest.raises(ValueError, match="reverse mode"):
         compile_kernel(scale[2, 32], Duplicated(x, np.ones(40)), Active(0.5, 1.0),
                          Duplicated(np.zeros(40), np.zeros(40)), mode=Forward, deterministic=True)
+
+
+def test_batched_forward_mode_builds_and_checks_its_lanes():
+    """BatchDuplicated in forward mode: the kernel takes k shadows per array and k tangents per
+    Active argument; lanes that share memory, and directions that disagree, are refused."""
+    from enzyme_py import Active, BatchDuplicated, Forward, compile_gradient
+    x, y = np.linspace(0.0, 1.0, 40), np.zeros(40)
+    lanes = (np.ones(40), np.zeros(40), np.zeros(40))
+    ck = compile_gradient(scale[2, 32], BatchDuplicated(x, lanes), Active(0.5, (1.0, 0.0, 2.0)),
+                          BatchDuplicated(y, tuple(np.zeros(40) for _ in range(3))), mode=Forward)
+    head = next(line for line in ck.generated.splitlines()
+                if line.startswith(f"define ptx_kernel void @{ck.name}("))
+    assert head.count("%shadow.") == 6 and head.count("%tangent.") == 3
+    shared = np.zeros(40)
+    with pytest.raises(ValueError, match="shadow 0 and argument 0's shadow 1 share memory"):
+        compile_gradient(scale[2, 32], BatchDuplicated(x, (shared, shared)), Active(0.5, (1.0, 0.0)),
+                         BatchDuplicated(y, (np.zeros(40), np.zeros(40))), mode=Forward)
+    with pytest.raises(ValueError, match="directions"):
+        compile_gradient(scale[2, 32], BatchDuplicated(x, lanes), Active(0.5, (1.0, 0.0)),
+                         BatchDuplicated(y, tuple(np.zeros(40) for _ in range(3))), mode=Forward)

@@ -109,3 +109,19 @@ def test_float32_adjoints_summed_in_float64():
         assert wide[f"ptxas_{arch}"][0] == 0, wide[f"ptxas_{arch}"]
     assert wide["error"] < 1e-6, report
     assert report["None"]["error"] > 1e-4, report     # the case has the cancellation
+
+
+def test_batched_forward_mode_without_gpu():
+    """BatchDuplicated in forward mode: two directions in one launch (the Active scalar of
+    elementwise with a tuple of two tangents, the shared shadows of block_sum twice, the
+    shuffled tangents of warp_softmax); ptxas accepts the PTX and each direction matches a
+    central difference along it."""
+    reports, r = _reports(["--batched", "elementwise", "block_sum", "warp_softmax"])
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert set(reports) == {"elementwise", "block_sum", "warp_softmax"}, r.stderr[-3000:]
+    for name, report in reports.items():
+        for arch in ("sm_80", "sm_90"):
+            assert report[f"ptxas_{arch}"][0] == 0, (name, report[f"ptxas_{arch}"])
+        assert len(report["errors"]) >= 4 and {k[-2:] for k in report["errors"]} == {".0", ".1"}
+        for lane, err in report["errors"].items():
+            assert err < 1e-6, f"{name}: argument.direction {lane} differs from FD by {err:.2e}"

@@ -2,6 +2,8 @@
 
     autodiff(kernel[blocks, threads], Duplicated(x, dx), Duplicated(y, dy))          # reverse
     autodiff(kernel[blocks, threads], Duplicated(x, tx), Duplicated(y, ty), mode=Forward)
+    autodiff(kernel[blocks, threads], BatchDuplicated(x, (t1, t2)), BatchDuplicated(y, (u1, u2)),
+             mode=Forward)                                       # k directions in one launch
 
 The same annotations and contract as on the CPU (docs/semantics.md): shadows accumulate in
 reverse mode (an overwritten location's shadow is consumed), hold tangents of the initial and
@@ -29,6 +31,7 @@ from numba import cuda
 from ir_passes import Activity, GpuLaunch, UnsupportedError
 
 from ..annotations import Active, BatchDuplicated, Const, Forward, Reverse, as_annotation
+from ..modes.forward import MAX_WIDTH
 from ..modes.pipeline import build, cached
 from ..modes.records import Generated, Job, ModeSpec
 from .capture import capture
@@ -36,7 +39,7 @@ from .cleanup import cleanup
 from .codegen import ptx
 from .convention import arg_layouts
 from .kernel import forward_kernel, reverse_kernel
-from .launch import LoadedKernel, derivative_slots, parameters, scratch
+from .launch import LoadedKernel, derivative_slots, lanes, parameters, scratch
 
 DEFAULT_CC = (8, 0)
 WARP_ADD_CC = (7, 0)     # activemask and match.any.sync: warp-aggregated shadow updates
@@ -118,8 +121,8 @@ def autodiff(config, *args, mode=Reverse, cache="auto", accumulate=None, determi
     params = parameters(compiled.argtypes, annotated, compiled.kinds, stream, retr, wide)
     slots = []
     if mode is Forward:
-        params += [_tangent(ty, a) for ty, a, k in zip(compiled.argtypes, annotated, compiled.kinds)
-                   if k == Activity.ACTIVE]
+        params += [t for ty, a, k in zip(compiled.argtypes, annotated, compiled.kinds)
+                   if k == Activity.ACTIVE for t in _tangents(ty, a)]
     else:
         pointers, slots = derivative_slots(compiled.argtypes, compiled.kinds, compiled._slots,
                                            stream, wide)
@@ -168,6 +171,7 @@ def _compiled(config, args, mode, cache, cc, accumulate=None, deterministic=Fals
     dispatcher, launch = _launch_of(config)
     annotated = [as_annotation(a) for a in args]
     kinds = tuple(_validate(i, a, mode) for i, a in enumerate(annotated))
+    width = _width(annotated)
     if accumulate is not None:
         _check_widenable(annotated, kinds)
     ranges = _ranges(annotated)
@@ -175,10 +179,12 @@ def _compiled(config, args, mode, cache, cc, accumulate=None, deterministic=Fals
     argtypes = tuple(_typeof(dispatcher, i, a.value) for i, a in enumerate(annotated))
     cc = tuple(cc) if cc is not None else _current_cc()
     disjoint = not any(True for _ in _overlaps(ranges))
-    key = (kinds, argtypes, mode.name, cache, disjoint, launch, cc, accumulate, deterministic)
+    key = (kinds, argtypes, mode.name, cache, disjoint, launch, cc, accumulate, deterministic,
+           width)
     spec = CUDA_FORWARD if mode is Forward else CUDA_REVERSE
     job = Job(dispatcher, argtypes, kinds, (),
-              CudaOptions(mode, cache, disjoint, launch, cc, accumulate == "float64", deterministic))
+              CudaOptions(mode, cache, disjoint, launch, cc, accumulate == "float64", deterministic,
+                          width))
     return cached(spec, dispatcher, key, lambda: build(spec, job)), annotated
 
 
@@ -193,6 +199,7 @@ class CudaOptions:
     cc: tuple
     wide: bool = False         # float32 adjoints summed in float64 (accumulate="float64")
     deterministic: bool = False     # fixed-order sums, no float atomics
+    width: int = 1                  # forward mode: directions (BatchDuplicated)
 
 
 def _capture(job):
@@ -207,7 +214,8 @@ def _transform(job, cap, cleaned, activity, names) -> Generated:
     o, name = job.options, names[-1]
     try:
         if o.mode is Forward:
-            gen = forward_kernel(cleaned, cap.fn_name, job.argtypes, job.kinds, name, noalias=o.noalias)
+            gen = forward_kernel(cleaned, cap.fn_name, job.argtypes, job.kinds, name,
+                                 noalias=o.noalias, width=o.width)
         else:
             gen = reverse_kernel(cleaned, cap.fn_name, job.argtypes, job.kinds, name, o.launch,
                                  cache="minimal" if o.cache == "auto" else o.cache, noalias=o.noalias,
@@ -230,7 +238,8 @@ def _cuda_mode(mode) -> ModeSpec:
                     lambda job, cap, activity: (_name(job.dispatcher, job.kinds, job.options.mode),),
                     _transform, lambda job: (job.kinds, job.options.cache, job.options.noalias,
                                              job.options.launch, tuple(job.options.cc),
-                                             job.options.wide, job.options.deterministic),
+                                             job.options.wide, job.options.deterministic,
+                                             job.options.width),
                     capture=_capture, clean=_clean, activity=lambda job, cap: None)
 
 
@@ -260,20 +269,21 @@ def _current_cc():
     return DEFAULT_CC
 
 
-def _tangent(ty, a):
-    t = a.tangent
-    if t is None:
-        raise TypeError("forward mode: Active(x, dx) needs the tangent dx")
-    return ctypes.c_float(t) if str(ty) == "float32" else ctypes.c_double(t)
+def _tangents(ty, a) -> list:
+    """An Active argument's tangent, or its k tangents (Active(x, (dx_1, ..., dx_k)))."""
+    ts = a.tangent if isinstance(a.tangent, (tuple, list)) else (a.tangent,)
+    c = ctypes.c_float if str(ty) == "float32" else ctypes.c_double
+    return [c(float(t)) for t in ts]
 
 
 # ---- validation -----------------------------------------------------------
 
 def _validate(pos, ann, mode) -> str:
     where = f"argument {pos}"
-    if isinstance(ann, BatchDuplicated):
-        raise NotImplementedError(f"{where}: BatchDuplicated is not supported for CUDA kernels; "
-                                  "launch once per direction")
+    if isinstance(ann, BatchDuplicated) and mode is not Forward:
+        raise NotImplementedError(f"{where}: BatchDuplicated (k seeds in one launch) is not "
+                                  "supported for CUDA kernels in reverse mode; launch once per "
+                                  "seed (forward mode takes BatchDuplicated: k directions)")
     if isinstance(ann, Const):
         return Activity.CONST
     if isinstance(ann, Active):
@@ -281,9 +291,32 @@ def _validate(pos, ann, mode) -> str:
             raise TypeError(f"{where}: Active needs a real float scalar, got "
                             f"{type(ann.value).__name__}; pass float(x) or mark it Const")
         if mode is Forward and ann.tangent is None:
-            raise TypeError(f"{where}: in forward mode Active(x, dx) needs the tangent dx")
+            raise TypeError(f"{where}: in forward mode Active(x, dx) needs the tangent dx "
+                            "(or Active(x, (dx_1, ..., dx_k)) for k directions)")
+        if isinstance(ann.tangent, (tuple, list)) and mode is not Forward:
+            raise TypeError(f"{where}: k tangents are for forward mode")
         return Activity.ACTIVE
-    value, shadow = ann.value, ann.shadow
+    for shadow in lanes(ann):
+        _check_shadow(where, ann.value, shadow)
+    return Activity.DUP
+
+
+def _width(annotated) -> int:
+    """The number of directions: every BatchDuplicated's shadows and every Active argument's
+    tangents (a tuple) must agree; 1 without either."""
+    widths = {len(a.shadows) for a in annotated if isinstance(a, BatchDuplicated)}
+    widths |= {len(a.tangent) for a in annotated
+               if isinstance(a, Active) and isinstance(a.tangent, (tuple, list))}
+    if len(widths) > 1:
+        raise ValueError(f"arguments with {sorted(widths)} directions: every BatchDuplicated and "
+                         "Active tangent tuple needs the same number")
+    width = widths.pop() if widths else 1
+    if not 1 <= width <= MAX_WIDTH:
+        raise ValueError(f"BatchDuplicated takes 1 to {MAX_WIDTH} shadows, got {width}")
+    return width
+
+
+def _check_shadow(where, value, shadow) -> None:
     if not _is_array(value):
         raise TypeError(f"{where}: Duplicated is for float arrays (NumPy or device arrays), got "
                         f"{type(value).__name__}; use Active(x) for a float scalar")
@@ -298,7 +331,6 @@ def _validate(pos, ann, mode) -> str:
                              f"array's {_attr(value, what)}; use an array of zeros like it")
     if isinstance(shadow, np.ndarray) and not shadow.flags.writeable:
         raise ValueError(f"{where}: the shadow is read-only; derivatives are added into it")
-    return Activity.DUP
 
 
 def _check_widenable(annotated, kinds) -> None:
@@ -354,7 +386,9 @@ def _ranges(annotated) -> list:
     """(kind, start, end, argument, which) of every array's memory: host or device."""
     out = []
     for i, a in enumerate(annotated):
-        for which, arr in (("array", a.value), ("shadow", getattr(a, "shadow", None))):
+        shadows = lanes(a) if not isinstance(a, (Const, Active)) else ()
+        named = [("shadow" if len(shadows) == 1 else f"shadow {k}", s) for k, s in enumerate(shadows)]
+        for which, arr in [("array", a.value)] + named:
             if not _is_array(arr):
                 continue
             if isinstance(arr, np.ndarray):
@@ -399,7 +433,8 @@ def _overlaps(ranges):
 def _check_aliasing(ranges) -> None:
     """Shadows need memory of their own (`ranges`: _ranges of the annotated arguments)."""
     for a, b in _overlaps(ranges):
-        if "shadow" in (a[4], b[4]) and a[4] != b[4]:
+        lane_apart = a[3] == b[3] and a[4] != b[4]       # two lanes of one argument
+        if lane_apart or "shadow" in (a[4][:6], b[4][:6]) and a[4][:6] != b[4][:6]:
             raise ValueError(f"argument {a[3]}'s {a[4]} and argument {b[3]}'s {b[4]} share "
                              "memory; shadows need memory of their own")
 

@@ -30,7 +30,7 @@ def reverse_kernel(cleaned, fn_name, argtypes, kinds, name, launch=GpuLaunch(), 
 
 
 @stage("AD")
-def forward_kernel(cleaned, fn_name, argtypes, kinds, name, noalias=False) -> GpuKernel:
-    """Add kernel `name`, the forward-mode tangent kernel of `fn_name` (one direction)."""
+def forward_kernel(cleaned, fn_name, argtypes, kinds, name, noalias=False, width=1) -> GpuKernel:
+    """Add kernel `name`, the forward-mode tangent kernel of `fn_name` (`width` directions)."""
     return gpu_forward_kernel(cleaned, fn_name, build_activity(argtypes, kinds), name,
-                              array_extents(argtypes), noalias=noalias)
+                              array_extents(argtypes), noalias=noalias, width=width)

@@ -62,17 +62,25 @@ class LoadedKernel:
 
 
 def parameters(argtypes, annotated, kinds, stream, retr, wide=False) -> list:
-    """The kernel parameters of the annotated arguments, then one shadow pointer per Duplicated
-    argument (`wide`: a float32 shadow's float64 copy, wide_shadow)."""
+    """The kernel parameters of the annotated arguments, then the shadow pointers of each
+    Duplicated argument (k for a BatchDuplicated; `wide`: a float32 shadow's float64 copy, wide_shadow)."""
     params, packer = [], _Args()
     for ty, a in zip(argtypes, annotated):
         packer._prepare_args(ty, a.value, stream, retr, params)
     for a, kind in zip(annotated, kinds):
-        if kind == Activity.DUP:
-            widen = wide and np.dtype(a.shadow.dtype) == np.float32
-            params.append(wide_shadow(a.shadow, stream, retr) if widen else
-                          device_pointer(a.shadow, stream, retr))
+        if kind != Activity.DUP:
+            continue
+        for shadow in lanes(a):
+            widen = wide and np.dtype(shadow.dtype) == np.float32
+            params.append(wide_shadow(shadow, stream, retr) if widen else
+                          device_pointer(shadow, stream, retr))
     return params
+
+
+def lanes(a) -> tuple:
+    """The shadows of a Duplicated (one) or BatchDuplicated (one per direction) argument."""
+    shadows = getattr(a, "shadows", None)
+    return tuple(shadows) if shadows is not None else (a.shadow,)
 
 
 @cuda.jit

@@ -130,16 +130,19 @@ def _refuse_atomic_adds(report) -> None:
                      "deterministic=True.")
 
 
-def gpu_forward_kernel(text, fn_name, activity, name, extents, noalias=False) -> GpuKernel:
-    """Add kernel `name`, the forward-mode tangent kernel of `fn_name` (one direction)."""
+def gpu_forward_kernel(text, fn_name, activity, name, extents, noalias=False,
+                       width=1) -> GpuKernel:
+    """Add kernel `name`, the forward-mode tangent kernel of `fn_name` for `width` directions:
+    each differentiated array (shared ones included) has `width` shadows, each Active
+    parameter `width` tangents (forward_mode's convention)."""
     module, body, shared = _prepare(text, fn_name)
     activity = list(activity) + [_shared_activity(s) for s in shared]
     forward_mode(module, fn_name, activity, name + ".body", extents=extents,
-                 noalias_shadows=noalias)
+                 noalias_shadows=noalias, width=width)
     n_kernel = len(activity) - len(shared)
-    extra = [(str(body.params[k].type), f"tangent.{k}") for k, a in enumerate(activity)
-             if a == Activity.ACTIVE]
-    _finish(module, body, shared, activity, n_kernel, name, extra)
+    extra = [(str(body.params[k].type), f"tangent.{k}{_lane(width, l)}")
+             for k, a in enumerate(activity) if a == Activity.ACTIVE for l in range(width)]
+    _finish(module, body, shared, activity, n_kernel, name, extra, width=width)
     warp_shuffle.define(module)
     return GpuKernel(print_module(module), name, activity, shared)
 
@@ -230,19 +233,24 @@ def _shared_value(fn, text, params, made, inst):
     return made[text]
 
 
+def _lane(width, lane) -> str:
+    """The suffix of a shadow's or tangent's name: none for one direction, else `.lane`."""
+    return "" if width == 1 else f".{lane}"
+
+
 def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False,
-            scratch=False) -> None:
+            scratch=False, width=1) -> None:
     """Add the wrapper kernel around `<name>.body` (see the module docstring); `wide`: float32
     shared arrays have float64 shadows; `scratch`: a last parameter, the deterministic block
-    sums' scratch memory."""
+    sums' scratch memory; `width`: shadows per differentiated array."""
     kernel_params = body.params[:n_kernel]
     dup_kernel = [k for k in range(n_kernel) if activity[k] == Activity.DUP]
     # the body's `noalias` (disjoint arrays) holds for the kernel's own parameters too
     grad = module.functions[f"{name}.body"]
     attrs = {p.name: p for p in grad.params}
     params = [f"{p.type} {_noalias(attrs.get(p.name))}%p{k}" for k, p in enumerate(kernel_params)]
-    params += [f"ptr {_noalias(attrs.get(kernel_params[k].name + '.shadow'))}%shadow.{k}"
-               for k in dup_kernel]
+    params += [f"ptr {_noalias(attrs.get(kernel_params[k].name + '.shadow'))}%shadow.{k}{_lane(width, l)}"
+               for k in dup_kernel for l in range(width)]
     params += [f"{t} %{n}" for t, n in extra]
     globals_, lines = [], []
     if shared or scratch:
@@ -254,19 +262,21 @@ def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False,
         prev = "scratch.done"
     body_args = [f"{p.type} %p{k}" for k, p in enumerate(kernel_params)]
     body_args += [f"ptr addrspacecast (ptr addrspace(3) @{s.symbol} to ptr)" for s in shared]
-    body_args += [f"ptr %shadow.{k}" for k in dup_kernel]
+    body_args += [f"ptr %shadow.{k}{_lane(width, l)}" for k in dup_kernel for l in range(width)]
     for j, s in enumerate(shared):
         if activity[s.param] != Activity.DUP:
             continue
         if wide and s.element == T.f32:
             s = SharedArray(s.symbol, T.f64, s.count, s.param)
-        globals_.append(fill(PIECES["shared_shadow"], NAME=name, J=j, COUNT=s.count, ELEMENT=s.element,
-                             ALIGN=max(T.size_of(s.element), 8)))
-        ptr = f'addrspacecast (ptr addrspace(3) @"{name}.shared.{j}" to ptr)'
-        lines.append(fill(PIECES["zero_loop"], J=j, PREV=prev, COUNT=s.count, ELEMENT=s.element, PTR=ptr,
-                          ZERO="0.0" if isinstance(s.element, T.FloatType) else "0"))
-        prev = f"zero.{j}.done"
-        body_args.append(f"ptr {ptr}")
+        for lane in range(width):
+            J = f"{j}{_lane(width, lane)}"
+            globals_.append(fill(PIECES["shared_shadow"], NAME=name, J=J, COUNT=s.count,
+                                 ELEMENT=s.element, ALIGN=max(T.size_of(s.element), 8)))
+            ptr = f'addrspacecast (ptr addrspace(3) @"{name}.shared.{J}" to ptr)'
+            lines.append(fill(PIECES["zero_loop"], J=J, PREV=prev, COUNT=s.count, ELEMENT=s.element,
+                              PTR=ptr, ZERO="0.0" if isinstance(s.element, T.FloatType) else "0"))
+            prev = f"zero.{J}.done"
+            body_args.append(f"ptr {ptr}")
     if shared or scratch:
         lines.append(PIECES["barrier"])
     body_args += [f"{t} %{n}" for t, n in extra]

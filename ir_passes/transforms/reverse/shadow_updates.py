@@ -116,7 +116,8 @@ class ShadowUpdates:
             return True
         if self.threads.block_sum is None or self.g.alias.writes_to(p):
             return False
-        return len(self.slots) < self.threads.max_privatised and _rebuildable(p)
+        room = self.threads.deterministic or len(self.slots) < self.threads.max_privatised
+        return room and _rebuildable(p)
 
     def note(self, inst, how, reason="") -> None:
         if inst is None or id(inst) in self._seen:
