@@ -8,6 +8,7 @@
     codegen.py     PTX through LLVM's NVPTX backend with libdevice; ptxas
     launch.py      load and launch through numba-cuda's driver API
     harness.py     run a kernel's module on the CPU with threads emulated (tests)
+    host_ir.py     the harness's own LLVM IR (harness.ll), in pieces
     api.py         autodiff, compile_kernel, explain (enzyme_py.autodiff and friends call them)
 
 This `__init__` imports nothing, so that the harness and the other parts that need no numba-cuda

@@ -20,9 +20,7 @@ functions are the C library's, the NVPTX backend is not involved).
 from __future__ import annotations
 
 import ctypes
-import math
 import re
-import struct
 import threading
 
 import llvmlite.binding as llvm
@@ -30,6 +28,7 @@ import numpy as np
 from numba.core import types
 
 from ..bridge.verify import parse_checked
+from . import host_ir
 
 SREGS = [f"{r}.{a}" for r in ("tid", "ntid", "ctaid", "nctaid") for a in "xyz"] + ["laneid",
                                                                                     "warpsize"]
@@ -41,42 +40,10 @@ _CAST_CONST = re.compile(r"addrspacecast \(ptr addrspace\(3\) (@[\w.$\"]+) to pt
 _CAST_INST = re.compile(r"= addrspacecast ptr addrspace\(3\) (@[\w.$\"]+) to ptr")
 _NV = re.compile(r"@__nv_(\w+)\(")
 
-# libdevice functions that are not named like the C library's: the body computing %r from the
-# arguments, in type {T} ({S}: the C library's suffix, "" or "f"; {V}: the intrinsic suffix)
-_WRAPPED = {
-    "powi": ("{T} %x, i32 %n", "%f = sitofp i32 %n to {T}\n  %r = call {T} @pow{S}({T} %x, {T} %f)",
-             "declare {T} @pow{S}({T}, {T})"),
-    "rsqrt": ("{T} %x", "%s = call {T} @llvm.sqrt.{V}({T} %x)\n  %r = fdiv {T} 1.0, %s", ""),
-    "rcbrt": ("{T} %x", "%s = call {T} @cbrt{S}({T} %x)\n  %r = fdiv {T} 1.0, %s",
-              "declare {T} @cbrt{S}({T})"),
-    "sinpi": ("{T} %x", "%a = fmul {T} %x, {PI}\n  %r = call {T} @sin{S}({T} %a)",
-              "declare {T} @sin{S}({T})"),
-    "cospi": ("{T} %x", "%a = fmul {T} %x, {PI}\n  %r = call {T} @cos{S}({T} %a)",
-              "declare {T} @cos{S}({T})"),
-    "normcdf": ("{T} %x", "%a = fmul {T} %x, {M}\n  %e = call {T} @erfc{S}({T} %a)\n"
-                "  %r = fmul {T} %e, 0.5", "declare {T} @erfc{S}({T})"),
-}
-
-
-def _hex(value, t) -> str:
-    """An LLVM float literal for value in type t (double, float)."""
-    if t == "float":
-        value = struct.unpack("f", struct.pack("f", value))[0]
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
-
-
-def _wrapper(name, t, suffix) -> str:
-    params, body, decls = _WRAPPED[name]
-    fill = dict(T=t, S=suffix, V="f32" if t == "float" else "f64", PI=_hex(math.pi, t),
-                M=_hex(-math.sqrt(0.5), t))
-    return (f"define internal {t} @__nv_{name}{suffix}({params.format(**fill)}) {{\n"
-            f"  {body.format(**fill)}\n  ret {t} %r\n}}\n{decls.format(**fill)}\n")
-
-
-HOST_WRAPPERS = {name + s: _wrapper(name, t, s) for name in _WRAPPED
+# libdevice functions that are not named like the C library's, through the C library (harness.ll)
+HOST_WRAPPERS = {name + s: host_ir.libdevice(name, t, s) for name in host_ir.LIBDEVICE
                  for t, s in (("double", ""), ("float", "f"))}
-HOST_WRAPPERS["fast_fdividef"] = ("define internal float @__nv_fast_fdividef(float %a, float %b) {\n"
-                                  "  %r = fdiv float %a, %b\n  ret float %r\n}\n")
+HOST_WRAPPERS["fast_fdividef"] = host_ir.PIECES["fast_fdividef"] + "\n"
 _C_NAMES = {"fast_sinf": "sinf", "fast_cosf": "cosf", "fast_tanf": "tanf", "fast_expf": "expf",
             "fast_logf": "logf", "fast_log2f": "log2f", "fast_log10f": "log10f",
             "fast_powf": "powf"}
@@ -97,14 +64,11 @@ def host_text(text: str) -> str:
     used = set(re.findall(r"@enzpy\.host\.sreg\.([\w.]+)\(\)", text))
     text = re.sub(r"^declare [^\n]*@enzpy\.host\.sreg\.[\w.]+\(\)[^\n]*$", "", text, flags=re.M)
     text = re.sub(r"^declare [^\n]*@enzpy\.host\.barrier\([^\n]*$", "", text, flags=re.M)
-    extra = ["declare i32 @enzpy_host_sreg(i32)", "declare void @enzpy_host_barrier()",
-             "define internal void @enzpy.host.barrier(i32 %id) {\n  call void @enzpy_host_barrier()"
-             "\n  ret void\n}"]
+    extra = [host_ir.PIECES["barrier"]]
     for reg in sorted(used):
         if reg not in SREGS:
             raise NotImplementedError(f"the harness does not emulate %{reg}")
-        extra.append(f"define internal i32 @enzpy.host.sreg.{reg}() {{\n  %v = call i32 "
-                     f"@enzpy_host_sreg(i32 {SREGS.index(reg)})\n  ret i32 %v\n}}")
+        extra.append(host_ir.sreg(reg, SREGS.index(reg)))
     text, warp = _warp_on_host(text)
     text = _libdevice_on_host(text)
     return text + "\n" + "\n".join(extra + warp) + "\n"
@@ -112,51 +76,32 @@ def host_text(text: str) -> str:
 
 # Warp intrinsics of the warp-aggregated add (ir_passes/runtime/warp_add.py): the harness does not
 # know which lanes are converged, so no warp is ever full and each thread takes the helper's
-# own-atomic path.
-_WARP = {"activemask()": ("i32 @enzpy.host.activemask()", "ret i32 0"),
-         "match.any.sync.i64(": ("i32 @enzpy.host.match(i32 %m, i64 %v)", "ret i32 0")}
+# own-atomic path (harness.ll's pieces of these names).
+_WARP = {"activemask()": "activemask", "match.any.sync.i64(": "match"}
 _SHUFFLE = re.compile(r"@llvm\.nvvm\.shfl\.sync\.(idx|up|down|bfly)\.(i32p|i32|f32)\(")
 _SHUFFLE_DECL = re.compile(r"^declare [^\n]*@llvm\.nvvm\.(shfl\.sync\.\w+\.\w+|bar\.warp\.sync)\("
                            r"[^\n]*$", re.M)
 MODES = ("idx", "up", "down", "bfly", "sync")
-# each shuffle: the value's bits to i32 ({get}), the exchange, the result from i32 ({put})
-_SHUFFLE_TYPES = {"i32": ("i32", "%v", "%bits = add i32 %v, 0", "ret i32 %r"),
-                  "f32": ("float", "%v", "%bits = bitcast float %v to i32",
-                          "%f = bitcast i32 %r to float\n  ret float %f"),
-                  "i32p": ("{ i32, i1 }", "%v", "%bits = add i32 %v, 0",
-                           "%pb = load i8, ptr %p\n  %pi = trunc i8 %pb to i1\n"
-                           "  %s0 = insertvalue { i32, i1 } undef, i32 %r, 0\n"
-                           "  %s1 = insertvalue { i32, i1 } %s0, i1 %pi, 1\n  ret { i32, i1 } %s1")}
-
-
 def _warp_on_host(text: str) -> tuple:
     """Warp intrinsics as calls into the harness: shuffles and `bar.warp.sync` exchange values
     between the lanes of a warp (`Warp`)."""
     extra = []
-    for call, (signature, body) in _WARP.items():
+    for call, piece in _WARP.items():
         if f"@llvm.nvvm.{call}" not in text:
             continue
-        name = signature.split("@")[1].split("(")[0]
         text = re.sub(r"^declare [^\n]*@llvm\.nvvm\." + re.escape(call) + r"[^\n]*$", "", text,
                       flags=re.M)
-        text = text.replace(f"@llvm.nvvm.{call}", f"@{name}" + ("()" if call.endswith(")") else "("))
-        extra.append(f"define internal {signature} {{\n  {body}\n}}")
+        text = text.replace(f"@llvm.nvvm.{call}",
+                            f"@enzpy.host.{piece}" + ("()" if call.endswith(")") else "("))
+        extra.append(host_ir.PIECES[piece])
     used = sorted(set(_SHUFFLE.findall(text)))
     if not used and "@llvm.nvvm.bar.warp.sync(" not in text:
         return text, extra
     text = _SHUFFLE_DECL.sub("", text)
     text = _SHUFFLE.sub(r"@enzpy.host.shfl.\1.\2(", text)
     text = text.replace("@llvm.nvvm.bar.warp.sync(", "@enzpy.host.warpsync(")
-    extra.append("declare i32 @enzpy_host_shfl(i32, i32, i32, i32, i32, ptr)")
-    extra.append("define internal void @enzpy.host.warpsync(i32 %m) {\n  %r = call i32 "
-                 "@enzpy_host_shfl(i32 4, i32 %m, i32 0, i32 0, i32 31, ptr null)\n  ret void\n}")
-    for mode, ty in used:
-        ret, _, get, put = _SHUFFLE_TYPES[ty]
-        arg = "float" if ty == "f32" else "i32"
-        extra.append(f"define internal {ret} @enzpy.host.shfl.{mode}.{ty}(i32 %m, {arg} %v, i32 %b, "
-                     f"i32 %c) {{\n  %p = alloca i8\n  {get}\n  %r = call i32 @enzpy_host_shfl("
-                     f"i32 {MODES.index(mode)}, i32 %m, i32 %bits, i32 %b, i32 %c, ptr %p)\n"
-                     f"  {put}\n}}")
+    extra.append(host_ir.PIECES["warpsync"])
+    extra += [host_ir.shuffle(mode, ty, MODES.index(mode)) for mode, ty in used]
     return text, extra
 
 

@@ -12,3 +12,4 @@ config.environment["PYTHONPATH"] = root
 config.substitutions.append(("%opt", f"{sys.executable} -m ir_passes.opt"))
 config.substitutions.append(("%filecheck", f"{sys.executable} -m filecheck"))
 config.substitutions.append(("%runtime", f"{sys.executable} -m ir_passes.runtime"))
+config.substitutions.append(("%python", sys.executable))
