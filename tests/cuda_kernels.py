@@ -431,6 +431,25 @@ def weighted(x, w, a, y):
         y[i] = w[0] * math.sin(x[i]) + w[1] * x[i] * x[i] + a * math.cos(x[i])
 
 
+@cuda.jit
+def dynamic_sum(x, out):
+    """A tree reduction in dynamic shared memory: the launch gives the buffer, whose size
+    (s.size, read from %dynamic_smem_size) sets the first stride."""
+    s = cuda.shared.array(0, float64)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    s[t] = x[i] * x[i] if i < x.size else 0.0
+    cuda.syncthreads()
+    stride = s.size // 2
+    while stride > 0:
+        if t < stride:
+            s[t] += math.sin(s[t + stride])
+        cuda.syncthreads()
+        stride //= 2
+    if t == 0:
+        out[cuda.blockIdx.x] = s[0]
+
+
 @dataclass
 class Case:
     """A kernel, its launch, and a function making its arguments: a list of (kind, value) with
@@ -442,6 +461,13 @@ class Case:
     rtol: float = 1e-6
     accumulate: str | None = None      # reverse mode: "float64" sums float32 adjoints in float64
     deterministic: bool = False        # reverse mode: fixed-order sums (and compared with atomic)
+    dynamic: int = 0                   # bytes of dynamic shared memory of the launch
+
+    @property
+    def config(self):
+        if self.dynamic:
+            return self.kernel[self.blocks, self.threads, 0, self.dynamic]
+        return self.kernel[self.blocks, self.threads]
 
 
 def _rng():
@@ -509,6 +535,8 @@ CASES = {
     "weighted_deterministic": Case(weighted, 3, 32, lambda r: [
         ("dup", r.normal(size=80)), ("dup", np.array([0.8, -0.3])), ("active", 0.6),
         ("dup", np.zeros(80))], deterministic=True),
+    "dynamic_sum": Case(dynamic_sum, 2, 16, lambda r: [
+        ("dup", r.normal(size=28)), ("dup", np.zeros(2))], dynamic=16 * 8),
     "relax_in_place": Case(relax_in_place, 2, 16, lambda r: [
         ("dup", r.normal(size=27)), ("dup", r.uniform(0.5, 1.5, size=27)),
         ("const", r.integers(0, 9, size=27))]),
@@ -525,7 +553,7 @@ def check(name: str) -> dict:
     case = CASES[name]
     rng = _rng()
     spec = case.make(rng)
-    config = case.kernel[case.blocks, case.threads]
+    config = case.config
     report = {"kernel": name}
     for mode in (Reverse, Forward):
         annotated = [Duplicated(v, np.zeros_like(v)) if k == "dup" else
@@ -545,11 +573,23 @@ def check(name: str) -> dict:
         for cc in ((8, 0), (9, 0)):
             rc, msg = ptxas(ck.ptx(cc), f"sm_{cc[0]}{cc[1]}")
             entry[f"ptxas_sm_{cc[0]}{cc[1]}"] = [rc, msg[-400:]]
-        primal = HostKernel(ck.cleaned, _kernel_symbol(ck))
-        generated = HostKernel(ck.generated, ck.name)
+        primal = HostKernel(ck.cleaned, _kernel_symbol(ck), case.dynamic)
+        generated = _host(case, ck)
         run = _reverse if mode is Reverse else _forward
         entry["errors"] = run(case, spec, ck, primal, generated, kernel_params, rng)
     return report
+
+
+def _host(case, ck):
+    """The generated kernel on the CPU harness, with the dynamic shared memory it needs."""
+    from enzyme_py.cuda.harness import HostKernel
+    from ir_passes import dynamic_shared_bytes
+    return HostKernel(ck.generated, ck.name, dynamic_shared_bytes(case.dynamic, ck.dynamic))
+
+
+def _dynamic(case, ck) -> list:
+    """The generated kernel's last parameter when it has dynamic shadows: the launch's size."""
+    return [case.dynamic] if ck.dynamic is not None else []
 
 
 def _kernel_symbol(ck) -> str:
@@ -611,7 +651,8 @@ def _run_reverse(case, spec, ck, generated, seeds, reverse_blocks=False):
     _launch(case, generated, ck.argtypes, run_values,
             [shadows[k].ctypes.data for k in sorted(shadows)] +
             [douts[k].ctypes.data for k in sorted(douts)] +
-            ([scratch.ctypes.data] if ck.scratch_sites else []), reverse_blocks)
+            ([scratch.ctypes.data] if ck.scratch_sites else []) + _dynamic(case, ck),
+            reverse_blocks)
     for k in wide:                      # float64 sums, rounded to float32 once
         shadows[k] = shadows[k].astype(np.float32)
     return shadows, douts
@@ -621,13 +662,11 @@ def _versus_atomic(case, spec, det, atomic) -> dict:
     """For the same seeds: the largest relative difference between the deterministic gradient
     and the one with atomic adds, and whether the deterministic one has the same bits when the
     blocks run in reverse order (then the first block takes the last ticket)."""
-    from enzyme_py.cuda.harness import HostKernel
     seeds = {k: _rng().normal(size=np.shape(v)) for k, (kind, v) in enumerate(spec) if kind == "dup"}
-    host = HostKernel(det.generated, det.name)
+    host = _host(case, det)
     (sa, da), (sb, db), (sr, dr) = [
         _run_reverse(case, spec, ck, h, seeds, rev) for ck, h, rev in
-        ((det, host, False), (atomic, HostKernel(atomic.generated, atomic.name), False),
-         (det, host, True))]
+        ((det, host, False), (atomic, _host(case, atomic), False), (det, host, True))]
     same = all(np.array_equal(sa[k], sr[k]) for k in sa) and \
         all(np.array_equal(da[k], dr[k]) for k in da)
     return {"error": max([_relative(sa[k], sb[k]) for k in sa] +
@@ -644,7 +683,7 @@ def _forward(case, spec, ck, primal, generated, kernel_params, rng) -> dict:
     run_values = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
     _launch(case, generated, ck.argtypes, run_values,
             [shadows[k].ctypes.data for k in sorted(shadows)] +
-            [scalar_t[k] for k in sorted(scalar_t)])
+            [scalar_t[k] for k in sorted(scalar_t)] + _dynamic(case, ck))
     eps = 1e-3 if any(np.asarray(v).dtype == np.float32 for _, v in spec) else 1e-6
 
     def moved(sign):
@@ -687,16 +726,16 @@ def check_batched(name: str, width: int = 2) -> dict:
     annotated = [BatchDuplicated(v, tuple(shadows[k])) if kind == "dup" else
                  Active(v, scalar_t[k]) if kind == "active" else Const(v)
                  for k, (kind, v) in enumerate(spec)]
-    ck = compile_kernel(case.kernel[case.blocks, case.threads], *annotated, mode=Forward, cc=(8, 0))
+    ck = compile_kernel(case.config, *annotated, mode=Forward, cc=(8, 0))
     report = {"kernel": name, "width": width}
     for cc in ((8, 0), (9, 0)):
         rc, msg = ptxas(ck.ptx(cc), f"sm_{cc[0]}{cc[1]}")
         report[f"ptxas_sm_{cc[0]}{cc[1]}"] = [rc, msg[-400:]]
-    primal = HostKernel(ck.cleaned, _kernel_symbol(ck))
+    primal = HostKernel(ck.cleaned, _kernel_symbol(ck), case.dynamic)
     run_values = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
-    _launch(case, HostKernel(ck.generated, ck.name), ck.argtypes, run_values,
+    _launch(case, _host(case, ck), ck.argtypes, run_values,
             [s.ctypes.data for k in sorted(shadows) for s in shadows[k]] +
-            [t for k in sorted(scalar_t) for t in scalar_t[k]])
+            [t for k in sorted(scalar_t) for t in scalar_t[k]] + _dynamic(case, ck))
     eps = 1e-3 if any(np.asarray(v).dtype == np.float32 for _, v in spec) else 1e-6
     errors = {}
     for lane in range(width):

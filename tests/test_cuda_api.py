@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.skipif(importlib.util.find_spec("numba_cuda") is None,
               pytest.mark.filterwarnings("ignore:Grid size")]
 
 if importlib.util.find_spec("numba_cuda") is not None:
-    from numba import cuda
+    from numba import cuda, float64
 
     @cuda.jit
     def scale(x, a, y):
@@ -27,6 +27,16 @@ if importlib.util.find_spec("numba_cuda") is not None:
         i, j = cuda.grid(2)
         if i < x.shape[0] and j < x.shape[1]:
             y[i, j] = x[i, j] * x[i, j]
+
+    @cuda.jit
+    def two_dynamic(x, y):
+        a = cuda.shared.array(0, float64)
+        b = cuda.shared.array(0, float64)
+        i = cuda.threadIdx.x
+        a[i] = x[i]
+        b[i] = 2.0 * x[i]
+        cuda.syncthreads()
+        y[i] = a[i] + b[i]
 
     @cuda.jit
     def into_const(x, y):
@@ -194,3 +204,21 @@ def test_batched_forward_mode_builds_and_checks_its_lanes():
     with pytest.raises(ValueError, match="directions"):
         compile_gradient(scale[2, 32], BatchDuplicated(x, lanes), Active(0.5, (1.0, 0.0)),
                          BatchDuplicated(y, tuple(np.zeros(40) for _ in range(3))), mode=Forward)
+
+
+def test_dynamic_shared_memory_shadow_follows_the_launch_size():
+    """A dynamic shared array's shadow lives in the launch's dynamic region after the kernel's
+    own bytes (the kernel takes the size last); two dynamic arrays, which numba-cuda puts at
+    the same address, are refused."""
+    from cuda_kernels import dynamic_sum
+    from enzyme_py import Duplicated, UnsupportedError, compile_gradient
+    from ir_passes import dynamic_shared_bytes
+    ck = compile_gradient(dynamic_sum[2, 16, 0, 128], Duplicated(np.ones(28), np.zeros(28)),
+                          Duplicated(np.zeros(2), np.ones(2)))
+    assert ck.dynamic == (8, 8, 1) and "i64 %dyn.bytes)" in ck.generated
+    assert "%dynamic_smem_size" not in ck.generated[ck.generated.index(".body("):]
+    assert dynamic_shared_bytes(120, ck.dynamic) == 128 + 128 and dynamic_shared_bytes(120, None) == 120
+    x = np.ones(16)
+    with pytest.raises(UnsupportedError, match="two dynamic shared arrays"):
+        compile_gradient(two_dynamic[1, 16, 0, 128], Duplicated(x, np.zeros(16)),
+                         Duplicated(np.zeros(16), np.ones(16)))

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.skipif(not HAVE_CUDA_EXTRA,
 KERNELS = ["elementwise", "early_return", "gather", "nbody", "block_sum", "block_sum_atomic",
            "local_array", "elementwise_f32", "warp_softmax", "warp_broadcast", "warp_sum_f32",
            "block_sum_pair", "histogram_shared", "histogram_f32_wide", "nbody_tiled",
-           "nbody_tiled_f32_wide", "matmul_shared", "relax_in_place", "weighted_deterministic"]
+           "nbody_tiled_f32_wide", "matmul_shared", "relax_in_place", "weighted_deterministic",
+           "dynamic_sum"]
 TOLERANCE = {"elementwise_f32": 2e-3, "warp_sum_f32": 2e-3, "histogram_f32_wide": 2e-3,
              "nbody_tiled_f32_wide": 2e-3}
 # How the reverse sweep must add into each kernel's shadows (shadow_updates.py)
@@ -114,11 +115,12 @@ def test_float32_adjoints_summed_in_float64():
 def test_batched_forward_mode_without_gpu():
     """BatchDuplicated in forward mode: two directions in one launch (the Active scalar of
     elementwise with a tuple of two tangents, the shared shadows of block_sum twice, the
-    shuffled tangents of warp_softmax); ptxas accepts the PTX and each direction matches a
-    central difference along it."""
-    reports, r = _reports(["--batched", "elementwise", "block_sum", "warp_softmax"])
+    shuffled tangents of warp_softmax, two shadows in dynamic_sum's dynamic shared memory);
+    ptxas accepts the PTX and each direction matches a central difference along it."""
+    names = ["elementwise", "block_sum", "warp_softmax", "dynamic_sum"]
+    reports, r = _reports(["--batched", *names])
     assert r.returncode == 0, r.stderr[-3000:]
-    assert set(reports) == {"elementwise", "block_sum", "warp_softmax"}, r.stderr[-3000:]
+    assert set(reports) == set(names), r.stderr[-3000:]
     for name, report in reports.items():
         for arch in ("sm_80", "sm_90"):
             assert report[f"ptxas_{arch}"][0] == 0, (name, report[f"ptxas_{arch}"])

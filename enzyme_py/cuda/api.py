@@ -28,7 +28,7 @@ import re
 import numpy as np
 from numba import cuda
 
-from ir_passes import Activity, GpuLaunch, UnsupportedError
+from ir_passes import Activity, GpuLaunch, UnsupportedError, dynamic_shared_bytes
 
 from ..annotations import Active, BatchDuplicated, Const, Forward, Reverse, as_annotation
 from ..modes.forward import MAX_WIDTH
@@ -56,7 +56,9 @@ class CompiledKernel:
     `updates`: how each shadow update is made (ir_passes/transforms/reverse/shadow_updates.py).
     `layout`: what the tape holds (reverse mode). `scratch_sites`: deterministic=True's
     fixed-order sums, each with an 8-byte slot per block in the scratch memory the kernel takes
-    as its last parameter (none when 0)."""
+    as its last parameter (none when 0). `dynamic`: a dynamic shared array's shadows follow
+    the launch's dynamic shared memory, whose size the kernel takes last
+    (ir_passes.dynamic_shared_bytes)."""
     name: str
     mode: Any
     kinds: tuple
@@ -70,6 +72,7 @@ class CompiledKernel:
     updates: list = field(default_factory=list)
     layout: Any = None
     scratch_sites: int = 0
+    dynamic: Any = None
     _ptx: dict = field(default_factory=dict)
     _loaded: dict = field(default_factory=dict)
     _slots: dict = field(default_factory=dict)      # (device, thread) -> derivative slots
@@ -129,7 +132,10 @@ def autodiff(config, *args, mode=Reverse, cache="auto", accumulate=None, determi
         params += pointers
         if compiled.scratch_sites:
             params.append(scratch(compiled.scratch_sites, config.griddim, compiled._slots, stream))
-    loaded.launch(config.griddim, config.blockdim, stream, config.sharedmem, params)
+    if compiled.dynamic is not None:
+        params.append(ctypes.c_int64(config.sharedmem))
+    loaded.launch(config.griddim, config.blockdim, stream,
+                  dynamic_shared_bytes(config.sharedmem, compiled.dynamic), params)
     for wb in retr:
         wb()
     if mode is Forward:
@@ -228,7 +234,8 @@ def _transform(job, cap, cleaned, activity, names) -> Generated:
     return Generated(gen.text, layout, dict(name=name, mode=o.mode, kinds=job.kinds,
                                             argtypes=job.argtypes, cc=tuple(o.cc),
                                             activity=gen.activity, shared=gen.shared,
-                                            updates=gen.updates, scratch_sites=gen.scratch_sites))
+                                            updates=gen.updates, scratch_sites=gen.scratch_sites,
+                                            dynamic=gen.dynamic))
 
 
 def _cuda_mode(mode) -> ModeSpec:

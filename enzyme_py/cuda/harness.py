@@ -49,9 +49,18 @@ _C_NAMES = {"fast_sinf": "sinf", "fast_cosf": "cosf", "fast_tanf": "tanf", "fast
             "fast_powf": "powf"}
 
 
-def host_text(text: str) -> str:
-    """The module retargeted to this CPU (see the module docstring)."""
+# numba-cuda reads the dynamic shared size for a dynamic array's shape (inline asm)
+_DYNAMIC_SIZE = re.compile(r'= (?:tail )?call i32 asm sideeffect "mov\.u32 \$0, %dynamic_smem_size;", "=r"\(\)[^\n]*')
+_DYNAMIC = re.compile(r"^(@\S+) = external [^\n]*addrspace\(3\) global \[0 x \w+\][^\n]*$", re.M)
+
+
+def host_text(text: str, dynamic_shared: int = 0) -> str:
+    """The module retargeted to this CPU (see the module docstring); the launch's dynamic shared
+    memory (`cuda.shared.array(0, ...)`) is a global of `dynamic_shared` bytes."""
     text = re.sub(r'^target (triple|datalayout) = .*$', "", text, flags=re.M)
+    text = _DYNAMIC.sub(lambda m: f"{m.group(1)} = internal addrspace(3) global "
+                        f"[{max(dynamic_shared, 1)} x i8] zeroinitializer, align 16", text)
+    text = _DYNAMIC_SIZE.sub(f"= add i32 {dynamic_shared}, 0", text)
     text = text.replace("ptx_kernel ", "")
     text = _SREG.sub(lambda m: f"@enzpy.host.sreg.{m.group(1)}()", text)
     text = _BARRIER.sub("@enzpy.host.barrier", text)
@@ -174,11 +183,12 @@ class _Position(threading.local):
 
 
 class HostKernel:
-    """Kernel `name` of module `text`, compiled for this CPU."""
+    """Kernel `name` of module `text`, compiled for this CPU; `dynamic_shared`: the bytes of
+    dynamic shared memory of the launches."""
 
     _engines: list = []
 
-    def __init__(self, text: str, name: str):
+    def __init__(self, text: str, name: str, dynamic_shared: int = 0):
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         self.position = _Position()
@@ -191,7 +201,7 @@ class HostKernel:
                                             ctypes.c_void_p)(self._shuffle))
         for symbol, cb in zip(("sreg", "barrier", "shfl"), self._callbacks):
             llvm.add_symbol(f"enzpy_host_{symbol}", ctypes.cast(cb, ctypes.c_void_p).value)
-        self.text = host_text(text)
+        self.text = host_text(text, dynamic_shared)
         own = self.text.split("define internal void @enzpy.host.barrier")[0]
         # barriers, shuffles and `syncwarp` need the threads of a block at once
         self.has_barrier = "@enzpy.host.barrier(" in own or "@enzpy_host_shfl(" in self.text
@@ -298,7 +308,8 @@ _CTYPES = {"ptr": ctypes.c_void_p, "i64": ctypes.c_int64, "i32": ctypes.c_int32,
 
 def _bytes(g) -> int:
     m = re.search(r"\[(\d+) x (\w+)\]", str(g.global_value_type))
-    return int(m.group(1)) * {"double": 8, "float": 4, "i64": 8, "i32": 4, "i16": 2}.get(m.group(2), 8)
+    return int(m.group(1)) * {"double": 8, "float": 4, "i64": 8, "i32": 4, "i16": 2,
+                              "i8": 1}.get(m.group(2), 8)
 
 
 def _dim3(d) -> tuple:

@@ -63,3 +63,23 @@ scratch.set:
   store ptr %scratch, ptr addrspacecast (ptr addrspace(3) @enzpy.block_sum.det.scratch to ptr), align 8
   br label %scratch.done
 scratch.done:
+
+; -- dynamic_size
+  %dyn.size = trunc i64 %dyn.bytes to i32
+
+; -- dynamic_shadows
+; a dynamic shared array's shadows: %dyn.count elements of P bytes at the region's start, each
+; shadow (elements of S bytes) from a 16-byte boundary after them, %dyn.step bytes apart
+  %dyn.count.64 = udiv i64 %dyn.bytes, {{P}}
+  %dyn.count = trunc i64 %dyn.count.64 to i32
+  %dyn.end = add i64 %dyn.bytes, 15
+  %dyn.start = and i64 %dyn.end, -16
+  %dyn.bytes.s = mul i64 %dyn.count.64, {{S}}
+  %dyn.bytes.s.end = add i64 %dyn.bytes.s, 15
+  %dyn.step = and i64 %dyn.bytes.s.end, -16
+  %dyn.base = addrspacecast ptr addrspace(3) @{{SYMBOL}} to ptr
+
+; -- dynamic_lane
+  %dyn.skip.{{L}} = mul i64 %dyn.step, {{L}}
+  %dyn.at.{{L}} = add i64 %dyn.start, %dyn.skip.{{L}}
+  %dyn.shadow.{{L}} = getelementptr i8, ptr %dyn.base, i64 %dyn.at.{{L}}

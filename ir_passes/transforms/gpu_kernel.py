@@ -20,6 +20,13 @@ With `deterministic` no float is added atomically (Threads.deterministic): the w
 takes a last parameter, the scratch memory of the fixed-order block sums (`scratch_sites` sums,
 runtime/block_sum.py), whose address thread 0 puts in shared memory before the first barrier;
 an update that would still be atomic is refused.
+A dynamic shared array (`cuda.shared.array(0, T)`, an external global of no size: the launch's
+dynamic shared memory) has its shadows in the same dynamic region, after the kernel's own bytes:
+the wrapper takes the launch's dynamic size as a last parameter (`i64 %dyn.bytes`) and the
+launch must ask for `dynamic_shared_bytes` (each shadow from a 16-byte boundary). numba-cuda
+reads the array's size from `%dynamic_smem_size` (inline asm), which in the wrapper's launch
+counts the shadows too: the body takes the primal's size as a parameter instead. numba-cuda
+puts every dynamic array at the region's start, so a kernel with two is refused (they alias).
 The host gives the activity of the kernel's own parameters, its arrays' extents and the
 row-length parameter of each C-contiguous 2-D array.
 """
@@ -31,6 +38,7 @@ from dataclasses import dataclass, field
 from ..analysis.sharing import nvptx_iterations
 from ..errors import UnsupportedError
 from ..ir import types as T
+from ..ir.edit import replace_uses
 from ..ir.instructions import Instruction
 from ..ir.parser import Tokens, parse_module, parse_type
 from ..ir.printer import print_module
@@ -72,6 +80,7 @@ class GpuKernel:
     gradient: object = None           # ir_passes' Gradient (reverse mode): layout, updates
     updates: list = field(default_factory=list)
     scratch_sites: int = 0            # deterministic block sums: slots per block in the scratch
+    dynamic: tuple | None = None      # a dynamic shared array's shadows: dynamic_shared_bytes
 
 
 @dataclass(frozen=True)
@@ -92,7 +101,7 @@ def gpu_reverse_kernel(text, fn_name, activity, name, extents, rows, launch=GpuL
     float64 arrays (as are float32 shared arrays' shadows and float32 Active parameters'
     derivative outputs; Threads.wide). `deterministic`: no float atomics (module docstring)."""
     module, body, shared = _prepare(text, fn_name)
-    activity = list(activity) + [_shared_activity(s) for s in shared]
+    activity = list(activity) + [_shared_activity(s) for s in shared] + _size_activity(shared)
     if wide is not None:       # the differentiated float32 arrays, shared ones included
         wide = frozenset(k for k in wide if activity[k] == Activity.DUP) | \
             {s.param for s in shared if s.element == T.f32}
@@ -104,15 +113,15 @@ def gpu_reverse_kernel(text, fn_name, activity, name, extents, rows, launch=GpuL
                      threads=threads, park=False)
     if deterministic:
         _refuse_atomic_adds(g.updates.report)
-    n_kernel = len(activity) - len(shared)
+    n_kernel = len(activity) - len(shared) - len(_size_activity(shared))
     dout = [k for k, a in enumerate(activity) if a == Activity.ACTIVE]
     extra = [("ptr", f"dout.{k}") for k in dout]
     sites = len(g.updates.sites)
-    _finish(module, body, shared, activity, n_kernel, name, extra, wide=wide is not None,
-            scratch=sites > 0)
+    dynamic = _finish(module, body, shared, activity, n_kernel, name, extra,
+                      wide=wide is not None, scratch=sites > 0)
     warp_shuffle.define(module)
     return GpuKernel(print_module(module), name, activity, shared, g, list(g.updates.report),
-                     scratch_sites=sites)
+                     scratch_sites=sites, dynamic=dynamic)
 
 
 def _refuse_atomic_adds(report) -> None:
@@ -136,15 +145,27 @@ def gpu_forward_kernel(text, fn_name, activity, name, extents, noalias=False,
     each differentiated array (shared ones included) has `width` shadows, each Active
     parameter `width` tangents (forward_mode's convention)."""
     module, body, shared = _prepare(text, fn_name)
-    activity = list(activity) + [_shared_activity(s) for s in shared]
+    activity = list(activity) + [_shared_activity(s) for s in shared] + _size_activity(shared)
     forward_mode(module, fn_name, activity, name + ".body", extents=extents,
                  noalias_shadows=noalias, width=width)
-    n_kernel = len(activity) - len(shared)
+    n_kernel = len(activity) - len(shared) - len(_size_activity(shared))
     extra = [(str(body.params[k].type), f"tangent.{k}{_lane(width, l)}")
              for k, a in enumerate(activity) if a == Activity.ACTIVE for l in range(width)]
-    _finish(module, body, shared, activity, n_kernel, name, extra, width=width)
+    dynamic = _finish(module, body, shared, activity, n_kernel, name, extra, width=width)
     warp_shuffle.define(module)
-    return GpuKernel(print_module(module), name, activity, shared)
+    return GpuKernel(print_module(module), name, activity, shared, dynamic=dynamic)
+
+
+def dynamic_shared_bytes(sharedmem: int, dynamic) -> int:
+    """The dynamic shared memory a derivative kernel needs for a launch that gives the primal
+    `sharedmem` bytes: those, then each shadow of its dynamic shared array, each from a 16-byte
+    boundary (`GpuKernel.dynamic`: (bytes per element of the array, of its shadow, shadows), or
+    None: no dynamic shadow)."""
+    if dynamic is None:
+        return sharedmem
+    primal, shadow, lanes = dynamic
+    step = (sharedmem // primal * shadow + 15) // 16 * 16
+    return (sharedmem + 15) // 16 * 16 + lanes * step
 
 
 def _iterations(body, shared, rows, launch):
@@ -160,6 +181,11 @@ def _iterations(body, shared, rows, launch):
                                       lambda r: id(r) in local, row_extent)
 
 
+def _size_activity(shared) -> list:
+    """The activity of the body's last parameter, the dynamic shared size (none without)."""
+    return [Activity.CONST] if any(s.count == 0 for s in shared) else []
+
+
 def _shared_activity(s) -> str:
     return Activity.DUP if isinstance(s.element, T.FloatType) else Activity.CONST
 
@@ -169,6 +195,8 @@ def _prepare(text, fn_name):
     module.math_names = libdevice.spelling
     body = module.functions[fn_name]
     shared = shared_to_params(module, body)
+    if any(s.count == 0 for s in shared):
+        _dynamic_size_param(body)
     fuse_float_shuffles(module, body)
     body.prefix = "define internal"
     module.items = [x for x in module.items if not (isinstance(x, str) and x.startswith("@llvm.used"))]
@@ -182,16 +210,31 @@ def shared_to_params(module, fn) -> list:
         m = _SHARED.match(item) if isinstance(item, str) else None
         if m is None:
             continue
-        if int(m.group(2)) == 0 or " external " in item:
-            raise UnsupportedError("dynamic shared memory (`cuda.shared.array(0, ...)`)", item.strip(),
-                                   hint="Give the shared array a constant size.")
+        if " external " in item and int(m.group(2)) != 0:
+            raise UnsupportedError("a shared array defined outside the kernel's module", item.strip())
+        if int(m.group(2)) == 0 and any(a.count == 0 for a in arrays):
+            raise UnsupportedError("two dynamic shared arrays (`cuda.shared.array(0, ...)`): "
+                                   "numba-cuda puts both at the start of the one dynamic region",
+                                   item.strip(), hint="Use one dynamic shared array and index "
+                                   "into it, or give the arrays constant sizes.")
         symbol = m.group(1)
         arg = Argument(T.ptr, f"shared.{len(arrays)}", "noalias", len(fn.params))
         fn.params.append(arg)
-        arrays.append(SharedArray(symbol, _element(m.group(3)), int(m.group(2)), arg.index))
+        arrays.append(SharedArray(symbol, _element(m.group(3)), int(m.group(2)), arg.index))   # 0: dynamic
     if arrays:
         _replace_shared_uses(fn, {a.symbol: fn.params[a.param] for a in arrays})
     return arrays
+
+
+def _dynamic_size_param(fn) -> None:
+    """numba-cuda's reads of `%dynamic_smem_size` (inline asm) become a last parameter."""
+    size = Argument(T.i32, "dynamic.size", "", len(fn.params))
+    fn.params.append(size)
+    for block in fn.blocks:
+        for inst in list(block.instructions):
+            if inst.opcode == "opaque" and "%dynamic_smem_size" in (inst.raw or ""):
+                replace_uses(fn, inst, size)
+                block.instructions.remove(inst)
 
 
 def _element(text) -> T.Type:
@@ -242,7 +285,7 @@ def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False,
             scratch=False, width=1) -> None:
     """Add the wrapper kernel around `<name>.body` (see the module docstring); `wide`: float32
     shared arrays have float64 shadows; `scratch`: a last parameter, the deterministic block
-    sums' scratch memory; `width`: shadows per differentiated array."""
+    sums' scratch memory; `width`: shadows per differentiated array. Returns GpuKernel.dynamic."""
     kernel_params = body.params[:n_kernel]
     dup_kernel = [k for k in range(n_kernel) if activity[k] == Activity.DUP]
     # the body's `noalias` (disjoint arrays) holds for the kernel's own parameters too
@@ -262,18 +305,35 @@ def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False,
         prev = "scratch.done"
     body_args = [f"{p.type} %p{k}" for k, p in enumerate(kernel_params)]
     body_args += [f"ptr addrspacecast (ptr addrspace(3) @{s.symbol} to ptr)" for s in shared]
+    body_args += ["i32 %dyn.size"] * len(_size_activity(shared))
     body_args += [f"ptr %shadow.{k}{_lane(width, l)}" for k in dup_kernel for l in range(width)]
+    dynamic = None
+    for s in shared:
+        if s.count == 0:      # the primal's dynamic size, for the body (_dynamic_size_param)
+            params.append("i64 %dyn.bytes")
+            lines.append(PIECES["dynamic_size"])
+            dynamic = (T.size_of(s.element), T.size_of(s.element), 0)
     for j, s in enumerate(shared):
         if activity[s.param] != Activity.DUP:
             continue
+        primal_bytes = T.size_of(s.element)
         if wide and s.element == T.f32:
             s = SharedArray(s.symbol, T.f64, s.count, s.param)
+        if s.count == 0:
+            lines.append(fill(PIECES["dynamic_shadows"], SYMBOL=s.symbol, P=primal_bytes,
+                              S=T.size_of(s.element)))
+            dynamic = (primal_bytes, T.size_of(s.element), width)
         for lane in range(width):
             J = f"{j}{_lane(width, lane)}"
-            globals_.append(fill(PIECES["shared_shadow"], NAME=name, J=J, COUNT=s.count,
-                                 ELEMENT=s.element, ALIGN=max(T.size_of(s.element), 8)))
-            ptr = f'addrspacecast (ptr addrspace(3) @"{name}.shared.{J}" to ptr)'
-            lines.append(fill(PIECES["zero_loop"], J=J, PREV=prev, COUNT=s.count, ELEMENT=s.element,
+            if s.count == 0:
+                lines.append(fill(PIECES["dynamic_lane"], L=lane))
+                ptr, count = f"%dyn.shadow.{lane}", "%dyn.count"
+            else:
+                globals_.append(fill(PIECES["shared_shadow"], NAME=name, J=J, COUNT=s.count,
+                                     ELEMENT=s.element, ALIGN=max(T.size_of(s.element), 8)))
+                ptr = f'addrspacecast (ptr addrspace(3) @"{name}.shared.{J}" to ptr)'
+                count = s.count
+            lines.append(fill(PIECES["zero_loop"], J=J, PREV=prev, COUNT=count, ELEMENT=s.element,
                               PTR=ptr, ZERO="0.0" if isinstance(s.element, T.FloatType) else "0"))
             prev = f"zero.{J}.done"
             body_args.append(f"ptr {ptr}")
@@ -282,6 +342,7 @@ def _finish(module, body, shared, activity, n_kernel, name, extra, wide=False,
     body_args += [f"{t} %{n}" for t, n in extra]
     merge(module, fill(PIECES["kernel"], GLOBALS="\n".join(globals_), NAME=name, PARAMS=", ".join(params),
                        LINES="\n".join(lines), BODY_ARGS=", ".join(body_args)) + "\n")
+    return dynamic
 
 
 def _noalias(param) -> str:
