@@ -5,6 +5,9 @@
 ; RUN: %runtime gpu_kernel:zero_loop J=1 PREV=zero.0.done COUNT=32 ELEMENT=i32 PTR=@g ZERO=0 | %filecheck %s --check-prefix=ZERO
 ; RUN: %runtime gpu_kernel:barrier  | %filecheck %s --check-prefix=BARRIER
 ; RUN: %runtime gpu_kernel:scratch  | %filecheck %s --check-prefix=SCRATCH
+; RUN: %runtime gpu_kernel:dynamic_size  | %filecheck %s --check-prefix=DSIZE
+; RUN: %runtime gpu_kernel:dynamic_shadows SYMBOL=_cudapy_smem_1 P=4 S=8 | %filecheck %s --check-prefix=DYNAMIC
+; RUN: %runtime gpu_kernel:dynamic_lane L=1 | %filecheck %s --check-prefix=LANE
 
 ; CHECK-LABEL: define ptx_kernel void @"k"(ptr noalias %a0, ptr %x.0) {
 ; CHECK: entry:
@@ -49,3 +52,15 @@
 ; SCRATCH: store ptr %scratch, ptr addrspacecast (ptr addrspace(3) @enzpy.block_sum.det.scratch to ptr), align 8
 ; SCRATCH: br label %scratch.done
 ; SCRATCH: scratch.done:
+; DSIZE: %dyn.size = trunc i64 %dyn.bytes to i32
+; DYNAMIC: %dyn.count.64 = udiv i64 %dyn.bytes, 4
+; DYNAMIC: %dyn.count = trunc i64 %dyn.count.64 to i32
+; DYNAMIC: %dyn.end = add i64 %dyn.bytes, 15
+; DYNAMIC: %dyn.start = and i64 %dyn.end, -16
+; DYNAMIC: %dyn.bytes.s = mul i64 %dyn.count.64, 8
+; DYNAMIC: %dyn.bytes.s.end = add i64 %dyn.bytes.s, 15
+; DYNAMIC: %dyn.step = and i64 %dyn.bytes.s.end, -16
+; DYNAMIC: %dyn.base = addrspacecast ptr addrspace(3) @_cudapy_smem_1 to ptr
+; LANE: %dyn.skip.1 = mul i64 %dyn.step, 1
+; LANE: %dyn.at.1 = add i64 %dyn.start, %dyn.skip.1
+; LANE: %dyn.shadow.1 = getelementptr i8, ptr %dyn.base, i64 %dyn.at.1
