@@ -11,13 +11,9 @@ import math
 import struct
 from pathlib import Path
 
-from ir_passes.runtime.source import SECTION, fill
+from ir_passes import fill_ir as fill, ir_sections
 
-_TEXT = (Path(__file__).parent / "harness.ll").read_text()
-_PARTS = SECTION.split(_TEXT)
-PIECES = {key: "\n".join(line for line in text.splitlines()
-                         if line.strip() and not line.lstrip().startswith(";"))
-          for key, text in zip(_PARTS[1::2], _PARTS[2::2])}
+PIECES = ir_sections((Path(__file__).parent / "harness.ll").read_text())
 
 LIBDEVICE = ("powi", "rsqrt", "rcbrt", "sinpi", "cospi", "normcdf")
 SHUFFLE_TYPES = {"i32": ("i32", "i32"), "f32": ("float", "float"), "i32p": ("{ i32, i1 }", "i32")}

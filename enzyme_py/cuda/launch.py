@@ -18,8 +18,7 @@ from numba.cuda.args import wrap_arg
 from numba.cuda.cudadrv.devices import get_context
 from numba.cuda.cudadrv.driver import device_memset
 from numba.cuda.dispatcher import _Kernel
-from ir_passes import Activity
-from ir_passes.runtime.block_sum import scratch_bytes
+from ir_passes import Activity, deterministic_scratch_bytes
 
 
 class _Args:
@@ -143,7 +142,7 @@ def scratch(sites, griddim, cache: dict, stream) -> int:
     more blocks, and its counter zeroed on `stream` at each call (the last block resets it too,
     but a launch that failed may have left it)."""
     dims = (griddim,) if isinstance(griddim, int) else tuple(griddim)
-    nbytes = scratch_bytes(sites, int(np.prod(dims)))
+    nbytes = deterministic_scratch_bytes(sites, int(np.prod(dims)))
     key = ("scratch", cuda.get_current_device().id, threading.get_ident())
     buf = cache.get(key)
     if buf is None or buf.nbytes < nbytes:

@@ -47,7 +47,12 @@ def files() -> list:
 def sections(name: str) -> dict:
     """{key: text} of runtime file `name`, a file of pieces each after a line `; -- <key>`; comment
     and blank lines are dropped."""
-    parts = SECTION.split(_read(name))
+    return text_sections(_read(name))
+
+
+def text_sections(text: str) -> dict:
+    """{key: text} of a file of pieces (`sections`), given its text."""
+    parts = SECTION.split(text)
     return {key: "\n".join(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(";"))
             for key, text in zip(parts[1::2], parts[2::2])}
 

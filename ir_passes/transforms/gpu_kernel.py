@@ -23,10 +23,10 @@ an update that would still be atomic is refused.
 A dynamic shared array (`cuda.shared.array(0, T)`, an external global of no size: the launch's
 dynamic shared memory) has its shadows in the same dynamic region, after the kernel's own bytes:
 the wrapper takes the launch's dynamic size as a last parameter (`i64 %dyn.bytes`) and the
-launch must ask for `dynamic_shared_bytes` (each shadow from a 16-byte boundary). numba-cuda
-reads the array's size from `%dynamic_smem_size` (inline asm), which in the wrapper's launch
-counts the shadows too: the body takes the primal's size as a parameter instead. numba-cuda
-puts every dynamic array at the region's start, so a kernel with two is refused (they alias).
+launch must ask for `dynamic_shared_bytes` (each shadow from a 16-byte boundary). The host's
+code reads the array's size from `%dynamic_smem_size` (inline asm), which in the wrapper's
+launch counts the shadows too: the body takes the primal's size as a parameter instead. Every
+dynamic array starts at the region's start, so a kernel with two is refused (they alias).
 The host gives the activity of the kernel's own parameters, its arrays' extents and the
 row-length parameter of each C-contiguous 2-D array.
 """
@@ -214,7 +214,7 @@ def shared_to_params(module, fn) -> list:
             raise UnsupportedError("a shared array defined outside the kernel's module", item.strip())
         if int(m.group(2)) == 0 and any(a.count == 0 for a in arrays):
             raise UnsupportedError("two dynamic shared arrays (`cuda.shared.array(0, ...)`): "
-                                   "numba-cuda puts both at the start of the one dynamic region",
+                                   "both start at the start of the one dynamic region",
                                    item.strip(), hint="Use one dynamic shared array and index "
                                    "into it, or give the arrays constant sizes.")
         symbol = m.group(1)
@@ -227,7 +227,7 @@ def shared_to_params(module, fn) -> list:
 
 
 def _dynamic_size_param(fn) -> None:
-    """numba-cuda's reads of `%dynamic_smem_size` (inline asm) become a last parameter."""
+    """The kernel's reads of `%dynamic_smem_size` (inline asm) become a last parameter."""
     size = Argument(T.i32, "dynamic.size", "", len(fn.params))
     fn.params.append(size)
     for block in fn.blocks:
