@@ -1,12 +1,14 @@
 """np.linalg.eig, eigvals and np.roots of real matrices (rules/lapack_eig_real.py) against finite
 differences in reverse and forward mode (fd_modes.py): eigenvalues, eigenvectors under a loss
 their signs do not change, a polynomial's roots, eig inside a loop; repeated eigenvalues (finite
-for eigvals, inf or nan for eigenvectors) and complex ones (the primal raises)."""
+for eigvals, inf or nan for eigenvectors) and complex ones (the primal raises; called directly,
+the wrapper's derivative is nan)."""
 import numpy as np
 import pytest
-from numba import njit
+from numba import njit, types
+from numba.np.linalg import _LAPACK
 
-from enzyme_py import Duplicated, Forward, autodiff
+from enzyme_py import Duplicated, Forward, UnsupportedError, autodiff
 from fd_modes import check_batched_forward, check_modes
 
 
@@ -61,11 +63,10 @@ def test_eigvals_and_batched_eig():
                           width=2)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_roots(dtype):
+def test_roots():
     r = np.random.default_rng(3)
     p = np.poly(np.array([1.0, -2.0, 3.5, 0.5])) + 0.01 * r.uniform(-1, 1, 5)
-    check_modes(roots_use, p.astype(dtype), r.uniform(-1, 1, 4).astype(dtype))
+    check_modes(roots_use, p, r.uniform(-1, 1, 4))
 
 
 def test_eig_in_a_loop():
@@ -106,3 +107,43 @@ def test_complex_eigenvalues_raise(mode):
     with pytest.raises(ValueError, match="domain change"):
         autodiff(eigvals_use, Duplicated(R, dR), np.ones(3), **kw)
     assert np.array_equal(dR, np.ones_like(R)) and R[1, 0] == 1.0
+
+
+# the wrapper called directly, as a host that does not raise on complex eigenvalues would
+rgeev = _LAPACK().numba_ez_rgeev(types.float64)
+
+
+@njit
+def raw_eigvals(A):
+    n = A.shape[0]
+    a = np.asfortranarray(A.copy())
+    wr, wi, vl, vr = np.empty(n), np.empty(n), np.empty((n, n)), np.empty((n, n))
+    rgeev(ord("d"), ord("N"), ord("N"), n, a.ctypes, n, wr.ctypes, wi.ctypes, vl.ctypes, n,
+          vr.ctypes, n)
+    return np.sum(wr) + np.sum(wi)
+
+
+@njit
+def raw_left(A):
+    n = A.shape[0]
+    a = np.asfortranarray(A.copy())
+    wr, wi, vl, vr = np.empty(n), np.empty(n), np.empty((n, n)), np.empty((n, n))
+    rgeev(ord("d"), ord("V"), ord("N"), n, a.ctypes, n, wr.ctypes, wi.ctypes, vl.ctypes, n,
+          vr.ctypes, n)
+    return np.sum(wr)
+
+
+def test_wrapper_called_directly():
+    """Real eigenvalues: d(sum wr + sum wi)/dA = I (wi' = 0); a complex pair: every adjoint
+    and tangent nan (not computed); left eigenvectors are refused."""
+    A = np.diag([1.0, 2.0, 3.0]) + 0.1
+    dA = np.zeros_like(A)
+    autodiff(raw_eigvals, Duplicated(A, dA), seed=1.0)
+    np.testing.assert_allclose(dA, np.eye(3), atol=1e-12)
+    R = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    dR = np.zeros_like(R)
+    autodiff(raw_eigvals, Duplicated(R, dR), seed=1.0)
+    assert np.all(np.isnan(dR))
+    assert np.isnan(autodiff(raw_eigvals, Duplicated(R, np.ones_like(R)), mode=Forward))
+    with pytest.raises(UnsupportedError, match="left eigenvectors"):
+        autodiff(raw_left, Duplicated(A, np.zeros_like(A)), seed=1.0)
