@@ -14,9 +14,10 @@ from fd_modes import check_batched_forward, check_modes
 
 @njit
 def eig_use(A, c, W):
-    # sign-invariant in the eigenvectors (LAPACK picks each one's sign)
+    # invariant to the eigenvectors' signs (LAPACK picks them) and to the eigenvalues' order
+    # (sgeev's may differ from dgeev's, and the finite differences run in float64)
     w, V = np.linalg.eig(A)
-    return np.sum(w * c) + np.sum(W * V * V)
+    return np.sum(np.sort(w) * c) + np.sum(np.sum(V * V * W[:, 0:1], axis=0) * w)
 
 
 @njit
