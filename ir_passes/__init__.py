@@ -21,6 +21,7 @@ from .rules.effects import (register_allocator, register_constructor, register_c
                             register_writes_nothing)
 from .rules.lapack import register_gesv
 from .rules.lapack_eig import register_geev
+from .rules.lapack_eig_real import register_real_geev
 from .rules.lapack_lstsq import register_gelsd
 from .rules.lapack_lu import register_getrf, register_getri, register_potrf
 from .rules.lapack_qr import register_geqrf, register_orgqr
@@ -69,7 +70,8 @@ __all__ = ["Decisions", "decisions", "pattern_text", "union_arms", "fresh_tapes"
            "register_heap", "register_host_routine", "unpool_checkpoints",
            "register_inactive", "register_nrm2", "register_orgqr", "register_parallel_for",
            "register_thread_id",
-           "register_pointer_getter", "register_potrf", "register_realloc", "register_refused",
+           "register_pointer_getter", "register_potrf", "register_real_geev", "register_realloc",
+           "register_refused",
            "register_success_codes",
            "register_error_report",
            "register_syevd", "register_writes_nothing", "reverse_mode"]

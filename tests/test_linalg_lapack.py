@@ -1,12 +1,12 @@
 """LAPACK calls inside kernels (rules/lapack.py): `np.linalg.solve` against finite differences in
 reverse and forward mode (fd_modes.py), with one and several right-hand sides, C and Fortran
 order, float32 and float64; cholesky, slogdet, det, inv, eigh and eigvalsh the same way (svd, qr
-and lstsq: test_linalg_svd_qr.py); eig and eigvals are refused with a message that names them."""
+and lstsq: test_linalg_svd_qr.py); eigvals of a real matrix (eig and roots: test_linalg_eig.py)."""
 import numpy as np
 import pytest
 from numba import njit
 
-from enzyme_py import Duplicated, Forward, UnsupportedError, autodiff
+from enzyme_py import Duplicated, autodiff
 from fd_modes import check_modes
 
 
@@ -88,13 +88,12 @@ def inv_sum(A):
     return np.sum(np.linalg.inv(A))
 
 
-@pytest.mark.parametrize("kernel,words", [(eig_sum, "complex matrices only")])
-@pytest.mark.parametrize("mode", ["reverse", "forward"])
-def test_refused_with_the_function_named(kernel, words, mode):
-    A = spd(np.random.default_rng(4), 3, np.float64)
-    kw = {"seed": 1.0} if mode == "reverse" else {"mode": Forward}
-    with pytest.raises(UnsupportedError, match=words):
-        autodiff(kernel, Duplicated(A, np.ones_like(A)), **kw)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_eigvals_of_a_real_matrix(dtype):
+    """Real eigenvalues (rules/lapack_eig_real.py; test_linalg_eig.py has eig and roots)."""
+    r = np.random.default_rng(4)
+    A = spd(r, 3, dtype) + np.diag(np.arange(3.0)).astype(dtype) + 0.1 * vec(r, (3, 3), dtype)
+    check_modes(eig_sum, A)
 
 
 @njit

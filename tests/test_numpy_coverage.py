@@ -54,6 +54,24 @@ def matrix_norm(A):                     # forward: ravel's reshape call no longe
     return np.linalg.norm(A) * A[0, 0]
 
 
+@njit
+def eig_eigvals_roots(A, p):            # real matrices: rules/lapack_eig_real.py
+    # invariant to the eigenvalues' order (sgeev and dgeev may differ: the finite differences
+    # run in float64) and to the eigenvectors' signs
+    w, v = np.linalg.eig(A)
+    rows = np.sum(v * v * np.arange(1.0, 1.0 + v.shape[0]).reshape(-1, 1), axis=0)
+    return weigh(np.sort(w)) + np.sum(w * rows) + weigh(np.sort(np.linalg.eigvals(A))) + \
+        weigh(np.sort(np.roots(p)))
+
+
+def _real_spectrum(r, dt):
+    """A nonsymmetric 3 x 3 matrix with distinct real eigenvalues, and a cubic with distinct
+    real roots."""
+    m = r.uniform(-1, 1, (3, 3))
+    a = m @ m.T + np.diag([0.0, 1.5, 3.0]) + 0.2 * r.uniform(-1, 1, (3, 3))
+    return [a.astype(dt), np.poly([1.0, -2.0, 3.5]).astype(dt)]
+
+
 def _sample(r, n, dt):
     return r.permutation(np.linspace(0.15, 0.85, n)).astype(dt)
 
@@ -70,6 +88,7 @@ CASES = [
     (weighed_product, lambda r, dt: [_mat(r, (3, 4), dt), _mat(r, (4, 2), dt)]),
     (weighed_transpose_product, lambda r, dt: [_mat(r, (3, 3), dt), _mat(r, (3, 3), dt)]),
     (matrix_norm, lambda r, dt: [_mat(r, (3, 4), dt)]),
+    (eig_eigvals_roots, _real_spectrum),
 ]
 
 

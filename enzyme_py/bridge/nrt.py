@@ -22,9 +22,11 @@ from ir_passes import (register_alias, register_allocator, register_dot, registe
                        register_thread_id,
                        register_constructor, register_copy_in, register_copy_out, register_setup,
                        register_pointer_getter,
-                       register_potrf, register_refused, register_success_codes, register_syevd,
+                       register_potrf, register_real_geev, register_refused, register_success_codes,
+                       register_syevd,
                        register_helper, register_writes_nothing)
 from llvmlite import binding as _binding
+from numba.np.numpy_support import numpy_version
 from numba.np.ufunc import parallel
 
 # Numba's calling convention: a function returns a status, 0 (OK) or -2 (OK, returned None);
@@ -134,10 +136,15 @@ register_gelsd("numba_ez_gelsd")
 # np.linalg.eigvals (and roots) of complex matrices: (kind, jobvl, jobvr, n, a, lda, w, vl, ldvl,
 # vr, ldvr); eig (eigenvectors) is refused by the record
 register_geev("numba_ez_cgeev")
-# real matrices: Numba's eig, eigvals and roots return real eigenvalues (and raise when they are
-# complex); no record differentiates the real routine yet (docs/linalg.md)
-register_refused("numba_ez_rgeev", "np.linalg.eig, eigvals and roots of a real matrix: their "
-                 "derivative is computed for complex matrices only (pass a complex array)")
+# real matrices: (kind, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr). With NumPy < 2.5
+# Numba's eig, eigvals and roots return wr (and vr) and raise when an eigenvalue is complex; from
+# NumPy 2.5 on they unpack wr, wi and vr into complex arrays, whose derivative is not computed
+if numpy_version < (2, 5):
+    register_real_geev("numba_ez_rgeev")
+else:
+    register_refused("numba_ez_rgeev", "np.linalg.eig, eigvals and roots of a real matrix with "
+                     "NumPy >= 2.5 (complex results unpacked from LAPACK's real and imaginary "
+                     "parts): their derivative is not computed (pass a complex array to eigvals)")
 
 # math.gamma: Numba's own wrappers of libm's tgamma
 register_alias("numba_gamma", "tgamma")

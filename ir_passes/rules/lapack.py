@@ -3,7 +3,8 @@ matrix-level adjoints that call BLAS and LAPACK themselves (the host's gemm reco
 itself, and the host's trsm, getrs and ger through runtime/fortran.py), so a gradient stays
 O(n^3) at library speed; a factor is never factored again to solve with it. This module has what they share
 (`Lin`, which emits their steps) and gesv; lapack_lu.py has potrf, getrf, getri;
-lapack_spectral.py syevd and gesdd; lapack_qr.py the geqrf + orgqr pair.
+lapack_spectral.py syevd and gesdd; lapack_qr.py the geqrf + orgqr pair; lapack_eig.py and
+lapack_eig_real.py geev on complex and real data.
 
 A LAPACK call mutates its arguments. Its rule follows the two rules of pullbacks for mutating
 functions: the values an overwritten argument held before the call (or the results it left, with

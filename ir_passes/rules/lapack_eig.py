@@ -10,8 +10,8 @@ order),
 - tangent: w' = diag(V^{-1} A' V) (a gemm, getrs 'N').
 A repeated eigenvalue with too few eigenvectors makes V singular: the derivative does not exist
 there, and the adjoints hold inf or nan. Eigenvectors (jobvr 'V', `np.linalg.eig`) are refused:
-their derivative is not computed. Real matrices call another routine (rgeev), refused by the
-host.
+their derivative is not computed. Real matrices call another routine (rgeev,
+rules/lapack_eig_real.py).
 """
 from __future__ import annotations
 
@@ -27,6 +27,25 @@ from .lapack_lu import Getrf
 NULL = Constant(T.ptr, "null")
 GEEV_PARAMS = [T.i8, T.i8, T.i8, T.i64, T.ptr, T.i64, T.ptr, T.ptr, T.i64, T.ptr, T.i64]
 GETRF_PARAMS = [T.i8, T.i64, T.i64, T.ptr, T.i64, T.ptr]
+
+
+def needs_getrf(call, unsupported) -> None:
+    """Refuses a call whose derivative solves with V (the host's gemm, getrs and getrf)."""
+    needs_gemm(call, unsupported, "getrs")
+    if not any(isinstance(r, Getrf) for r in BLAS.values()):
+        raise unsupported(f"`{call.callee_name}` needs a registered getrf for its derivative", call)
+
+
+def lu_factors(L, n, v, lu, piv) -> None:
+    """lu, piv: the LU factors of the n x n matrix at v (the host's getrf on a copy)."""
+    L.rect("copy_rect", n, n, v, n, lu, n)
+    getrf = next(r for r in BLAS.values() if isinstance(r, Getrf))
+    L.module.declare(getrf.name, T.i32, GETRF_PARAMS)
+    args = [None] * len(GETRF_PARAMS)
+    for i, val in ((getrf.kind, L.kind), (getrf.m, n), (getrf.n, n), (getrf.a, lu),
+                   (getrf.lda, n), (getrf.ipiv, piv)):
+        args[i] = val
+    L.b.call(getrf.name, T.i32, args)
 
 
 @dataclass(frozen=True)
@@ -62,9 +81,7 @@ class Geev(Lapack):
                 raise unsupported(f"`{call.callee_name}` computing eigenvectors "
                                   "(np.linalg.eig of a complex matrix): their derivative is not "
                                   "computed (np.linalg.eigvals is differentiated)", call)
-        needs_gemm(call, unsupported, "getrs")
-        if not any(isinstance(r, Getrf) for r in BLAS.values()):
-            raise unsupported(f"`{call.callee_name}` needs a registered getrf for its derivative", call)
+        needs_getrf(call, unsupported)
         return True
 
     def eigen(self, L, n, ac, w, vr, lu, piv) -> None:
@@ -78,14 +95,7 @@ class Geev(Lapack):
                      (self.ldvr, n)):
             args[i] = v
         L.b.call(self.name, T.i32, args)
-        L.rect("copy_rect", n, n, vr, n, lu, n)
-        getrf = next(r for r in BLAS.values() if isinstance(r, Getrf))
-        L.module.declare(getrf.name, T.i32, GETRF_PARAMS)
-        args = [None] * len(GETRF_PARAMS)
-        for i, v in ((getrf.kind, L.kind), (getrf.m, n), (getrf.n, n), (getrf.a, lu),
-                     (getrf.lda, n), (getrf.ipiv, piv)):
-            args[i] = v
-        L.b.call(getrf.name, T.i32, args)
+        lu_factors(L, n, vr, lu, piv)
 
     @staticmethod
     def diagonal(L, n, src, dst, into) -> None:
