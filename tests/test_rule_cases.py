@@ -1,0 +1,36 @@
+"""The rule families' finite-difference cases (tests/rule_cases/<family>.py, one module per
+family of ir_passes/rules/), each run in reverse mode (check_gradient) and forward mode (a
+central difference along a random direction): fd_modes.py. Families whose cases are still
+written as tests of their own (PENDING) are named with the file that holds them."""
+import importlib
+import os
+import pkgutil
+
+import pytest
+
+import rule_cases
+from fd_modes import check_forward, check_reverse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RULES = os.path.join(os.path.dirname(HERE), "ir_passes", "rules")
+FAMILIES = sorted(m.name for m in pkgutil.iter_modules(rule_cases.__path__))
+PENDING = {"blas": "test_linalg_blas.py", "lapack_qr": "test_linalg_svd_qr.py",
+           "lapack_lstsq": "test_linalg_svd_qr.py", "lapack_eig": "test_complex_lapack.py",
+           "libm": "test_kernels_math.py"}
+CASES = [(f"{family}:{case.name}", case) for family in FAMILIES
+         for case in importlib.import_module(f"rule_cases.{family}").CASES]
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[name for name, _ in CASES])
+def test_case(case, mode):
+    check = check_reverse if mode == "reverse" else check_forward
+    check(case.kernel, *case.inputs(), rtol=case.rtol)
+
+
+def test_every_family_has_cases():
+    families = {n[:-3] for n in os.listdir(RULES)
+                if n in ("blas.py", "libm.py") or n.startswith("lapack") and n.endswith(".py")}
+    assert set(FAMILIES) <= families and all(importlib.import_module(f"rule_cases.{f}").CASES for f in FAMILIES)
+    assert set(FAMILIES) | set(PENDING) == families, families ^ (set(FAMILIES) | set(PENDING))
+    assert not set(FAMILIES) & set(PENDING)
