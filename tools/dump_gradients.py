@@ -139,13 +139,13 @@ def run_modes(out: str) -> None:
 
 # (test module, kernel, argument shapes, dtype): float arrays are Duplicated, ints passed as is
 LINALG = [
-    ("test_linalg_blas", "matmul_into", [(3, 4), (4, 2), (3, 2)], np.float64),
-    ("test_linalg_blas", "matvec", [(3, 4), (4,)], np.float64),
-    ("test_linalg_blas", "vecmat", [(3,), (3, 4)], np.float32),
-    ("test_linalg_blas", "norm_of", [(5,)], np.float64),
-    ("test_linalg_blas", "vdot_of", [(5,), (5,)], np.float64),
-    ("test_linalg_blas", "product_then_overwrite", [(3, 3), (3, 3), (3, 3)], np.float64),
-    ("test_linalg_blas", "product_loop", [(4, 4), (4, 3), (4, 3), 3], np.float64),
+    ("rule_cases.blas", "matmul_into", [(3, 4), (4, 2), (3, 2)], np.float64),
+    ("rule_cases.blas", "matvec", [(3, 4), (4,)], np.float64),
+    ("rule_cases.blas", "vecmat", [(3,), (3, 4)], np.float32),
+    ("rule_cases.blas", "norm_of", [(5,)], np.float64),
+    ("rule_cases.blas", "vdot_of", [(5,), (5,)], np.float64),
+    ("rule_cases.blas", "product_then_overwrite", [(3, 3), (3, 3), (3, 3)], np.float64),
+    ("rule_cases.blas", "product_loop", [(4, 4), (4, 3), (4, 3), 3], np.float64),
     ("rule_cases.lapack", "solve_sum", [(4, 4), (4,)], np.float64),
     ("rule_cases.lapack_lu", "chol_weighted", [(4, 4), (4, 4)], np.float64),
     ("rule_cases.lapack_lu", "packed_lu_use", [(4, 4), (4, 4)], np.float64),

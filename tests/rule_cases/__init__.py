@@ -1,7 +1,7 @@
 """Finite-difference cases of the rule families, one module per family of ir_passes/rules/ by the
-same name (lapack.py: gesv; lapack_lu.py: potrf, getrf, getri; lapack_spectral.py: syevd):
-`CASES`, each a Case (a kernel that calls the family's routines and a maker of its inputs).
-tests/test_rule_cases.py runs every case in both modes (fd_modes.py). The kernels are @njit
+same name (blas.py: gemm, gemv, dot, nrm2; lapack.py: gesv; lapack_lu.py: potrf, getrf, getri;
+lapack_spectral.py: syevd): `CASES`, each a Case (a kernel that calls the family's routines and a
+maker of its inputs). tests/test_rule_cases.py runs every case in its modes (fd_modes.py). The kernels are @njit
 NumPy code, the host's: ir_passes knows no host, so they live here, not in ir_passes/rules/.
 """
 from dataclasses import dataclass
@@ -12,11 +12,12 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Case:
-    """`kernel(*inputs())` checked against finite differences in reverse and forward mode."""
+    """`kernel(*inputs())` checked against finite differences in `modes` (reverse, forward)."""
     name: str
     kernel: Callable
     inputs: Callable[[], tuple]
     rtol: float = 1e-6
+    modes: tuple = ("reverse", "forward")
 
 
 def spd(r, n, dtype, order="C"):
