@@ -320,8 +320,11 @@ def distinct_memory(arrays) -> bool:
     return not overlapping_pairs(arrays, first=True)
 
 
-def _span(a) -> tuple:
-    """[lo, hi) bytes that array `a` reaches: what np.may_share_memory compares."""
+def span(a) -> tuple:
+    """[lo, hi) bytes of memory array `a` reaches, what np.may_share_memory compares (an empty
+    array reaches none)."""
+    if a.size == 0:
+        return a.ctypes.data, a.ctypes.data
     lo = hi = a.ctypes.data
     for n, st in zip(a.shape, a.strides):
         if st < 0:
@@ -335,7 +338,7 @@ def overlapping_pairs(arrays, first: bool = False) -> list:
     """The pairs (k, l), k < l, of `arrays` that may share memory (np.may_share_memory: their
     byte ranges overlap; an empty array shares none), in order; with `first`, at most one. A sweep
     over the sorted ranges: a list of many arrays costs n log n, not n^2."""
-    spans = sorted((*_span(a), k) for k, a in enumerate(arrays) if a.size)
+    spans = sorted((*span(a), k) for k, a in enumerate(arrays) if a.size)
     out, open_ = [], []
     for lo, hi, k in spans:
         open_ = [(h, m) for h, m in open_ if h > lo]

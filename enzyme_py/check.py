@@ -41,7 +41,7 @@ from numba.typed import Dict as TypedDict
 from numba.typed import List as TypedList
 
 from . import api
-from .arguments import is_typed_dict, is_typed_list
+from .arguments import is_typed_dict, is_typed_list, span
 from .annotations import Active, BatchDuplicated, Const, Duplicated, DuplicatedNoNeed, as_annotation
 from .bridge.frozen import as_dispatcher
 from .modes.bound import regroup_values
@@ -112,10 +112,10 @@ class _Memory:
         self.members = []          # per array: (group, element offset, shape, element strides, writeable)
         self.groups = []           # per group: its dtype
         self.snapshot = []         # per group: the initial buffer
-        order = sorted(range(len(arrays)), key=lambda i: _span(arrays[i])[0])
+        order = sorted(range(len(arrays)), key=lambda i: span(arrays[i])[0])
         group_of, spans = {}, []
         for i in order:
-            lo, hi = _span(arrays[i])
+            lo, hi = span(arrays[i])
             if spans and lo < spans[-1][1] and hi > lo:
                 spans[-1][1] = max(spans[-1][1], hi)
                 spans[-1][2].append(i)
@@ -173,19 +173,6 @@ class _Memory:
             idx = np.arange(n, dtype=np.int64) * s
             loc += idx.reshape((n,) + (1,) * (len(shape) - d - 1))
         return loc
-
-
-def _span(a):
-    """[lo, hi) bytes of memory `a` reaches (an empty array reaches none)."""
-    if a.size == 0:
-        return a.ctypes.data, a.ctypes.data
-    lo = hi = a.ctypes.data
-    for n, s in zip(a.shape, a.strides):
-        if s < 0:
-            lo += (n - 1) * s
-        else:
-            hi += (n - 1) * s
-    return lo, hi + a.itemsize
 
 
 # --------------------------------------------------------------------------------------------

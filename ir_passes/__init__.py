@@ -46,18 +46,18 @@ from .rules.fingerprint import rules_fingerprint
 from .rules.libdevice import SELECTED as LIBDEVICE_SELECTED
 from .runtime.fresh_workspace import fresh_tapes, fresh_tapes_text
 from .runtime.helpers import register_helper
+from .runtime.source import fill as fill_template, read_pieces
 from .transforms.common.early_loads import issue_loads_early
 from .transforms.gpu_kernel import (GpuKernel, GpuLaunch, dynamic_shared_bytes, gpu_forward_kernel,
                                      gpu_reverse_kernel)
 from .transforms.pattern_union import pattern_text, union_arms
 from .runtime.block_sum import scratch_bytes as deterministic_scratch_bytes
-from .runtime.source import fill as fill_ir, text_sections as ir_sections
 
 __all__ = ["Decisions", "decisions", "pattern_text", "union_arms", "fresh_tapes", "fresh_tapes_text",
            "tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError", "issue_loads_early",
-           "reducible", "register_helper", "rules_fingerprint", "GpuKernel", "GpuLaunch",
-           "gpu_forward_kernel", "gpu_reverse_kernel", "dynamic_shared_bytes",
-           "deterministic_scratch_bytes", "fill_ir", "ir_sections",
+           "reducible", "register_helper", "fill_template", "read_pieces", "rules_fingerprint",
+           "GpuKernel", "GpuLaunch", "gpu_forward_kernel", "gpu_reverse_kernel", "dynamic_shared_bytes",
+           "deterministic_scratch_bytes",
            "Activity", "CacheMode", "Extent", "FLOAT32", "FLOAT64", "Heap", "InternalError",
            "LIBC_HEAP", "MEMORY_CHOICES", "Memory",
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",

@@ -27,7 +27,8 @@ from .ir.parser import parse_module
 from .ir.printer import print_module
 from .options import Activity
 from .rules.convention import register_error_report
-from .rules.effects import register_allocator, register_writes_nothing
+from .rules.blas import register_gemm, register_gemv
+from .rules.effects import register_allocator, register_handle_realloc, register_writes_nothing
 from .rules.libdevice import spelling
 from .rules.parallel import ParallelUpdates, register_parallel_for
 from .rules.registry import inactive
@@ -89,11 +90,14 @@ def memory(text: str) -> Memory:
 
 
 def register_handles(specs) -> None:
-    """Register handle allocators as a host does: `alloc:data:retain:release` each, the size the
-    allocator's first argument, the reference counts inactive and writing no memory."""
+    """Register handle allocators as a host does: `alloc:data:retain:release[:realloc]` each, the
+    size the allocator's first argument, the reference counts inactive and writing no memory;
+    realloc(handle, n) moves the data in place (a growing list)."""
     for spec in specs:
-        alloc, data, retain, release = spec.split(":")
+        alloc, data, retain, release, *realloc = spec.split(":")
         register_allocator(alloc, 0, data, retain, release)
+        for name in realloc:
+            register_handle_realloc(name)
         for name in (retain, release):
             inactive(name)
             register_writes_nothing(name)
@@ -112,6 +116,17 @@ EXTENTS = ("known memory extents: param=len.stride[+len.stride]:itemsize[:f64|f3
            "indices; common/extent.py)")
 ERROR_REPORT = ("report,status,pending: the host's error report (rules/convention.py: how generated "
                 "code raises an error)")
+HANDLES = ("handle allocators to register first, each alloc:data:retain:release[:realloc] (a host "
+           "registers its own)")
+BLAS_RECORDS = {"gemv": register_gemv, "gemm": register_gemm}
+
+
+def register_blas(specs) -> None:
+    """Register BLAS routines as `kind:name` each (rules/blas.py), with the records' own argument
+    indices (a host's wrappers that take BLAS's arguments after a type char)."""
+    for spec in specs:
+        kind, name = spec.split(":")
+        BLAS_RECORDS[kind](name)
 LIBMVEC = "ISA letters (b, c, d, e) whose libmvec variants the rules' math calls may use"
 
 
@@ -166,8 +181,13 @@ class ReverseMode:
                          "(runtime/heap.py; default: libc)", words)
     fresh: bool = option(False, "tape arrays that live for one call: no workspace parked between calls")
     error_report: tuple = option((), ERROR_REPORT, words)
+    handles: tuple = option((), HANDLES, words)
+    blas: tuple = option((), "BLAS routines to register first, each gemv:NAME or gemm:NAME (rules/blas.py)",
+                         words)
 
     def apply(self, module) -> str | None:
+        register_handles(self.handles)
+        register_blas(self.blas)
         fn = self.fn or first_definition(module)
         codes = {} if self.success_codes is None else {"success_codes": self.success_codes}
         codes["park"] = not self.fresh
@@ -202,8 +222,7 @@ class ForwardMode:
     out: str = option("fwd", "the name of the function to add", str)
     width: int = option(1, "tangents per value (1 to 16)", int)
     libmvec: str = option("", LIBMVEC, str)
-    handles: tuple = option((), "handle allocators to register first, each "
-                            "alloc:data:retain:release (a host registers its own)", words)
+    handles: tuple = option((), HANDLES, words)
 
     def apply(self, module) -> str | None:
         register_handles(self.handles)

@@ -34,7 +34,8 @@ def pytest_report_header(config):
 # included), longest first; a file not listed comes after them, in pytest's order. An
 # out-of-date list costs balance, never a test.
 LONGEST_FIRST = (
-    "test_linalg_svd_qr.py", "test_linalg_lapack.py", "test_linalg_blas.py", "test_linalg_batched.py",
+    "test_linalg_svd_qr.py", "test_rule_cases.py", "test_linalg_blas.py", "test_linalg_batched.py",
+    "test_linalg_lapack.py",
     "test_capture_same_symbol_in_two_modules.py", "test_fuzz.py", "test_numpy_lists.py",
     "test_numpy_coverage.py", "test_gradbench_tool.py", "test_disk_cache_kinds.py", "test_numpy_sets.py",
     "test_numpy_api.py", "test_strong_zero_matrix_products.py", "test_checkpointing_parallel.py",
@@ -47,7 +48,7 @@ LONGEST_FIRST = (
 # Files whose kernels call the same linear algebra, run in one worker one after the other (their
 # place in LONGEST_FIRST: the first of them). test_linalg_lapack.py and test_linalg_batched.py
 # in one process take 15% less CPU than apart.
-SAME_WORKER = {"test_linalg_svd_qr.py", "test_linalg_lapack.py", "test_linalg_blas.py",
+SAME_WORKER = {"test_linalg_svd_qr.py", "test_rule_cases.py", "test_linalg_lapack.py", "test_linalg_blas.py",
                "test_linalg_batched.py", "test_capture_same_symbol_in_two_modules.py"}
 
 

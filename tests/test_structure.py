@@ -72,6 +72,35 @@ def test_filecheck_folders_are_named_as_the_passes():
     assert folders - {"roundtrip", "host"} <= set(PASSES), folders - set(PASSES)
 
 
+# each module of transforms/reverse/ -> the folder of tests/filecheck/reverse-mode/ that holds its
+# golden tests (the state and the plan are what the driver and the availability tests print)
+REVERSE_GOLDEN = {
+    "availability": "availability", "plan": "availability", "calls": "calls", "deferred": "deferred",
+    "deferred_rank1": "deferred-rank1", "driver": "driver", "gradient": "driver",
+    "forward_sweep": "forward-sweep", "fusion": "fusion", "growing": "growing",
+    "instructions": "instructions", "memory": "memory", "parallel_launch": "parallel",
+    "parallel_private": "parallel", "public_split": "public-split", "recurrence": "recurrence",
+    "report": "report", "restore": "restore", "retain": "retain", "reverse_sweep": "reverse-sweep",
+    "shadow_updates": "shadow-updates", "success": "success", "tape": "tape", "tape_keys": "tape-keys",
+    "trips": "trips", "../common/noneed": "noneed",
+    **{f"checkpoint/{m}": "checkpoint" for m in ("budget", "emit", "outline", "schedule", "state",
+                                                  "step_local", "version")},
+}
+
+
+def test_every_reverse_module_has_golden_tests():
+    source = os.path.join(ROOT, "ir_passes", "transforms", "reverse")
+    modules = {os.path.relpath(os.path.join(folder, n), source)[:-3].replace(os.sep, "/")
+               for folder, _, names in os.walk(source) for n in names
+               if n.endswith(".py") and n != "__init__.py"}
+    assert modules - set(REVERSE_GOLDEN) == set()
+    tests = os.path.join(HERE, "filecheck", "reverse-mode")
+    folders = {d for d in os.listdir(tests) if os.path.isdir(os.path.join(tests, d))
+               and any(f.endswith(".ll") for f in os.listdir(os.path.join(tests, d)))}
+    assert set(REVERSE_GOLDEN.values()) == folders, set(REVERSE_GOLDEN.values()) ^ folders
+    assert [f for f in os.listdir(tests) if f.endswith(".ll")] == []     # each in its module's folder
+
+
 def test_public_names_still_exported():
     for name in ("parse_module", "print_module", "reverse_mode", "forward_mode", "Extent", "Heap",
                  "LIBC_HEAP", "register_heap", "UnsupportedError", "register_allocator",

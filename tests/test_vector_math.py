@@ -1,7 +1,7 @@
 """The derivative rules' own math calls use libmvec's vector variants; primal calls stay libm's.
 
 ir_passes/transforms/common/vector_math.py, enzyme_py/bridge/vector_math.py. The golden test is
-tests/filecheck/reverse-mode/vector-math.ll.
+tests/filecheck/reverse-mode/instructions/vector-math.ll.
 """
 import math
 import re

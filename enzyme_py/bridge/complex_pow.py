@@ -15,15 +15,21 @@ d y.im = Im D da.re + Re D da.im. At a = 0, D_b is 0 (a^b is 0 nearby for Re b >
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numba
 import numpy as np
 from llvmlite import binding as llvm
 from numba import float64
 
-from ir_passes import register_external
+from ir_passes import fill_template, read_pieces, register_external
+
+from .rule_calls import slot, slots
 
 CALL = "@numba_cpow("
 NAME = "enzpy.cpow"
+CALLEE = f'@"{NAME}"('
+PIECES = read_pieces(Path(__file__).with_suffix(".ll"))     # the IR of enzpy.cpow
 
 
 @numba.njit(cache=False)
@@ -85,10 +91,6 @@ def _im_br(ar, ai, br, bi, yr, yi):
     return _db(ar, ai, yr, yi).imag
 
 
-def _slot(address: int) -> str:
-    return f"numba.dynamic.globals.{address:x}"
-
-
 _registered: list = []
 
 
@@ -96,40 +98,26 @@ def _register() -> tuple:
     """(numba_cpow's address, ruled_re's, ruled_im's), registered with ir_passes once."""
     if not _registered:
         cpow = llvm.address_of_symbol("numba_cpow")
-        register_external(_slot(cpow), [], inactive_fn=True)
+        register_external(slot(cpow), [], inactive_fn=True)
         # d y.im / d a.im = Re D_a = d y.re / d a.re, and likewise for b
-        register_external(_slot(_ruled_re.address),
+        register_external(slot(_ruled_re.address),
                           [_re_ar.address, _re_ai.address, _re_br.address, _re_bi.address, 0, 0])
-        register_external(_slot(_ruled_im.address),
+        register_external(slot(_ruled_im.address),
                           [_im_ar.address, _re_ar.address, _im_br.address, _re_br.address, 0, 0])
         _registered.extend([cpow, _ruled_re.address, _ruled_im.address])
     return tuple(_registered)
 
 
 def _definition(cpow: int, re: int, im: int) -> str:
-    text = "".join(f'@"{_slot(a)}" = linkonce global ptr inttoptr (i64 {a} to ptr)\n'
-                   for a in (cpow, re, im))
-    text += (f'define internal void @"{NAME}"(ptr %a, ptr %b, ptr %y) {{\nentry:\n'
-             f'  %fn = load ptr, ptr @"{_slot(cpow)}"\n'
-             f'  call void %fn(ptr %a, ptr %b, ptr %y)\n')
-    parts = []
-    for p in "aby":
-        text += (f'  %{p}.im.p = getelementptr inbounds i8, ptr %{p}, i64 8\n'
-                 f'  %{p}.re = load double, ptr %{p}\n  %{p}.im = load double, ptr %{p}.im.p\n')
-        parts += [f"double %{p}.re", f"double %{p}.im"]
-    args = ", ".join(parts)
-    for part, address in (("re", re), ("im", im)):
-        text += (f'  %rule.{part} = load ptr, ptr @"{_slot(address)}"\n'
-                 f'  %out.{part} = call double %rule.{part}({args})\n')
-    return text + ('  store double %out.re, ptr %y\n  store double %out.im, ptr %y.im.p\n'
-                   '  ret void\n}\n')
+    return slots(cpow, re, im) + fill_template(PIECES["definition"], NAME=NAME, CPOW=slot(cpow),
+                                               RE=slot(re), IM=slot(im)) + "\n"
 
 
 def substitute(text: str) -> str:
     """`text` with its calls of numba_cpow sent to enzpy.cpow (defined here)."""
     if CALL not in text:
         return text
-    body = text.replace(f"call void {CALL}", f'call void @"{NAME}"(')
+    body = text.replace(f"call void {CALL}", f"call void {CALLEE}")
     if body == text:
         return text
     return body + "\n" + _definition(*_register())

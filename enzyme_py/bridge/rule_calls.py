@@ -12,13 +12,16 @@ through function pointers, the way Numba calls a ctypes function (a load of a
 
 The first is the function's own compiled code (its value, its exceptions); the second, a
 cfunc returning its last argument, carries the rule (custom.py registers its partials with
-ir_passes). An `inactive` function needs only the first.
+ir_passes). An `inactive` function needs only the first. The IR is rule_calls.ll's.
 """
 import re
 import threading
+from pathlib import Path
 from typing import Callable
 
 from numba.core import types
+
+from ir_passes import fill_template, read_pieces
 
 _lock = threading.Lock()
 # id(dispatcher): (dispatcher, resolve, token). resolve(dispatcher, argtypes, restype, compiled)
@@ -27,6 +30,7 @@ _lock = threading.Lock()
 _RULED: dict = {}
 
 SCALARS = (types.Float, types.Integer)
+PIECES = read_pieces(Path(__file__).with_suffix(".ll"))
 
 
 def register(dispatcher, resolve: Callable, token: str, scalars: bool = True) -> None:
@@ -51,8 +55,14 @@ def llvm_type(t) -> str:
     raise TypeError(t)
 
 
-def _slot(address: int) -> str:
+def slot(address: int) -> str:
+    """The name of the global holding `address` (Numba's for a ctypes function's)."""
     return f"numba.dynamic.globals.{address:x}"
+
+
+def slots(*addresses: int) -> str:
+    """The globals holding `addresses` (rule_calls.ll: slot), one a line."""
+    return "".join(fill_template(PIECES["slot"], SLOT=slot(a), ADDRESS=a) + "\n" for a in addresses)
 
 
 def trampoline(name: str, compiled: int, ruled: int | None, argtypes, restype) -> str:
@@ -61,29 +71,19 @@ def trampoline(name: str, compiled: int, ruled: int | None, argtypes, restype) -
     params = ", ".join(f"{llvm_type(t)} %a{k}" for k, t in enumerate(argtypes))
     sep = ", " if params else ""
     ret = llvm_type(restype)
-    slots = [compiled] + ([ruled] if ruled is not None else [])
-    text = "".join(f'@"{_slot(a)}" = linkonce global ptr inttoptr (i64 {a} to ptr)\n'
-                   for a in slots)
-    text += (f'define linkonce_odr i32 @"{name}"(ptr noalias %retptr, ptr noalias %excinfo'
-             f'{sep}{params}) {{\nentry:\n'
-             f'  %fn = load ptr, ptr @"{_slot(compiled)}"\n'
-             f'  %st = call i32 %fn(ptr %retptr, ptr %excinfo{sep}{params})\n'
-             f'  %ok = icmp eq i32 %st, 0\n'
-             f'  br i1 %ok, label %done, label %raised\n'
-             f'raised:\n  ret i32 %st\n'
-             f'done:\n  %y0 = load {ret}, ptr %retptr\n')
-    y = "%y0"
-    if ruled is not None:
-        text += (f'  %rule = load ptr, ptr @"{_slot(ruled)}"\n'
-                 f'  %y = call {ret} %rule({params}{sep}{ret} %y0)\n')
-        y = "%y"
-    return text + f'  store {ret} {y}, ptr %retptr\n  ret i32 0\n}}\n'
+    if ruled is None:
+        result, extra = dict(RESULT=PIECES["plain"], Y="%y0"), []
+    else:
+        result, extra = dict(RESULT=PIECES["ruled"], Y="%y", SLOT=slot(ruled), RULE_ARGS=params + sep), [ruled]
+    body = fill_template(PIECES["trampoline"], NAME=name, PARAMS=sep + params, COMPILED=slot(compiled),
+                         RET=ret, **result)
+    return slots(compiled, *extra) + body + "\n"
 
 
 def forwarding(definition: str, compiled: int) -> str:
     """`definition` (any signature) with its body replaced by a call of the compiled code at
     `compiled` with the same arguments, returning its status."""
-    header = definition[:definition.index("{\n") + 2]
+    header = definition[:definition.index("{\n") + 1]
     inner = header[header.index("(", header.index("@")) + 1:header.rindex(")")]
     params, depth, start = [], 0, 0
     for k, ch in enumerate(inner + ","):
@@ -92,9 +92,8 @@ def forwarding(definition: str, compiled: int) -> str:
             params.append(inner[start:k].split())
             start = k + 1
     args = ", ".join(f"{p[0]} {p[-1]}" for p in params)
-    return (f'@"{_slot(compiled)}" = linkonce global ptr inttoptr (i64 {compiled} to ptr)\n'
-            f'{header}entry.forward:\n  %fn.forward = load ptr, ptr @"{_slot(compiled)}"\n'
-            f'  %st.forward = call i32 %fn.forward({args})\n  ret i32 %st.forward\n}}\n')
+    return slots(compiled) + fill_template(PIECES["forwarding"], HEADER=header, COMPILED=slot(compiled),
+                                            ARGS=args) + "\n"
 
 
 def _constant_memory(t) -> bool:

@@ -11,9 +11,9 @@ import math
 import struct
 from pathlib import Path
 
-from ir_passes import fill_ir as fill, ir_sections
+from ir_passes import fill_template as fill, read_pieces
 
-PIECES = ir_sections((Path(__file__).parent / "harness.ll").read_text())
+PIECES = read_pieces(Path(__file__).parent / "harness.ll")
 
 LIBDEVICE = ("powi", "rsqrt", "rcbrt", "sinpi", "cospi", "normcdf")
 SHUFFLE_TYPES = {"i32": ("i32", "i32"), "f32": ("float", "float"), "i32p": ("{ i32, i1 }", "i32")}

@@ -14,7 +14,7 @@ the tangents of their final contents (docs/semantics.md).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Union
 
 import numba
@@ -44,13 +44,8 @@ MAX_WIDTH = 16
 @dataclass(frozen=True)
 class ForwardSpec(KindPositions):
     """How to call one generated tangent function (see the module docstring)."""
-    argtypes: tuple
-    restype: Any
-    kinds: tuple
     width: int
     name: str
-    dup_positions: tuple = field(init=False)
-    active_positions: tuple = field(init=False)
 
     @property
     def value_type(self):

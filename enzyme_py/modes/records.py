@@ -124,10 +124,16 @@ class ModeSpec:
         return self.record(**{k: v for k, v in fields.items() if k in names})
 
 
+@dataclass(frozen=True)
 class KindPositions:
-    """The frozen call specs' (GradientSpec, ForwardSpec) `kinds` as Activities (strings are
-    converted), and the argument positions of each kind, `dup_positions` and
-    `active_positions`."""
+    """What the frozen call specs (GradientSpec, ForwardSpec) share: the kernel's Numba signature
+    (`argtypes`, `restype`), its `kinds` as Activities (strings are converted), and the argument
+    positions of each kind, `dup_positions` and `active_positions` (derived)."""
+    argtypes: tuple
+    restype: Any
+    kinds: tuple
+    dup_positions: tuple = field(init=False)
+    active_positions: tuple = field(init=False)
 
     def __post_init__(self):
         kinds = tuple(Activity(k) for k in self.kinds)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect as _inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Optional
 
@@ -59,12 +59,7 @@ class GradientSpec(KindPositions):
     documented in docs/internals.md. `dup_positions`, `active_positions`: the argument positions
     of each kind (derived).
     """
-    argtypes: tuple
-    restype: Any
-    kinds: tuple
     name: str
-    dup_positions: tuple = field(init=False)
-    active_positions: tuple = field(init=False)
 
 
 @dataclass(frozen=True)

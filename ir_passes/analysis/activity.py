@@ -142,10 +142,7 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
                 changed = True
             if i.opcode == "store" and (id(i.ops[0]) in act.varying and kind(i.ops[0].type) == "float"
                                         or id(i.ops[0]) in act.shadowed):
-                for r in _alloca_roots(i.ops[1]):
-                    if id(r) not in act.shadowed:
-                        act.shadowed.add(id(r))
-                        changed = True
+                changed |= _shadow_all(act, _alloca_roots(i.ops[1]))
             obj = getter_object(i)
             if (i.opcode == "load" and kind(i.type) == "ptr" and id(i.ops[0]) in act.shadowed
                     or obj is not None and id(obj) in act.shadowed) and id(i) not in act.shadowed:
@@ -154,34 +151,18 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
             if i.opcode == "call" and lookup_blas(i.callee_name) is not None and \
                     any(id(o) in act.shadowed for o in i.ops):
                 outs = lookup_blas(i.callee_name).shadowed(i)
-                for r in [r for o in outs for r in _alloca_roots(o)]:
-                    if id(r) not in act.shadowed:
-                        act.shadowed.add(id(r))
-                        changed = True
+                changed |= _shadow_all(act, [r for o in outs for r in _alloca_roots(o)])
             pair = copy_in_operands(i)
             if pair is not None and id(pair[1]) in act.shadowed:
-                for r in _container_slots(pair[0]):
-                    if id(r) not in act.shadowed:
-                        act.shadowed.add(id(r))
-                        changed = True
+                changed |= _shadow_all(act, _container_slots(pair[0]))
             pair = copy_out_operands(i)
             if pair is not None and id(pair[0]) in act.shadowed:
-                for r in _alloca_roots(pair[1]):
-                    if id(r) not in act.shadowed:
-                        act.shadowed.add(id(r))
-                        changed = True
+                changed |= _shadow_all(act, _alloca_roots(pair[1]))
             if i.opcode == "call" and lookup_parallel(i.callee_name) is not None:
                 changed |= _launch_shadows(i, insts, act)
-            for r in _local_memory_reached(i, act):
-                if id(r) not in act.shadowed:
-                    act.shadowed.add(id(r))
-                    changed = True
+            changed |= _shadow_all(act, _local_memory_reached(i, act))
             if i.opcode == "call" and differentiated(act, i):
-                for o in i.ops:
-                    for r in _alloca_roots(o) if kind(o.type) == "ptr" else ():
-                        if id(r) not in act.shadowed:
-                            act.shadowed.add(id(r))
-                            changed = True
+                changed |= _shadow_all(act, [r for o in i.ops if kind(o.type) == "ptr" for r in _alloca_roots(o)])
             if kind(i.type) == "ptr" and i.opcode in SHADOW_OPS and id(i) not in act.shadowed:
                 srcs = i.ops[1:] if i.opcode == "select" else (i.ops if i.opcode == "phi" else i.ops[:1])
                 if any(id(s) in act.shadowed for s in srcs):
@@ -189,10 +170,7 @@ def propagate_forward(insts, act: ActivityInfo) -> None:
                     changed = True
             if i.opcode in ("phi", "select") and id(i) in act.shadowed:
                 # local memory merged with shadowed memory gets a (zeroed) shadow of its own
-                for r in _alloca_roots(i):
-                    if id(r) not in act.shadowed:
-                        act.shadowed.add(id(r))
-                        changed = True
+                changed |= _shadow_all(act, _alloca_roots(i))
             if id(i) in act.varying or i.opcode not in PROPAGATE:
                 continue
             if i.opcode == "load":
@@ -213,8 +191,13 @@ def _launch_shadows(call, insts, act: ActivityInfo) -> bool:
     passed = passed_pointers(call, insts)
     if not any(id(p) in act.shadowed for p in passed):
         return False
-    new = [r for p in passed for r in _alloca_roots(p) if id(r) not in act.shadowed]
-    act.shadowed.update(id(r) for r in new)
+    return _shadow_all(act, [r for p in passed for r in _alloca_roots(p)])
+
+
+def _shadow_all(act: ActivityInfo, values) -> bool:
+    """Give each of `values` a shadow; whether one had none."""
+    new = [v for v in values if id(v) not in act.shadowed]
+    act.shadowed.update(id(v) for v in new)
     return bool(new)
 def _local_memory_reached(i, act: ActivityInfo) -> list:
     """Local memory that instruction i makes differentiable, beyond a store of varying data:

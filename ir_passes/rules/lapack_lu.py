@@ -42,6 +42,29 @@ from ..ir.values import ConstInt
 from .lapack import Lapack, Lin, needs_gemm
 
 
+def square_reverse(r, g, call, block, b):
+    """The start of record r's reverse on its n x n matrix A (fields n, a, lda): None when A has
+    no shadow, else (Lin, n, lda, the bytes of an n x n scratch matrix)."""
+    r.check(g.has_shadow, call, g.unsupported)
+    if not g.has_shadow(call.ops[r.a]):
+        return None
+    L = Lin.reverse(r, g, call, b)
+    n, lda = (L.i64(g.primal_at(call.ops[i], block, b)) for i in (r.n, r.lda))
+    return L, n, lda, L.bytes(n, n)
+
+
+def square_tangent(r, fm, call):
+    """The start of record r's tangent on its n x n matrix A, after the primal call: None when A
+    has no shadow, else (Lin, the call, n, lda, the bytes of an n x n scratch matrix)."""
+    r.check(fm.has_shadow, call, fm.unsupported)
+    c = fm.emit_primal(call)
+    if not fm.has_shadow(call.ops[r.a]):
+        return None
+    L = Lin.forward(r, fm, call, c.ops[r.kind])
+    n, lda = L.i64(c.ops[r.n]), c.ops[r.lda]
+    return L, c, n, lda, L.bytes(n, n)
+
+
 @dataclass(frozen=True)
 class Potrf(Lapack):
     """`potrf(uplo, n, A, lda)`; the fields are argument indices."""
@@ -61,12 +84,9 @@ class Potrf(Lapack):
         needs_gemm(call, unsupported, "trsm")
 
     def reverse(self, g, call, block, b) -> None:
-        self.check(g.has_shadow, call, g.unsupported)
-        if not g.has_shadow(call.ops[self.a]):
+        if (start := square_reverse(self, g, call, block, b)) is None:
             return
-        L = Lin.reverse(self, g, call, b)
-        n, lda = (L.i64(g.primal_at(call.ops[i], block, b)) for i in (self.n, self.lda))
-        nn = L.bytes(n, n)
+        L, n, lda, nn = start
         uc, w2, w3 = L.scratch(nn, nn, nn)
         factor = self.input(g, call, self.a, block, b, after=True)
         da = g.shadow_at(call.ops[self.a], block, b)
@@ -82,13 +102,9 @@ class Potrf(Lapack):
         L.helper("hfold_upper" if L.cx else "fold_upper", [n, w2, n, da, lda])
 
     def tangent(self, fm, call) -> None:
-        self.check(fm.has_shadow, call, fm.unsupported)
-        c = fm.emit_primal(call)
-        if not fm.has_shadow(call.ops[self.a]):
+        if (start := square_tangent(self, fm, call)) is None:
             return
-        L = Lin.forward(self, fm, call, c.ops[self.kind])
-        n, lda = L.i64(c.ops[self.n]), c.ops[self.lda]
-        nn = L.bytes(n, n)
+        L, c, n, lda, nn = start
         uc, sym, t1 = L.scratch(nn, nn, nn)
         L.map("upper_of", n, c.ops[self.a], lda, uc, n)     # U
         for j in range(fm.width):
@@ -130,12 +146,9 @@ class Getrf(Lapack):
         needs_gemm(call, unsupported, "trsm")
 
     def reverse(self, g, call, block, b) -> None:
-        self.check(g.has_shadow, call, g.unsupported)
-        if not g.has_shadow(call.ops[self.a]):
+        if (start := square_reverse(self, g, call, block, b)) is None:
             return
-        L = Lin.reverse(self, g, call, b)
-        n, lda = (L.i64(g.primal_at(call.ops[i], block, b)) for i in (self.n, self.lda))
-        nn = L.bytes(n, n)
+        L, n, lda, nn = start
         lo, up, x, w, t = L.scratch(nn, nn, nn, nn, nn)
         packed = self.input(g, call, self.a, block, b, after=True)
         ipiv = self.input(g, call, self.ipiv, block, b, after=True)
@@ -157,13 +170,9 @@ class Getrf(Lapack):
             L.conj((n, n, da, lda))
 
     def tangent(self, fm, call) -> None:
-        self.check(fm.has_shadow, call, fm.unsupported)
-        c = fm.emit_primal(call)
-        if not fm.has_shadow(call.ops[self.a]):
+        if (start := square_tangent(self, fm, call)) is None:
             return
-        L = Lin.forward(self, fm, call, c.ops[self.kind])
-        n, lda = L.i64(c.ops[self.n]), c.ops[self.lda]
-        nn = L.bytes(n, n)
+        L, c, n, lda, nn = start
         lo, up, w, t, work = L.scratch(nn, nn, nn, nn, nn)
         packed_factors(L, n, c.ops[self.a], lda, lo, up)
         for j in range(fm.width):
@@ -197,12 +206,9 @@ class Getri(Lapack):
             needs_gemm(call, unsupported)
 
     def reverse(self, g, call, block, b) -> None:
-        self.check(g.has_shadow, call, g.unsupported)
-        if not g.has_shadow(call.ops[self.a]):
+        if (start := square_reverse(self, g, call, block, b)) is None:
             return
-        L = Lin.reverse(self, g, call, b)
-        n, lda = (L.i64(g.primal_at(call.ops[i], block, b)) for i in (self.n, self.lda))
-        nn = L.bytes(n, n)
+        L, n, lda, nn = start
         lo, up, t, x = L.scratch(nn, nn, nn, nn)
         packed = self.input(g, call, self.a, block, b, always=True)
         ipiv = self.input(g, call, self.ipiv, block, b, always=True)

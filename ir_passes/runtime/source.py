@@ -8,7 +8,8 @@ Comments are free: the parser drops them. Each file has a golden test,
 tests/filecheck/runtime/<name>.ll (`opt -p runtime --helpers ...`).
 
 A file of pieces (matrix_grids.ll) is split by `sections` at lines `; -- <key>`; `fill` fills
-the placeholders of a text with values that may bring in placeholders of their own.
+the placeholders of a text with values that may bring in placeholders of their own. A host's own
+file of pieces is read by `read_pieces` (its path), filled the same way.
 """
 from __future__ import annotations
 
@@ -47,11 +48,18 @@ def files() -> list:
 def sections(name: str) -> dict:
     """{key: text} of runtime file `name`, a file of pieces each after a line `; -- <key>`; comment
     and blank lines are dropped."""
-    return text_sections(_read(name))
+    return split(_read(name))
 
 
-def text_sections(text: str) -> dict:
-    """{key: text} of a file of pieces (`sections`), given its text."""
+@cache
+def read_pieces(path: str | Path) -> dict:
+    """`sections` of the .ll file at `path` (a host's own file of pieces)."""
+    return split(Path(path).read_text())
+
+
+def split(text: str) -> dict:
+    """{key: text} of the pieces of `text`, each after a line `; -- <key>` (comment and blank lines
+    dropped)."""
     parts = SECTION.split(text)
     return {key: "\n".join(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith(";"))
             for key, text in zip(parts[1::2], parts[2::2])}

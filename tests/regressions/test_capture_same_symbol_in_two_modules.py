@@ -37,7 +37,7 @@ def _operands(dtype, n=3, k=2):
 def test_solve_into_an_output_against_finite_differences():
     # the seed on X's final value goes back to A and B; X's old value has no influence. The
     # clash is between symbol names, the same for every dtype: float64 only (float32 solves
-    # with a matrix right-hand side: tests/test_linalg_lapack.py)
+    # with a matrix right-hand side: tests/rule_cases/lapack.py)
     check_modes(solve_into, *_operands(np.float64))
 
 

@@ -295,19 +295,7 @@ def _check(prog: Program, st: Settings) -> Outcome:
             cat = "wrong_gradient"
         return Outcome(FAIL, cat, str(rep), rules=rules)
 
-    # 5b. the same gradient built with cache="always" (every value taped, nothing recomputed)
-    if selected(prog.seed, 2654435761, st.cache_always):
-        problem = _cache_always_check(kern, prog, rep, rtol)
-        if problem:
-            return Outcome(FAIL, problem[0], problem[1], rules=rules)
-
-    # 6. forward mode against reverse mode
-    fwd = ""
-    if forward_enabled(st) and selected(prog.seed, 40503, st.forward_fraction):
-        fwd, problem = forward_check(kern, prog, rep, rtol)
-        if problem:
-            return Outcome(FAIL, "forward_mismatch", problem, rules=rules, forward=fwd)
-    return Outcome(PASS, "", rules=rules, forward=fwd)
+    return _other_builds(kern, prog, rep, rtol, st, rules)
 
 
 def _check_call_forms(kern, ns, prog, st, rtol, eps) -> Outcome:
@@ -355,6 +343,13 @@ def _check_call_forms(kern, ns, prog, st, rtol, eps) -> Outcome:
                 return Outcome(DISCARD, "fastmath_primal_ulps", str(rep), rules=rules)
             cat = "primal_mismatch" if rep.primal_mismatches else "wrong_gradient"
             return Outcome(FAIL, cat + tag, str(rep), rules=rules)
+    return _other_builds(kern, prog, rep, rtol, st, rules)
+
+
+def _other_builds(kern, prog, rep, rtol, st, rules) -> Outcome:
+    """After a passing reverse-mode check `rep`: (5b) the same gradient built with cache="always"
+    (every value taped, nothing recomputed), (6) forward mode against reverse mode, each for the
+    share of programs the settings select."""
     if selected(prog.seed, 2654435761, st.cache_always):
         problem = _cache_always_check(kern, prog, rep, rtol)
         if problem:

@@ -27,9 +27,11 @@ from ...analysis.sharing import Iterations
 from ...ir import types as T
 from ...ir.instructions import Instruction
 from ...ir.parser import parse_module
+from ...ir.module import Function
 from ...ir.printer import format_function, ref_name
 from ...ir.values import Argument, ConstInt
 from . import diagnostics
+from .atomics import atomic
 from .thread_memory import check_thread_memory
 
 ARGS, DIMS, STEPS, DATA, TID, SCHED = range(6)
@@ -390,3 +392,23 @@ def counts_up_from_zero(fn, rec, scheds) -> bool:
               (i.ops[1] is starts or getattr(i.ops[1], "opcode", "") == "getelementptr" and
                i.ops[1].ops[0] is starts)]
     return bool(stored) and all(isinstance(v, ConstInt) and v.value >= 0 for v in stored)
+
+
+def at(b, p, offset: int):
+    """The address `offset` bytes into p (p itself at 0)."""
+    return p if offset == 0 else b.gep(T.i8, p, [ConstInt(T.i64, offset)])
+
+
+def task_function(name: str) -> Function:
+    """A launch's task, `name(args, dims, steps, record)` (generated, no block yet): what each
+    thread of the launcher runs on its entries of the schedule."""
+    params = [Argument(T.ptr, p, "", k) for k, p in enumerate(("args", "dims", "steps", "record"))]
+    fn = Function(name, T.void, params, prefix="define internal")
+    fn.generated = True
+    return fn
+
+
+def flag_failure(b, record, offset: int, status) -> None:
+    """The i64 `offset` bytes into record |= (status != 0), atomically: a task's body raised."""
+    failed = b.cast("zext", b.icmp("ne", status, ConstInt(T.i32, 0)), T.i64)
+    atomic(b, "or", at(b, record, offset), failed, None)

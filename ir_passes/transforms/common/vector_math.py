@@ -18,6 +18,7 @@ from typing import Callable, Iterable
 from ...ir import types as T
 from ...ir.module import Module
 from ...rules.registry import intrinsic_key
+from ...runtime.source import fill, sections
 
 # glibc's libmvec (x86_64): _ZGV<isa>N<lanes><v per argument>_<name>, isa b/c/d/e =
 # SSE4, AVX, AVX2, AVX-512, registers of 128, 256, 256 and 512 bits.
@@ -112,8 +113,8 @@ def keep_declared(module, symbols) -> None:
                                                         text.rindex("]")].split(",") if p.strip()]
     names += [f"@{s}" for s in symbols if f"@{s}" not in names]
     names = list(dict.fromkeys(names))
-    line = (f'{prefix}appending global [{len(names)} x ptr] '
-            f'[{", ".join("ptr " + n for n in names)}], section "llvm.metadata"')
+    line = fill(sections("module_globals")["compiler_used"], COUNT=len(names),
+                NAMES=", ".join("ptr " + n for n in names))
     if old:
         module.items[old[0]] = line
     else:

@@ -16,12 +16,12 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.builder import MathBuilder
 from ...ir.instructions import Instruction
-from ...ir.module import Function
-from ...ir.values import Argument, Constant, ConstInt, Global
+from ...ir.values import Constant, ConstInt, Global
 from ...options import Activity
 from ...rules.parallel import lookup_parallel, thread_ids
 from ...runtime import heap
-from ..common.parallel_body import counts_up_from_zero, make_body, stored_arguments
+from ..common.parallel_body import (at, counts_up_from_zero, flag_failure, make_body, stored_arguments,
+                                    task_function)
 from .calls import forward_name
 
 FAILED = "parallel failed"     # module.derived: forward function name -> its failure flag slot
@@ -67,20 +67,20 @@ def _emit(fm, inst, rec, dup, width, inner, task) -> None:
     sstep = b.load(i64, steps)
     k = n
     for j in range(n):
-        b.store(b.load(T.ptr, _at(b, args, 8 * j)), _at(b, record, 8 * j))
-        b.store(sstep if j == 0 else ConstInt(i64, 0), _at(b, record, 8 * (width + j)))
+        b.store(b.load(T.ptr, at(b, args, 8 * j)), at(b, record, 8 * j))
+        b.store(sstep if j == 0 else ConstInt(i64, 0), at(b, record, 8 * (width + j)))
         if not dup[j]:
             continue
         for lane in lanes:
-            b.store(b.load(T.ptr, _at(b, lane, 8 * j)), _at(b, record, 8 * k))
-            b.store(ConstInt(i64, 0), _at(b, record, 8 * (width + k)))
+            b.store(b.load(T.ptr, at(b, lane, 8 * j)), at(b, record, 8 * k))
+            b.store(ConstInt(i64, 0), at(b, record, 8 * (width + k)))
             k += 1
-    b.store(steps, _at(b, record, 16 * width))
-    b.store(ConstInt(i64, 0), _at(b, record, 16 * width + 8))
-    ops = [Global(T.ptr, task), record, fm.val(inst.ops[rec.dims]), _at(b, record, 8 * width),
+    b.store(steps, at(b, record, 16 * width))
+    b.store(ConstInt(i64, 0), at(b, record, 16 * width + 8))
+    ops = [Global(T.ptr, task), record, fm.val(inst.ops[rec.dims]), at(b, record, 8 * width),
            record, ConstInt(i64, inner), ConstInt(i64, width), fm.val(inst.ops[rec.threads])]
     b.call(rec.name, T.void, ops)
-    failed = b.load(i64, _at(b, record, 16 * width + 8))
+    failed = b.load(i64, at(b, record, 16 * width + 8))
     flag = _flag(fm, rec)
     b.store(b.binop("or", b.load(i64, flag), failed), flag)
     heap.free(b, record)
@@ -114,24 +114,16 @@ def _task(module, target, rec, n, ndup, lanes, width) -> str:
     name = f"{target}.task"
     if name in module.functions:
         return name
-    params = [Argument(T.ptr, p, "", k) for k, p in enumerate(("args", "dims", "steps", "record"))]
-    fn = Function(name, T.void, params, prefix="define internal")
-    fn.generated = True
+    fn = task_function(name)
     b = MathBuilder(module, fn.add_block("entry"))
-    args, dims, _, record = params
+    args, dims, _, record = fn.params
     tid = b.call(rec.thread_id, T.i64, [])
-    arrays = [b.load(T.ptr, _at(b, args, 8 * j)) for j in range(n)]
-    tangents = [b.load(T.ptr, _at(b, args, 8 * (n + k))) for k in range(lanes * ndup)]
-    steps = b.load(T.ptr, _at(b, record, 16 * width))
+    arrays = [b.load(T.ptr, at(b, args, 8 * j)) for j in range(n)]
+    tangents = [b.load(T.ptr, at(b, args, 8 * (n + k))) for k in range(lanes * ndup)]
+    steps = b.load(T.ptr, at(b, record, 16 * width))
     code = b.call(target, T.i32, [args, dims, steps, Constant(T.ptr, "null"), tid, *arrays,
                                   *tangents])
-    failed = b.cast("zext", b.icmp("ne", code, ConstInt(T.i32, 0)), T.i64)
-    b.emit(Instruction("opaque", T.i64, [_at(b, record, 16 * width + 8), failed],
-                       flags=["atomicrmw"], raw="atomicrmw or ptr {0}, i64 {1} monotonic"))
+    flag_failure(b, record, 16 * width + 8, code)
     b.ret()
     module.add_function(fn)
     return name
-
-
-def _at(b, p, offset: int):
-    return p if offset == 0 else b.gep(T.i8, p, [ConstInt(T.i64, offset)])

@@ -321,15 +321,21 @@ def split(g, fwd, rev, aug_name, rev_name, local_frame=False) -> None:
             blk.function = f
 
 
-def free_function(g, aug_name):
-    """F.free: release a frame F.aug returned when its reverse will never run (the caller
-    failed later): callee frames it holds, its allocations, its tape, the frame itself."""
+def _frame_function(g, name):
+    """A generated `name(ptr frame)` with an entry block: (the function, its parameter, a builder
+    there)."""
     param = Argument(T.ptr, "frame", "", 0)
-    f = Function(free_name(aug_name), T.void, [param], prefix="define internal")
+    f = Function(name, T.void, [param], prefix="define internal")
     f.generated = True
     blk = Block("entry", f)
     f.blocks = [blk]
-    b = MathBuilder(g.module, blk)
+    return f, param, MathBuilder(g.module, blk)
+
+
+def free_function(g, aug_name):
+    """F.free: release a frame F.aug returned when its reverse will never run (the caller
+    failed later): callee frames it holds, its allocations, its tape, the frame itself."""
+    f, param, b = _frame_function(g, free_name(aug_name))
     g.tape.release_children(b, failed=True)
     g.tape.free_allocations(b)
     for hook in g.tape.on_release:
@@ -346,12 +352,7 @@ def free_function(g, aug_name):
 
 def drop_function(g, aug_name):
     """F.drop: free a kept frame (split(keep_frame)) and the tape arrays it keeps."""
-    param = Argument(T.ptr, "frame", "", 0)
-    f = Function(drop_name(aug_name), T.void, [param], prefix="define internal")
-    f.generated = True
-    blk = Block("entry", f)
-    f.blocks = [blk]
-    b = MathBuilder(g.module, blk)
+    f, param, b = _frame_function(g, drop_name(aug_name))
     for fl in g.tape.persistent_fields():
         if fl.type == T.ptr:
             _heap.free(b, g.tape.load(b, fl))

@@ -49,8 +49,8 @@ from ...runtime import heap
 from ...runtime import launch_pool  # noqa: F401  (registers the pool's helpers)
 from ...runtime.helpers import ensure
 from .calls import drop_name, free_name
-from ..common.parallel_body import (TID, check_reductions, counts_up_from_zero, iterations,
-                                    make_body, row_slots, stored_arguments)
+from ..common.parallel_body import (TID, at, check_reductions, counts_up_from_zero, iterations,
+                                    flag_failure, make_body, row_slots, stored_arguments, task_function)
 from .parallel_private import BY_SIZE, bounds, choose, iterations_helper, owned, small, sum_helper
 from .shadow_updates import PER_TASK, Threads
 from .success import always_succeeds
@@ -445,7 +445,7 @@ def _emit_forward(b, g, inst, rec, L: Layout, dup, names: Names, shadow_loads):
     slots = b.mul(nsched, ConstInt(i64, 8 * L.columns))
     size = b.add(ConstInt(i64, L.frames), b.add(slots, b.mul(nsched, sstep)))
     record = _pool_record(g, b, size, names)
-    frames = _at(b, record, L.frames)
+    frames = at(b, record, L.frames)
     sched = b.gep(T.i8, frames, [slots])
     this_call = b.mul(nsched, ConstInt(i64, 8 * (1 + L.privatised)))    # frames, then copies
     b.call("llvm.memset.p0.i64", T.void, [frames, ConstInt(T.i8, 0), this_call, ConstInt(T.i1, 0)])
@@ -456,38 +456,38 @@ def _emit_forward(b, g, inst, rec, L: Layout, dup, names: Names, shadow_loads):
         if j == 0:
             primal = shadow = sched
         else:
-            primal = b.load(T.ptr, _at(b, args, 8 * j))
+            primal = b.load(T.ptr, at(b, args, 8 * j))
             shadow = primal
             if dup[j]:
                 address = b.gep(T.i8, args, [ConstInt(i64, 8 * j)])
                 shadow_loads.append(address)
                 shadow = b.load(T.ptr, address)
         for k, v in ((j, primal), (L.n + j, shadow)):
-            b.store(v, _at(b, record, 8 * k))
-            b.store(sstep if j == 0 else zero, _at(b, record, L.ext_steps + 8 * k))
+            b.store(v, at(b, record, 8 * k))
+            b.store(sstep if j == 0 else zero, at(b, record, L.ext_steps + 8 * k))
     for p in range(L.columns):      # the frame slots, each copy's slots, then the kept ones
         base = b.gep(T.i8, frames, [b.mul(nsched, ConstInt(i64, 8 * p))])
-        b.store(base, _at(b, record, 8 * (2 * L.n + p)))
-        b.store(ConstInt(i64, 8), _at(b, record, L.ext_steps + 8 * (2 * L.n + p)))
+        b.store(base, at(b, record, 8 * (2 * L.n + p)))
+        b.store(ConstInt(i64, 8), at(b, record, L.ext_steps + 8 * (2 * L.n + p)))
     for p, c in enumerate(names.copies):
         lo, nbytes = bounds(b, g, c)
-        b.store(lo, _at(b, record, L.copies + 16 * p))
-        b.store(nbytes, _at(b, record, L.copies + 16 * p + 8))
+        b.store(lo, at(b, record, L.copies + 16 * p))
+        b.store(nbytes, at(b, record, L.copies + 16 * p + 8))
     for k in range(L.inner + 1):
-        b.store(b.load(i64, _at(b, dims, 8 * k)), _at(b, record, L.dims + 8 * k))
+        b.store(b.load(i64, at(b, dims, 8 * k)), at(b, record, L.dims + 8 * k))
     for k in range(L.steps_len):
-        b.store(b.load(i64, _at(b, steps, 8 * k)), _at(b, record, L.steps + 8 * k))
-    b.store(inst.ops[rec.threads], _at(b, record, L.threads))
-    b.store(nsched, _at(b, record, L.nsched))
-    b.store(zero, _at(b, record, L.failed))
+        b.store(b.load(i64, at(b, steps, 8 * k)), at(b, record, L.steps + 8 * k))
+    b.store(inst.ops[rec.threads], at(b, record, L.threads))
+    b.store(nsched, at(b, record, L.nsched))
+    b.store(zero, at(b, record, L.failed))
     choice = ConstInt(i64, 1)
     if names.shared is not None:
         count = iterations_helper(g.module)
         iters = b.call(count, i64, [sched, nsched, sstep])
-        copied = [(b.load(i64, _at(b, record, L.copies + 16 * p + 8)), c.type)
+        copied = [(b.load(i64, at(b, record, L.copies + 16 * p + 8)), c.type)
                   for p, c in enumerate(names.copies)]
         choice = b.cast("zext", small(b, copied, iters, inst.ops[rec.threads]), i64)
-    b.store(choice, _at(b, record, L.choice))
+    b.store(choice, at(b, record, L.choice))
     call = _launch(b, rec, _pick(b, record, L, names, "forward_task"), record, L,
                    inst.ops[rec.threads])
     return record, call
@@ -498,19 +498,15 @@ def _pick(b, record, L: Layout, names: Names, field: str):
     mine = Global(T.ptr, getattr(names, field))
     if names.shared is None:
         return mine
-    chosen = b.icmp("ne", b.load(T.i64, _at(b, record, L.choice)), ConstInt(T.i64, 0))
+    chosen = b.icmp("ne", b.load(T.i64, at(b, record, L.choice)), ConstInt(T.i64, 0))
     return b.select(chosen, mine, Global(T.ptr, getattr(names.shared, field)))
 
 
 def _launch(b, rec, task, record, L: Layout, threads):
     i64 = T.i64
-    ops = [task, record, _at(b, record, L.dims), _at(b, record, L.ext_steps),
+    ops = [task, record, at(b, record, L.dims), at(b, record, L.ext_steps),
            record, ConstInt(i64, L.inner), ConstInt(i64, L.width), threads]
     return b.call(rec.name, T.void, ops)
-
-
-def _at(b, p, offset: int):
-    return p if offset == 0 else b.gep(T.i8, p, [ConstInt(T.i64, offset)])
 
 
 def _note_failure(g, b, record, L: Layout, rec, inst) -> None:
@@ -520,7 +516,7 @@ def _note_failure(g, b, record, L: Layout, rec, inst) -> None:
     if g.parallel_failed is None:
         g.parallel_failed = (g.tape.new_field(T.i64, ConstInt(T.i64, 0)), rec.error_status)
     field = g.parallel_failed[0]
-    failed = b.load(T.i64, _at(b, record, L.failed))
+    failed = b.load(T.i64, at(b, record, L.failed))
     g.tape.store(b, b.binop("or", g.tape.load(b, field), failed), field)
 
 
@@ -547,7 +543,7 @@ def reverse_launch(g, inst, block, b) -> None:
     e = g.tape.entry(CallFrame(inst), T.ptr, home,
                      "the parallel loop's record: its schedule and each task's saved values")
     record = g.tape.read(b, e, block)
-    threads = b.load(T.i64, _at(b, record, layout.threads))
+    threads = b.load(T.i64, at(b, record, layout.threads))
     _launch(b, rec, _pick(b, record, layout, names, "reverse_task"), record, layout, threads)
     _add_copies(b, g, record, layout, names)
 
@@ -555,12 +551,12 @@ def reverse_launch(g, inst, block, b) -> None:
 def _add_copies(b, g, record, layout: Layout, names: Names) -> None:
     """Add each task's copies into the shadows, in schedule order, and free them; free the
     record."""
-    nsched = b.load(T.i64, _at(b, record, layout.nsched))
+    nsched = b.load(T.i64, at(b, record, layout.nsched))
     for p, c in enumerate(names.copies):
-        lo = b.load(T.i64, _at(b, record, layout.copies + 16 * p))
-        nbytes = b.load(T.i64, _at(b, record, layout.copies + 16 * p + 8))
-        shadow = b.load(T.ptr, _at(b, record, 8 * (layout.n + c.slot)))
-        copies = b.gep(T.i8, _at(b, record, layout.frames),
+        lo = b.load(T.i64, at(b, record, layout.copies + 16 * p))
+        nbytes = b.load(T.i64, at(b, record, layout.copies + 16 * p + 8))
+        shadow = b.load(T.ptr, at(b, record, 8 * (layout.n + c.slot)))
+        copies = b.gep(T.i8, at(b, record, layout.frames),
                        [b.mul(nsched, ConstInt(T.i64, 8 * (1 + p)))])
         count = b.binop("sdiv", nbytes, ConstInt(T.i64, T.size_of(c.type)))
         b.call(sum_helper(g.module, c.type), T.void,
@@ -575,67 +571,55 @@ def _task(module, name, target, rec, L: Layout, dup, reverse: bool, copies=(),
     privatised argument's shadow) on this task's entries. The aug keeps its frame in the task's
     kept slot (`variant`'s column) between calls; this call's slot gets it when the aug
     succeeds."""
-    params = [Argument(T.ptr, p, "", k) for k, p in enumerate(("args", "dims", "steps", "record"))]
-    fn = Function(name, T.void, params, prefix="define internal")
-    fn.generated = True
+    fn = task_function(name)
     b = MathBuilder(module, fn.add_block("entry"))
-    args, dims, _, record = params
+    args, dims, _, record = fn.params
     tid = b.call(rec.thread_id, T.i64, [])
-    arrays = [b.load(T.ptr, _at(b, args, 8 * j)) for j in range(L.n)]
-    shadow = {j: b.load(T.ptr, _at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]}
+    arrays = [b.load(T.ptr, at(b, args, 8 * j)) for j in range(L.n)]
+    shadow = {j: b.load(T.ptr, at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]}
     for p, c in enumerate(copies):
         shadow[c.slot] = _fresh_copy(b, args, record, L, p)
     shadows = [shadow[j] for j in sorted(shadow)]
-    slot = b.load(T.ptr, _at(b, args, 16 * L.n))
-    kept = b.load(T.ptr, _at(b, args, 8 * L.kept_frame(variant)))
+    slot = b.load(T.ptr, at(b, args, 16 * L.n))
+    kept = b.load(T.ptr, at(b, args, 8 * L.kept_frame(variant)))
     last = b.load(T.ptr, slot) if reverse else kept
-    ops = [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"), tid, *arrays, *shadows, last]
+    ops = [args, dims, at(b, record, L.steps), Constant(T.ptr, "null"), tid, *arrays, *shadows, last]
     status = b.call(target, T.void if reverse else T.i32, ops)
     if not reverse:
         ok = b.icmp("eq", status, ConstInt(T.i32, 0))
         b.store(b.select(ok, b.load(T.ptr, kept), Constant(T.ptr, "null")), slot)
-        _flag_failure(b, record, L, status)
+        flag_failure(b, record, L.failed, status)
     b.ret()
     module.add_function(fn)
-
-
-def _flag_failure(b, record, L: Layout, status) -> None:
-    """The record's failure flag |= (status != 0): the body raised (or, fused, its gradient
-    could not get memory)."""
-    failed = b.cast("zext", b.icmp("ne", status, ConstInt(T.i32, 0)), T.i64)
-    b.emit(Instruction("opaque", T.i64, [_at(b, record, L.failed), failed], flags=["atomicrmw"],
-                       raw="atomicrmw or ptr {0}, i64 {1} monotonic"))
 
 
 def _fused_task(module, name, target, rec, L: Layout, dup, copies) -> None:
     """task(args', dims', steps', record): per schedule entry of the task, the body's whole
     gradient on that entry alone (`target` runs the first entry it is given), adding into
     fresh copies of the privatised shadows."""
-    params = [Argument(T.ptr, p, "", k) for k, p in enumerate(("args", "dims", "steps", "record"))]
-    fn = Function(name, T.void, params, prefix="define internal")
-    fn.generated = True
+    fn = task_function(name)
     entry, loop, each, done = (fn.add_block(x) for x in ("entry", "loop", "each", "done"))
     b = MathBuilder(module, entry)
-    args, dims, _, record = params
+    args, dims, _, record = fn.params
     i64 = T.i64
     tid = b.call(rec.thread_id, i64, [])
-    arrays = [b.load(T.ptr, _at(b, args, 8 * j)) for j in range(1, L.n)]
-    shadow = {j: b.load(T.ptr, _at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]}
+    arrays = [b.load(T.ptr, at(b, args, 8 * j)) for j in range(1, L.n)]
+    shadow = {j: b.load(T.ptr, at(b, args, 8 * (L.n + j))) for j in range(1, L.n) if dup[j]}
     for p, c in enumerate(copies):
         shadow[c.slot] = _fresh_copy(b, args, record, L, p)
     shadows = [shadow[j] for j in sorted(shadow)]
     count = b.load(i64, dims)
-    sstep = b.load(i64, _at(b, record, L.steps))
+    sstep = b.load(i64, at(b, record, L.steps))
     sched = b.load(T.ptr, args)
     b.br(loop)
     b = MathBuilder(module, loop)
     e = b.phi(i64, [(ConstInt(i64, 0), entry)])
     b.cbr(b.icmp("slt", e, count), each, done)
     b = MathBuilder(module, each)
-    at = b.gep(T.i8, sched, [b.mul(e, sstep)])
-    status = b.call(target, T.i32, [args, dims, _at(b, record, L.steps), Constant(T.ptr, "null"),
-                                    tid, at, *arrays, *shadows])
-    _flag_failure(b, record, L, status)
+    entry_at = b.gep(T.i8, sched, [b.mul(e, sstep)])
+    status = b.call(target, T.i32, [args, dims, at(b, record, L.steps), Constant(T.ptr, "null"),
+                                    tid, entry_at, *arrays, *shadows])
+    flag_failure(b, record, L.failed, status)
     e.ops.append(b.add(e, ConstInt(i64, 1)))
     e.blocks.append(each)
     b.br(loop)
@@ -647,12 +631,12 @@ def _fresh_copy(b, args, record, L: Layout, p: int):
     """A zeroed copy of privatised shadow p for this task (the task's kept copy, grown when too
     small), noted in the task's slot of the record (the launch adds it into the shadow); returns
     the pointer that stands for the shadow's base."""
-    lo = b.load(T.i64, _at(b, record, L.copies + 16 * p))
-    nbytes = b.load(T.i64, _at(b, record, L.copies + 16 * p + 8))
+    lo = b.load(T.i64, at(b, record, L.copies + 16 * p))
+    nbytes = b.load(T.i64, at(b, record, L.copies + 16 * p + 8))
     ensure(b.module, "enzpy.pool.copy")
-    copy = b.call("enzpy.pool.copy", T.ptr, [b.load(T.ptr, _at(b, args, 8 * L.kept_copy(p))),
+    copy = b.call("enzpy.pool.copy", T.ptr, [b.load(T.ptr, at(b, args, 8 * L.kept_copy(p))),
                                              nbytes])
-    b.store(copy, b.load(T.ptr, _at(b, args, 8 * (2 * L.n + 1 + p))))
+    b.store(copy, b.load(T.ptr, at(b, args, 8 * (2 * L.n + 1 + p))))
     return b.gep(T.i8, copy, [b.sub(ConstInt(T.i64, 0), lo)])
 
 
@@ -665,8 +649,8 @@ def _free_record(module, name, free_body: str, L: Layout) -> None:
     entry, loop, each, done = (fn.add_block(x) for x in ("entry", "loop", "each", "done"))
     nxt = fn.add_block("next")
     b = MathBuilder(module, entry)
-    n = b.load(T.i64, _at(b, record, L.nsched))
-    frames = _at(b, record, L.frames)
+    n = b.load(T.i64, at(b, record, L.nsched))
+    frames = at(b, record, L.frames)
     b.br(loop)
     b = MathBuilder(module, loop)
     i = b.phi(T.i64, [(ConstInt(T.i64, 0), entry)])
@@ -741,13 +725,13 @@ def _record_functions(module, names: Names, L: Layout) -> None:
     fn = Function(drop, T.void, [record], prefix="define internal")
     fn.generated = True
     b = MathBuilder(module, fn.add_block("entry"))
-    n = b.load(T.i64, _at(b, record, L.nsched))
+    n = b.load(T.i64, at(b, record, L.nsched))
     kept = [(L.kept_frame(v), None if nm.fused else drop_name(nm.aug))
             for v, nm in enumerate(variants)] + [(L.kept_copy(p), "") for p in range(L.privatised)]
     for col, release in kept:
         if release is None:
             continue
-        base = b.load(T.ptr, _at(b, record, 8 * col))
+        base = b.load(T.ptr, at(b, record, 8 * col))
         b = _each_slot(module, fn, b, n, base, release)
     heap.free(b, b.gep(T.i8, record, [ConstInt(T.i64, -32)]))
     b.ret()
@@ -759,7 +743,7 @@ def _record_functions(module, names: Names, L: Layout) -> None:
         b.call(names.free_record, T.void, [record])
     elif not names.fused:       # the twin the record's choice ran
         mine, twin, done = (fn.add_block(x) for x in ("copies", "atomic", "done"))
-        b.cbr(b.icmp("ne", b.load(T.i64, _at(b, record, L.choice)), ConstInt(T.i64, 0)), mine, twin)
+        b.cbr(b.icmp("ne", b.load(T.i64, at(b, record, L.choice)), ConstInt(T.i64, 0)), mine, twin)
         for blk, nm in ((mine, names), (twin, names.shared)):
             MathBuilder(module, blk).call(nm.free_record, T.void, [record])
             MathBuilder(module, blk).br(done)

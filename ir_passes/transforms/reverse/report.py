@@ -7,6 +7,7 @@ from ...ir import types as T
 from ...ir.edit import before_terminator
 from ...ir.instructions import Instruction
 from ...ir.values import ConstInt, Global
+from ...runtime.source import fill, sections
 
 
 @dataclass
@@ -102,9 +103,10 @@ def record_counts(g, fwd, linkage: str = "define") -> None:
     if not fields:
         return
     name = f"{g.fn.name}.tape_counts"
-    body = "external global" if linkage == "declare" else "global"
-    init = "" if linkage == "declare" else " zeroinitializer"
-    g.module.items.append(f'@"{name}" = {body} [{len(fields)} x i64]{init}')
+    declared = linkage == "declare"
+    g.module.items.append(fill(sections("module_globals")["tape_counts"], NAME=name, COUNT=len(fields),
+                               LINKAGE="external global" if declared else "global",
+                               INIT="" if declared else " zeroinitializer"))
     glob = Global(T.ptr, name)
 
     def store_counts(b):
