@@ -6,7 +6,6 @@ A list's payload comes from a handle allocator with an element destructor
 (NRT_MemInfo_varsize_realloc); its shadow holds the shadows of the arrays kept in it.
 """
 import numpy as np
-import pytest
 from numba import njit
 
 from enzyme_py import BatchDuplicated, Duplicated, Forward, autodiff
