@@ -8,8 +8,11 @@ compared with (f(x + h u) - f(x - h u)) / 2h of the plain kernel, computed in fl
 copies (the same kernel compiled for float64).
 `check_batched_forward(kernel, *arrays, width=k)`: the same in batched forward mode, k random
 directions in one call (BatchDuplicated), each lane against its own central difference.
+`with_single(cases, single)`: pytest parameters (kernel, make, dtype) for a table of cases, float64
+for every kernel and float32 for the kernels in `single`.
 """
 import numpy as np
+import pytest
 
 from enzyme_py import BatchDuplicated, Duplicated, Forward, autodiff, check_gradient
 
@@ -104,3 +107,12 @@ def _moved(kernel, args, dirs, step):
 def check_modes(kernel, *args, rtol=1e-6):
     check_reverse(kernel, *args, rtol=rtol)
     check_forward(kernel, *args, rtol=rtol)
+
+
+def with_single(cases, single):
+    """(kernel, make, dtype) parameters, ids "name-float64": float64 for every case, float32 for
+    the kernels in `single` (those whose float32 derivative takes another route)."""
+    assert single <= {k for k, _ in cases}
+    return [pytest.param(k, make, dt, id=f"{k.__name__}-{dt.__name__}")
+            for k, make in cases for dt in (np.float64, np.float32)
+            if dt is np.float64 or k in single]
