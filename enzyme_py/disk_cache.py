@@ -83,7 +83,7 @@ def _library_version() -> bytes:
         files = []
         for top in (here, ir_dir):
             for root, _, names in os.walk(top):
-                files += [os.path.join(root, f) for f in names if f.endswith(".py")]
+                files += [os.path.join(root, f) for f in names if f.endswith((".py", ".ll"))]
         for path in sorted(files):
             with open(path, "rb") as f:
                 h.update(os.path.relpath(path, os.path.dirname(here)).encode() + f.read())

@@ -277,9 +277,9 @@ class Lin:
                                                                lda, bm, ldb])
 
     def getrs(self, trans, n, nrhs, lu, lda, ipiv, bm, ldb) -> None:
-        """bm (n x nrhs) = op(A)^{-1} bm from A's packed LU factors and getrf's pivots: the
-        host's getrs, or own loops when small (runtime/triangular.py); on complex data the
-        host's zgetrs or cgetrs."""
+        """bm (n x nrhs) = op(A)^{-1} bm from A's packed LU factors and getrf's pivots: own
+        interchanges and trsm_sized's solves, never the host's getrs (runtime/triangular.py);
+        on complex data the host's zgetrs or cgetrs."""
         if self.cx:
             self.complex_routine("getrs", (trans,), [n, nrhs, lu, lda, ipiv, bm, ldb])
             return

@@ -1,6 +1,6 @@
 """Helpers that call the host's Fortran-convention BLAS and LAPACK routines (every argument by
-reference, 32-bit integers) with plain values: the triangular solve trsm and the LU solve
-getrs. The routines are external symbols `enzpy.host.<d|s><routine>` that the host defines
+reference, 32-bit integers) with plain values: the triangular solves trsm and trsv and the LU
+solve getrs. The routines are external symbols `enzpy.host.<d|s><routine>` that the host defines
 (rules/blas.py's `register_host_routine`); an empty problem returns at once, so
 the routine never sees a leading dimension of 0."""
 from __future__ import annotations
@@ -54,6 +54,9 @@ ROUTINES = {
     "trsm": ([("side", CHAR), ("uplo", CHAR), ("trans", CHAR), ("diag", CHAR), ("m", SIZE),
               ("n", SIZE), ("alpha", SCALAR), ("a", ARRAY), ("lda", SIZE), ("b", ARRAY),
               ("ldb", SIZE)], ("m", "n"), False),
+    # x (n, stride incx) = op(a)^{-1} x, one right-hand side (OpenBLAS never threads it)
+    "trsv": ([("uplo", CHAR), ("trans", CHAR), ("diag", CHAR), ("n", SIZE), ("a", ARRAY),
+              ("lda", SIZE), ("x", ARRAY), ("incx", SIZE)], ("n",), False),
     # b (n x nrhs) = op(A)^{-1} b from A's packed LU factors a and getrf's pivots ipiv (32-bit)
     "getrs": ([("trans", CHAR), ("n", SIZE), ("nrhs", SIZE), ("a", ARRAY), ("lda", SIZE),
                ("ipiv", ARRAY), ("b", ARRAY), ("ldb", SIZE)], ("n", "nrhs"), True),

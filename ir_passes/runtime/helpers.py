@@ -64,10 +64,14 @@ def merge(module, text: str) -> None:
 
 
 def ensure(module, name: str) -> None:
-    """Add helper `name` (and what it declares) to the module once."""
+    """Add helper `name` (and what it declares: functions, external globals) to the module
+    once."""
     if name in module.functions:
         return
     helper = parse_module(rewrite(module, HELPERS[name]))
+    for item in helper.items:
+        if isinstance(item, str) and " = external global " in item and item not in module.items:
+            module.items.append(item)
     for fn in helper.functions.values():
         if fn.name not in module.functions:
             module.add_function(fn)

@@ -1,5 +1,9 @@
-; The triangular solve of small problems in own loops, the host's trsm above WORK (triangular.py
-; says how). TYPE: the float type, SUFFIX its name.
+; The triangular solve of small problems in own loops; above WORK (triangular.py says how) the
+; host's trsm, except when the host's BLAS runs several threads (enzpy.host.blas_threads.<s>:
+; OpenBLAS's get_num_threads, null for another BLAS) and the problem is at most THREADED_WORK:
+; then b scaled by alpha and the host's trsv once per right-hand side (a column of b for side
+; 'L', a row for 'R', which solves with op(a) transposed). OpenBLAS threads trsm from 8 x 8 on,
+; never trsv. TYPE: the float type, SUFFIX its name.
 
 define internal void @enzpy.trsm_sized.{{SUFFIX}}(i8 %side, i8 %uplo, i8 %trans, i8 %diag, i64 %m, i64 %n, {{TYPE}} %alpha, ptr %a, i64 %lda, ptr %b, i64 %ldb) {
 entry:
@@ -11,8 +15,55 @@ entry:
   %small = icmp sle i64 %work, {{WORK}}
   br i1 %small, label %setup, label %library
 library:
+  %large = icmp sgt i64 %work, {{THREADED_WORK}}
+  br i1 %large, label %host, label %threads
+threads:
+  %threads.fn = load ptr, ptr @enzpy.host.blas_threads.{{SUFFIX}}
+  %threads.known = icmp ne ptr %threads.fn, null
+  br i1 %threads.known, label %ask, label %host
+ask:
+  %threads.n = call i32 %threads.fn()
+  %threads.many = icmp sgt i32 %threads.n, 1
+  br i1 %threads.many, label %unthreaded, label %host
+host:
   call void @enzpy.trsm.{{SUFFIX}}(i8 %side, i8 %uplo, i8 %trans, i8 %diag, i64 %m, i64 %n, {{TYPE}} %alpha, ptr %a, i64 %lda, ptr %b, i64 %ldb)
   ret void
+unthreaded:
+  %one = fcmp oeq {{TYPE}} %alpha, 1.0
+  br i1 %one, label %vectors, label %scale
+scale:
+  %sc = phi i64 [ 0, %unthreaded ], [ %sc1, %scalenext ]
+  %sccol = mul i64 %sc, %ldb
+  br label %scalerow
+scalerow:
+  %sr = phi i64 [ 0, %scale ], [ %sr1, %scalerow ]
+  %s.o = add i64 %sccol, %sr
+  %s.p = getelementptr {{TYPE}}, ptr %b, i64 %s.o
+  %s.v = load {{TYPE}}, ptr %s.p
+  %s.a = fmul {{TYPE}} %alpha, %s.v
+  store {{TYPE}} %s.a, ptr %s.p
+  %sr1 = add i64 %sr, 1
+  %srmore = icmp slt i64 %sr1, %m
+  br i1 %srmore, label %scalerow, label %scalenext
+scalenext:
+  %sc1 = add i64 %sc, 1
+  %scmore = icmp slt i64 %sc1, %n
+  br i1 %scmore, label %scale, label %vectors
+vectors:
+  %vt = icmp eq i8 %trans, 78
+  %vtr = select i1 %vt, i8 84, i8 78
+  %vtrans = select i1 %left, i8 %trans, i8 %vtr
+  %vstep = select i1 %left, i64 %ldb, i64 1
+  %vinc = select i1 %left, i64 1, i64 %ldb
+  br label %vector
+vector:
+  %v = phi i64 [ 0, %vectors ], [ %v1, %vector ]
+  %v.o = mul i64 %v, %vstep
+  %v.p = getelementptr {{TYPE}}, ptr %b, i64 %v.o
+  call void @enzpy.trsv.{{SUFFIX}}(i8 %uplo, i8 %vtrans, i8 %diag, i64 %k, ptr %a, i64 %lda, ptr %v.p, i64 %vinc)
+  %v1 = add i64 %v, 1
+  %vmore = icmp slt i64 %v1, %nc
+  br i1 %vmore, label %vector, label %done
 setup:
   %isn = icmp eq i8 %trans, 78
   %transposed = xor i1 %isn, true
@@ -86,3 +137,5 @@ colnext:
 done:
   ret void
 }
+
+@enzpy.host.blas_threads.{{SUFFIX}} = external global ptr

@@ -3,7 +3,8 @@
 it, the Kalman filter's gradient (benchmarks/kalman.py) took 1.5 s, 2,950x its primal, at n = 4.
 Small solves now run in the gradient's own loops (ir_passes/runtime/triangular.py): in a fresh
 process whose host getrs and trsm count their calls, a 4 x 4 gradient calls neither, a 24 x 24
-one still does, and both gradients agree with central differences. The helpers themselves are
+one still calls the library (trsm, or trsv when OpenBLAS runs several threads), and both
+gradients agree with central differences. The helpers themselves are
 checked against NumPy for every letter combination, below and above the size threshold."""
 import ctypes
 import itertools
@@ -20,6 +21,7 @@ from numba.core.registry import cpu_target
 from scipy.linalg import lapack
 
 import enzyme_py  # noqa: F401  (defines the host routines' symbols)
+from enzyme_py.bridge import host_routines
 from ir_passes.runtime import triangular
 from ir_passes.runtime.helpers import HELPERS
 
@@ -36,9 +38,9 @@ from enzyme_py import Duplicated, autodiff
 from enzyme_py.bridge.host_routines import _address
 from numba import njit
 
-calls = {"getrs": 0, "trsm": 0}
+calls = {"getrs": 0, "trsm": 0, "trsv": 0}
 keep = []
-for name, module, nargs in (("getrs", lapack, 9), ("trsm", blas, 11)):
+for name, module, nargs in (("getrs", lapack, 9), ("trsm", blas, 11), ("trsv", blas, 8)):
     proto = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs)
     real = proto(_address(module.__pyx_capi__["d" + name]))
     def counted(*args, real=real, name=name):
@@ -60,7 +62,7 @@ for n in (4, 24):
     rng = np.random.default_rng(n)
     A, B = rng.standard_normal((n, n)) / n, rng.standard_normal((n, n))
     dA = np.zeros_like(A)
-    calls.update(getrs=0, trsm=0)
+    calls.update(getrs=0, trsm=0, trsv=0)
     autodiff(f, Duplicated(A, dA), Duplicated(B, np.zeros_like(B)))
     out[n] = {"calls": dict(calls), "dA": dA.tolist()}
 print(json.dumps(out))
@@ -81,8 +83,11 @@ def test_small_solves_never_reach_the_library(tmp_path):
                           text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert out["4"]["calls"] == {"getrs": 0, "trsm": 0}
-    assert out["24"]["calls"]["getrs"] > 0 and out["24"]["calls"]["trsm"] > 0
+    assert out["4"]["calls"] == {"getrs": 0, "trsm": 0, "trsv": 0}
+    # getrs never (tests/regressions/test_solve_adjoint_skips_getrs.py); trsm, or trsv per
+    # right-hand side when OpenBLAS runs several threads
+    big = out["24"]["calls"]
+    assert big["getrs"] == 0 and big["trsm"] + big["trsv"] > 0
     for n in (4, 24):
         rng = np.random.default_rng(n)
         A, B = rng.standard_normal((n, n)) / n, rng.standard_normal((n, n))
@@ -122,8 +127,19 @@ entry:
     return _compile(text, "call_trsm", [ctypes.c_void_p] * 3)
 
 
+@pytest.fixture(params=[1, 2], ids=["one-thread", "threads"])
+def blas_threads(request):
+    """The host BLAS's thread count as trsm_sized reads it: 1 (above the threshold the host's
+    trsm) or 2 (one host trsv per right-hand side)."""
+    reader = ctypes.CFUNCTYPE(ctypes.c_int)(lambda: request.param)
+    saved = host_routines._THREADS.value
+    host_routines._THREADS.value = ctypes.cast(reader, ctypes.c_void_p).value
+    yield request.param
+    host_routines._THREADS.value = saved
+
+
 @pytest.mark.parametrize("side,uplo,trans,diag", list(itertools.product("LR", "LU", "NT", "NU")))
-def test_trsm_sized(trsm, side, uplo, trans, diag):
+def test_trsm_sized(trsm, blas_threads, side, uplo, trans, diag):
     rng = np.random.default_rng(0)
     for m, n in [(1, 1), (4, 3), (3, 5), (16, 16), (20, 30)]:
         k = m if side == "L" else n

@@ -1,10 +1,17 @@
-; runtime/trsm_sized.ll: A small triangular solve in own loops, the host's trsm above 16^3 work; per float type.
+; runtime/trsm_sized.ll: A small triangular solve in own loops; above 16^3 work the host's trsm, or its trsv per
+; right-hand side while its BLAS runs several threads (up to 256^3); per float type.
 ; RUN: %opt -p runtime --helpers enzpy.trsm_sized.f64,enzpy.trsm_sized.f32 %s | %filecheck %s
 ; RUN: %opt -p runtime --helpers enzpy.trsm_sized.f64,enzpy.trsm_sized.f32 %s | %filecheck %s --check-prefix=DECL
 
 ; CHECK-LABEL: define internal void @enzpy.trsm_sized.f64(i8 %side, i8 %uplo, i8 %trans, i8 %diag, i64 %m, i64 %n, double %alpha, ptr %a, i64 %lda, ptr %b, i64 %ldb) {
 ; CHECK: %small = icmp sle i64 %work, 4096
+; CHECK: %large = icmp sgt i64 %work, 16777216
+; CHECK: %threads.fn = load ptr, ptr @enzpy.host.blas_threads.f64
+; CHECK: %threads.n = call i32 %threads.fn()
+; CHECK: %threads.many = icmp sgt i32 %threads.n, 1
 ; CHECK: call void @enzpy.trsm.f64(i8 %side, i8 %uplo, i8 %trans, i8 %diag, i64 %m, i64 %n, double %alpha, ptr %a, i64 %lda, ptr %b, i64 %ldb)
+; CHECK: %vtrans = select i1 %left, i8 %trans, i8 %vtr
+; CHECK: call void @enzpy.trsv.f64(i8 %uplo, i8 %vtrans, i8 %diag, i64 %k, ptr %a, i64 %lda, ptr %v.p, i64 %vinc)
 ; CHECK: %bi.p = getelementptr double, ptr %b, i64 %bi.o
 ; CHECK: %bi = load double, ptr %bi.p
 ; CHECK: %s0 = fmul double %alpha, %bi
@@ -23,7 +30,13 @@
 ; CHECK: store double %xi, ptr %bi.p
 ; CHECK-LABEL: define internal void @enzpy.trsm_sized.f32(i8 %side, i8 %uplo, i8 %trans, i8 %diag, i64 %m, i64 %n, float %alpha, ptr %a, i64 %lda, ptr %b, i64 %ldb) {
 ; CHECK: %small = icmp sle i64 %work, 4096
+; CHECK: %large = icmp sgt i64 %work, 16777216
+; CHECK: %threads.fn = load ptr, ptr @enzpy.host.blas_threads.f32
+; CHECK: %threads.n = call i32 %threads.fn()
+; CHECK: %threads.many = icmp sgt i32 %threads.n, 1
 ; CHECK: call void @enzpy.trsm.f32(i8 %side, i8 %uplo, i8 %trans, i8 %diag, i64 %m, i64 %n, float %alpha, ptr %a, i64 %lda, ptr %b, i64 %ldb)
+; CHECK: %vtrans = select i1 %left, i8 %trans, i8 %vtr
+; CHECK: call void @enzpy.trsv.f32(i8 %uplo, i8 %vtrans, i8 %diag, i64 %k, ptr %a, i64 %lda, ptr %v.p, i64 %vinc)
 ; CHECK: %bi.p = getelementptr float, ptr %b, i64 %bi.o
 ; CHECK: %bi = load float, ptr %bi.p
 ; CHECK: %s0 = fmul float %alpha, %bi
@@ -43,3 +56,5 @@
 
 ; DECL-DAG: declare void @enzpy.host.dtrsm(ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr)
 ; DECL-DAG: declare void @enzpy.host.strsm(ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr)
+; DECL-DAG: declare void @enzpy.host.dtrsv(ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr)
+; DECL-DAG: @enzpy.host.blas_threads.f64 = external global ptr
