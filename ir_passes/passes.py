@@ -204,12 +204,15 @@ class ForwardMode:
     libmvec: str = option("", LIBMVEC, str)
     handles: tuple = option((), "handle allocators to register first, each "
                             "alloc:data:retain:release (a host registers its own)", words)
+    unread_tangents: tuple = option((), "dup parameters whose tangents the caller does not read "
+                                    "(their tangent stores are left out)", ints)
 
     def apply(self, module) -> str | None:
         register_handles(self.handles)
         fn = self.fn or first_definition(module)
         forward_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
-                     width=self.width, vector_library=vector_library(self.libmvec))
+                     width=self.width, vector_library=vector_library(self.libmvec),
+                     unread_tangents=self.unread_tangents)
         return None
 
 
