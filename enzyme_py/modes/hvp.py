@@ -7,8 +7,9 @@ For a kernel `f(x, *const)` returning a float, with x a float array:
 2. LLVM's O2 cleans G up (the tape frame becomes registers, the runtime helpers are inlined;
    tape arrays are not kept between calls: ir_passes' fresh_tapes); G is printed with the
    kernel's line locations (print_module's locate_generated), so forward mode's refusals name them;
-3. forward mode differentiates G itself, with x, %retptr, the seed slot and gx all duplicated:
-   the shadow of x holds the direction v, and the shadow of gx leaves holding d(gx)/dx . v = H v.
+3. forward mode differentiates G itself, with x, %retptr and gx duplicated and the seed slot
+   constant (the seed does not vary with x): the shadow of x holds the direction v, and the
+   shadow of gx leaves holding d(gx)/dx . v = H v.
    The tangent of %retptr (the directional derivative of f) is not read: its stores are left
    out, and LLVM deletes the tangent arithmetic of the primal part that only fed them.
    Forward mode handles everything the reverse sweep emits: the tape arrays (malloc / realloc /
@@ -87,6 +88,7 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
     module = parse_module(gradient)
     g = module.functions[grad_name]
     act = list(activity) + [Activity.DUP] * (len(g.params) - len(activity))
+    act[len(activity)] = Activity.CONST   # G's first shadow, %retptr's: the seed, a constant
     forward_mode(module, grad_name, act, out_name, width=width, vector_library=host_library(),
                  nan_tests=nan_tests, unread_tangents=(RETPTR,))
     return gradient, print_module(module)
@@ -187,10 +189,9 @@ def _make_call(spec, library):
                   for t, v in zip(sig.args[nargs + 1:], llargs[nargs + 1:])]
         gx, vs, hvs = arrays[0], arrays[1:1 + k], arrays[1 + k:]
         dret = [float_slot(context, builder, rt) for _ in range(k)]    # not read (hvp_module)
-        dseed = [float_slot(context, builder, rt) for _ in range(k)]
         # gradient params (seed slot, gx), then per dup param of the gradient its k shadows:
-        # %retptr, x, the seed slot, gx
-        extra = [seed, gx] + dret + vs + dseed + hvs
+        # %retptr, x, gx
+        extra = [seed, gx] + dret + vs + hvs
         retptr, code, exc = call_generated(context, builder, spec.name, spec.argtypes, rt,
                                            llargs[:nargs], extra, library)
         return context.make_tuple(builder, sig.return_type, [code, exc, builder.load(retptr)])
