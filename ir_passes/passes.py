@@ -223,12 +223,15 @@ class ForwardMode:
     width: int = option(1, "tangents per value (1 to 16)", int)
     libmvec: str = option("", LIBMVEC, str)
     handles: tuple = option((), HANDLES, words)
+    unread_tangents: tuple = option((), "dup parameters whose tangents the caller does not read "
+                                    "(their tangent stores are left out)", ints)
 
     def apply(self, module) -> str | None:
         register_handles(self.handles)
         fn = self.fn or first_definition(module)
         forward_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
-                     width=self.width, vector_library=vector_library(self.libmvec))
+                     width=self.width, vector_library=vector_library(self.libmvec),
+                     unread_tangents=self.unread_tangents)
         return None
 
 

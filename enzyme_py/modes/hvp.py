@@ -7,15 +7,18 @@ For a kernel `f(x, *const)` returning a float, with x a float array:
 2. LLVM's O2 cleans G up (the tape frame becomes registers, the runtime helpers are inlined;
    tape arrays are not kept between calls: ir_passes' fresh_tapes); G is printed with the
    kernel's line locations (print_module's locate_generated), so forward mode's refusals name them;
-3. forward mode differentiates G itself, with x, %retptr, the seed slot and gx all duplicated:
-   the shadow of x holds the direction v, and the shadow of gx leaves holding d(gx)/dx . v = H v.
+3. forward mode differentiates G itself, with x, %retptr and gx duplicated and the seed slot
+   constant (the seed does not vary with x): the shadow of x holds the direction v, and the
+   shadow of gx leaves holding d(gx)/dx . v = H v.
+   The tangent of %retptr (the directional derivative of f) is not read: its stores are left
+   out, and LLVM deletes the tangent arithmetic of the primal part that only fed them.
    Forward mode handles everything the reverse sweep emits: the tape arrays (malloc / realloc /
    free) get shadow tapes, pointers stored in the frame get shadow pointers.
 
 No finite differences are involved. `width` k > 1 gives k products in one call (the full
 Hessian is `hessian`, columns in chunks of up to 16).
 
-The entry `entry(x, *const, seed, gx, v_1..v_k, hv_1..hv_k) -> (f(x), (df.v_1, ..., df.v_k))`
+The entry `entry(x, *const, seed, gx, v_1..v_k, hv_1..hv_k) -> f(x)`
 is @njit and callable from @njit code; gx receives seed * grad f, hv_j receives seed * H v_j
 (both added to what the caller put there).
 """
@@ -39,7 +42,7 @@ from ..bridge.frozen import as_dispatcher
 from ..bridge import nrt  # noqa: F401 - Numba's allocators, status codes and dot for ir_passes
 from ..bridge.cleanup import cleanup
 from ..bridge.codegen import array_data, call_generated, float_slot, raise_status, status_type
-from ..bridge.convention import array_extents, returns_float
+from ..bridge.convention import RETPTR, array_extents, returns_float
 from ..bridge.entry import make_entry, make_intrinsic
 from ..bridge.vector_math import host_library
 from . import strong_zero
@@ -85,8 +88,9 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
     module = parse_module(gradient)
     g = module.functions[grad_name]
     act = list(activity) + [Activity.DUP] * (len(g.params) - len(activity))
+    act[len(activity)] = Activity.CONST   # G's first shadow, %retptr's: the seed, a constant
     forward_mode(module, grad_name, act, out_name, width=width, vector_library=host_library(),
-                 nan_tests=nan_tests)
+                 nan_tests=nan_tests, unread_tangents=(RETPTR,))
     return gradient, print_module(module)
 
 
@@ -165,7 +169,7 @@ def _param_names(spec):
 
 def _make_call(spec, library):
     rt, k, nargs = spec.restype, spec.width, len(spec.argtypes)
-    out_type = status_type(types.Tuple([rt, types.UniTuple(rt, k)]))
+    out_type = status_type(rt)
 
     def typer(args):
         if tuple(args[:nargs]) != tuple(spec.argtypes):
@@ -184,16 +188,13 @@ def _make_call(spec, library):
         arrays = [array_data(context, builder, t, v)
                   for t, v in zip(sig.args[nargs + 1:], llargs[nargs + 1:])]
         gx, vs, hvs = arrays[0], arrays[1:1 + k], arrays[1 + k:]
-        dret = [float_slot(context, builder, rt) for _ in range(k)]
-        dseed = [float_slot(context, builder, rt) for _ in range(k)]
+        dret = [float_slot(context, builder, rt) for _ in range(k)]    # not read (hvp_module)
         # gradient params (seed slot, gx), then per dup param of the gradient its k shadows:
-        # %retptr, x, the seed slot, gx
-        extra = [seed, gx] + dret + vs + dseed + hvs
+        # %retptr, x, gx
+        extra = [seed, gx] + dret + vs + hvs
         retptr, code, exc = call_generated(context, builder, spec.name, spec.argtypes, rt,
                                            llargs[:nargs], extra, library)
-        ts = context.make_tuple(builder, types.UniTuple(rt, k), [builder.load(s) for s in dret])
-        result = context.make_tuple(builder, sig.return_type.types[2], [builder.load(retptr), ts])
-        return context.make_tuple(builder, sig.return_type, [code, exc, result])
+        return context.make_tuple(builder, sig.return_type, [code, exc, builder.load(retptr)])
 
     return make_intrinsic("hvp_call", _param_names(spec), typer, f"hvp {spec.name}")
 
@@ -228,7 +229,7 @@ def products(f, x, directions, consts, kwargs, memory="tape", rerun=True) -> tup
                            guarded=True).entry
 
     strong_zero.call(as_dispatcher(target), c.entry, guarded, values, shadows, (),
-                     derivs_of=lambda r: r[1])
+                     derivs_of=lambda r: ())
     return hvs
 
 

@@ -48,6 +48,7 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  width: int = 1, strong_zero_guards: bool = False, noalias_shadows: bool = False,
                  nan_tests: bool | None = None,
                  extents: dict[int, Extent] | None = None, no_need: Sequence[int] = (),
+                 unread_tangents: Sequence[int] = (),
                  vector_library: VectorLibrary | None = None) -> Function:
     """Add `out_name`, the forward-mode tangent function of `fn_name` (see the module docstring).
 
@@ -66,6 +67,10 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     no_need: indices of "dup" parameters whose final primal contents the caller does not need
     (DuplicatedNoNeed): their stores are skipped when nothing reads them back (common/noneed.py);
     noalias_shadows also tells that analysis the arrays are disjoint.
+    unread_tangents: indices of "dup" parameters whose tangents the caller does not read (as
+    Enzyme's unused shadow return): their tangent stores are skipped when nothing reads the
+    memory back, and LLVM deletes the tangent arithmetic that only fed them (a Hessian-vector
+    product wants H v, not the directional derivative of the value f(x) it writes).
     vector_library: as in reverse_mode, for the rules' own math calls (common/vector_math.py).
     Returns the generated Function.
     """
@@ -83,6 +88,11 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
             raise ValueError("no_need names parameters that are not 'dup'")
         alias = alias_analysis(fm.primal, noalias_params=noalias_shadows)
         fm.unneeded = {id(s) for s in unneeded_stores(fm.primal, alias, no_need)}
+    if unread_tangents:
+        if any(fm.activity[i] is not Activity.DUP for i in unread_tangents):
+            raise ValueError("unread_tangents names parameters that are not 'dup'")
+        alias = alias_analysis(fm.primal, noalias_params=noalias_shadows)
+        fm.unread = {id(s) for s in unneeded_stores(fm.primal, alias, unread_tangents)}
     run(fm)
     worklist = module.pending.setdefault(DERIVED, [])
     while worklist:

@@ -145,6 +145,8 @@ def _copies_to_shadow(fm, user, v) -> bool:
 def store(fm, inst) -> None:
     if id(inst) not in fm.unneeded:
         fm.emit_primal(inst)
+    if id(inst) in fm.unread:
+        return
     v, p = inst.ops
     k = kind(v.type)
     if not fm.has_shadow(p):

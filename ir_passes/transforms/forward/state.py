@@ -29,7 +29,7 @@ class ForwardMode:
                  "dom", "preds", "types", "act", "handles", "maybe_own", "destructed", "counted",
                  "users", "float_pointers",
                  "vmap", "tmap", "smap", "hmap", "rmap", "bmap", "phis", "extents", "stand_ins",
-                 "stand_in_buffers", "stand_in_count", "unneeded", "params", "shadow_params",
+                 "stand_in_buffers", "stand_in_count", "unneeded", "unread", "params", "shadow_params",
                  "tangent_params", "float_ret", "fn", "b")
 
     def __init__(self, module, fn_name, activity, out_name, width=1, internal=False,
@@ -82,6 +82,7 @@ class ForwardMode:
         self.stand_in_buffers: list = []
         self.stand_in_count = 0
         self.unneeded: set = set()   # ids of primal stores the caller does not need (noneed.py)
+        self.unread: set = set()     # ids of stores whose tangents the caller does not read
         self._make_function(out_name, internal)
         self.b = MathBuilder(module)
 

@@ -36,6 +36,7 @@ from .checkpoint.outline import outline_time_loops, time_loop
 from .checkpoint.schedule import checkpoint_status
 from .forward_sweep import ForwardSweep
 from .fusion import fused_loops
+from .gated import gated_loops
 from .gradient import Gradient, Sweep
 from .parallel_launch import PENDING as PARALLEL
 from .parallel_launch import UPDATES, chain_releases, per_thread_workspace, reported
@@ -248,6 +249,7 @@ def synthesize(module, fn_name, activity, out_name, cache, noalias, success_code
     fwd.counted = {lp for lp in g.loops.loops if lp.header in reaching}
     g.exact_trips = {lp: exact_trip(lp, reaching) for lp in g.loops.loops}
     g.fused = fused_loops(g, reaching)
+    g.gated = gated_loops(g)
     g.sweep = Sweep.FORWARD
     fwd.clone_blocks()
     g.sweep = Sweep.REVERSE

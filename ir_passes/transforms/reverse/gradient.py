@@ -48,7 +48,7 @@ class Gradient:
         "alloca_block", "alloca_builder", "init_block", "init_builder", "keep_alive",
         "adjoints", "tape", "avail", "cache_sites", "shadow_cache_sites", "starts", "current_starts",
         "recurrences", "recurrence_fields", "recurrence_markers", "alloca_shadows", "restores",
-        "restore_markers", "final_copies", "fused", "fwd", "deferred", "deferred_quiet", "rank1_deferred",
+        "restore_markers", "final_copies", "fused", "gated", "fwd", "deferred", "deferred_quiet", "rank1_deferred",
         "retained",
         "retained_fields", "stand_ins", "use_lists", "layout", "counts_symbol", "updates",
         "fixed_trips", "parallel_failed", "launch_pool", "keep_frame", "kept",
@@ -96,6 +96,7 @@ class Gradient:
         self.restore_markers: dict = {}
         self.final_copies: dict = {}  # restored parameter -> frame field of its final contents
         self.fused: set = set()       # loops reversed an iteration at a time (fusion.py)
+        self.gated: dict = {}         # loops whose reverse a select's choice may skip (gated.py)
         self.fwd = None               # the ForwardSweep, once synthesis starts
         self.deferred: dict = {}      # (loop, id(pointer), type) -> deferred.py's slot
         self.deferred_quiet: dict = {}
@@ -120,10 +121,12 @@ class Gradient:
     def _make_function(self, out_name: str, noalias: bool) -> None:
         """noalias: the caller promised that the memory of distinct pointer parameters never
         overlaps; the data parameters (those with a known extent) and the shadows say so to
-        LLVM, so it can keep values in registers across shadow updates."""
+        LLVM, so it can keep values in registers across shadow updates. A parameter the primal
+        declares `noalias` (a host's return slot) stays so."""
         p = self.primal
         params = [Argument(a.type, a.name or f"arg{k}",
-                           "noalias" if noalias and k in self.extents else "", k)
+                           "noalias" if noalias and k in self.extents or "noalias" in a.attrs.split()
+                           else "", k)
                   for k, a in enumerate(p.params)]
         self.shadow_params, self.dout_params = {}, {}
         for k, mode in enumerate(self.activity):

@@ -58,11 +58,11 @@ def update_load(g, store):
     load. Else None."""
     v, p = store.ops
     if not (isinstance(v, Instruction) and v.opcode in ("fadd", "fsub") and v.block is store.block
-            and len(_users(g, v)) == 1 and g.act.is_active(v)):
+            and len(users(g, v)) == 1 and g.act.is_active(v)):
         return None
     for x in (v.ops if v.opcode == "fadd" else v.ops[:1]):
         if (isinstance(x, Instruction) and x.opcode == "load" and x.ops[0] is p and not x.volatile
-                and x.block is store.block and len(_users(g, x)) == 1 and g.act.is_active(x)
+                and x.block is store.block and len(users(g, x)) == 1 and g.act.is_active(x)
                 and x.type == v.type and _nothing_written_between(x, store)):
             return x
     return None
@@ -70,16 +70,16 @@ def update_load(g, store):
 
 def _updated_by(g, load):
     """The store of `p += t` whose load is `load`, or None."""
-    users = _users(g, load)
-    if len(users) != 1:
+    used = users(g, load)
+    if len(used) != 1:
         return None
-    after = _users(g, users[0])
+    after = users(g, used[0])
     if len(after) == 1 and after[0].opcode == "store" and update_load(g, after[0]) is load:
         return after[0]
     return None
 
 
-def _users(g, v) -> list:
+def users(g, v) -> list:
     table = g.use_lists
     if table is None:
         table = g.use_lists = {}

@@ -9,7 +9,8 @@ of the predecessor the forward sweep came from:
 - any other block with several predecessors reads which one it was (an i32 the forward sweep
   recorded, on the tape when inside a loop).
 Each reversed edge P -> S moves the adjoints of S's phis to their incoming values from P and
-steps back the counters of the loops the edge left or looped back to.
+steps back the counters of the loops the edge left or looped back to. The reverse of a gated
+loop's exit edge (gated.py) skips the loop when no gate holds.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ...ir.instructions import Instruction
 from ...ir.values import ConstInt
 from ...runtime import heap
 from . import deferred, deferred_rank1, recurrence
+from .gated import run_test
 from .gradient import Sweep
 from .instructions import reverse_instruction
 from .tape_keys import Branch
@@ -32,6 +34,7 @@ class ReverseSweep:
         self.finish_block = None
         self.resumes = {}      # fused loop -> the block that resumes its forward iteration
         self.loop_exits = []   # (loop, entry edge's source, block): deferred.flush goes there
+        self.edges = {}        # (src, dst) -> the block reversing that edge
         rt = g.fn.ret_type
         self.status_slot = None if isinstance(rt, T.VoidType) else g.tape.new_field(rt)
 
@@ -98,9 +101,15 @@ class ReverseSweep:
 
     def edge(self, src, dst):
         """The reverse of edge src -> dst: phi adjoints and counters, then the reverse of src."""
+        if (src, dst) not in self.edges:
+            self.edges[(src, dst)] = self._edge(src, dst)
+        return self.edges[(src, dst)]
+
+    def _edge(self, src, dst):
         g = self.g
         blk = g.new_block(f"rev.edge.{dst.name}.{src.name}")
         b = MathBuilder(g.module, blk)
+        gated, run = self.gate(src, dst, b)
         moved = [(phi, g.take_adjoint(b, phi)) for phi in dst.phis() if g.act.is_active(phi)]
         for phi, d in moved:
             g.add_adjoint(b, phi.incoming(src), d)
@@ -132,8 +141,31 @@ class ReverseSweep:
             self.loop_exits.append((header, src, leave))
             b.br(leave)
             return blk
-        b.br(self.rb[src])
+        if run is None:
+            b.br(self.rb[src])
+            return blk
+        skip = g.new_block(f"rev.skip.{gated.header.name}")
+        sb = MathBuilder(g.module, skip)    # nothing to reverse: L's counter back to its start,
+        g.tape.store(sb, g.tape.load(sb, g.current_start(gated)), g.tape.counter(gated))
+        for phi in dst.phis():              # the zeros the edge moved into L consumed
+            v = phi.incoming(src)
+            if g.act.is_active(v) and isinstance(v, Instruction) and v.block in gated.blocks:
+                g.take_adjoint(sb, v)
+        entry = [p for p in g.preds[gated.header] if p not in gated.blocks][0]
+        sb.br(self.edge(entry, gated.header))
+        b.cbr(run, self.rb[src], skip)
         return blk
+
+    def gate(self, src, dst, b) -> tuple:
+        """(loop, run test) when src -> dst leaves a gated loop (gated.py) for the block its
+        gates are in, and the edge goes on to the reverse of src; else (None, None)."""
+        g = self.g
+        lp = g.loops.loop_of(src)
+        header = g.loops.header_loop(dst)
+        if lp is None or dst in lp.blocks or lp not in g.gated or g.gated[lp][0] is not dst or \
+                header is not None and src not in header.blocks:
+            return None, None
+        return lp, run_test(g, g.gated[lp][1], dst, b)
 
     def finish_target(self):
         if self.finish_block is None:

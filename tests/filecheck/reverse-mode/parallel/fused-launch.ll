@@ -102,12 +102,12 @@ declare i64 @get_thread_id()
 declare void @parallel_for(ptr, ptr, ptr, ptr, ptr, i64, i64, i64)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
-; CHECK-LABEL: define i32 @grad(ptr %x, ptr %y, i64 %n, ptr %x.shadow, ptr %y.shadow)
+; CHECK-LABEL: define i32 @grad(ptr noalias %x, ptr noalias %y, i64 %n, ptr %x.shadow, ptr %y.shadow)
 ; CHECK: call ptr @enzpy.pool.take(ptr @grad.pool)
 ; CHECK: call ptr @enzpy.pool.record(
 ; CHECK: call void @parallel_for(ptr @enzpy.parfor.body.1.task.fwd.0,
 ; CHECK: call void @enzpy.pool.park(ptr @grad.pool,
-; CHECK-LABEL: define internal i32 @enzpy.parfor.body.1.grad.0(ptr %args, ptr %dims, ptr %steps, ptr %data, i64 %tid, ptr %sched, ptr %array.1, ptr %array.2, ptr %array.1.shadow, ptr %array.2.shadow)
+; CHECK-LABEL: define internal i32 @enzpy.parfor.body.1.grad.0(ptr %args, ptr %dims, ptr %steps, ptr %data, i64 %tid, ptr noalias %sched, ptr %array.1, ptr %array.2, ptr %array.1.shadow, ptr %array.2.shadow)
 ; CHECK: [[P:%t\.[0-9]+]] = getelementptr double, ptr %array.1.shadow, i64 %t.{{[0-9]+}}
 ; CHECK-NEXT: atomicrmw fadd ptr [[P]], double %t.{{[0-9]+}} monotonic, align 8
 ; CHECK-LABEL: define internal void @enzpy.parfor.body.1.task.fwd.0(ptr %args, ptr %dims, ptr %steps, ptr %record)
