@@ -77,7 +77,7 @@ def test_filecheck_folders_are_named_as_the_passes():
 REVERSE_GOLDEN = {
     "availability": "availability", "plan": "availability", "calls": "calls", "deferred": "deferred",
     "deferred_rank1": "deferred-rank1", "driver": "driver", "gradient": "driver",
-    "forward_sweep": "forward-sweep", "fusion": "fusion", "growing": "growing",
+    "forward_sweep": "forward-sweep", "fusion": "fusion", "gated": "gated", "growing": "growing",
     "instructions": "instructions", "memory": "memory", "parallel_launch": "parallel",
     "parallel_private": "parallel", "public_split": "public-split", "recurrence": "recurrence",
     "report": "report", "restore": "restore", "retain": "retain", "reverse_sweep": "reverse-sweep",
