@@ -136,3 +136,30 @@ def test_loop_that_writes_memory_is_reversed_in_full():
     log = np.zeros(len(c))
     enzyme_py.check_gradient(nearest_logged, Duplicated(c, np.zeros_like(c)), Const(p),
                              Duplicated(log, np.random.default_rng(6).random(len(c))))
+
+
+@njit
+def nearest_weights_overwritten(centroids, points, w):
+    """The gated loop reads w, which the outer loop overwrites after it: the reverse of the
+    gated loop reads w's old values from the tape, so a skipped reverse must leave the tape's
+    position where the next reversed loop expects it."""
+    total = 0.0
+    k, d = centroids.shape
+    for i in range(points.shape[0]):
+        best = np.inf
+        for c in range(k):
+            s = 0.0
+            for j in range(d):
+                t = points[i, j] - centroids[c, j]
+                s += t * t * w[j]
+            best = min(best, s)
+        total += np.sqrt(best)
+        w[i % d] *= 1.1
+    return total
+
+
+def test_skipped_reverse_keeps_the_tape_in_step():
+    r = np.random.default_rng(5)
+    C, P, w = r.normal(size=(5, 3)), r.normal(size=(7, 3)), r.uniform(0.5, 1.5, 3)
+    enzyme_py.check_gradient(nearest_weights_overwritten, Duplicated(C, np.zeros_like(C)),
+                             Duplicated(P, np.zeros_like(P)), Duplicated(w, np.zeros_like(w)))
