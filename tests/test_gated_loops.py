@@ -102,7 +102,7 @@ def test_gradient_and_hessian_diagonal(kernel):
     c, p = data()
     g, hdiag = analytic(c, p, assignment(c, p))
     np.testing.assert_allclose(enzyme_py.gradient(kernel, c, p), g, rtol=1e-12, atol=1e-12)
-    enzyme_py.check_gradient(kernel, Duplicated(c, np.zeros_like(c)), Const(p))
+    assert enzyme_py.check_gradient(kernel, Duplicated(c, np.zeros_like(c)), Const(p))
     v = np.random.default_rng(1).random(c.shape)
     np.testing.assert_allclose(enzyme_py.hessian_vector_product(kernel, c, v, p), hdiag * v,
                                rtol=1e-12, atol=1e-12)
@@ -115,7 +115,7 @@ def test_active_initial_value_gets_its_adjoint_only_where_chosen():
     dw = np.zeros_like(w)
     enzyme_py.autodiff(farthest_offset, Duplicated(c, np.zeros_like(c)), Const(p), Duplicated(w, dw))
     np.testing.assert_array_equal(dw, np.bincount(owner, minlength=len(w)).astype(float))
-    enzyme_py.check_gradient(farthest_offset, Duplicated(c, np.zeros_like(c)), Const(p),
+    assert enzyme_py.check_gradient(farthest_offset, Duplicated(c, np.zeros_like(c)), Const(p),
                              Duplicated(w, np.zeros_like(w)))
 
 
@@ -134,7 +134,7 @@ def test_row_holding_inf_that_is_never_nearest():
 def test_loop_that_writes_memory_is_reversed_in_full():
     c, p = data(seed=5)
     log = np.zeros(len(c))
-    enzyme_py.check_gradient(nearest_logged, Duplicated(c, np.zeros_like(c)), Const(p),
+    assert enzyme_py.check_gradient(nearest_logged, Duplicated(c, np.zeros_like(c)), Const(p),
                              Duplicated(log, np.random.default_rng(6).random(len(c))))
 
 
@@ -161,5 +161,5 @@ def nearest_weights_overwritten(centroids, points, w):
 def test_skipped_reverse_keeps_the_tape_in_step():
     r = np.random.default_rng(5)
     C, P, w = r.normal(size=(5, 3)), r.normal(size=(7, 3)), r.uniform(0.5, 1.5, 3)
-    enzyme_py.check_gradient(nearest_weights_overwritten, Duplicated(C, np.zeros_like(C)),
+    assert enzyme_py.check_gradient(nearest_weights_overwritten, Duplicated(C, np.zeros_like(C)),
                              Duplicated(P, np.zeros_like(P)), Duplicated(w, np.zeros_like(w)))

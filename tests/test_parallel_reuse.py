@@ -107,7 +107,7 @@ def test_heat_gradient_on_repeat_calls_matches_the_serial_one(threads, nthreads)
         np.testing.assert_allclose(got_u, want_u, rtol=1e-12, atol=1e-13)
         np.testing.assert_allclose(got_new, want_new, rtol=1e-12, atol=1e-13)
         assert got[2] == pytest.approx(want[2], rel=1e-12)
-    check_gradient(serial, Duplicated(u.copy(), du.copy()), Duplicated(new.copy(), dnew.copy()),
+    assert check_gradient(serial, Duplicated(u.copy(), du.copy()), Duplicated(new.copy(), dnew.copy()),
                    Active(0.2), Const(6))
 
 
