@@ -1,6 +1,7 @@
 """Structural promises of the code (docs/architecture.md): declared fields fail loudly on a typo,
-internal errors are told apart from unsupported code, ir_passes names no host, and the FileCheck
-folders are named as the passes."""
+internal errors are told apart from unsupported code, ir_passes names no host, the FileCheck
+folders are named as the passes, and no test drops a check_gradient report unread."""
+import ast
 import os
 import re
 
@@ -107,3 +108,23 @@ def test_public_names_still_exported():
                  "register_dot", "register_external", "register_inactive", "Activity",
                  "CacheMode", "InternalError", "register_success_codes"):
         assert hasattr(ir_passes, name), name
+
+
+def test_no_test_drops_a_gradient_report():
+    """check_gradient returns its report and raises nothing: a call whose report is not used
+    (outside `pytest.raises`) checks nothing."""
+    dropped = []
+    for folder, _, names in os.walk(HERE):
+        for n in names:
+            if not n.endswith(".py"):
+                continue
+            path = os.path.join(folder, n)
+            tree = ast.parse(open(path).read())
+            raising = {id(node) for w in ast.walk(tree) if isinstance(w, ast.With)
+                       for item in w.items if "raises" in ast.unparse(item.context_expr)
+                       for stmt in w.body for node in ast.walk(stmt)}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                        and ast.unparse(node.value.func).endswith("check_gradient") and id(node) not in raising:
+                    dropped.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}")
+    assert dropped == []

@@ -24,8 +24,8 @@ def _x():
 
 def test_reverse_float_and_none():
     x = _x()
-    check_gradient(energy, Duplicated(x, np.zeros(3)), Const(2.0), seed=(0.5, 1.5))
-    check_gradient(energy, Duplicated(x, np.zeros(3)), Const(None), seed=(0.5, 1.5))
+    assert check_gradient(energy, Duplicated(x, np.zeros(3)), Const(2.0), seed=(0.5, 1.5))
+    assert check_gradient(energy, Duplicated(x, np.zeros(3)), Const(None), seed=(0.5, 1.5))
     dx = np.zeros(3)
     autodiff(energy, Duplicated(x, dx), Const(None), seed=(0.5, 1.5))
     np.testing.assert_allclose(dx, 0.5 * (np.cos(x) * x + np.sin(x)), rtol=1e-12)
@@ -56,7 +56,7 @@ def capped(x, w_max):
 
 def test_optional_typed_leaf_that_is_none_or_float():
     x = _x()
-    check_gradient(capped, Duplicated(x, np.zeros(3)), Const(3.0), seed=(0.5, 1.5))
+    assert check_gradient(capped, Duplicated(x, np.zeros(3)), Const(3.0), seed=(0.5, 1.5))
     for w_max, want in ((-1.0, 0.5), (3.0, 0.5 + 1.5 * 3.0)):
         dx = np.zeros(3)
         autodiff(capped, Duplicated(x, dx), Const(w_max), seed=(0.5, 1.5))
