@@ -97,6 +97,7 @@ class JaxKernel:
             self.out_avals.append(jax.core.ShapedArray((), np.dtype(str(rt))))
         self.dup = sorted(set(self.diff) | set(self.outs))     # the shadowed arguments
         self.calls = Counter()
+        self.lanes_ok = True        # False once batched reverse mode refused the kernel
 
     def __repr__(self):
         return f"JaxKernel({self.name})"
@@ -202,6 +203,32 @@ class JaxKernel:
         if not self.tape_ring().reverse(*args, *[shadows[p] for p in self.dup], seed, int(handle)):
             raise RuntimeError(jax_ffi.RELEASED.format(name=self.name, size=self.max_tapes))
         return [shadows[p] for p in self.diff]
+
+    def reverse_lanes(self, operands, cts, lanes):
+        """The reverse-mode gradients for k = `lanes` cotangents (a leading axis of k), in one
+        batched reverse-mode call (modes/batched.py: the forward sweep runs once, the k adjoint
+        sweeps side by side). None where batched reverse mode refuses the kernel (the caller
+        loops over the tape then)."""
+        if not self.lanes_ok:
+            return None
+        args = self.arguments(operands)
+        seeds = dict(zip(self.outs, cts))
+        annotated = []
+        for p, a in enumerate(args):
+            if p in self.dup:
+                s = np.array(seeds[p], dtype=a.dtype, order="C", copy=True) if p in seeds else \
+                    np.zeros((lanes,) + a.shape, a.dtype)
+                annotated.append(BatchDuplicated(a, tuple(s)))
+            else:
+                annotated.append(Const(a))
+        kw = {"seed": tuple(float(c) for c in cts[len(self.outs)])} if self.returns else {}
+        try:
+            autodiff(self.dispatcher, *annotated, **kw)
+        except UnsupportedError:
+            self.lanes_ok = False
+            return None
+        self.calls["reverse"] += 1
+        return [np.stack(annotated[p].shadows) for p in self.diff]
 
     def tangent2(self, *arrays):
         """[u^T H_k v]_k: one forward-over-reverse product per output entry (jax_second.py)."""
@@ -370,18 +397,38 @@ def _host(*arrays, name, kernel, batch, size):
     if not size:
         return method(*arrays)
     n_fixed = 1 + len(kernel.operands)
-    if name == "tangent" and not any(batch[:n_fixed]):
-        return kernel.forward(arrays[1:n_fixed], arrays[n_fixed:], size) if all(batch[n_fixed:]) else \
-            kernel.forward(arrays[1:n_fixed], [a if b else np.broadcast_to(a, (size,) + a.shape)
-                                               for a, b in zip(arrays[n_fixed:], batch[n_fixed:])], size)
-    if name == "rev2" and not any(batch[:-len(kernel.diff)]):     # only the directions batched
-        n = len(arrays) - len(kernel.diff)
-        vs = [[a[i] if b else a for a, b in zip(arrays[n:], batch[n:])] for i in range(size)]
-        return [np.stack(col) for col in zip(*kernel.rev2(*arrays[:n], vs=vs))]
+    if name in ("tangent", "reverse") and not any(batch[:n_fixed]):    # only u or ct batched
+        lanes = [a if b else np.broadcast_to(a, (size,) + a.shape)
+                 for a, b in zip(arrays[n_fixed:], batch[n_fixed:])]
+        if name == "tangent":
+            return kernel.forward(arrays[1:n_fixed], lanes, size)
+        out = kernel.reverse_lanes(arrays[1:n_fixed], lanes, size)
+        if out is not None:
+            return out
+    n = len(kernel.operands)
+    if name == "rev2" and not any(batch[:n]):
+        return _rev2_groups(arrays, kernel, batch, size)
     if name == "aug":
         method = partial(method, call=tapes.new_call())
     rows = [method(*[a[i] if b else a for a, b in zip(arrays, batch)]) for i in range(size)]
     return [np.stack(col) for col in zip(*rows)]
+
+
+def _rev2_groups(arrays, kernel, batch, size):
+    """rev2 with x unbatched: one call per distinct cotangent, its directions as lanes (the
+    cotangents of `hessian` and `jacfwd(jacrev)` repeat across the directions)."""
+    n, m = len(kernel.operands), len(kernel.out_avals)
+    item = [[a[i] if b else a for a, b in zip(arrays, batch)] for i in range(size)]
+    groups = {}
+    for i, row in enumerate(item):
+        key = b"".join(np.ascontiguousarray(c).tobytes() for c in row[n:n + m])
+        groups.setdefault(key, []).append(i)
+    out = [None] * size
+    for rows in groups.values():
+        first = item[rows[0]]
+        for i, h in zip(rows, kernel.rev2(*first[:n + m], vs=[item[i][n + m:] for i in rows])):
+            out[i] = h
+    return [np.stack(col) for col in zip(*out)]
 
 
 def _impl(*arrays, name, kernel, batch, size):
