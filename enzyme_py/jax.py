@@ -97,7 +97,7 @@ class JaxKernel:
             self.out_avals.append(jax.core.ShapedArray((), np.dtype(str(rt))))
         self.dup = sorted(set(self.diff) | set(self.outs))     # the shadowed arguments
         self.calls = Counter()
-        self.lanes_ok = True        # False once batched reverse mode refused the kernel
+        self.lanes = True           # batches as k lanes; False: a loop (batched reverse refused)
 
     def __repr__(self):
         return f"JaxKernel({self.name})"
@@ -209,8 +209,6 @@ class JaxKernel:
         batched reverse-mode call (modes/batched.py: the forward sweep runs once, the k adjoint
         sweeps side by side). None where batched reverse mode refuses the kernel (the caller
         loops over the tape then)."""
-        if not self.lanes_ok:
-            return None
         args = self.arguments(operands)
         seeds = dict(zip(self.outs, cts))
         annotated = []
@@ -225,7 +223,7 @@ class JaxKernel:
         try:
             autodiff(self.dispatcher, *annotated, **kw)
         except UnsupportedError:
-            self.lanes_ok = False
+            self.lanes = False
             return None
         self.calls["reverse"] += 1
         return [np.stack(annotated[p].shadows) for p in self.diff]
@@ -397,7 +395,7 @@ def _host(*arrays, name, kernel, batch, size):
     if not size:
         return method(*arrays)
     n_fixed = 1 + len(kernel.operands)
-    if name in ("tangent", "reverse") and not any(batch[:n_fixed]):    # only u or ct batched
+    if name in ("tangent", "reverse") and kernel.lanes and not any(batch[:n_fixed]):   # u or ct only
         lanes = [a if b else np.broadcast_to(a, (size,) + a.shape)
                  for a, b in zip(arrays[n_fixed:], batch[n_fixed:])]
         if name == "tangent":
