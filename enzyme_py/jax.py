@@ -15,8 +15,10 @@ batched, to a Python handler on XLA's buffers (`ffi=False`: all through `jax.pur
   Its transpose is
 - `reverse`: the reverse sweep from the Tape the handle names; the kernel is not run again.
 
-Batching: forward mode's k directions (BatchDuplicated) when only the tangents are batched, the k
-seeds run from one tape when only the cotangents are, a loop over the batch otherwise.
+Batching: forward mode's k directions (BatchDuplicated) when only the tangents are batched,
+batched reverse mode's k seeds in one call when only the cotangents are (the tape loop where
+batched reverse mode refuses the kernel), rev2 once per distinct cotangent, a loop over the batch
+otherwise.
 
 Second derivatives (jax_second.py): two more primitives, `tangent2` ([u^T H_k v]_k, the JVP of
 `tangent` in the inputs) and `rev2` (sum_k ct_k H_k v, the JVP of `reverse` in the inputs), by
@@ -40,6 +42,7 @@ from .annotations import BatchDuplicated, Const, Duplicated, Forward
 from . import jax_ffi
 from .errors import UnsupportedError
 from .jax_second import SecondOrder
+from .lanes import CONST as CONST_ARG, DUP, BatchedReverse
 from .api import autodiff
 from .arguments import typeof, validate
 from .bridge.frozen import as_dispatcher
@@ -98,6 +101,7 @@ class JaxKernel:
         self.dup = sorted(set(self.diff) | set(self.outs))     # the shadowed arguments
         self.calls = Counter()
         self.lanes = True           # batches as k lanes; False: a loop (batched reverse refused)
+        self.batched = BatchedReverse(self.dispatcher)
 
     def __repr__(self):
         return f"JaxKernel({self.name})"
@@ -209,24 +213,21 @@ class JaxKernel:
         batched reverse-mode call (modes/batched.py: the forward sweep runs once, the k adjoint
         sweeps side by side). None where batched reverse mode refuses the kernel (the caller
         loops over the tape then)."""
-        args = self.arguments(operands)
-        seeds = dict(zip(self.outs, cts))
-        annotated = []
-        for p, a in enumerate(args):
+        shadows = {}
+        for p, ex in enumerate(self.examples):
             if p in self.dup:
-                s = np.array(seeds[p], dtype=a.dtype, order="C", copy=True) if p in seeds else \
-                    np.zeros((lanes,) + a.shape, a.dtype)
-                annotated.append(BatchDuplicated(a, tuple(s)))
-            else:
-                annotated.append(Const(a))
-        kw = {"seed": tuple(float(c) for c in cts[len(self.outs)])} if self.returns else {}
+                shadows[p] = np.zeros((lanes,) + ex.shape, ex.dtype)
+        for p, ct in zip(self.outs, cts):
+            shadows[p][...] = ct
+        kinds = [DUP if p in self.dup else CONST_ARG for p in range(len(self.kinds))]
+        seeds = np.asarray(cts[len(self.outs)], dtype=float) if self.returns else None
         try:
-            autodiff(self.dispatcher, *annotated, **kw)
+            self.batched(partial(self.arguments, operands), kinds, shadows, seeds)
         except UnsupportedError:
             self.lanes = False
             return None
         self.calls["reverse"] += 1
-        return [np.stack(annotated[p].shadows) for p in self.diff]
+        return [shadows[p] for p in self.diff]
 
     def tangent2(self, *arrays):
         """[u^T H_k v]_k: one forward-over-reverse product per output entry (jax_second.py)."""

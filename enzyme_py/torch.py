@@ -17,7 +17,9 @@ The op is a `torch.library.custom_op` (one opaque node for torch.compile, a fake
 implementation giving the outputs' shapes). Its backward runs split mode's reverse sweep from
 the tape the forward call kept (modes/split.py): the kernel is not run again. The backward is
 itself an op whose derivative (double backward) is forward mode over the reverse-mode gradient;
-the forward-mode rule (torch.func.jvp) is enzyme_py's forward mode; vmap loops over the batch.
+the forward-mode rule (torch.func.jvp) is enzyme_py's forward mode. vmap of the backward over
+output seeds only (jacrev) is one batched reverse-mode call, of the forward-mode rule over
+tangents only (jacfwd) one forward-mode call with k directions; other vmaps loop over the batch.
 CPU tensors reach the kernel as NumPy views of their memory (no copy when contiguous).
 """
 from __future__ import annotations
@@ -37,6 +39,7 @@ from .annotations import Active, BatchDuplicated, Const, Duplicated, Forward
 from .api import autodiff
 from .bridge.frozen import as_dispatcher
 from .errors import UnsupportedError
+from .lanes import ACTIVE, CONST as CONST_ARG, DUP, BatchedReverse
 from .modes.split import augmented_forward
 
 __all__ = ["Out", "KernelOp", "kernel_op"]
@@ -94,6 +97,7 @@ class KernelOp:
         qual = f"enzyme_py::{name or self.kernel.__name__}_{next(_ids)}"
         self._nested = {}
         self.lanes = True           # batches as k lanes; False: a loop (batched reverse refused)
+        self.batched = BatchedReverse(self.kernel)
         self.calls = Counter()      # batched calls: "vjp_lanes", "jvp_lanes"
         self._define(qual)
 
@@ -379,12 +383,15 @@ class KernelOp:
         shadows = self._lane_arrays(bound, seeds, k)
         if not shadows:
             return None
-        anns = [BatchDuplicated(_value(bound[i]), tuple(shadows[i])) if i in shadows else
-                Active(_value(bound[i])) if i in self.diff else Const(_value(bound[i]))
-                for i in range(len(self.params))]
-        kw = {"seed": tuple(float(s) for s in seeds["return"])} if self.returns else {}
+        kinds = [DUP if i in shadows else ACTIVE if i in self.diff else CONST_ARG
+                 for i in range(len(self.params))]
+
+        def fresh():
+            b = self._bind(primal)
+            return [_value(b[i]) for i in range(len(self.params))]
+        ret = [float(s) for s in seeds["return"]] if self.returns else None
         try:
-            derivs = autodiff(self.kernel, *anns, **kw)
+            derivs = self.batched(fresh, kinds, shadows, ret)
         except UnsupportedError:
             self.lanes = False
             return None

@@ -81,6 +81,8 @@ def test_vmap_over_cotangents_and_over_primals():
     got = jax.block_until_ready(jax.jit(jax.vmap(pull))(cts)[0])
     assert k.calls["reverse"] == 1
     np.testing.assert_allclose(got, np.stack([pull(c)[0] for c in cts]), rtol=1e-12, atol=1e-14)
+    again = jax.block_until_ready(jax.jit(jax.vmap(pull))(cts[::-1] * 2.0)[0])  # the built entry
+    np.testing.assert_allclose(again, got[::-1] * 2.0, rtol=1e-12, atol=1e-14)
     xs = np.stack([x * (1 + 0.1 * j) for j in range(3)])      # batched primals: a loop
     grad = jax.grad(lambda x: jnp.sum(g(x) ** 2))
     k.calls.clear()
