@@ -2,12 +2,14 @@
 
 `autodiff` with BatchDuplicated checks every argument and every pair of seeds on each call
 (about 0.7 ms for 16 seeds of a two-array kernel, arguments.py). A framework's batching rule
-hands the kernel arrays it has just copied, apart from each other and from the seeds it
-allocated: the first call of a layout goes through `autodiff` (the checks, the build), later
-calls of that layout straight to its compiled entry (modes/batched.py), under the same
-strong-zero rerun as `autodiff` (modes/strong_zero.py).
+hands the kernel arrays it has just copied or views of distinct tensors, and seeds it allocated:
+the first call of a layout goes through `autodiff` (the checks, the build), later calls of that
+layout, when no two arrays may share memory, straight to its compiled entry (modes/batched.py),
+under the same strong-zero rerun as `autodiff` (modes/strong_zero.py).
 """
 from __future__ import annotations
+
+import numpy as np
 
 from .annotations import Active, BatchDuplicated, Const
 from .arguments import typeof, zeros_like_layout
@@ -15,6 +17,13 @@ from .modes import batched, strong_zero
 from .modes.forward import MAX_WIDTH
 
 DUP, ACTIVE, CONST = "dup", "active", "const"
+
+
+def _overlap(args) -> bool:
+    """Whether two array arguments may share memory (the entry built for apart arrays would
+    then be wrong for them)."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    return any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:])
 
 
 class BatchedReverse:
@@ -44,10 +53,11 @@ class BatchedReverse:
         ann = [BatchDuplicated(a, tuple(lanes[p])) if kind == DUP else Active(a) if kind == ACTIVE
                else Const(a) for p, (a, kind) in enumerate(zip(args, kinds))]
         key = (len(seeds),) + tuple(typeof(i, a) for i, a in enumerate(args))
-        c = self.entries.get(key)
-        if c is None:
+        c = None if _overlap(args) else self.entries.get(key)
+        if c is None:       # a new layout, or arrays that may alias: autodiff's checks decide
             result = batched.autodiff(self.kernel, *ann, seed=seeds)
-            self.entries[key] = batched.compile_batched(self.kernel, *ann)
+            if not _overlap(args):
+                self.entries[key] = batched.compile_batched(self.kernel, *ann)
             return {p: result[p] for p, kind in enumerate(kinds) if kind == ACTIVE}
         dup = [p for p, kind in enumerate(kinds) if kind == DUP]
         scratch = [zeros_like_layout(args[p]) for p in dup]
