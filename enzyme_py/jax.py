@@ -15,8 +15,10 @@ batched, to a Python handler on XLA's buffers (`ffi=False`: all through `jax.pur
   Its transpose is
 - `reverse`: the reverse sweep from the Tape the handle names; the kernel is not run again.
 
-Batching: forward mode's k directions (BatchDuplicated) when only the tangents are batched, the k
-seeds run from one tape when only the cotangents are, a loop over the batch otherwise.
+Batching: forward mode's k directions (BatchDuplicated) when only the tangents are batched,
+batched reverse mode's k seeds in one call when only the cotangents are (the tape loop where
+batched reverse mode refuses the kernel), rev2 once per distinct cotangent, a loop over the batch
+otherwise.
 
 Second derivatives (jax_second.py): two more primitives, `tangent2` ([u^T H_k v]_k, the JVP of
 `tangent` in the inputs) and `rev2` (sum_k ct_k H_k v, the JVP of `reverse` in the inputs), by
@@ -40,6 +42,7 @@ from .annotations import BatchDuplicated, Const, Duplicated, Forward
 from . import jax_ffi
 from .errors import UnsupportedError
 from .jax_second import SecondOrder
+from .lanes import CONST as CONST_ARG, DUP, BatchedReverse
 from .api import autodiff
 from .arguments import typeof, validate
 from .bridge.frozen import as_dispatcher
@@ -97,6 +100,8 @@ class JaxKernel:
             self.out_avals.append(jax.core.ShapedArray((), np.dtype(str(rt))))
         self.dup = sorted(set(self.diff) | set(self.outs))     # the shadowed arguments
         self.calls = Counter()
+        self.lanes = True           # batches as k lanes; False: a loop (batched reverse refused)
+        self.batched = BatchedReverse(self.dispatcher)
 
     def __repr__(self):
         return f"JaxKernel({self.name})"
@@ -201,6 +206,27 @@ class JaxKernel:
         seed = float(cts[len(self.outs)]) if self.returns else 0.0
         if not self.tape_ring().reverse(*args, *[shadows[p] for p in self.dup], seed, int(handle)):
             raise RuntimeError(jax_ffi.RELEASED.format(name=self.name, size=self.max_tapes))
+        return [shadows[p] for p in self.diff]
+
+    def reverse_lanes(self, operands, cts, lanes):
+        """The reverse-mode gradients for k = `lanes` cotangents (a leading axis of k), in one
+        batched reverse-mode call (modes/batched.py: the forward sweep runs once, the k adjoint
+        sweeps side by side). None where batched reverse mode refuses the kernel (the caller
+        loops over the tape then)."""
+        shadows = {}
+        for p, ex in enumerate(self.examples):
+            if p in self.dup:
+                shadows[p] = np.zeros((lanes,) + ex.shape, ex.dtype)
+        for p, ct in zip(self.outs, cts):
+            shadows[p][...] = ct
+        kinds = [DUP if p in self.dup else CONST_ARG for p in range(len(self.kinds))]
+        seeds = np.asarray(cts[len(self.outs)], dtype=float) if self.returns else None
+        try:
+            self.batched(partial(self.arguments, operands), kinds, shadows, seeds)
+        except UnsupportedError:
+            self.lanes = False
+            return None
+        self.calls["reverse"] += 1
         return [shadows[p] for p in self.diff]
 
     def tangent2(self, *arrays):
@@ -370,18 +396,38 @@ def _host(*arrays, name, kernel, batch, size):
     if not size:
         return method(*arrays)
     n_fixed = 1 + len(kernel.operands)
-    if name == "tangent" and not any(batch[:n_fixed]):
-        return kernel.forward(arrays[1:n_fixed], arrays[n_fixed:], size) if all(batch[n_fixed:]) else \
-            kernel.forward(arrays[1:n_fixed], [a if b else np.broadcast_to(a, (size,) + a.shape)
-                                               for a, b in zip(arrays[n_fixed:], batch[n_fixed:])], size)
-    if name == "rev2" and not any(batch[:-len(kernel.diff)]):     # only the directions batched
-        n = len(arrays) - len(kernel.diff)
-        vs = [[a[i] if b else a for a, b in zip(arrays[n:], batch[n:])] for i in range(size)]
-        return [np.stack(col) for col in zip(*kernel.rev2(*arrays[:n], vs=vs))]
+    if name in ("tangent", "reverse") and kernel.lanes and not any(batch[:n_fixed]):   # u or ct only
+        lanes = [a if b else np.broadcast_to(a, (size,) + a.shape)
+                 for a, b in zip(arrays[n_fixed:], batch[n_fixed:])]
+        if name == "tangent":
+            return kernel.forward(arrays[1:n_fixed], lanes, size)
+        out = kernel.reverse_lanes(arrays[1:n_fixed], lanes, size)
+        if out is not None:
+            return out
+    n = len(kernel.operands)
+    if name == "rev2" and not any(batch[:n]):
+        return _rev2_groups(arrays, kernel, batch, size)
     if name == "aug":
         method = partial(method, call=tapes.new_call())
     rows = [method(*[a[i] if b else a for a, b in zip(arrays, batch)]) for i in range(size)]
     return [np.stack(col) for col in zip(*rows)]
+
+
+def _rev2_groups(arrays, kernel, batch, size):
+    """rev2 with x unbatched: one call per distinct cotangent, its directions as lanes (the
+    cotangents of `hessian` and `jacfwd(jacrev)` repeat across the directions)."""
+    n, m = len(kernel.operands), len(kernel.out_avals)
+    item = [[a[i] if b else a for a, b in zip(arrays, batch)] for i in range(size)]
+    groups = {}
+    for i, row in enumerate(item):
+        key = b"".join(np.ascontiguousarray(c).tobytes() for c in row[n:n + m])
+        groups.setdefault(key, []).append(i)
+    out = [None] * size
+    for rows in groups.values():
+        first = item[rows[0]]
+        for i, h in zip(rows, kernel.rev2(*first[:n + m], vs=[item[i][n + m:] for i in rows])):
+            out[i] = h
+    return [np.stack(col) for col in zip(*out)]
 
 
 def _impl(*arrays, name, kernel, batch, size):

@@ -17,12 +17,15 @@ The op is a `torch.library.custom_op` (one opaque node for torch.compile, a fake
 implementation giving the outputs' shapes). Its backward runs split mode's reverse sweep from
 the tape the forward call kept (modes/split.py): the kernel is not run again. The backward is
 itself an op whose derivative (double backward) is forward mode over the reverse-mode gradient;
-the forward-mode rule (torch.func.jvp) is enzyme_py's forward mode; vmap loops over the batch.
+the forward-mode rule (torch.func.jvp) is enzyme_py's forward mode. vmap of the backward over
+output seeds only (jacrev) is one batched reverse-mode call, of the forward-mode rule over
+tangents only (jacfwd) one forward-mode call with k directions; other vmaps loop over the batch.
 CPU tensors reach the kernel as NumPy views of their memory (no copy when contiguous).
 """
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 import threading
 import weakref
 from dataclasses import dataclass
@@ -32,10 +35,11 @@ import numpy as np
 import torch
 from numba import njit
 
-from .annotations import Active, Const, Duplicated, Forward
+from .annotations import Active, BatchDuplicated, Const, Duplicated, Forward
 from .api import autodiff
 from .bridge.frozen import as_dispatcher
 from .errors import UnsupportedError
+from .lanes import ACTIVE, CONST as CONST_ARG, DUP, BatchedReverse
 from .modes.split import augmented_forward
 
 __all__ = ["Out", "KernelOp", "kernel_op"]
@@ -92,6 +96,9 @@ class KernelOp:
                              "'inout' or returns=True)")
         qual = f"enzyme_py::{name or self.kernel.__name__}_{next(_ids)}"
         self._nested = {}
+        self.lanes = True           # batches as k lanes; False: a loop (batched reverse refused)
+        self.batched = BatchedReverse(self.kernel)
+        self.calls = Counter()      # batched calls: "vjp_lanes", "jvp_lanes"
         self._define(qual)
 
     # ---- the ops ------------------------------------------------------------------------------
@@ -122,8 +129,10 @@ class KernelOp:
         self.jvp = lib.custom_op(qual + "_jvp", self._jvp_impl, mutates_args=(),
                                  schema=f"({ins}, {dins}) -> {outs}")
         self.jvp.register_fake(lambda *a: _single(self._fake_outputs(a)))
-        for op in (self.primal, self.aug, self.vjp, self.vjp2, self.jvp):
+        for op in (self.primal, self.aug, self.vjp2):
             op.register_vmap(_loop_vmap(op))
+        self.vjp.register_vmap(self._lanes_vmap(self.vjp, self._vjp_lanes, 1))
+        self.jvp.register_vmap(self._lanes_vmap(self.jvp, self._jvp_lanes, 0))
         self.function = self._function()
 
     def _function(self):
@@ -336,6 +345,75 @@ class KernelOp:
     def _jvp_impl(self, *args):
         n = len(self.inputs)
         return _single(self._jvp(args[:n], dict(zip(self.diff, args[n:]))))
+
+    def _lanes_vmap(self, op, lanes, skip):
+        """A vmap rule for `op`: with only the last operands (seeds or tangents) batched, one
+        batched call with k lanes (`lanes`); otherwise the loop."""
+        loop = _loop_vmap(op)
+
+        def rule(info, in_dims, *args):
+            n, k = skip + len(self.inputs), info.batch_size
+            if self.lanes and all(d is None for d in in_dims[:n]) and \
+                    any(d is not None for d in in_dims[n:]):
+                per_lane = [a.movedim(d, 0) if d is not None else a.expand(k, *a.shape)
+                            for a, d in zip(args[n:], in_dims[n:])]
+                outs = lanes(args[skip:n], per_lane, k)
+                if outs is not None:
+                    return _single(tuple(outs)), _single((0,) * len(outs))
+            return loop(info, in_dims, *args)
+        return rule
+
+    def _lane_arrays(self, bound, per_lane, k):
+        """Per kernel parameter: its k shadows (an array with a leading axis of k) for a
+        differentiated or output array, from `per_lane` or zeros."""
+        arrays = {}
+        for i in self.diff + [j for j in self.outs if j not in self.diff]:
+            v = _value(bound[i])
+            if np.ndim(v):
+                arrays[i] = per_lane[i].detach().contiguous().numpy().astype(v.dtype, copy=True) \
+                    if i in per_lane else np.zeros((k,) + v.shape, v.dtype)
+        return arrays
+
+    def _vjp_lanes(self, primal, douts, k):
+        """The k input gradients for k output seeds (a leading axis of k) in one batched
+        reverse-mode call (the forward sweep runs once); None where batched reverse mode
+        refuses the kernel."""
+        bound = self._bind(primal)
+        seeds = dict(zip(self.outs + ["return"], douts))
+        shadows = self._lane_arrays(bound, seeds, k)
+        if not shadows:
+            return None
+        kinds = [DUP if i in shadows else ACTIVE if i in self.diff else CONST_ARG
+                 for i in range(len(self.params))]
+
+        def fresh():
+            b = self._bind(primal)
+            return [_value(b[i]) for i in range(len(self.params))]
+        ret = [float(s) for s in seeds["return"]] if self.returns else None
+        try:
+            derivs = self.batched(fresh, kinds, shadows, ret)
+        except UnsupportedError:
+            self.lanes = False
+            return None
+        self.calls["vjp_lanes"] += 1
+        return [torch.from_numpy(shadows[i]) if i in shadows else
+                torch.tensor(derivs[i], dtype=primal[self.inputs.index(i)].dtype) for i in self.diff]
+
+    def _jvp_lanes(self, primal, us, k):
+        """The outputs' tangents for k input tangents (a leading axis of k): forward mode with k
+        directions in one call."""
+        bound = self._bind(primal)
+        us = dict(zip(self.diff, us))
+        tangents = self._lane_arrays(bound, us, k)
+        anns = [BatchDuplicated(_value(bound[i]), tuple(tangents[i])) if i in tangents else
+                Active(_value(bound[i]), tuple(float(t) for t in us[i])) if i in self.diff else
+                Const(_value(bound[i])) for i in range(len(self.params))]
+        dvalue = autodiff(self.kernel, *anns, mode=Forward)
+        self.calls["jvp_lanes"] += 1
+        outs = [torch.from_numpy(tangents[i]) for i in self.outs]
+        if self.returns:
+            outs.append(torch.tensor([float(d) for d in dvalue], dtype=torch.float64))
+        return outs
 
     def _second_order(self, primal, douts, u):
         """sum_k g_k H_k u (g the output seeds): the tangent of the reverse-mode gradient in

@@ -137,7 +137,7 @@ def test_elementwise_analytic():
     np.testing.assert_allclose(g[0], np.cos(X) * Y + 2 * X, rtol=1e-12)
     np.testing.assert_allclose(g[1], np.sin(X), rtol=1e-12)
     jf = jax.jacfwd(f, argnums=0)(X, Y)      # k directions in one forward call
-    jr = jax.jacrev(f, argnums=0)(X, Y)      # k seeds from one tape
+    jr = jax.jacrev(f, argnums=0)(X, Y)      # k seeds in one batched reverse-mode call
     np.testing.assert_allclose(jf, np.diag(np.cos(X) * Y + 2 * X), atol=1e-14)
     np.testing.assert_allclose(jr, jf, atol=1e-14)
 

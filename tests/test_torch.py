@@ -193,3 +193,45 @@ def test_state_copied_from_an_input():
                                 Out(shape=lambda W, U, xs, h: (xs.shape[0], h.shape[0]))])
     args = (rand(3, 3) - 0.5, rand(3, 2) - 0.5, rand(4, 2), rand(3, seed=2))
     assert gradcheck(op, args) and gradgradcheck(op, args)
+
+
+@pytest.mark.parametrize("name", ["elementwise", "heat_inplace", "nbody"])
+def test_jacobians_are_one_batched_call(name):
+    """jacrev's k seeds: one batched reverse-mode call; jacfwd's k directions: one forward-mode
+    call; against the loop (op.lanes = False) and central differences."""
+    op, args = cases()[name]
+    args = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
+    diff = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+    def f(*xs):
+        a = list(args)
+        for i, x in zip(diff, xs):
+            a[i] = x
+        out = op(*a)
+        return torch.cat([o.reshape(-1) for o in (out if isinstance(out, tuple) else (out,))])
+    xs = [args[i] for i in diff]
+    argnums = tuple(range(len(xs)))
+    op.calls.clear()
+    jr = torch.func.jacrev(f, argnums=argnums)(*xs)
+    jf = torch.func.jacfwd(f, argnums=argnums)(*xs)
+    assert dict(op.calls) == {"vjp_lanes": 1, "jvp_lanes": 1}
+    for r, again in zip(jr, torch.func.jacrev(f, argnums=argnums)(*xs)):   # the built entry
+        torch.testing.assert_close(again, r, rtol=0, atol=0)
+    op.lanes = False
+    try:
+        loop = torch.func.jacrev(f, argnums=argnums)(*xs)
+    finally:
+        op.lanes = True
+    assert op.calls["vjp_lanes"] == 2
+    h = 1e-6
+    for j, (r, fw, lp) in enumerate(zip(jr, jf, loop)):
+        torch.testing.assert_close(r, lp, rtol=1e-12, atol=1e-14)
+        torch.testing.assert_close(fw, r, rtol=1e-10, atol=1e-12)
+        cols = []
+        for e in torch.eye(xs[j].numel(), dtype=torch.float64):
+            e = e.reshape(xs[j].shape) * h
+            plus, minus = list(xs), list(xs)
+            plus[j], minus[j] = xs[j] + e, xs[j] - e
+            cols.append((f(*plus) - f(*minus)) / (2 * h))
+        fd = torch.stack(cols, -1).reshape(r.shape)
+        torch.testing.assert_close(r, fd, rtol=1e-6, atol=1e-8)
