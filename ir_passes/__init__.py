@@ -45,6 +45,8 @@ from .rules.fingerprint import rules_fingerprint
 from .rules.libdevice import SELECTED as LIBDEVICE_SELECTED
 from .runtime.fresh_workspace import fresh_tapes, fresh_tapes_text
 from .runtime.helpers import register_helper
+from .runtime.shared import declared as declared_runtime
+from .runtime.shared import library_text as runtime_library_text
 from .transforms.common.early_loads import issue_loads_early
 from .transforms.gpu_kernel import GpuKernel, GpuLaunch, gpu_forward_kernel, gpu_reverse_kernel
 from .transforms.pattern_union import pattern_text, union_arms
@@ -52,6 +54,7 @@ from .transforms.pattern_union import pattern_text, union_arms
 __all__ = ["Decisions", "decisions", "pattern_text", "union_arms", "fresh_tapes", "fresh_tapes_text",
            "tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError", "issue_loads_early",
            "reducible", "register_helper", "rules_fingerprint", "GpuKernel", "GpuLaunch",
+           "declared_runtime", "runtime_library_text",
            "gpu_forward_kernel", "gpu_reverse_kernel",
            "Activity", "CacheMode", "Extent", "FLOAT32", "FLOAT64", "Heap", "InternalError",
            "LIBC_HEAP", "MEMORY_CHOICES", "Memory",

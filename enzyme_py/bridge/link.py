@@ -13,7 +13,10 @@ from numba.core.environment import lookup_environment
 from numba.core.registry import cpu_target
 from numba.core.runtime import rtsys
 
+from ir_passes import declared_runtime
+
 from ..timings import stage
+from . import runtime
 from .nested import remember
 from .verify import parse_checked
 
@@ -74,13 +77,20 @@ def _parse_verified(text: str):
     return llvm.parse_assembly(text)
 
 
-@stage("O3 + codegen")
 def compile_library(text: str, name: str, environments=None):
     """Compile verified module text with Numba's codegen (O3) into a code library.
 
     `environments` ({global name: Numba Environment}, capture's): the library's environment
     globals that are defined are pointed at them, as Numba does for its own functions (an
-    exception raised with run-time arguments boxes them only when its environment is set)."""
+    exception raised with run-time arguments boxes them only when its environment is set).
+    The shareable runtime helpers the text declares are compiled once per process
+    (runtime.py)."""
+    runtime.ensure(declared_runtime(text))    # the helpers it calls by symbol, compiled first
+    return _compile(text, name, environments)
+
+
+@stage("O3 + codegen")
+def _compile(text: str, name: str, environments):
     codegen = cpu_target.target_context.codegen()
     with global_compiler_lock:
         library = _library_class(codegen)(codegen, f"enzyme_py.{name}")

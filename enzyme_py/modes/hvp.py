@@ -86,7 +86,7 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
     g = module.functions[grad_name]
     act = list(activity) + [Activity.DUP] * (len(g.params) - len(activity))
     forward_mode(module, grad_name, act, out_name, width=width, vector_library=host_library(),
-                 nan_tests=nan_tests)
+                 nan_tests=nan_tests, runtime="declare")
     return gradient, print_module(module)
 
 
