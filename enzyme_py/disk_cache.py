@@ -309,8 +309,11 @@ class Slot:
         if "entry" in fields:
             pickle_by_key(fields["entry"], self.key)
         try:
-            record = {"key": self.key, "fields": kept, "environments": used,
-                      "runtime": declared_runtime(verified_text)}
+            helpers = declared_runtime(verified_text)
+            record = {"key": self.key, "fields": kept, "environments": used, "runtime": helpers}
+            if helpers:     # compiled by this build for exactly these helpers: stored too
+                _store_runtime(self.folder, _runtime_path(self.folder, helpers),
+                               runtime.compiled_for(helpers))
             if "library" in fields:
                 record.update(library=fields["library"].serialize_using_object_code(),
                               entry=_reduce_entry(fields["entry"]))
@@ -328,8 +331,7 @@ def load_runtime(folder, names) -> None:
     todo = runtime.missing(names)
     if not todo:
         return
-    key = hashlib.sha256(_library_version() + repr(todo).encode()).hexdigest()[:32]
-    path = os.path.join(folder, f"runtime-{key}.nbr")
+    path = _runtime_path(folder, todo)
     codegen = cpu_target.target_context.codegen()
     try:
         with open(path, "rb") as f:
@@ -341,7 +343,19 @@ def load_runtime(folder, names) -> None:
         return
     except Exception:         # noqa: BLE001 - no file, or a corrupt one: compile
         pass
-    library = runtime.ensure(todo)
+    _store_runtime(folder, path, runtime.ensure(todo))
+
+
+def _runtime_path(folder, names) -> str:
+    key = hashlib.sha256(_library_version() + repr(list(names)).encode()).hexdigest()[:32]
+    return os.path.join(folder, f"runtime-{key}.nbr")
+
+
+def _store_runtime(folder, path, library) -> None:
+    """Store a runtime library's object code (a fresh process loading the gradients that call
+    exactly its helpers finds it)."""
+    if library is None or os.path.exists(path):
+        return
     try:
         _write(folder, path, pickle.dumps(library.serialize_using_object_code(),
                                           protocol=pickle.HIGHEST_PROTOCOL))
@@ -359,6 +373,48 @@ def _write(folder, path, body) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(_MAGIC + hashlib.sha256(body).digest() + body)
     os.replace(tmp, path)
+
+
+def _entry_path(kind: str, parts) -> str | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = hashlib.sha256(_library_version() + repr(parts).encode()).hexdigest()[:32]
+    return os.path.join(folder, f"{kind}-{key}.nbe")
+
+
+def load_entry(kind: str, parts, entry) -> bool:
+    """Give the @njit `entry` (not compiled) its one overload from the file stored for
+    (`kind`, `parts`) by store_entry; whether there was one. For entries built over loaded
+    gradients (a checked entry: modes/strong_zero_entry.py), `parts` naming all they depend
+    on (the gradients' keys, the entry's source and signature)."""
+    path = _entry_path(kind, parts)
+    if path is None:
+        return False
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+        body = blob[len(_MAGIC) + 32:]
+        if blob[:len(_MAGIC)] != _MAGIC or hashlib.sha256(body).digest() != blob[len(_MAGIC):len(_MAGIC) + 32]:
+            raise ValueError("bad header or checksum")
+        data = pickle.loads(body)
+    except Exception:         # noqa: BLE001 - no file, or a corrupt one: compile
+        return False
+    _rebuild_entry(entry, data)
+    return True
+
+
+def store_entry(kind: str, parts, entry) -> None:
+    """Store the compiled @njit `entry` for (`kind`, `parts`) (load_entry); nothing when the
+    disk cache is off or its environments' constants do not pickle."""
+    path = _entry_path(kind, parts)
+    if path is None:
+        return
+    try:
+        _write(os.path.dirname(path), path, pickle.dumps(_reduce_entry(entry),
+                                                         protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:         # noqa: BLE001 - an unwritable folder or a constant that does not pickle
+        pass
 
 
 def open_slot(mode, dispatcher, numba_types, options, make_entry, argtypes=None):

@@ -21,6 +21,7 @@ from ..timings import stage
 
 _lock = threading.RLock()
 _libraries: dict = {}      # helper name -> the code library defining it (kept for the process)
+_batches: dict = {}        # sorted names -> the library compiled for exactly them
 
 
 def missing(names) -> list:
@@ -56,4 +57,10 @@ def ensure(names):
             return None
         library = compile_helpers(todo)
         add(todo, library)
+        _batches[tuple(todo)] = library
         return library
+
+
+def compiled_for(names):
+    """The library compiled in this process for exactly the sorted `names`, or None."""
+    return _batches.get(tuple(names))
