@@ -90,9 +90,10 @@ def test_two_gradients_share_one_library(monkeypatch):
     before = len(compiled)
     second = compile_gradient(square_loss, Duplicated(A, np.zeros((4, 4))))
     common = set(declared_runtime(first.verified)) & set(declared_runtime(second.verified))
-    assert GEMM in common
+    assert "enzpy.scale_matrix.f64" in common
     for text in (first.verified, second.verified):
-        assert not [line for line in text.splitlines() if line.startswith("define") and f"@{GEMM}(" in line]
+        assert not [line for line in text.splitlines()
+                    if line.startswith("define") and "@enzpy.scale_matrix.f64(" in line]
     assert all(name in runtime._libraries for name in common)
     assert not common & {n for names in compiled[before:] for n in names}     # not compiled again
     dA = np.zeros((4, 4))
