@@ -113,6 +113,8 @@ EXTENTS = ("known memory extents: param=len.stride[+len.stride]:itemsize[:f64|f3
 ERROR_REPORT = ("report,status,pending: the host's error report (rules/convention.py: how generated "
                 "code raises an error)")
 LIBMVEC = "ISA letters (b, c, d, e) whose libmvec variants the rules' math calls may use"
+RUNTIME = ("declare: the runtime helpers that loop and allocate nothing are only declared; the host "
+           "compiles them once (runtime/shared.py)")
 
 
 def first_definition(module) -> str:
@@ -166,6 +168,7 @@ class ReverseMode:
                          "(runtime/heap.py; default: libc)", words)
     fresh: bool = option(False, "tape arrays that live for one call: no workspace parked between calls")
     error_report: tuple = option((), ERROR_REPORT, words)
+    runtime: str = option("define", RUNTIME, str, ("define", "declare"))
 
     def apply(self, module) -> str | None:
         fn = self.fn or first_definition(module)
@@ -189,7 +192,7 @@ class ReverseMode:
                      vector_library=vector_library(self.libmvec), no_need=self.no_need,
                      extents=dict(self.extents), memory=self.memory,
                      parallel=ParallelUpdates(self.parallel), guard_products=self.guard_products,
-                     **codes)
+                     runtime=self.runtime, **codes)
         return None
 
 
@@ -204,12 +207,14 @@ class ForwardMode:
     libmvec: str = option("", LIBMVEC, str)
     handles: tuple = option((), "handle allocators to register first, each "
                             "alloc:data:retain:release (a host registers its own)", words)
+    runtime: str = option("define", RUNTIME, str, ("define", "declare"))
 
     def apply(self, module) -> str | None:
         register_handles(self.handles)
         fn = self.fn or first_definition(module)
         forward_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
-                     width=self.width, vector_library=vector_library(self.libmvec))
+                     width=self.width, vector_library=vector_library(self.libmvec),
+                     runtime=self.runtime)
         return None
 
 
