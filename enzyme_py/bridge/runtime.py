@@ -18,6 +18,7 @@ from numba.core.registry import cpu_target
 from ir_passes import runtime_library_text
 
 from ..timings import stage
+from .library import library_class
 
 _lock = threading.RLock()
 _libraries: dict = {}      # helper name -> the code library defining it (kept for the process)
@@ -40,9 +41,8 @@ def add(names, library) -> None:
 def compile_helpers(names):
     """A finalized code library defining the helpers `names` (external symbols)."""
     codegen = cpu_target.target_context.codegen()
-    from .link import _library_class      # link imports this module
     with global_compiler_lock:
-        library = _library_class(codegen)(codegen, "enzyme_py.runtime")
+        library = library_class(codegen)(codegen, "enzyme_py.runtime")
         library.enable_object_caching()     # disk_cache stores its object code
         library.add_llvm_module(llvm.parse_assembly(runtime_library_text(names)))
         library.finalize()
