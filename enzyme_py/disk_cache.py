@@ -28,9 +28,10 @@ from numba.core.environment import Environment
 from numba.core.registry import cpu_target
 
 from ir_passes import rules_fingerprint
-
 from .bridge import nrt  # noqa: F401 - Numba's entries of the rule tables, part of the key
-from .bridge import frozen, rule_calls
+from ir_passes import declared_runtime
+
+from .bridge import frozen, rule_calls, runtime
 from .bridge.capture import callee_overloads, resolve_overload
 from .bridge.frozen import note_use
 from .bridge.link import bind_environments, define_counts, find_environment
@@ -72,7 +73,8 @@ def cache_dir():
 
 def _library_version() -> bytes:
     """Versions of Python, Numba, llvmlite, NumPy, the CPU, and the text of enzyme_py and
-    ir_passes (a changed derivative rule must not reuse old code). Computed once."""
+    ir_passes, runtime .ll files included (a changed derivative rule or runtime helper must not
+    reuse old code). Computed once."""
     if not _versions:
         h = hashlib.sha256()
         h.update(repr((sys.version, numba.__version__, llvmlite.__version__, np.__version__,
@@ -279,6 +281,7 @@ class Slot:
             return fields
         cpu_target.target_context.refresh()   # as Numba's cache does: NRT is set up on first use
         define_counts(fields.get("layout"))   # the gradient reads this global: define it first
+        load_runtime(self.folder, record.get("runtime", ()))   # the helpers it calls, likewise
         codegen = cpu_target.target_context.codegen()
         library = codegen.unserialize_library(record["library"])
         bind_environments(library, record.get("environments", ()))
@@ -306,23 +309,112 @@ class Slot:
         if "entry" in fields:
             pickle_by_key(fields["entry"], self.key)
         try:
-            record = {"key": self.key, "fields": kept, "environments": used}
+            helpers = declared_runtime(verified_text)
+            record = {"key": self.key, "fields": kept, "environments": used, "runtime": helpers}
+            if helpers:     # compiled by this build for exactly these helpers: stored too
+                _store_runtime(self.folder, _runtime_path(self.folder, helpers),
+                               runtime.compiled_for(helpers))
             if "library" in fields:
                 record.update(library=fields["library"].serialize_using_object_code(),
                               entry=_reduce_entry(fields["entry"]))
-            body = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-            os.makedirs(self.folder, exist_ok=True)
-            # os.open with 0o666, not mkstemp's 0o600: the file follows the umask, so a
-            # folder shared by a group stays readable.
-            tmp = os.path.join(self.folder, f".{secrets.token_hex(8)}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + hashlib.sha256(body).digest() + body)
-            os.replace(tmp, self.path)      # atomic: readers see the old file or the new one
+            _write(self.folder, self.path, pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
         except Exception:         # noqa: BLE001 - an unwritable folder never fails a gradient
             return False
         stats["stores"] += 1
         return True
+
+
+def load_runtime(folder, names) -> None:
+    """Make the runtime helpers `names` (bridge/runtime.py) callable in this process: those
+    missing are loaded from their own file, `runtime-<key>.nbr` (the object code of a library
+    defining exactly them), or compiled and stored there."""
+    todo = runtime.missing(names)
+    if not todo:
+        return
+    path = _runtime_path(folder, todo)
+    codegen = cpu_target.target_context.codegen()
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+        body = blob[len(_MAGIC) + 32:]
+        if blob[:len(_MAGIC)] != _MAGIC or hashlib.sha256(body).digest() != blob[len(_MAGIC):len(_MAGIC) + 32]:
+            raise ValueError("bad header or checksum")
+        runtime.add(todo, codegen.unserialize_library(pickle.loads(body)))
+        return
+    except Exception:         # noqa: BLE001 - no file, or a corrupt one: compile
+        pass
+    _store_runtime(folder, path, runtime.ensure(todo))
+
+
+def _runtime_path(folder, names) -> str:
+    key = hashlib.sha256(_library_version() + repr(list(names)).encode()).hexdigest()[:32]
+    return os.path.join(folder, f"runtime-{key}.nbr")
+
+
+def _store_runtime(folder, path, library) -> None:
+    """Store a runtime library's object code (a fresh process loading the gradients that call
+    exactly its helpers finds it)."""
+    if library is None or os.path.exists(path):
+        return
+    try:
+        _write(folder, path, pickle.dumps(library.serialize_using_object_code(),
+                                          protocol=pickle.HIGHEST_PROTOCOL))
+    except OSError:      # an unwritable folder never fails a gradient
+        pass
+
+
+def _write(folder, path, body) -> None:
+    """Write `body` with the header and checksum to `path`, atomically (readers see the old
+    file or the new one). os.open with 0o666, not mkstemp's 0o600: the file follows the umask,
+    so a folder shared by a group stays readable."""
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{secrets.token_hex(8)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with os.fdopen(fd, "wb") as f:
+        f.write(_MAGIC + hashlib.sha256(body).digest() + body)
+    os.replace(tmp, path)
+
+
+def _entry_path(kind: str, parts) -> str | None:
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = hashlib.sha256(_library_version() + repr(parts).encode()).hexdigest()[:32]
+    return os.path.join(folder, f"{kind}-{key}.nbe")
+
+
+def load_entry(kind: str, parts, entry) -> bool:
+    """Give the @njit `entry` (not compiled) its one overload from the file stored for
+    (`kind`, `parts`) by store_entry; whether there was one. For entries built over loaded
+    gradients (a checked entry: modes/strong_zero_entry.py), `parts` naming all they depend
+    on (the gradients' keys, the entry's source and signature)."""
+    path = _entry_path(kind, parts)
+    if path is None:
+        return False
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+        body = blob[len(_MAGIC) + 32:]
+        if blob[:len(_MAGIC)] != _MAGIC or hashlib.sha256(body).digest() != blob[len(_MAGIC):len(_MAGIC) + 32]:
+            raise ValueError("bad header or checksum")
+        data = pickle.loads(body)
+    except Exception:         # noqa: BLE001 - no file, or a corrupt one: compile
+        return False
+    _rebuild_entry(entry, data)
+    return True
+
+
+def store_entry(kind: str, parts, entry) -> None:
+    """Store the compiled @njit `entry` for (`kind`, `parts`) (load_entry); nothing when the
+    disk cache is off or its environments' constants do not pickle."""
+    path = _entry_path(kind, parts)
+    if path is None:
+        return
+    try:
+        _write(os.path.dirname(path), path, pickle.dumps(_reduce_entry(entry),
+                                                         protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:         # noqa: BLE001 - an unwritable folder or a constant that does not pickle
+        pass
 
 
 def open_slot(mode, dispatcher, numba_types, options, make_entry, argtypes=None):

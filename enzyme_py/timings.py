@@ -10,7 +10,8 @@ ENZYME_PY_TIMINGS=cpu the stages are measured in CPU seconds of the process
 Stages, in pipeline order (docs/pipeline.md): capture (type and lower the private copy,
 link the module texts), cleanup (parse, O2, print), parse / AD / print (ir_passes),
 verify (prepare_module: parse, verify, print), O3 + codegen (Numba's codegen on the
-gradient module), entry (Numba compiles the @njit entry), total (the whole build).
+gradient module), runtime (the shared runtime helpers the process lacked: bridge/runtime.py),
+entry (Numba compiles the @njit entry), total (the whole build).
 """
 import gc
 import os

@@ -47,6 +47,8 @@ from .rules.libdevice import SELECTED as LIBDEVICE_SELECTED
 from .runtime.fresh_workspace import fresh_tapes, fresh_tapes_text
 from .runtime.helpers import register_helper
 from .runtime.source import fill as fill_template, read_pieces
+from .runtime.shared import declared as declared_runtime
+from .runtime.shared import library_text as runtime_library_text
 from .transforms.common.early_loads import issue_loads_early
 from .transforms.gpu_kernel import (GpuKernel, GpuLaunch, dynamic_shared_bytes, gpu_forward_kernel,
                                      gpu_reverse_kernel)
@@ -57,7 +59,7 @@ __all__ = ["Decisions", "decisions", "pattern_text", "union_arms", "fresh_tapes"
            "tests_nan", "ConstantMemoryError", "LIBDEVICE_SELECTED", "ParseError", "issue_loads_early",
            "reducible", "register_helper", "fill_template", "read_pieces", "rules_fingerprint",
            "GpuKernel", "GpuLaunch", "gpu_forward_kernel", "gpu_reverse_kernel", "dynamic_shared_bytes",
-           "deterministic_scratch_bytes",
+           "deterministic_scratch_bytes", "declared_runtime", "runtime_library_text",
            "Activity", "CacheMode", "Extent", "FLOAT32", "FLOAT64", "Heap", "InternalError",
            "LIBC_HEAP", "MEMORY_CHOICES", "Memory",
            "ParallelUpdates", "TAPE", "UnsupportedError", "VectorLibrary", "forward_mode",

@@ -128,6 +128,8 @@ def register_blas(specs) -> None:
         kind, name = spec.split(":")
         BLAS_RECORDS[kind](name)
 LIBMVEC = "ISA letters (b, c, d, e) whose libmvec variants the rules' math calls may use"
+RUNTIME = ("declare: the runtime helpers that loop and allocate nothing are only declared; the host "
+           "compiles them once (runtime/shared.py)")
 
 
 def first_definition(module) -> str:
@@ -184,6 +186,7 @@ class ReverseMode:
     handles: tuple = option((), HANDLES, words)
     blas: tuple = option((), "BLAS routines to register first, each gemv:NAME or gemm:NAME (rules/blas.py)",
                          words)
+    runtime: str = option("define", RUNTIME, str, ("define", "declare"))
 
     def apply(self, module) -> str | None:
         register_handles(self.handles)
@@ -209,7 +212,7 @@ class ReverseMode:
                      vector_library=vector_library(self.libmvec), no_need=self.no_need,
                      extents=dict(self.extents), memory=self.memory,
                      parallel=ParallelUpdates(self.parallel), guard_products=self.guard_products,
-                     **codes)
+                     runtime=self.runtime, **codes)
         return None
 
 
@@ -225,13 +228,14 @@ class ForwardMode:
     handles: tuple = option((), HANDLES, words)
     unread_tangents: tuple = option((), "dup parameters whose tangents the caller does not read "
                                     "(their tangent stores are left out)", ints)
+    runtime: str = option("define", RUNTIME, str, ("define", "declare"))
 
     def apply(self, module) -> str | None:
         register_handles(self.handles)
         fn = self.fn or first_definition(module)
         forward_mode(module, fn, padded(self.activity, module.functions[fn]), self.out,
                      width=self.width, vector_library=vector_library(self.libmvec),
-                     unread_tangents=self.unread_tangents)
+                     unread_tangents=self.unread_tangents, runtime=self.runtime)
         return None
 
 

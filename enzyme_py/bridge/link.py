@@ -13,7 +13,11 @@ from numba.core.environment import lookup_environment
 from numba.core.registry import cpu_target
 from numba.core.runtime import rtsys
 
+from ir_passes import declared_runtime
+
 from ..timings import stage
+from . import runtime
+from .library import library_class
 from .nested import remember
 from .verify import parse_checked
 
@@ -74,16 +78,23 @@ def _parse_verified(text: str):
     return llvm.parse_assembly(text)
 
 
-@stage("O3 + codegen")
 def compile_library(text: str, name: str, environments=None):
     """Compile verified module text with Numba's codegen (O3) into a code library.
 
     `environments` ({global name: Numba Environment}, capture's): the library's environment
     globals that are defined are pointed at them, as Numba does for its own functions (an
-    exception raised with run-time arguments boxes them only when its environment is set)."""
+    exception raised with run-time arguments boxes them only when its environment is set).
+    The shareable runtime helpers the text declares are compiled once per process
+    (runtime.py)."""
+    runtime.ensure(declared_runtime(text))    # the helpers it calls by symbol, compiled first
+    return _compile(text, name, environments)
+
+
+@stage("O3 + codegen")
+def _compile(text: str, name: str, environments):
     codegen = cpu_target.target_context.codegen()
     with global_compiler_lock:
-        library = _library_class(codegen)(codegen, f"enzyme_py.{name}")
+        library = library_class(codegen)(codegen, f"enzyme_py.{name}")
         library.enable_object_caching()     # as Numba does: keeps the object for disk_cache
         library.add_llvm_module(_parse_verified(text))
         library.add_linking_library(rtsys.library)     # NRT_incref & co.
@@ -91,38 +102,6 @@ def compile_library(text: str, name: str, environments=None):
         _bind_environments(library, text, environments or {})
     remember(name, text, library)     # a kernel that calls it may be differentiated (nested.py)
     return library
-
-
-def _library_class(codegen):
-    """Numba's code library class, with one O3 module pipeline instead of its three runs.
-
-    Numba optimizes each added function at O3, then the linked module with a cheap pipeline
-    and again at full O3 (refcount pruning after each). A generated module arrives verified
-    and whole, so one O3 module pipeline (vectorizing loops as Numba's does) and the refcount
-    pruner give the same code at about half the optimization time (docs/performance.md).
-    Only libraries made here use it; Numba's own are unchanged."""
-    base = codegen._library_class
-    cls = _LIBRARY_CLASSES.get(base)
-    if cls is None:
-        cls = _LIBRARY_CLASSES[base] = type("GradientLibrary", (base,), {
-            "_optimize_functions": _set_data_layout,
-            "_optimize_final_module": _optimize_once,
-        })
-    return cls
-
-
-_LIBRARY_CLASSES = {}
-
-
-def _set_data_layout(library, ll_module) -> None:
-    ll_module.data_layout = library._codegen._data_layout
-
-
-def _optimize_once(library) -> None:
-    codegen = library._codegen
-    pm, pb = codegen._module_pass_manager()     # O3 as configured in Numba, + refprune
-    with library._recorded_timings.record("Module passes (one O3 pipeline)", pb):
-        pm.run(library._final_module, pb)
 
 
 def _bind_environments(library, text, environments) -> None:

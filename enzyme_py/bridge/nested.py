@@ -20,7 +20,7 @@ import re
 import threading
 import weakref
 
-from ir_passes import fresh_tapes_text
+from ir_passes import declared_runtime, fresh_tapes_text, runtime_library_text
 
 _lock = threading.Lock()
 # generated function symbol -> the code library holding it (its verified text as an attribute):
@@ -39,7 +39,8 @@ def remember(name: str, text: str, library) -> None:
 
 
 def link_generated(texts: list) -> list:
-    """`texts` and the modules of the generated functions they declare, transitively."""
+    """`texts`, the modules of the generated functions they declare, transitively, and the
+    runtime helpers those declare (their definitions, as one module)."""
     out, added = list(texts), set()
     todo = [t for t in texts]
     while todo:
@@ -51,4 +52,7 @@ def link_generated(texts: list) -> list:
                 text = fresh_tapes_text(text)
                 out.append(text)
                 todo.append(text)
+    helpers = sorted({n for t in out[len(texts):] for n in declared_runtime(t)})
+    if helpers:     # the runtime helpers they declare (bridge/runtime.py), defined for cleanup
+        out.append(runtime_library_text(helpers))
     return out

@@ -92,7 +92,8 @@ def batched_module(cleaned, fn_name, activity, grad_name, out_name, extents, noa
     if float_ret:
         act[0] = Activity.DUP
     forward_mode(module, grad_name, act, out_name, width=width, strong_zero_guards=True,
-                 nan_tests=nan_tests, noalias_shadows=noalias, vector_library=host_library())
+                 nan_tests=nan_tests, noalias_shadows=noalias, vector_library=host_library(),
+                 runtime="declare")
     return gradient, print_module(module), getattr(reverse.layout, "written", None)
 
 

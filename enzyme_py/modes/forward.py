@@ -74,7 +74,7 @@ def forward_differentiate(text, fn_name, activity, out_name, width=1, noalias=Fa
     module = parse_module(text)
     forward_mode(module, fn_name, list(activity), out_name, width=width, noalias_shadows=noalias,
                  extents=extents, no_need=no_need, vector_library=host_library(),
-                 nan_tests=True if guarded else None)
+                 nan_tests=True if guarded else None, runtime="declare")
     return print_module(module)
 
 

@@ -90,7 +90,7 @@ def hvp_module(cleaned, fn_name, activity, grad_name, out_name, extents, noalias
     act = list(activity) + [Activity.DUP] * (len(g.params) - len(activity))
     act[len(activity)] = Activity.CONST   # G's first shadow, %retptr's: the seed, a constant
     forward_mode(module, grad_name, act, out_name, width=width, vector_library=host_library(),
-                 nan_tests=nan_tests, unread_tangents=(RETPTR,))
+                 nan_tests=nan_tests, unread_tangents=(RETPTR,), runtime="declare")
     return gradient, print_module(module)
 
 

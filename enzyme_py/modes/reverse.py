@@ -99,7 +99,7 @@ def differentiate(text, fn_name, activity, out_name, cache="auto", noalias=False
             g = reverse_mode(module, fn_name, list(activity), out_name, noalias=noalias,
                              counts="declare", extents=extents, no_need=no_need,
                              vector_library=host_library(), parallel=updates, memory=memory,
-                             guard_products=guarded, **options)
+                             guard_products=guarded, runtime="declare", **options)
         if layouts is not None:
             layouts[out_name] = g.layout
     except TypeError as exc:

@@ -237,7 +237,7 @@ def _transform(job, cap, cleaned, activity, names) -> Generated:
     kept = [layouts[pos].data for pos in job.options or () if layouts[pos].data is not None]
     g = reverse_mode(module, cap.fn_name, list(activity), names[-1], counts=None,
                      extents=array_extents(cap.argtypes), vector_library=host_library(),
-                     split_entries=True, kept=kept)
+                     split_entries=True, kept=kept, runtime="declare")
     return Generated(print_module(module), g.layout)
 
 

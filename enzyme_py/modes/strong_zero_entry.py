@@ -128,9 +128,16 @@ def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label, laz
     fn = scope["checked"]
     fn.__qualname__ = f"checked_{label}"
     compiled = numba.njit(nogil=True, no_cfunc_wrapper=True)(fn)
-    with warnings.catch_warnings():     # the object-mode block holds the GIL: it is the rare path
-        warnings.simplefilter("ignore", NumbaWarning)
-        compiled.compile(sig)
+    # stored beside the gradients it calls when both were stored (no Python object inside)
+    keys = None if lazy else [disk_cache.entry_key(e) for e in (entry, scope.get("guarded"))]
+    stored = keys is not None and None not in keys
+    parts = (keys, src, str(sig))
+    if not (stored and disk_cache.load_entry("checked", parts, compiled)):
+        with warnings.catch_warnings():     # the object-mode block holds the GIL: the rare path
+            warnings.simplefilter("ignore", NumbaWarning)
+            compiled.compile(sig)
+        if stored:
+            disk_cache.store_entry("checked", parts, compiled)
     compiled.disable_compile()
     compiled.unchecked = entry      # the gradient alone: no copies, no check (docs/semantics.md)
     capture_as(compiled, sig, _substitute(len(sig), scope.get("guarded"), guarded))

@@ -90,12 +90,12 @@ def keep_repeated_loops_apart(module) -> None:
                 calls[inst.callee_name] = calls.get(inst.callee_name, 0) + 1
     for name, n in calls.items():
         fn = module.functions.get(name)
-        if n >= 2 and fn is not None and not fn.is_declaration and _loops(fn) and \
+        if n >= 2 and fn is not None and not fn.is_declaration and loops(fn) and \
                 not any(a.endswith("inline") for a in fn.suffix.split()):
             fn.suffix = f"noinline {fn.suffix}".strip()
 
 
-def _loops(fn) -> bool:
+def loops(fn) -> bool:
     """Does a branch of `fn` go back to its own or an earlier block (a loop, in helpers written
     in order)?"""
     order = {blk: k for k, blk in enumerate(fn.blocks)}

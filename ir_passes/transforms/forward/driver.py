@@ -33,7 +33,7 @@ from ...analysis.alias import alias_analysis
 from ...ir.module import Function, Module
 from ...options import Activity
 from ...rules.finite import NAN_TESTS, tests_nan
-from ...runtime.helpers import keep_repeated_loops_apart
+from ...runtime.shared import place_helpers, set_runtime
 from ..common.noneed import unneeded_stores
 from ..common.extent import Extent
 from ..common.stand_in import free_forward_stand_ins
@@ -49,7 +49,7 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  nan_tests: bool | None = None,
                  extents: dict[int, Extent] | None = None, no_need: Sequence[int] = (),
                  unread_tangents: Sequence[int] = (),
-                 vector_library: VectorLibrary | None = None) -> Function:
+                 vector_library: VectorLibrary | None = None, runtime: str = "define") -> Function:
     """Add `out_name`, the forward-mode tangent function of `fn_name` (see the module docstring).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
@@ -72,11 +72,13 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     memory back, and LLVM deletes the tangent arithmetic that only fed them (a Hessian-vector
     product wants H v, not the directional derivative of the value f(x) it writes).
     vector_library: as in reverse_mode, for the rules' own math calls (common/vector_math.py).
+    runtime: as in reverse_mode ("declare": the shareable runtime helpers declared only).
     Returns the generated Function.
     """
     if nan_tests is not None:
         module.facts[NAN_TESTS] = nan_tests
     tests_nan(module)     # on the input module, before any guard is emitted (rules/finite.py)
+    set_runtime(module, runtime)
     if not isinstance(width, int) or not 1 <= width <= MAX_WIDTH:
         raise ValueError(f"width must be an integer from 1 to {MAX_WIDTH}, not {width!r}")
     prepare(FORWARD_PREPARE, module.functions[fn_name], extents=extents)
@@ -100,7 +102,7 @@ def forward_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
         run(ForwardMode(module, callee, list(act), name, w, internal=True,
                         strong_zero_guards=strong_zero_guards))
     use_vector_variants(module, vector_library)
-    keep_repeated_loops_apart(module)
+    place_helpers(module)
     return fm.fn
 
 

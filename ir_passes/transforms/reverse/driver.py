@@ -24,7 +24,7 @@ from ...rules.finite import NAN_TESTS, tests_nan
 from ...rules.convention import success_codes as registered_success_codes
 from ...rules.parallel import ParallelUpdates
 from ...runtime import heap as _heap
-from ...runtime.helpers import keep_repeated_loops_apart
+from ...runtime.shared import place_helpers, set_runtime
 from ..common.extent import Extent
 from ..common.noneed import drop
 from ..common.vector_math import VectorLibrary, use_vector_variants
@@ -61,7 +61,8 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
                  vector_library: VectorLibrary | None = None, threads: Threads | None = None,
                  park: bool = True, parallel: ParallelUpdates = ParallelUpdates.AUTO,
                  memory: Memory = TAPE, guard_products: bool = False,
-                 split_entries: bool = False, kept: Sequence[int] = ()) -> Gradient:
+                 split_entries: bool = False, kept: Sequence[int] = (),
+                 runtime: str = "define") -> Gradient:
     """Add `out_name`, the reverse-mode gradient of `fn_name` (see docs/internals.md).
 
     activity: an Activity (or its string "const", "dup", "active") per parameter of the primal.
@@ -97,11 +98,14 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     unchanged from the forward sweep to every reverse sweep, and that no other parameter points
     into (Enzyme's "modified between" false); those the function does not write are loaded again
     in the reverse sweep instead of taped.
+    runtime: "define" puts every runtime helper the gradient calls in the module; "declare"
+    only declares those the host compiles once per process (runtime/shared.py).
     Returns the Gradient; its `layout` (report.TapeLayout) says what the tape holds.
     """
     if guard_products:
         module.facts[NAN_TESTS] = True
     tests_nan(module)     # on the input module, before any guard is emitted (rules/finite.py)
+    set_runtime(module, runtime)
     written = written_params(module.functions[fn_name])
     cache = cache_mode(cache)
     activity = activities(activity)
@@ -152,7 +156,7 @@ def reverse_mode(module: Module, fn_name: str, activity: Sequence[Activity | str
     g.layout.updates = derive_parallel_bodies(module, cache, success_codes)
     chain_releases(module, out_name)
     use_vector_variants(module, vector_library)
-    keep_repeated_loops_apart(module)
+    place_helpers(module)
     return g
 
 
@@ -174,7 +178,7 @@ def _public_split(module, fn_name, activity, out_name, cache, success_codes, ext
     split(g, fwd, rev, out_name + ".aug.0", out_name + ".sweep", local_frame=True)
     public_split.entry_points(g, out_name, out_name + ".aug.0", out_name + ".sweep")
     use_vector_variants(module, vector_library)
-    keep_repeated_loops_apart(module)
+    place_helpers(module)
     return g
 
 
