@@ -59,12 +59,17 @@ def declared(text: str) -> list[str]:
 
 def library_text(names) -> str:
     """Module text that defines each helper of `names` with external linkage (what they call
-    stays internal): the runtime library as one module."""
+    stays internal) and declares the external globals they read: the runtime library as one
+    module."""
     module = Module()
     for name in sorted(names):
         if not shareable(name):
             raise ValueError(f"{name} is not a shareable runtime helper")
-        for fn in parse_module(HELPERS[name]).functions.values():
+        helper = parse_module(HELPERS[name])
+        for item in helper.items:
+            if isinstance(item, str) and " = external global " in item and item not in module.items:
+                module.items.append(item)      # a host's value the helper reads (trsm_sized's)
+        for fn in helper.functions.values():
             if fn.name not in module.functions:
                 module.add_function(fn)
     for name in names:
