@@ -30,14 +30,14 @@ from .rules.registry import alias as register_alias
 from .rules.registry import external as register_external
 from .rules.registry import inactive as register_inactive
 from .runtime.heap import LIBC as LIBC_HEAP
-from .transforms.reverse.checkpoint.version import WHY as MEMORY_CHOICES
+from .transforms.reverse.loops.checkpoint.version import WHY as MEMORY_CHOICES
 from .runtime.heap import Heap, register_heap
 from .transforms.common.extent import Extent
 from .transforms.common.vector_math import VectorLibrary, libmvec
 from .transforms.forward.driver import forward_mode
-from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option
-from .transforms.reverse.checkpoint.schedule import unpooled as unpool_checkpoints
-from .transforms.reverse.driver import reverse_mode
+from .transforms.reverse.loops.checkpoint.budget import TAPE, Memory, memory_option
+from .transforms.reverse.loops.checkpoint.schedule import unpooled as unpool_checkpoints
+from .transforms.reverse.sweeps.driver import reverse_mode
 from .analysis.activity import ConstantMemoryError
 from .analysis.decisions import Decisions, decisions
 from .analysis.loops import reducible

@@ -48,11 +48,11 @@ from .transforms.prepare.hoist_loads import hoist_invariant_loads
 from .transforms.prepare.split_returns import split_returns
 from .transforms.prepare.drop_parameter_refcounts import drop_parameter_refcounts
 from .transforms.prepare.pipeline import PIPELINES, prepare
-from .transforms.reverse.checkpoint.budget import TAPE, Memory, memory_option, parse_size
-from .transforms.reverse.checkpoint.schedule import ensure_schedule, unpooled
-from .transforms.reverse.driver import reverse_mode
-from .transforms.reverse.report import print_availability
-from .transforms.reverse.shadow_updates import Threads
+from .transforms.reverse.loops.checkpoint.budget import TAPE, Memory, memory_option, parse_size
+from .transforms.reverse.loops.checkpoint.schedule import ensure_schedule, unpooled
+from .transforms.reverse.sweeps.driver import reverse_mode
+from .transforms.reverse.sweeps.report import print_availability
+from .transforms.reverse.shadows.shadow_updates import Threads
 
 
 FLOAT_TYPES = {"f64": T.f64, "f32": T.f32}
@@ -162,18 +162,18 @@ class ReverseMode:
     success_codes: tuple | None = option(None, "integer returns that are successes (default: "
                                          "every return), e.g. 0,-2", ints)
     threads: str = option("", "nvptx: the function is a CUDA kernel's body, run by many threads "
-                          "(transforms/reverse/shadow_updates.py)", str, ("", "nvptx"))
+                          "(transforms/reverse/shadows/shadow_updates.py)", str, ("", "nvptx"))
     wide: tuple = option((), "with --threads: float32 adjoints summed in float64, and these "
                          "float32 parameters' shadows float64 (Threads.wide)", ints)
     split: bool = option(False, "add out.aug.0, out.rev and out.free: a tape kept for reverse "
-                         "sweeps run any number of times (transforms/reverse/public_split.py)")
+                         "sweeps run any number of times (transforms/reverse/calls/public_split.py)")
     no_need: tuple = option((), "dup parameters whose final primal contents are not needed "
                             "(DuplicatedNoNeed: common/noneed.py)", ints)
     kept: tuple = option((), "with --split: pointer parameters the caller keeps unchanged for the "
                          "reverse sweeps (those not written are loaded again, not taped)", ints)
     extents: tuple = option((), EXTENTS, extents)
     memory: Memory = option(TAPE, "tape, a budget such as 4KB (checkpoint time loops), or auto:4KB "
-                            "(reverse/checkpoint/)", memory)
+                            "(reverse/loops/checkpoint/)", memory)
     parallel: str = option("auto", "how parallel loops' reverse sweeps add into shared shadows "
                            "(rules/parallel.py)", str, tuple(p.value for p in ParallelUpdates))
     launcher: tuple = option((), "name,thread_id[,raise...]: register a parallel-for launcher "

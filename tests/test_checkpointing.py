@@ -1,4 +1,4 @@
-"""Checkpointed time loops (ir_passes/transforms/reverse/checkpoint/): the gradient under a
+"""Checkpointed time loops (ir_passes/transforms/reverse/loops/checkpoint/): the gradient under a
 memory budget equals the full tape's (array shadows and final primals bit for bit, Active
 scalars to rounding: each step sums its own share first) and finite differences."""
 import math

@@ -1,4 +1,4 @@
-"""Deferred shadow accumulation (ir_passes/transforms/reverse/deferred.py): adjoints of a load at a
+"""Deferred shadow accumulation (ir_passes/transforms/reverse/shadows/deferred.py): adjoints of a load at a
 loop-invariant address collect in a slot and reach the shadow when the reverse loop ends."""
 import numba
 import numpy as np

@@ -1,5 +1,5 @@
 """A gemv's rank-1 shadow updates (dA += dy x^T) deferred over a loop and added as one gemm when
-the reverse sweep leaves it (transforms/reverse/deferred_rank1.py), against finite differences:
+the reverse sweep leaves it (transforms/reverse/shadows/deferred_rank1.py), against finite differences:
 both storage orders (the gemv's 'n' and 't' flags) and both float types, two products with one
 matrix per step, a deferral over two nested loops, a loop that runs no iteration, a buffer added
 inside the loop when full, a checkpointed time loop, and a matrix written inside the loop (the
@@ -12,7 +12,7 @@ from numba import njit
 
 from enzyme_py import Duplicated, check_gradient, compile_gradient
 from fd_modes import check_reverse
-from ir_passes.transforms.reverse import deferred_rank1
+from ir_passes.transforms.reverse.shadows import deferred_rank1
 from linalg_kernels import rnn
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import numba
 import pytest
 
-from ir_passes.transforms.reverse.tape_keys import Branch, CallFrame, LastValue, LoopStart, Moved, Overwritten
+from ir_passes.transforms.reverse.tape.tape_keys import Branch, CallFrame, LastValue, LoopStart, Moved, Overwritten
 
 from enzyme_py import Active, Const, Duplicated, autodiff, check_gradient, explain
 

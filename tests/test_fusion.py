@@ -1,4 +1,4 @@
-"""Fused loops (ir_passes/transforms/reverse/fusion.py): a loop with independent iterations is reversed
+"""Fused loops (ir_passes/transforms/reverse/loops/fusion.py): a loop with independent iterations is reversed
 one iteration at a time inside the forward sweep. Each case: fused or not, and right."""
 import numba
 import numpy as np

@@ -1,4 +1,4 @@
-"""Gated loops (ir_passes/transforms/reverse/gated.py): the reverse of a loop whose adjoints
+"""Gated loops (ir_passes/transforms/reverse/loops/gated.py): the reverse of a loop whose adjoints
 leave only through one arm of a select runs only where the select took that arm. The gradients
 and Hessian-vector products of nearest-centroid searches, against analytic values and central
 differences, for both arms, an active initial value, a non-chosen row holding inf, and a

@@ -150,7 +150,7 @@ def float_list(x):
 
 def test_growing_float_list():
     """Floats in a list that grows: forward mode moves the tangents with the list; reverse mode
-    moves the adjoints of the kept elements back at each reallocation (reverse/growing.py)."""
+    moves the adjoints of the kept elements back at each reallocation (reverse/shadows/growing.py)."""
     x = _vec(7, 16)
     v = np.random.default_rng(0).standard_normal(7)
     t = autodiff(float_list, Duplicated(x.copy(), v.copy()), mode=Forward)

@@ -1,5 +1,5 @@
 """Integer recurrences run backwards in the reverse sweep instead of being taped
-(ir_passes/transforms/reverse/recurrence.py): GMM's packed index that grows by an inner loop's trip
+(ir_passes/transforms/reverse/tape/recurrence.py): GMM's packed index that grows by an inner loop's trip
 count, a step read from an integer array, a step chosen by an if/else. Each gradient is checked
 against finite differences, and explain shows what is taped: nothing per iteration for the
 recurrence, one value per entry of its loop (a frame slot for an outermost loop)."""

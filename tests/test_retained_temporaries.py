@@ -1,4 +1,4 @@
-"""np.empty temporaries kept alive until the reverse sweep (ir_passes/transforms/reverse/retain.py).
+"""np.empty temporaries kept alive until the reverse sweep (ir_passes/transforms/reverse/tape/retain.py).
 
 A temporary filled once and then only read used to be taped at every read ("read from local
 memory that is gone in the reverse sweep": the kernel frees it before returning). The gradient

@@ -9,7 +9,7 @@ import pytest
 
 from ir_passes.rules import context
 from ir_passes.transforms.forward.state import ForwardMode
-from ir_passes.transforms.reverse.gradient import Gradient
+from ir_passes.transforms.reverse.sweeps.gradient import Gradient
 
 RULES = pathlib.Path(context.__file__).parent
 FILES = [RULES / "blas.py", RULES / "nvptx.py"] + sorted(RULES.glob("lapack*.py"))

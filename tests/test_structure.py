@@ -12,7 +12,7 @@ from ir_passes import InternalError, UnsupportedError, parse_module
 from ir_passes.ir.instructions import Instruction
 from ir_passes.passes import PASSES
 from ir_passes.transforms.forward.state import ForwardMode
-from ir_passes.transforms.reverse.gradient import Gradient
+from ir_passes.transforms.reverse.sweeps.gradient import Gradient
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -73,19 +73,24 @@ def test_filecheck_folders_are_named_as_the_passes():
     assert folders - {"roundtrip", "host"} <= set(PASSES), folders - set(PASSES)
 
 
-# each module of transforms/reverse/ -> the folder of tests/filecheck/reverse-mode/ that holds its
-# golden tests (the state and the plan are what the driver and the availability tests print)
+# each module of transforms/reverse/ (its path below it) -> the folder of tests/filecheck/reverse-mode/
+# that holds its golden tests, named as the module (the state and the plan are what the driver and
+# the availability tests print)
 REVERSE_GOLDEN = {
-    "availability": "availability", "plan": "availability", "calls": "calls", "deferred": "deferred",
-    "deferred_rank1": "deferred-rank1", "driver": "driver", "gradient": "driver",
-    "forward_sweep": "forward-sweep", "fusion": "fusion", "gated": "gated", "growing": "growing",
-    "instructions": "instructions", "memory": "memory", "parallel_launch": "parallel",
-    "parallel_private": "parallel", "public_split": "public-split", "recurrence": "recurrence",
-    "report": "report", "restore": "restore", "retain": "retain", "reverse_sweep": "reverse-sweep",
-    "shadow_updates": "shadow-updates", "success": "success", "tape": "tape", "tape_keys": "tape-keys",
-    "trips": "trips", "../common/noneed": "noneed",
-    **{f"checkpoint/{m}": "checkpoint" for m in ("budget", "emit", "outline", "schedule", "state",
-                                                  "step_local", "version")},
+    "sweeps/driver": "driver", "sweeps/gradient": "driver", "sweeps/forward_sweep": "forward-sweep",
+    "sweeps/reverse_sweep": "reverse-sweep", "sweeps/instructions": "instructions",
+    "sweeps/report": "report",
+    "tape/tape": "tape", "tape/tape_keys": "tape-keys", "tape/availability": "availability",
+    "tape/plan": "availability", "tape/recurrence": "recurrence", "tape/restore": "restore",
+    "tape/retain": "retain",
+    "shadows/memory": "memory", "shadows/growing": "growing", "shadows/shadow_updates": "shadow-updates",
+    "shadows/deferred": "deferred", "shadows/deferred_rank1": "deferred-rank1",
+    "calls/calls": "calls", "calls/public_split": "public-split", "calls/success": "success",
+    "loops/fusion": "fusion", "loops/gated": "gated", "loops/trips": "trips",
+    **{f"loops/checkpoint/{m}": "checkpoint" for m in ("budget", "emit", "outline", "schedule", "state",
+                                                        "step_local", "version")},
+    "parallel/parallel_launch": "parallel", "parallel/parallel_private": "parallel",
+    "../common/noneed": "noneed",
 }
 
 

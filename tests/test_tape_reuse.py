@@ -1,7 +1,7 @@
 """Tape reuse between calls, seen through NRT's allocation statistics.
 
 The tape of a gradient comes from NRT_Allocate / NRT_Free (enzyme_py/bridge/nrt.py) and is parked
-between calls (ir_passes/transforms/reverse/tape.py): the first call allocates it, a repeat call with
+between calls (ir_passes/transforms/reverse/tape/tape.py): the first call allocates it, a repeat call with
 the same shapes allocates nothing, a bigger call grows it, and `release_tape` frees it. The
 gradients are called from an @njit driver so that no argument unboxing enters the counts.
 """

@@ -1,11 +1,11 @@
-"""ir_passes for functions that run as many threads (transforms/reverse/shadow_updates.py), on
+"""ir_passes for functions that run as many threads (transforms/reverse/shadows/shadow_updates.py), on
 hand-written NVPTX-style IR: no numba-cuda needed."""
 from ir_passes import LIBC_HEAP, parse_module, print_module, reverse_mode
 from ir_passes.analysis.dominators import dominators
 from ir_passes.analysis.loops import loop_info
 from ir_passes.analysis.sharing import nvptx_iterations
 from ir_passes.analysis.tripcount import constant_trip_bound
-from ir_passes.transforms.reverse.shadow_updates import Threads
+from ir_passes.transforms.reverse.shadows.shadow_updates import Threads
 
 # s[t] = x[i]; barrier; tree sum of s over halving strides with a barrier per step; y[i] = s[t]
 REDUCE = """

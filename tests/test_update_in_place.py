@@ -1,4 +1,4 @@
-"""The reverse of `p += t` passes the shadow of p through (ir_passes/transforms/reverse/memory.py):
+"""The reverse of `p += t` passes the shadow of p through (ir_passes/transforms/reverse/shadows/memory.py):
 checked against central finite differences, including updates whose t reads the same array
 (an aliasing load between the update's load and its store) and a float32 update."""
 import numpy as np

@@ -27,7 +27,7 @@ Memory local to a group of iterations (a GPU block's shared memory, `Iterations.
 
 The reverse sweep uses this to add into shadows: a private shadow update is a plain
 load/add/store, a uniform one may be privatised (summed per group, then added once), a shared
-one is atomic (transforms/reverse/shadow_updates.py).
+one is atomic (transforms/reverse/shadows/shadow_updates.py).
 """
 from __future__ import annotations
 

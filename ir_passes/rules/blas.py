@@ -14,7 +14,7 @@ or its transpose per the call's transpose flag:
 - `C = alpha op(A) op(B) + beta C` (gemm): dA += alpha dC op(B)^T (transposed back when A is),
   dB += alpha op(A)^T dC, then dC = beta dC; tangent alpha (op(A') op(B) + op(A) op(B')) + beta C'.
 - `y = alpha op(A) x + beta y` (gemv): dA += alpha dy x^T (a rank-1 update, runtime/matrix.py, or
-  in a loop one gemm when the reverse leaves it, transforms/reverse/deferred_rank1.py),
+  in a loop one gemm when the reverse leaves it, transforms/reverse/shadows/deferred_rank1.py),
   dx += alpha op(A)^T dy, dy = beta dy; tangent alpha (op(A') x + op(A) x') + beta y'.
 - `*out = nrm2(n, x, inc)`: dx += d x / |x| (nothing where |x| = 0); tangent <x, x'> / |x|
   (complex x: the same on each part, real <x, x'> = Re sum conj(x) x').
@@ -147,7 +147,7 @@ def _constant_global(module, p, ft, parts):
 
 @dataclass(frozen=True)
 class SavedInput:
-    """Tape key (transforms/reverse/tape_keys.py has the other kinds): argument `arg` of
+    """Tape key (transforms/reverse/tape/tape_keys.py has the other kinds): argument `arg` of
     BLAS/LAPACK `call` copied into the arena before the call (`after`: as the call left it);
     the entry keeps the copy's offset."""
     call: object

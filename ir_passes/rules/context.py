@@ -2,7 +2,7 @@
 
 A BLAS/LAPACK record's `reverse(g, call, block, b)` and `tangent(fm, call)` (and nvptx.py's
 warp shuffles') get the transform's state, but use only the members below: reverse mode's `Gradient`
-(transforms/reverse/gradient.py) implements ReverseContext, forward mode's `ForwardMode`
+(transforms/reverse/sweeps/gradient.py) implements ReverseContext, forward mode's `ForwardMode`
 (transforms/forward/state.py) ForwardContext. These are the documented contract: a rule that
 needs more adds a member here and to its implementation, and does not reach into the state.
 (rules/ import no transforms: the Protocols are for reading and type checking.)

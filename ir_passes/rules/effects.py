@@ -12,7 +12,7 @@ mallocs a zeroed shadow of the same size right after the data pointer is obtaine
 sweep frees it when it walks back past that point. The primal's own frees stay where they are:
 the reverse sweep reads primal memory of an allocation only when the allocator has reference
 counting (`retain`, `release`) and the gradient holds a reference until the end
-(transforms/reverse/retain.py); otherwise the values it needs are cached.
+(transforms/reverse/tape/retain.py); otherwise the values it needs are cached.
 
 Forward mode allocates the shadow of memory a function allocates alongside it, and frees or
 reallocates it with the primal's: frees (`register_free`), reallocators (`register_realloc`) and

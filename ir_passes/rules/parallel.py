@@ -17,7 +17,7 @@ the error with the host) and returns; the launcher and the other tasks go on, an
 reports the error after its return: a gradient whose launch failed returns `error_status`.
 
 Reverse mode runs the body's augmented forward sweep and its reverse sweep through the same
-launcher (transforms/reverse/parallel_launch.py).
+launcher (transforms/reverse/parallel/parallel_launch.py).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ PARALLEL: dict = {}     # launcher name -> its record
 
 class ParallelUpdates(str, Enum):
     """How a parallel loop's reverse sweep adds into shadows that several iterations update
-    (transforms/reverse/parallel_private.py)."""
+    (transforms/reverse/parallel/parallel_private.py)."""
     AUTO = "auto"                    # per-task copies of read-only arrays' shadows, else atomic
     ATOMIC = "atomic"                # atomic adds
     DETERMINISTIC = "deterministic"  # per-task copies summed in order; refuse atomic adds
@@ -62,7 +62,7 @@ def register_parallel_for(name: str, thread_id: str, raise_calls=(), error_statu
     """Register the launcher `name` (gufunc convention, see the module docstring);
     `schedulers`: the functions that fill a schedule from the loop's start and stop;
     `handles`: the functions whose results belong to one launch (a checkpointed time loop's
-    step makes them itself: transforms/reverse/checkpoint/step_local.py)."""
+    step makes them itself: transforms/reverse/loops/checkpoint/step_local.py)."""
     PARALLEL[name] = ParallelFor(name, thread_id, tuple(raise_calls), error_status,
                                  tuple(schedulers), handles=tuple(handles))
     return PARALLEL[name]

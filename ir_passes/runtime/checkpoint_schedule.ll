@@ -1,4 +1,4 @@
-; The checkpoint schedule (transforms/reverse/checkpoint/schedule.py describes the frame and
+; The checkpoint schedule (transforms/reverse/loops/checkpoint/schedule.py describes the frame and
 ; the placement). TAKE and PUT swap the frame with the pool: an atomic exchange, or (frames
 ; fresh per call: `unpooled`) a select that keeps none.
 

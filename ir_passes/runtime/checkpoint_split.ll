@@ -1,4 +1,4 @@
-; The split gradient of an outlined time loop (transforms/reverse/checkpoint/emit.py), in pieces:
+; The split gradient of an outlined time loop (transforms/reverse/loops/checkpoint/emit.py), in pieces:
 ; `split` defines N.aug (AUG: runs the steps and keeps snapshots; its frame is the schedule), N.rev
 ; (REV: for each step from the last, from the latest snapshot, runs the plain step forward up to it
 ; and then its gradient STEP_GRAD) and their free function FREE. N is the time loop, STEP its step,

@@ -1,5 +1,5 @@
 """The launch records of a gradient's parallel loops, kept between calls
-(transforms/reverse/parallel_launch.py).
+(transforms/reverse/parallel/parallel_launch.py).
 
 A pool is one heap block: {i64 count, i64 capacity, ptr record[capacity]}. Each record is a
 heap block whose 32-byte header precedes the record pointer: {ptr drop, ptr fail, i64 size,

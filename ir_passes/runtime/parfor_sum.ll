@@ -1,5 +1,5 @@
 ; `sum(dst, copies, ncopies, count)`: dst[0..count) += each non-null copy, in order (the
-; privatised shadows of a parallel loop, transforms/reverse/parallel_private.py). TYPE: the
+; privatised shadows of a parallel loop, transforms/reverse/parallel/parallel_private.py). TYPE: the
 ; float type, SUFFIX its name.
 
 define internal void @enzpy.parfor.sum.{{SUFFIX}}(ptr %dst, ptr %copies, i64 %ncopies, i64 %count) {

@@ -12,7 +12,7 @@ gradient with the shared arrays and their shadows:
 The body's gradient runs as many threads at once (`Threads`): the sharing analysis finds the
 global thread index (one-dimensional launches) and the thread index in the block (for shared
 memory); shadow updates other threads may make too are atomic or privatised per block
-(transforms/reverse/shadow_updates.py). Math rules call libdevice (`module.math_names`).
+(transforms/reverse/shadows/shadow_updates.py). Math rules call libdevice (`module.math_names`).
 Warp shuffles of a float's bits become float shuffles first (prepare/float_shuffles.py), whose
 rules exchange adjoints and tangents between lanes (rules/nvptx.py); the float64 shuffle and
 adjoint helpers get their bodies after AD (runtime/warp_shuffle.py).
@@ -51,8 +51,8 @@ from ..runtime.helpers import merge
 from ..runtime.source import fill, sections
 from .forward.driver import forward_mode
 from .prepare.float_shuffles import fuse_float_shuffles
-from .reverse.driver import reverse_mode
-from .reverse.shadow_updates import ATOMIC, Threads
+from .reverse.sweeps.driver import reverse_mode
+from .reverse.shadows.shadow_updates import ATOMIC, Threads
 
 # CUDA's device-side malloc / free (the tape of loops whose trip count is not known in advance)
 DEVICE_HEAP = Heap("malloc", "free", None)

@@ -6,7 +6,7 @@ one per source block, and the module failed LLVM's verifier ("PHINode should hav
 each predecessor"): an InternalError in GradBench's hand-tracking eval (Numba's shape check
 before a matrix product). Reverse mode's phi recording which predecessor control came from had
 the same fault. Both now keep one entry per edge (transforms/forward/state.py fill_phis,
-transforms/reverse/forward_sweep.py clone_phi; tests/filecheck/forward-mode/
+transforms/reverse/sweeps/forward_sweep.py clone_phi; tests/filecheck/forward-mode/
 switch-duplicate-cases.ll).
 """
 import numpy as np

@@ -3,7 +3,7 @@ enters it; when that block was the latch of another fused loop, control went int
 per-iteration reverse and back into the forward sweep: the gradient never returned.
 
 Found by the fuzz slice of the suite (tests/test_fuzz.py, seed 11000172) the day fused loops
-(ir_passes/transforms/reverse/fusion.py) landed. Root cause: ReverseSweep.edge went to rb[entry] instead
+(ir_passes/transforms/reverse/loops/fusion.py) landed. Root cause: ReverseSweep.edge went to rb[entry] instead
 of reversing the entry edge itself, which skips the earlier fused loop in turn.
 """
 import math

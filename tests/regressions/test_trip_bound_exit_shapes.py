@@ -7,7 +7,7 @@ slices, `np.empty` and 2-D temporaries; a loop nested in a counted one; a `while
 down. Root cause: analysis/tripcount.trip_bound took any exit testing the induction variable
 against a loop-invariant value as a bound (|stop - init| / |step| + 2) whatever its test, and the
 forward sweep then never grew the tape. A bound now counts on an entry only when its exit's test
-is sure to hold within it (analysis/tripcount.py, transforms/reverse/trips.py).
+is sure to hold within it (analysis/tripcount.py, transforms/reverse/loops/trips.py).
 
 The kernels run in a subprocess under PYTHONMALLOC=debug and MALLOC_CHECK_=3 so that heap
 corruption fails the test instead of killing pytest.

@@ -5,7 +5,7 @@ because the adjoints the reverse sweep accumulates in the moved shadow never rea
 buffer that the stores before the reallocation wrote.
 
 Fixed: where the reverse sweep passes a reallocation backwards, it copies the adjoints of the
-kept bytes back to the old shadow (transforms/reverse/growing.py).
+kept bytes back to the old shadow (transforms/reverse/shadows/growing.py).
 """
 import numpy as np
 from numba import njit

@@ -8,7 +8,7 @@ counter test (`i == stop`, `i > stop`, `i >= stop`, `i < lo`) or a data test (`x
 only at a marker element far from the others), each by `break`, `raise ValueError` or
 `return`. The Const values decide whether an exit is never taken (stop = -1 or past the end,
 lo <= 0, no marker), sometimes (the middle) or always (at once). A third of the kernels wrap
-the loop in an outer one. Tape room is sized from such exits (transforms/reverse/trips.py).
+the loop in an outer one. Tape room is sized from such exits (transforms/reverse/loops/trips.py).
 About 30% also add to `s` a value chosen by `if stop == 3 or stop == 5: ... else: ...`, which
 LLVM turns into a switch with two cases to one block (two edges, a phi with two entries from one block: the kind of
 tests/regressions/test_forward_switch_two_cases_one_block.py).

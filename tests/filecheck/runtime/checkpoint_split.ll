@@ -1,4 +1,4 @@
-; runtime/checkpoint_split.ll: the pieces of a time loop's split gradient (transforms/reverse/checkpoint/emit.py).
+; runtime/checkpoint_split.ll: the pieces of a time loop's split gradient (transforms/reverse/loops/checkpoint/emit.py).
 ; RUN: %runtime checkpoint_split:split N=loop STEP=loop.step STEP_GRAD=loop.grad AUG=loop.aug REV=loop.rev FREE=loop.free 'OPS=ptr %a0, ptr %a1' 'SHADOWS=, ptr %x0' DOUTS= SRET=void 'STEP_GRADIENT=  call void @loop.grad()' IN_PLACE= VIEW_BLOCK= FROM_VIEW= ADJOINT_END=adjoint VIEWS= STATS= BUDGET=4096 CARRY=%a1 TRIPS_AT=40 SEG_AT=32 'SIG_AUG=ptr %a0, ptr %a1, ptr %x0, ptr %fo' 'SIG_REV=ptr %a0, ptr %a1, ptr %x0, ptr %f' 'TYPES=ptr, ptr' 'SHADOW_TYPES=, ptr' DOUT_TYPES= | %filecheck %s --check-prefix=CHECK
 ; RUN: %runtime checkpoint_split:step_gradient_status P=v STEP_GRAD=loop.grad 'CALL_OPS=ptr %v0, ptr %v1' 'SHADOWS=, ptr %x0' DOUTS= | %filecheck %s --check-prefix=STATUS
 ; RUN: %runtime checkpoint_split:view N=loop 'OPS=ptr %a0, ptr %a1' LOADS= VC=%v1 'VIEW_GRADIENT=  call void @loop.grad()' | %filecheck %s --check-prefix=VIEW

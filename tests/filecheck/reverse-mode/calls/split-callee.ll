@@ -1,4 +1,4 @@
-; A call to a function of the module (transforms/reverse/calls.py): the callee gets a split
+; A call to a function of the module (transforms/reverse/calls/calls.py): the callee gets a split
 ; gradient for the activity at the call. The forward sweep calls @g.aug.0, which returns g's
 ; frame (its tape: sin's argument); the frame is cached per iteration and kept in the children
 ; list (runtime/children.ll) until @g.rev.0 runs the callee's reverse and frees it. A callee

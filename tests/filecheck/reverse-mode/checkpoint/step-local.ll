@@ -1,5 +1,5 @@
 ; A stack block made before a time loop and written by each step before it reads it (a host's
-; argument block for a launch; transforms/reverse/checkpoint/step_local.py) is the step's own, not
+; argument block for a launch; transforms/reverse/loops/checkpoint/step_local.py) is the step's own, not
 ; state: the outlined step makes its own copy in its entry, it is not a parameter of the step,
 ; and the carry (what a snapshot keeps besides u's memory) is no larger than without it.
 ; RUN: %opt -p reverse-mode --activity dup,const,const,const,const,active --memory 4KB --extents 0=1.2:3:f64 %s | %filecheck %s

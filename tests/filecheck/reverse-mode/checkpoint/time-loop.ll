@@ -1,5 +1,5 @@
 ; A time loop that overwrites u (extent known: n elements of `size` bytes, stride `stride`)
-; reversed from snapshots within a 4KB budget (transforms/reverse/checkpoint/): the loop becomes
+; reversed from snapshots within a 4KB budget (transforms/reverse/loops/checkpoint/): the loop becomes
 ; @f.ckpt.0 calling one step @f.ckpt.0.step; the gradient's forward runs @f.ckpt.0.aug.0 (the
 ; schedule keeps snapshots), its reverse @f.ckpt.0.rev.0 (restore, run forward, reverse one
 ; step with the step's own gradient). Without the extent, or with the full tape, nothing is

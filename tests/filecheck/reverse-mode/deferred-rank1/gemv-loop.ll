@@ -1,4 +1,4 @@
-; A gemv's rank-1 shadow update dA += dy x^T in a loop (transforms/reverse/deferred_rank1.py): A,
+; A gemv's rank-1 shadow update dA += dy x^T in a loop (transforms/reverse/shadows/deferred_rank1.py): A,
 ; its shape and the gemm are the same on every iteration, so each reverse iteration appends the
 ; column pair (dy, x) to a buffer (the tape's arena) and @grad.rank1.0 adds them as one gemm
 ; (A^T-shaped product of inner dimension the pairs' count): when the buffer passes LIMIT bytes

@@ -1,4 +1,4 @@
-; Deferred shadow accumulation (transforms/reverse/deferred.py): x[0] is loaded on some
+; Deferred shadow accumulation (transforms/reverse/shadows/deferred.py): x[0] is loaded on some
 ; iterations of a loop that writes no shadowed memory, so its adjoints go into a register slot
 ; (%acc.x) on each reverse iteration and into x's shadow once, when the reverse sweep leaves the
 ; loop (the load is conditional, so hoisting cannot do this).

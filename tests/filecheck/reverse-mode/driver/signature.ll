@@ -1,4 +1,4 @@
-; The gradient the driver adds (transforms/reverse/driver.py), named by --out: the primal's
+; The gradient the driver adds (transforms/reverse/sweeps/driver.py), named by --out: the primal's
 ; parameters, then a shadow for each dup pointer and an out pointer for each active scalar, in
 ; parameter order. Its blocks: alloca (adjoint slots, the frame), state, the forward sweep
 ; (fwd.*), the reverse sweep (rev.*) and finish, where an active scalar's derivative is added

@@ -1,4 +1,4 @@
-; The augmented forward sweep (transforms/reverse/forward_sweep.py) runs the primal, cloned, and
+; The augmented forward sweep (transforms/reverse/sweeps/forward_sweep.py) runs the primal, cloned, and
 ; gives every pointer into shadowed memory a shadow twin computed the same way on the shadows
 ; (a select between two arrays, an address), and saves in the frame the value the reverse
 ; sweep reads (the load's).

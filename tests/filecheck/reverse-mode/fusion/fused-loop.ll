@@ -1,4 +1,4 @@
-; A loop whose iterations are independent is fused (ir_passes/transforms/reverse/fusion.py): the forward
+; A loop whose iterations are independent is fused (ir_passes/transforms/reverse/loops/fusion.py): the forward
 ; latch jumps into the reverse of its iteration, whose end takes the latch's branch; the reverse
 ; sweep passes over the loop. One carrying a value through memory (y[i] reads y[i-1]) is not.
 ; RUN: %opt -p reverse-mode --fn f --activity dup,dup,const --noalias %s | %filecheck %s

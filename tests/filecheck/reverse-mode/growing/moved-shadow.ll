@@ -1,4 +1,4 @@
-; A reallocation that moves a handle's data (a growing list; transforms/reverse/growing.py): the
+; A reallocation that moves a handle's data (a growing list; transforms/reverse/shadows/growing.py): the
 ; forward sweep moves the shadow too, into a zeroed buffer of the new size that receives the
 ; old shadow's first min(old, n) bytes (the old one stays until the gradient ends), and tapes
 ; the old shadow and the bytes kept; where the reverse sweep passes the reallocation, it copies

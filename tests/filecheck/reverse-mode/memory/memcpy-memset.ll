@@ -1,4 +1,4 @@
-; Adjoints of memset and memcpy (transforms/reverse/memory.py): walking back, the memset of x
+; Adjoints of memset and memcpy (transforms/reverse/shadows/memory.py): walking back, the memset of x
 ; zeroes x's shadow (what it overwrote gets no derivative), then the memcpy's reverse moves y's
 ; shadow into x's and zeroes it (runtime/copy_adjoint.ll, per float type).
 ; RUN: %opt -p reverse-mode --activity dup,dup,dup,const --noalias %s | %filecheck %s

@@ -1,4 +1,4 @@
-; Privatised shadows in a parallel loop (transforms/reverse/parallel_private.py): y[i] = x[i] *
+; Privatised shadows in a parallel loop (transforms/reverse/parallel/parallel_private.py): y[i] = x[i] *
 ; x[i+1] reads x at neighbouring indices, so several iterations add into one element of x's
 ; shadow. x is read-only and its extent is known, so each task may add into a copy of its own
 ; (runtime/launch_pool.ll's enzpy.pool.copy), summed in order after the launch

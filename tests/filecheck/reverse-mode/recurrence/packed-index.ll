@@ -1,5 +1,5 @@
 ; A packed index k, grown by the loop counter each iteration (GMM's triangular index; transforms/
-; reverse/recurrence.py): not an induction variable, yet not taped per iteration. The forward
+; reverse/tape/recurrence.py): not an induction variable, yet not taped per iteration. The forward
 ; sweep keeps its last value in one frame field; the reverse sweep starts from it and subtracts
 ; each iteration's step, rebuilt from the counter, on its way back.
 ; RUN: %opt -p reverse-mode --fn f --activity dup,dup,const --noalias %s | %filecheck %s

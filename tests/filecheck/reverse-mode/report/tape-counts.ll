@@ -1,4 +1,4 @@
-; What a gradient leaves for `explain` (transforms/reverse/report.py): on each successful exit the
+; What a gradient leaves for `explain` (transforms/reverse/sweeps/report.py): on each successful exit the
 ; forward sweep stores each taped loop's iteration count in the global <out>.tape_counts (one
 ; field here: the loop's counter). Split entries keep no counts.
 ; RUN: %opt -p reverse-mode --activity dup,dup,const --noalias %s | %filecheck %s

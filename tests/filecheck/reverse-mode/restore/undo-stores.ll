@@ -1,4 +1,4 @@
-; Restoring overwritten memory (transforms/reverse/restore.py): u[i] is read, then a later loop
+; Restoring overwritten memory (transforms/reverse/tape/restore.py): u[i] is read, then a later loop
 ; clears u. With u's extent known (--extents), the forward sweep saves each value the clearing
 ; store overwrites, the reverse of that store puts it back, and the reverse of the first loop
 ; loads u[i] again instead of taping it; u's final contents are copied aside at the end of the

@@ -1,4 +1,4 @@
-; The reverse sweep walks the primal's blocks backwards (transforms/reverse/reverse_sweep.py): an
+; The reverse sweep walks the primal's blocks backwards (transforms/reverse/sweeps/reverse_sweep.py): an
 ; if/else is reversed edge by edge, each arm's reverse reached from the join's reverse by the
 ; branch the forward sweep took (the phi's adjoint goes to the arm's value on that edge), both
 ; arms' reverses then joining in the entry's.

@@ -1,4 +1,4 @@
-; Success codes (transforms/reverse/success.py, rules/convention.py): with --success-codes 0 the
+; Success codes (transforms/reverse/calls/success.py, rules/convention.py): with --success-codes 0 the
 ; return of -1 is an error; its path gets no adjoint code (the gradient returns the status at
 ; once, shadows untouched) and only the path to `ret i32 0` is reversed. Without the option
 ; every return is a success and both paths are reversed.

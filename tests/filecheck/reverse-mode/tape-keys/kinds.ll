@@ -1,4 +1,4 @@
-; What each tape entry holds (transforms/reverse/tape_keys.py), as explain reads it: the values of
+; What each tape entry holds (transforms/reverse/tape/tape_keys.py), as explain reads it: the values of
 ; one loop iteration (the carried accumulator, a division), the branch control took into the
 ; inner loop (its reverse retraces it: `from`), and the inner loop's counter where each of its
 ; runs starts (`start`), each labelled with the loop that indexes it.

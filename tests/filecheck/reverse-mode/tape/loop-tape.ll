@@ -1,4 +1,4 @@
-; The tape of a loop (transforms/reverse/tape.py): acc / x[i] in a loop tapes the division's
+; The tape of a loop (transforms/reverse/tape/tape.py): acc / x[i] in a loop tapes the division's
 ; operand and result per iteration, in arrays indexed by the loop's counter. On entering the
 ; loop the arrays are reserved for its trip bound (trips.py: K + 2 iterations) and grown
 ; together when short; between calls they are parked in the gradient's workspace
