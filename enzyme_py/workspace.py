@@ -1,7 +1,7 @@
 """The tape a gradient keeps between calls.
 
 A gradient parks its tape arrays in a workspace when it returns, and the next call takes them
-back, so a repeat call with the same shapes allocates no tape (ir_passes/transforms/reverse/tape.py).
+back, so a repeat call with the same shapes allocates no tape (ir_passes/transforms/reverse/tape/tape.py).
 The memory comes from NRT_Allocate / NRT_Free (enzyme_py/bridge/nrt.py), so
 `numba.core.runtime.rtsys.get_allocation_stats()` counts it. `release_tape` frees what is
 parked, e.g. after the last call of a gradient with a large tape. Split mode parks the memory

@@ -46,7 +46,7 @@ def prepare_module(text: str, grad_name: str, keep: tuple = ()) -> str:
         if fn.name == grad_name:
             found = not fn.is_declaration
         elif not fn.is_declaration and fn.name != grad_name + ".release" \
-                and fn.name not in keep:      # reverse/tape.py's release, split entries
+                and fn.name not in keep:      # reverse/tape/tape.py's release, split entries
             fn.linkage = llvm.Linkage.internal
     if not found:
         raise ValueError(f"the generated module does not define @{grad_name}")

@@ -53,7 +53,7 @@ class CompiledKernel:
     `name`: its symbol. `mode`: Reverse or Forward. `kinds`: an Activity per argument.
     Texts, for debugging: `captured` (numba-cuda's NVVM IR, linked), `cleaned` (after O2: the
     input of ir_passes), `generated` (the kernel, its body and helpers: what `ptx` compiles).
-    `updates`: how each shadow update is made (ir_passes/transforms/reverse/shadow_updates.py).
+    `updates`: how each shadow update is made (ir_passes/transforms/reverse/shadows/shadow_updates.py).
     `layout`: what the tape holds (reverse mode). `scratch_sites`: deterministic=True's
     fixed-order sums, each with an 8-byte slot per block in the scratch memory the kernel takes
     as its last parameter (none when 0). `dynamic`: a dynamic shared array's shadows follow

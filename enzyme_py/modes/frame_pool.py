@@ -1,7 +1,7 @@
 """The frames of freed split-mode tapes, kept for the next augmented forward sweep.
 
 A split gradient's frame (the tape) holds its arrays' pointers and capacities
-(ir_passes/transforms/reverse/public_split.py). Freeing a Tape resets its frame (what the call
+(ir_passes/transforms/reverse/calls/public_split.py). Freeing a Tape resets its frame (what the call
 allocated besides the tape is released) and parks it here; the next `augmented_forward` of the
 same compiled gradient fills a parked frame again instead of a new one, so a repeat call with the
 same shapes touches memory it has touched before. A frame is parked only once no Tape holds it,

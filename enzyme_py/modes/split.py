@@ -4,7 +4,7 @@ sweep later, from a tape, as often as wanted.
     value, tape = augmented_forward(kernel, Duplicated(x, dx), Duplicated(y, dy), Active(a))
     derivs = reverse(tape, seed=1.0)     # the tuple autodiff returns; shadows as autodiff leaves
 
-ir_passes builds the gradient as three functions (transforms/reverse/public_split.py): `.aug`
+ir_passes builds the gradient as three functions (transforms/reverse/calls/public_split.py): `.aug`
 runs the kernel and fills the tape, `.rev` runs the reverse sweep from it without changing it,
 `.free` releases it. The reverse sweep reads no primal memory (every value it needs is on the
 tape), so the caller may change the primal arrays after the forward call. It reads and writes

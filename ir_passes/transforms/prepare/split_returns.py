@@ -3,7 +3,7 @@
 LLVM's simplifycfg merges a function's returns into one block, `common.ret: %s = phi i32 [0, %ok],
 [1, %err], ...; ret i32 %s`. A host whose raises return a status code then has a single return
 whose status is not a constant, and no block is known to lead only to a raise: reverse mode gives
-every block adjoint code (reverse/success.py), the message building and checks of raise paths
+every block adjoint code (reverse/calls/success.py), the message building and checks of raise paths
 included, which in code that raises with formatted messages (a LAPACK call's argument checks) is
 most of the function.
 
