@@ -15,7 +15,7 @@ list: its length and each item's); shadows must not share memory with the primal
 """
 import inspect as _inspect
 
-from numba import njit, typeof
+from numba import typeof
 from numba.core import cgutils, types
 from numba.core.errors import TypingError
 from numba.core.imputils import impl_ret_borrowed, lower_builtin, lower_constant
@@ -29,15 +29,13 @@ from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, Forward, M
 from .api import autodiff
 from .bridge.convention import returns_float
 from .bridge.restype import return_type
-from .modes.fast import byte_span
+from .bridge.scratch import arrays_apart
 from .modes.forward import forward_for_types
 from .modes.lazy_entry import lazy_entry
 from .modes.returns import ReturnPlan
 from .modes.reverse import gradient_for_types, written_positions
 from .modes.strong_zero_entry import checked_entry
 
-# not cached on disk: code calling autodiff may itself be differentiated, which reads its IR
-_byte_span = njit(byte_span.py_func)
 _CLASSES = {"Const": Const, "Active": Active, "Duplicated": Duplicated,
             "DuplicatedNoNeed": DuplicatedNoNeed}
 
@@ -268,7 +266,7 @@ def _plan(dispatcher, anns, mode, seed):
         if not isinstance(seed, (types.Omitted, types.Float, types.Integer)):
             raise TypingError(f"autodiff's seed must be a float, not {seed}")
         args = ", ".join(value + shadows + [seed_value])
-        spans = _arrays(value, shadows, argtypes)
+        spans = _arrays(value, shadows, argtypes, shadow_types)
         call = _apart_call(spans, args) if spans else f"d = entry({args})"
         slots, restypes, n = [], [], 0
         for k, t, _ in kinds:
@@ -281,7 +279,7 @@ def _plan(dispatcher, anns, mode, seed):
     src = (f"def body(kernel, {', '.join(names + ['mode', 'seed'])}):\n"
            + "".join(f"    {c}\n" for c in checks)
            + f"    {call}\n    return {result}\n")
-    scope = {"entry": entry, "alias": alias, "byte_span": _byte_span}
+    scope = {"entry": entry, "alias": alias, "arrays_apart": arrays_apart}
     exec(compile(src, f"<enzyme_py njit autodiff of {dispatcher.py_func.__name__}>", "exec"), scope)
     return scope["body"], restype
 
@@ -310,24 +308,22 @@ def _reverse_entries(dispatcher, argtypes, shadow_types, kinds, no_need, apart):
                              lambda: checked(False), guarded, dispatcher.py_func.__name__)
 
 
-def _arrays(values, shadows, argtypes):
-    """The expressions of every array the call passes (values, then shadows), when each
-    argument is an array or a number: then its memory is those arrays' bytes, and the call can
-    test that they are apart. Else None (a container may reach any memory)."""
+def _arrays(values, shadows, argtypes, shadow_types):
+    """(expression, Numba type) of every array the call passes (values, then shadows), when
+    each argument is an array or a number: then its memory is those arrays' bytes, and the call
+    can test that they are apart. Else None (a container may reach any memory)."""
     if not all(isinstance(t, (types.Array, types.Number, types.Boolean)) for t in argtypes):
         return None
-    return [v for v, t in zip(values, argtypes) if isinstance(t, types.Array)] + list(shadows)
+    return [(v, t) for v, t in zip(values, argtypes) if isinstance(t, types.Array)] + \
+        list(zip(shadows, shadow_types))
 
 
 def _apart_call(spans, args):
     """Source lines calling `entry` when no two of the arrays `spans` share a byte, else
-    `alias` (the arrays' [first, last byte] ranges, byte_span; an empty array shares none)."""
-    lines = [f"lo{k}, hi{k} = byte_span({a})" for k, a in enumerate(spans)]
-    tests = [f"(lo{k} < hi{m} and lo{m} < hi{k})"
-             for k in range(len(spans)) for m in range(k + 1, len(spans))]
-    lines += [f"if {' or '.join(tests) or 'False'}:", f"    d = alias({args})", "else:",
-              f"    d = entry({args})"]
-    return "\n    ".join(lines)
+    `alias` (bridge/scratch.arrays_apart, emitted in place)."""
+    arrays = "".join(f"{a}, " for a, _ in spans)
+    return "\n    ".join([f"if arrays_apart(({arrays})):", f"    d = entry({args})", "else:",
+                           f"    d = alias({args})"])
 
 
 def _every_argument(dispatcher, n):

@@ -5,6 +5,7 @@ import numpy as np
 from numba import njit
 
 from enzyme_py import Duplicated, autodiff, check_gradient
+from enzyme_py.bridge.scratch import arrays_apart
 
 
 @njit
@@ -45,3 +46,18 @@ def test_overlapping_views():
     np.testing.assert_array_equal(a, want_a)
     b, db = a.copy(), np.zeros(7)
     assert check_gradient(smear, Duplicated(b[1:], db[1:]), Duplicated(b[:6], db[:6])).passed
+
+
+@njit
+def _apart(a, b):
+    return arrays_apart((a, b))
+
+
+def test_byte_ranges():
+    """arrays_apart: the bytes each array reaches, by its strides (negative too); an empty array
+    reaches none; interleaved views count as overlapping (their ranges do)."""
+    a, b = np.zeros(8), np.zeros((3, 4))
+    assert _apart(a[:4], a[4:]) and not _apart(a[:5], a[4:])
+    assert _apart(a[3::-1], a[4:]) and not _apart(a[4::-1], a[4:])
+    assert not _apart(a[::2], a[1::2]) and _apart(a[:0], a)
+    assert _apart(b[:, :2], a) and not _apart(b.T, b[2])

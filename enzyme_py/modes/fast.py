@@ -309,7 +309,7 @@ def remember(kernel, args, cache) -> None:
 
 
 @numba.njit(cache=True)
-def byte_span(a):
+def _span(a):
     """[first byte, one past the last byte) that `a` touches; (0, 0) when it is empty."""
     if a.size == 0:
         return 0, 0
@@ -346,13 +346,13 @@ def build_runner(entry: Entry):
         lines.append("        raise GuardMiss")
     spans = arrays + shadows
     for n, a in enumerate(spans):
-        lines.append(f"    lo{n}, hi{n} = byte_span({a})")
+        lines.append(f"    lo{n}, hi{n} = _span({a})")
     for n in range(len(spans)):
         for m in range(n + 1, len(spans)):
             lines.append(f"    if lo{n} < hi{m} and lo{m} < hi{n}:")
             lines.append("        raise GuardMiss")
     lines.append(f"    return entry({', '.join(values + shadows)}, seed)")
-    scope = {"entry": entry.entry, "GuardMiss": GuardMiss, "byte_span": byte_span}
+    scope = {"entry": entry.entry, "GuardMiss": GuardMiss, "_span": _span}
     exec(compile("\n".join(lines) + "\n", "<enzyme_py fast runner>", "exec"), scope)
     runner = numba.njit(no_cfunc_wrapper=True)(scope["runner"])
     runner.compile(entry.signature)
