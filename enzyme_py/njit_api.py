@@ -5,10 +5,13 @@ and `DuplicatedNoNeed(a, da)` build small structs, and `autodiff(kernel, *args, 
 is typed by building (or fetching) the gradient for the argument types at compile time; the call
 then costs one call of the gradient. Annotations made in Python can also be passed to @njit code.
 
-The gradient assumes nothing about how the arrays overlap (the variant `autodiff` picks for
-aliased arrays). Shapes and strides of shadows are checked when the call runs (a typed List's shadow list: its
-length and each item's); shadows must not share memory with the primal arrays (Python's
-`autodiff` checks that, @njit code does not).
+In reverse mode, when every argument is an array or a number, the call tests whether the
+arrays and shadows share a byte: apart, it runs the gradient for arrays apart (what Python's
+`autodiff` picks for them), else the variant that assumes nothing about overlaps, built on the
+first such call (modes/lazy_entry.py). Other arguments (containers) and forward mode always take
+the latter. Shapes and strides of shadows are checked when the call runs (a typed List's shadow
+list: its length and each item's); shadows must not share memory with the primal arrays
+(Python's `autodiff` checks that, @njit code does not).
 """
 import inspect as _inspect
 
@@ -26,7 +29,9 @@ from .annotations import Active, Const, Duplicated, DuplicatedNoNeed, Forward, M
 from .api import autodiff
 from .bridge.convention import returns_float
 from .bridge.restype import return_type
+from .bridge.scratch import arrays_apart
 from .modes.forward import forward_for_types
+from .modes.lazy_entry import lazy_entry
 from .modes.returns import ReturnPlan
 from .modes.reverse import gradient_for_types, written_positions
 from .modes.strong_zero_entry import checked_entry
@@ -240,6 +245,7 @@ def _plan(dispatcher, anns, mode, seed):
     shadows = [f"{n}.shadow" for n, (k, _, _) in zip(names, kinds) if k is Activity.DUP]
     checks = [(_check_list if isinstance(t, types.ListType) else _check)(i, n)
               for i, (n, (k, t, _)) in enumerate(zip(names, kinds)) if k is Activity.DUP]
+    alias = None
     if mode is Forward:
         _refuse_structured(dispatcher, argtypes)
         fkinds = tuple(k for k, _, _ in kinds)
@@ -256,29 +262,68 @@ def _plan(dispatcher, anns, mode, seed):
         no_need = tuple(i for i, a in enumerate(anns)
                         if isinstance(a, AnnotationType) and a.kind == "DuplicatedNoNeed")
         _refuse_structured(dispatcher, argtypes)
-        rkinds = tuple(k for k, _, _ in kinds)
-        grad = gradient_for_types(dispatcher, argtypes, shadow_types, rkinds, no_need)
         seed_value = repr(float(seed.value)) if isinstance(seed, types.Omitted) else "seed"
         if not isinstance(seed, (types.Omitted, types.Float, types.Integer)):
             raise TypingError(f"autodiff's seed must be a float, not {seed}")
-        call = f"d = entry({', '.join(value + shadows + [seed_value])})"
+        args = ", ".join(value + shadows + [seed_value])
+        spans = _arrays(value, shadows, argtypes, shadow_types)
+        call = _apart_call(spans, args) if spans else f"d = entry({args})"
         slots, restypes, n = [], [], 0
         for k, t, _ in kinds:
             slots.append(f"d[{n}]" if k is Activity.ACTIVE else "None")
             restypes.append(t if k is Activity.ACTIVE else types.none)
             n += k is Activity.ACTIVE
         result, restype = "(" + "".join(s + ", " for s in slots) + ")", types.Tuple(restypes)
-        entry = checked_entry(
-            dispatcher, grad.entry, len(argtypes), range(len(argtypes), len(argtypes) + len(shadows)),
-            written_positions(grad, len(argtypes)), "d",
-            lambda: gradient_for_types(dispatcher, argtypes, shadow_types, rkinds, no_need,
-                                       guarded=True).entry, grad.spec.name)
+        entry, alias = _reverse_entries(dispatcher, argtypes, shadow_types,
+                                        tuple(k for k, _, _ in kinds), no_need, bool(spans))
     src = (f"def body(kernel, {', '.join(names + ['mode', 'seed'])}):\n"
            + "".join(f"    {c}\n" for c in checks)
            + f"    {call}\n    return {result}\n")
-    scope = {"entry": entry}
+    scope = {"entry": entry, "alias": alias, "arrays_apart": arrays_apart}
     exec(compile(src, f"<enzyme_py njit autodiff of {dispatcher.py_func.__name__}>", "exec"), scope)
     return scope["body"], restype
+
+
+def _reverse_entries(dispatcher, argtypes, shadow_types, kinds, no_need, apart):
+    """(entry, alias): with `apart`, the checked entry of the gradient for arrays apart and a
+    stand-in (lazy_entry.py) for the one that assumes nothing about overlaps; else the latter's
+    checked entry and None."""
+    n = len(argtypes)
+    shadow_range = range(n, n + len(shadow_types))
+
+    def guarded():
+        return gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need,
+                                  guarded=True).entry
+
+    def checked(disjoint):
+        g = gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need,
+                               disjoint=disjoint)
+        return checked_entry(dispatcher, g.entry, n, shadow_range, written_positions(g, n), "d",
+                             guarded, g.spec.name)
+    entry = checked(apart)
+    if not apart:
+        return entry, None
+    sig = entry.signatures[0]
+    return entry, lazy_entry(sig, entry.overloads[sig].signature.return_type,
+                             lambda: checked(False), guarded, dispatcher.py_func.__name__)
+
+
+def _arrays(values, shadows, argtypes, shadow_types):
+    """(expression, Numba type) of every array the call passes (values, then shadows), when
+    each argument is an array or a number: then its memory is those arrays' bytes, and the call
+    can test that they are apart. Else None (a container may reach any memory)."""
+    if not all(isinstance(t, (types.Array, types.Number, types.Boolean)) for t in argtypes):
+        return None
+    return [(v, t) for v, t in zip(values, argtypes) if isinstance(t, types.Array)] + \
+        list(zip(shadows, shadow_types))
+
+
+def _apart_call(spans, args):
+    """Source lines calling `entry` when no two of the arrays `spans` share a byte, else
+    `alias` (bridge/scratch.arrays_apart, emitted in place)."""
+    arrays = "".join(f"{a}, " for a, _ in spans)
+    return "\n    ".join([f"if arrays_apart(({arrays})):", f"    d = entry({args})", "else:",
+                           f"    d = alias({args})"])
 
 
 def _every_argument(dispatcher, n):

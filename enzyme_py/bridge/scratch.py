@@ -119,3 +119,39 @@ def all_finite(typingctx, a):
         _each_item(context, builder, a, args[0], body)
         return builder.load(ok)
     return types.boolean(a), codegen
+
+
+@intrinsic
+def arrays_apart(typingctx, arrays):
+    """Whether no two arrays of the tuple `arrays` share a byte: each touches [lowest address,
+    highest address + itemsize) by its data pointer, shape and strides (an empty one nothing).
+    Emitted in place: `autodiff` inside @njit tests its arrays with it at every call."""
+    if not isinstance(arrays, types.BaseTuple) or \
+            not all(isinstance(t, types.Array) for t in arrays):
+        return None
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        zero, one = ir.Constant(i64, 0), ir.Constant(i64, 1)
+        spans = []
+        for k, ty in enumerate(arrays):
+            ary = make_array(ty)(context, builder, builder.extract_value(args[0], k))
+            lo = hi = builder.ptrtoint(ary.data, i64)
+            empty = cgutils.false_bit
+            for n, st in zip(cgutils.unpack_tuple(builder, ary.shape, ty.ndim),
+                             cgutils.unpack_tuple(builder, ary.strides, ty.ndim)):
+                reach = builder.mul(builder.sub(n, one), st)
+                down = builder.icmp_signed("<", reach, zero)
+                lo = builder.select(down, builder.add(lo, reach), lo)
+                hi = builder.select(down, hi, builder.add(hi, reach))
+                empty = builder.or_(empty, builder.icmp_signed("==", n, zero))
+            hi = builder.add(hi, ary.itemsize)
+            spans.append((builder.select(empty, zero, lo), builder.select(empty, zero, hi)))
+        overlap = cgutils.false_bit
+        for k, (lo_k, hi_k) in enumerate(spans):
+            for lo_m, hi_m in spans[k + 1:]:
+                both = builder.and_(builder.icmp_unsigned("<", lo_k, hi_m),
+                                    builder.icmp_unsigned("<", lo_m, hi_k))
+                overlap = builder.or_(overlap, both)
+        return builder.not_(overlap)
+    return types.boolean(arrays), codegen

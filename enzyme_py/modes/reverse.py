@@ -282,14 +282,16 @@ def _through_wrapper(exc, dispatcher):
 
 
 def gradient_for_types(dispatcher, argtypes, shadow_types, kinds, no_need=(),
-                       guarded=False) -> CompiledGradient:
-    """The (cached) gradient for Numba argument types, as @njit callers see them: arrays
-    may alias, so it is the variant that assumes nothing about their memory.
+                       guarded=False, disjoint=False) -> CompiledGradient:
+    """The (cached) gradient for Numba argument types, as @njit callers see them: by default
+    the variant that assumes nothing about how the arrays overlap; `disjoint`: the one for
+    arrays and shadows apart (the caller checks that before calling it).
     `no_need`: positions of the DuplicatedNoNeed arguments. `guarded`: the variant with every
     product under the strong zero (strong_zero.py)."""
-    key = ("types", tuple(kinds), tuple(argtypes), tuple(shadow_types), tuple(no_need), guarded)
+    key = ("types", tuple(kinds), tuple(argtypes), tuple(shadow_types), tuple(no_need), guarded) \
+        + (("disjoint",) if disjoint else ())
     job = Job(dispatcher, tuple(argtypes), tuple(kinds), tuple(shadow_types),
-              ReverseOptions(no_need=tuple(no_need), guarded=guarded))
+              ReverseOptions(disjoint=disjoint, no_need=tuple(no_need), guarded=guarded))
     return cached(REVERSE, dispatcher, key, lambda: build(REVERSE, job))
 
 

@@ -140,12 +140,12 @@ def _build(kernel, entry, nvalues, shadows, written, derivs, guarded, label, laz
             disk_cache.store_entry("checked", parts, compiled)
     compiled.disable_compile()
     compiled.unchecked = entry      # the gradient alone: no copies, no check (docs/semantics.md)
-    capture_as(compiled, sig, _substitute(len(sig), scope.get("guarded"), guarded))
+    capture_as(compiled, sig, substitute_guarded(len(sig), scope.get("guarded"), guarded))
     _pickle_as_keys(compiled, entry, scope.get("guarded"))
     return compiled
 
 
-def _substitute(n: int, built, guarded):
+def substitute_guarded(n: int, built, guarded):
     """What a capture links for a checked entry: `built` (the guarded entry, when built with the
     entry; then `guarded`, which may hold the caller's arrays, is not kept) or `guarded()`,
     called straight."""

@@ -13,6 +13,10 @@ An integer is non-negative here (analysis/nonnegative.py) when it is
   and each step keeps it);
 - the counter of a loop that counts up by one without unsigned wrap (`add nuw`) until it equals
   a non-negative bound: it stays below the bound.
+- an i64 that counts: a constant in [0, 2^61), `add x, 1` of one that counts, a phi or select
+  of such (no wrap flags needed: it stays below 2^63 while the program runs fewer than 2^62
+  increments); GMM's packed triangular index, the exit counter of its inner loop, is one.
+A phi's incoming value on an edge taken only when `icmp eq a, v` holds may use a's fact.
 Then `icmp slt x, 0` is false, `icmp sge x, 0` and `icmp sgt x, -1` are true, and their uses
 get the constant. The primal computes the same values; only the tests go.
 """

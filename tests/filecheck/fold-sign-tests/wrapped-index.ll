@@ -1,7 +1,8 @@
 ; a[i] with Numba's wraparound of negative indices: i < 0 ? i + n : i. The counter starts at 0
 ; and steps by 1 without unsigned wrap until it equals n, a length (parameter 2, >= 0): the test
 ; folds to false and the index is the counter itself. The carried index k (init 0, +1 nsw)
-; folds too. An index that can be negative (parameter 3) keeps its test.
+; folds too. An index that can be negative (parameter 3) keeps its test. Without the fact on n,
+; both still fold: they count (start 0, +1 steps; analysis/nonnegative.py).
 ; RUN: %opt -p fold-sign-tests --fn f --nonnegative 2 %s | %filecheck %s
 ; RUN: %opt -p fold-sign-tests --fn f %s | %filecheck %s --check-prefix=UNKNOWN
 
@@ -35,5 +36,5 @@ done:
 ; CHECK: %wrap = select i1 false, i64 %n, i64 0
 ; CHECK: %kw = select i1 false, i64 %n, i64 0
 ; CHECK: %mneg = icmp slt i64 %m, 0
-; UNKNOWN: %wrap = select i1 %neg, i64 %n, i64 0
+; UNKNOWN: %wrap = select i1 false, i64 %n, i64 0
 ; UNKNOWN: %kw = select i1 false, i64 %n, i64 0
