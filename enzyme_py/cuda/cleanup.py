@@ -13,10 +13,11 @@ which returns the same `{i32, i1}`.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import llvmlite.binding as llvm
 
-from ir_passes import UnsupportedError
+from ir_passes import UnsupportedError, fill_template, read_pieces
 
 from ..bridge.optimize import DEBUG_RECORD, inline_and_optimize, o2_or_o1
 from ..timings import stage
@@ -24,6 +25,7 @@ from ..timings import stage
 _NVVM_SHFL = re.compile(r"@llvm\.nvvm\.shfl\.sync\.i32\((i32 [^,]+), i32 ([^,]+), ")
 _NVVM_SHFL_DECL = re.compile(r"^declare [^\n]*@llvm\.nvvm\.shfl\.sync\.i32\([^\n]*$", re.M)
 SHUFFLE_MODES = ("idx", "up", "down", "bfly")     # libNVVM's mode operand, 0 to 3
+PIECES = read_pieces(Path(__file__).with_suffix(".ll"))
 
 
 def target_machine(cc, opt=2):
@@ -53,8 +55,7 @@ def nvvm_shuffles(text: str) -> str:
         used.add(mode)
         return f"@llvm.nvvm.shfl.sync.{mode}.i32p({m.group(1)}, "
     text = _NVVM_SHFL_DECL.sub("", _NVVM_SHFL.sub(rename, text))
-    return text + "".join(f"\ndeclare {{ i32, i1 }} @llvm.nvvm.shfl.sync.{m}.i32p(i32, i32, i32, i32)"
-                          for m in sorted(used)) + "\n"
+    return text + "".join("\n" + fill_template(PIECES["shuffle"], MODE=m) for m in sorted(used)) + "\n"
 
 
 def _clean(text, fn_name, cc, level) -> str:
