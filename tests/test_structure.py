@@ -100,6 +100,8 @@ def test_every_reverse_module_has_golden_tests():
                for folder, _, names in os.walk(source) for n in names
                if n.endswith(".py") and n != "__init__.py"}
     assert modules - set(REVERSE_GOLDEN) == set()
+    stale = [m for m in REVERSE_GOLDEN if not os.path.exists(os.path.join(source, m + ".py"))]
+    assert stale == []      # every entry names a module that is there
     tests = os.path.join(HERE, "filecheck", "reverse-mode")
     folders = {d for d in os.listdir(tests) if os.path.isdir(os.path.join(tests, d))
                and any(f.endswith(".ll") for f in os.listdir(os.path.join(tests, d)))}
